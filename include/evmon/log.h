@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Logging for the two programs (daemon/ and cli/); library modules never
+ * log. Lines go to stderr; under journald (JOURNAL_STREAM set) each line
+ * carries an sd-daemon "<N>" priority prefix so the journal keeps levels. */
+
+#include <syslog.h>
+
+#include "evmon/cleanup.h"
+
+void log_setup(const char *program);
+void log_set_max_level(int level);
+int log_get_max_level(void);
+
+/* Logs at LEVEL; "%m" formats -error. Returns error (negative) so callers
+ * can write "return log_error_errno(r, ...)". */
+int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
+
+#define log_full_errno(level, error, ...) log_internal(level, -abs(error), __VA_ARGS__)
+#define log_debug(...) log_internal(LOG_DEBUG, 0, __VA_ARGS__)
+#define log_info(...) log_internal(LOG_INFO, 0, __VA_ARGS__)
+#define log_notice(...) log_internal(LOG_NOTICE, 0, __VA_ARGS__)
+#define log_warning(...) log_internal(LOG_WARNING, 0, __VA_ARGS__)
+#define log_error(...) log_internal(LOG_ERR, 0, __VA_ARGS__)
+#define log_debug_errno(e, ...) log_full_errno(LOG_DEBUG, e, __VA_ARGS__)
+#define log_info_errno(e, ...) log_full_errno(LOG_INFO, e, __VA_ARGS__)
+#define log_warning_errno(e, ...) log_full_errno(LOG_WARNING, e, __VA_ARGS__)
+#define log_error_errno(e, ...) log_full_errno(LOG_ERR, e, __VA_ARGS__)

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* src/monitor/: perf_event_open, per-CPU rings, the record and sample
+ * parsers. Knows nothing of sockets or config files. Functions return 0
+ * (or a count) on success and -errno on failure; none prints. */
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* ---- ring.c: reading a perf mmap ring on plain memory ---------------- */
+
+#define RING_BOUNCE_SIZE 65536u
+
+struct ring {
+        struct perf_event_mmap_page *page;  /* control page (not owned) */
+        uint8_t *data;                      /* data area, page->data_offset or the page after */
+        uint64_t size;                      /* data area bytes, a power of two */
+        uint8_t *bounce;                    /* RING_BOUNCE_SIZE bytes for records that wrap (owned) */
+        uint64_t n_bad;                     /* malformed headers seen (ring reset past them) */
+};
+
+/* Sets up R over an mmap'ed ring: BASE is the control page, the data area
+ * of DATA_SIZE bytes (a power of two) follows it. Allocates the bounce
+ * buffer. */
+int ring_init(struct ring *r, void *base, size_t data_size);
+void ring_done(struct ring *r);
+
+/* Called for each record; the header and what follows are contiguous and
+ * valid only during the call. Return < 0 to stop early (the record is then
+ * not consumed). */
+typedef int (*ring_record_fn)(const struct perf_event_header *h, void *userdata);
+
+/* Consumes up to BUDGET records, oldest first, publishing data_tail once at
+ * the end. Returns the number consumed (BUDGET means more may be waiting),
+ * or the callback's negative error. */
+int ring_read(struct ring *r, unsigned budget, ring_record_fn fn, void *userdata);
+
+/* Bytes written and not yet consumed. */
+uint64_t ring_pending(const struct ring *r);
+
+/* ---- sample.c / record.c: every record type, every sample field ------ */
+
+struct perf_read_value {
+        uint64_t value, id, lost;
+};
+
+struct perf_read {
+        uint64_t time_enabled, time_running;
+        uint64_t nr;                    /* 1 unless PERF_FORMAT_GROUP */
+        const void *values;             /* nr entries of the layout read_format gives; see perf_read_get() */
+        uint64_t read_format;
+};
+
+struct perf_sample {
+        uint64_t sample_type;           /* which fields below are valid */
+        uint64_t id;                    /* IDENTIFIER or ID */
+        uint64_t ip;
+        uint32_t pid, tid;
+        uint64_t time;
+        uint64_t addr;
+        uint64_t stream_id;
+        uint32_t cpu, res;
+        uint64_t period;
+        struct perf_read read;
+        struct { uint64_t nr; const uint64_t *ips; } callchain;
+        struct { uint32_t size; const void *data; } raw;
+        struct { uint64_t nr; uint64_t hw_idx; bool has_hw_idx; const struct perf_branch_entry *entries; } branch_stack;
+        struct { uint64_t abi; uint64_t mask; const uint64_t *regs; } regs_user, regs_intr;
+        struct { uint64_t size; const void *data; uint64_t dyn_size; } stack_user;
+        uint64_t weight;                /* WEIGHT, or WEIGHT_STRUCT's full u64 */
+        uint64_t data_src;
+        uint64_t transaction;
+        uint64_t phys_addr;
+        uint64_t cgroup;
+        uint64_t data_page_size;
+        uint64_t code_page_size;
+        struct { uint64_t size; const void *data; } aux;
+};
+
+/* Parses a PERF_RECORD_SAMPLE laid out by ATTR's sample_type, read_format,
+ * sample_regs_user/intr and branch_sample_type. Pointers point into the
+ * record. -EBADMSG when the record is shorter than its fields. */
+int sample_parse(const struct perf_event_attr *attr, const struct perf_event_header *h,
+                 struct perf_sample *ret);
+
+/* The sample_id trailer of a non-sample record (attr->sample_id_all). */
+struct perf_sample_id {
+        uint32_t pid, tid;
+        uint64_t time, id, stream_id;
+        uint32_t cpu, res;
+        uint64_t identifier;
+};
+
+/* A parsed record of any type. Strings and arrays point into the record. */
+struct perf_record {
+        uint32_t type;                  /* PERF_RECORD_* */
+        uint16_t misc;
+        struct perf_sample_id sid;      /* valid when attr->sample_id_all (not for SAMPLE) */
+        bool has_sid;
+        union {
+                struct perf_sample sample;
+                struct { uint32_t pid, tid; uint64_t addr, len, pgoff; const char *filename; } mmap;
+                struct { uint32_t pid, tid; uint64_t addr, len, pgoff; uint32_t maj, min; uint64_t ino, ino_generation;
+                         uint8_t build_id_size; const uint8_t *build_id; bool has_build_id;
+                         uint32_t prot, flags; const char *filename; } mmap2;
+                struct { uint64_t id, lost; } lost;
+                struct { uint32_t pid, tid; const char *comm; } comm;
+                struct { uint32_t pid, ppid, tid, ptid; uint64_t time; } task;  /* FORK, EXIT */
+                struct { uint64_t time, id, stream_id; } throttle;             /* THROTTLE, UNTHROTTLE */
+                struct { uint32_t pid, tid; struct perf_read values; } read;
+                struct { uint64_t aux_offset, aux_size, flags; } aux;
+                struct { uint32_t pid, tid; } itrace_start;
+                struct { uint64_t lost; } lost_samples;
+                struct { uint32_t next_prev_pid, next_prev_tid; } switch_cpu_wide; /* SWITCH has no body */
+                struct { uint32_t pid, tid; uint64_t nr; const uint64_t *dev_ino; } namespaces; /* nr pairs */
+                struct { uint64_t addr; uint32_t len; uint16_t ksym_type, flags; const char *name; } ksymbol;
+                struct { uint16_t type, flags; uint32_t id; const uint8_t *tag; } bpf_event;
+                struct { uint64_t id; const char *path; } cgroup;
+                struct { uint64_t addr; uint32_t old_len, new_len; const uint8_t *bytes; } text_poke;
+                struct { uint32_t idx; uint32_t reserved; uint64_t hw_id; } aux_output_hw_id;
+                struct { uint64_t nr; const uint64_t *ips; } callchain_deferred;
+        };
+};
+
+/* Parses one record of any type. Unknown types are returned with only
+ * type and misc set (0, not an error). -EBADMSG for a truncated record. */
+int record_parse(const struct perf_event_attr *attr, const struct perf_event_header *h,
+                 struct perf_record *ret);
+const char *record_type_to_string(uint32_t type);
+
+/* ---- perf.c: thin syscall wrappers ----------------------------------- */
+
+int perf_event_open_fd(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+
+/* Online CPUs from /sys/devices/system/cpu/online, ascending (caller owns
+ * *ret). */
+int perf_online_cpus(int **ret, size_t *ret_n);
+
+/* ---- monitor.c: events × CPUs (× targets) into one ring per CPU ------- */
+
+struct monitor_opts {
+        unsigned ring_pages;        /* data pages per CPU ring, a power of two */
+        uint32_t wakeup_bytes;      /* wake the reader once this much is pending (0: a quarter of the ring) */
+        clockid_t clockid;          /* clock of sample time */
+        const int *cgroup_fds;      /* open cgroup v2 directories (PERF_FLAG_PID_CGROUP), or NULL */
+        size_t n_cgroups;
+        const pid_t *pids;          /* targeted processes (with inherit), or NULL */
+        size_t n_pids;
+};
+
+struct monitor_source {
+        uint32_t type;              /* PERF_TYPE_TRACEPOINT, or a dynamic PMU's type */
+        uint64_t config, config1, config2;
+        const char *filter;         /* ftrace filter, or NULL */
+        void *userdata;             /* handed back with each sample */
+};
+
+struct monitor;
+
+int monitor_new(const struct monitor_opts *opts, struct monitor **ret);
+struct monitor *monitor_free(struct monitor *m);
+
+/* Opens SRC on every online CPU (× each target), redirected into that
+ * CPU's ring, disabled. Returns a handle >= 0 for monitor_remove(). */
+int monitor_add(struct monitor *m, const struct monitor_source *src);
+/* Closes every fd of handle H; samples already in the rings still arrive. */
+int monitor_remove(struct monitor *m, int h);
+int monitor_enable(struct monitor *m, int h);
+
+size_t monitor_n_rings(const struct monitor *m);
+int monitor_ring_fd(const struct monitor *m, size_t i);
+int monitor_ring_cpu(const struct monitor *m, size_t i);
+
+struct monitor_handler {
+        /* EVENT is the source's userdata. */
+        void (*sample)(void *event, int cpu, const struct perf_sample *s, void *ctx);
+        /* Kernel-side loss (PERF_RECORD_LOST) on CPU. */
+        void (*lost)(int cpu, uint64_t count, void *ctx);
+};
+
+/* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
+ * means more may be waiting). */
+int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx);
+
+/* Total PERF_RECORD_LOST count of ring I, and malformed records skipped. */
+uint64_t monitor_ring_lost(const struct monitor *m, size_t i);
+uint64_t monitor_ring_bad(const struct monitor *m, size_t i);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* src/tracefs/: the tracefs mount, event format files and the decoders
+ * built from them. Knows nothing of sockets, JSON or perf fds. All
+ * functions return 0 (or a count) on success and -errno on failure; none
+ * prints. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- tracefs.c: the mount ------------------------------------------- */
+
+struct tracefs;
+
+/* Opens tracefs at DIR, or, with DIR NULL, finds it from /proc/mounts
+ * (/sys/kernel/tracing, then /sys/kernel/debug/tracing) and mounts it at
+ * /sys/kernel/tracing when it is missing and we may. -ENOENT when there is
+ * none. The caller owns *ret. */
+int tracefs_open(const char *dir, struct tracefs **ret);
+struct tracefs *tracefs_free(struct tracefs *t);
+const char *tracefs_path(const struct tracefs *t);
+
+/* Reads the file REL (relative to the root) whole, NUL-terminated. */
+int tracefs_read(const struct tracefs *t, const char *rel, char **ret_text, size_t *ret_len);
+
+/* Parses events/SYSTEM/NAME/format into *ret (caller owns). -ENOENT when
+ * the event does not exist. */
+int tracefs_event_format(const struct tracefs *t, const char *system, const char *name,
+                         struct format **ret);
+
+/* Every event as "system:name", sorted, NULL-terminated (caller owns,
+ * strv_free()). */
+int tracefs_list_events(const struct tracefs *t, char ***ret);
+
+/* ---- format.c: the format file parser ------------------------------- */
+
+enum field_kind {
+        FIELD_INT,        /* integer; width and sign from the declared type */
+        FIELD_BOOL,
+        FIELD_POINTER,    /* any "T *": shown as a hex string */
+        FIELD_CHARS,      /* char[N]: a string, NUL-terminated within N */
+        FIELD_ARRAY,      /* T[N] of integers (u8 addr[16], unsigned long args[6]) */
+        FIELD_DYN_STRING, /* __data_loc/__rel_loc char[], and "char buf[]" (rest of record) */
+        FIELD_DYN_ARRAY,  /* __data_loc/__rel_loc T[], and "T buf[]" (rest of record) */
+        _FIELD_KIND_MAX,
+};
+
+struct format_field {
+        char *name;
+        char *type;          /* declared type as the kernel wrote it: "__data_loc char[]" */
+        uint32_t offset;
+        uint32_t size;       /* slot size; for dynamic fields the 4-byte locator */
+        bool is_signed;      /* the kernel's signed: (false when the file has none) */
+        bool common;         /* common_* header field */
+        bool rel;            /* __rel_loc: offset counts from the end of the locator */
+        bool flex;           /* "T name[]" with size 0: data runs to the end of the record */
+        enum field_kind kind;
+        uint8_t elem_size;   /* INT: value width (1,2,4,8); arrays: element width */
+        bool elem_signed;    /* INT and arrays: sign of the value, from the declared type */
+};
+
+struct format {
+        char *system;
+        char *name;
+        uint32_t id;
+        struct format_field *fields;
+        size_t n_fields;
+        size_t n_common;     /* fields[0..n_common) are the common_* ones */
+        uint32_t min_size;   /* a record shorter than this is malformed */
+};
+
+/* Parses the text of a format file. SYSTEM names the event's group (the
+ * text itself only holds the name). -EINVAL on text that is not a format
+ * file. The caller owns *ret. */
+int format_parse(const char *text, const char *system, struct format **ret);
+struct format *format_free(struct format *f);
+const char *field_kind_to_string(enum field_kind k);
+
+/* ---- decode.c: one field of one record ------------------------------ */
+
+struct field_value {
+        enum field_kind kind;
+        union {
+                int64_t i;              /* FIELD_INT with elem_signed */
+                uint64_t u;             /* FIELD_INT unsigned, FIELD_POINTER */
+                bool b;                 /* FIELD_BOOL */
+                struct {
+                        const char *ptr;
+                        size_t len;     /* bytes before the first NUL (or the end) */
+                } str;                  /* FIELD_CHARS, FIELD_DYN_STRING */
+                struct {
+                        const void *ptr; /* unaligned: read with field_array_get() */
+                        size_t count;
+                } arr;                  /* FIELD_ARRAY, FIELD_DYN_ARRAY */
+        };
+};
+
+/* Decodes field F of the raw record REC (SIZE bytes, the PERF_SAMPLE_RAW
+ * payload). Pointers in *ret point into REC. -EBADMSG when the field, or
+ * the data a locator points at, lies outside the record. Never reads out
+ * of bounds. */
+int field_decode(const struct format_field *f, const void *rec, size_t size, struct field_value *ret);
+
+/* Element I of an array value of field F, sign-extended by elem_signed. */
+int64_t field_array_get(const struct format_field *f, const struct field_value *v, size_t i);
+
+/* ---- probe.c / elf.c: dynamic probes (kprobe, uprobe) ------------------ */
+
+/* see tracefs/probe.c; declared when probes land */
