@@ -70,3 +70,9 @@ static inline void strv_freep(char ***l) {
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }
+
+#include <stdio.h>
+static inline void fclosep(FILE **f) {
+        if (*f)
+                fclose(*f);
+}

@@ -1,0 +1,800 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/config.h"
+#include "evmon/cleanup.h"
+
+const char config_builtin[] =
+        "{\n"
+        "  \"events\": [\n"
+        "    {\"tracepoint\": \"sched:sched_process_exec\"},\n"
+        "    {\"tracepoint\": \"sched:sched_process_exit\"},\n"
+        "    {\"tracepoint\": \"sched:sched_process_fork\"}\n"
+        "  ]\n"
+        "}\n";
+
+static const char *const event_kind_table[_EVENT_KIND_MAX] = {
+        [EVENT_TRACEPOINT] = "tracepoint",
+        [EVENT_KPROBE] = "kprobe",
+        [EVENT_KRETPROBE] = "kretprobe",
+        [EVENT_UPROBE] = "uprobe",
+        [EVENT_URETPROBE] = "uretprobe",
+};
+
+const char *event_kind_to_string(enum event_kind k) {
+        return k < _EVENT_KIND_MAX ? event_kind_table[k] : NULL;
+}
+
+/* json-c keeps no positions, so a small scanner walks the same text and
+ * remembers the line of every key and array element by its path
+ * ("events[2].fetch[0]"). Messages then name the line a user must edit. */
+struct keyline {
+        char *path;
+        unsigned line;
+};
+
+struct parser {
+        const char *text, *p;
+        unsigned line;
+        struct keyline *keys;
+        size_t n_keys;
+        const char *file;
+        char *error;
+};
+
+static void parser_done(struct parser *ps) {
+        for (size_t i = 0; i < ps->n_keys; i++)
+                free(ps->keys[i].path);
+        free(ps->keys);
+        free(ps->error);
+}
+
+static void scan_space(struct parser *ps) {
+        for (;;) {
+                if (*ps->p == '\n') {
+                        ps->line++;
+                        ps->p++;
+                } else if (isspace((unsigned char) *ps->p))
+                        ps->p++;
+                else if (ps->p[0] == '/' && ps->p[1] == '/') {
+                        while (*ps->p && *ps->p != '\n')
+                                ps->p++;
+                } else if (ps->p[0] == '/' && ps->p[1] == '*') {
+                        ps->p += 2;
+                        while (*ps->p && !(ps->p[0] == '*' && ps->p[1] == '/')) {
+                                if (*ps->p == '\n')
+                                        ps->line++;
+                                ps->p++;
+                        }
+                        if (*ps->p)
+                                ps->p += 2;
+                } else
+                        return;
+        }
+}
+
+static int scan_remember(struct parser *ps, char *path) {
+        struct keyline *k;
+
+        if (!path)
+                return -ENOMEM;
+        k = realloc(ps->keys, (ps->n_keys + 1) * sizeof(*k));
+        if (!k) {
+                free(path);
+                return -ENOMEM;
+        }
+        ps->keys = k;
+        ps->keys[ps->n_keys++] = (struct keyline) { .path = path, .line = ps->line };
+        return 0;
+}
+
+/* Returns the string body's length, leaves p after the closing quote. */
+static int scan_string(struct parser *ps, const char **ret_start, size_t *ret_len) {
+        const char *s;
+
+        if (*ps->p != '"')
+                return -EINVAL;
+        s = ++ps->p;
+        while (*ps->p && *ps->p != '"') {
+                if (*ps->p == '\\' && ps->p[1])
+                        ps->p++;
+                else if (*ps->p == '\n')
+                        ps->line++;
+                ps->p++;
+        }
+        if (!*ps->p)
+                return -EINVAL;
+        *ret_start = s;
+        *ret_len = ps->p - s;
+        ps->p++;
+        return 0;
+}
+
+static int scan_value(struct parser *ps, const char *path, unsigned depth) {
+        int r;
+
+        if (depth > 64)
+                return -EINVAL;
+        scan_space(ps);
+        if (*ps->p == '{') {
+                ps->p++;
+                for (;;) {
+                        const char *k;
+                        size_t n;
+                        char *child;
+
+                        scan_space(ps);
+                        if (*ps->p == '}') {
+                                ps->p++;
+                                return 0;
+                        }
+                        r = scan_string(ps, &k, &n);
+                        if (r < 0)
+                                return r;
+                        if (asprintf(&child, "%s%s%.*s", path, *path ? "." : "", (int) n, k) < 0)
+                                return -ENOMEM;
+                        /* The line where the key starts; scan_string counts
+                         * no newlines in a normal key. */
+                        r = scan_remember(ps, child);
+                        if (r < 0)
+                                return r;
+                        scan_space(ps);
+                        if (*ps->p != ':')
+                                return -EINVAL;
+                        ps->p++;
+                        r = scan_value(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
+                        if (r < 0)
+                                return r;
+                        scan_space(ps);
+                        if (*ps->p == ',')
+                                ps->p++;
+                }
+        }
+        if (*ps->p == '[') {
+                ps->p++;
+                for (size_t i = 0;; i++) {
+                        char *child;
+
+                        scan_space(ps);
+                        if (*ps->p == ']') {
+                                ps->p++;
+                                return 0;
+                        }
+                        if (asprintf(&child, "%s[%zu]", path, i) < 0)
+                                return -ENOMEM;
+                        r = scan_remember(ps, child);
+                        if (r < 0)
+                                return r;
+                        r = scan_value(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
+                        if (r < 0)
+                                return r;
+                        scan_space(ps);
+                        if (*ps->p == ',')
+                                ps->p++;
+                }
+        }
+        if (*ps->p == '"') {
+                const char *s;
+                size_t n;
+                return scan_string(ps, &s, &n);
+        }
+        if (!*ps->p)
+                return -EINVAL;
+        while (*ps->p && !strchr(",]}", *ps->p) && !isspace((unsigned char) *ps->p) && *ps->p != '/')
+                ps->p++;
+        return 0;
+}
+
+static unsigned parser_line_of(const struct parser *ps, const char *path) {
+        /* The scanner saw the whole text in order, so the last match is the
+         * one json-c kept when a key repeats. */
+        for (size_t i = ps->n_keys; i > 0; i--)
+                if (strcmp(ps->keys[i - 1].path, path) == 0)
+                        return ps->keys[i - 1].line;
+        return 0;
+}
+
+_printf_(3, 4) static int fail(struct parser *ps, const char *path, const char *fmt, ...) {
+        _cleanup_(freep) char *msg = NULL;
+        unsigned line = path ? parser_line_of(ps, path) : 0;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&msg, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        free(ps->error);
+        ps->error = NULL;
+        if (line > 0)
+                r = asprintf(&ps->error, "%s:%u: %s: %s", ps->file, line, path, msg);
+        else if (path)
+                r = asprintf(&ps->error, "%s: %s: %s", ps->file, path, msg);
+        else
+                r = asprintf(&ps->error, "%s: %s", ps->file, msg);
+        if (r < 0)
+                ps->error = NULL;
+        return -EINVAL;
+}
+
+static const char *json_type_name(json_object *o) {
+        return json_type_to_name(json_object_get_type(o));
+}
+
+/* Checks that every key of object O at PATH is one of ALLOWED. */
+static int check_keys(struct parser *ps, json_object *o, const char *path, const char *const *allowed) {
+        json_object_object_foreach(o, key, val) {
+                bool ok = false;
+                (void) val;
+                for (const char *const *a = allowed; *a; a++)
+                        if (strcmp(*a, key) == 0)
+                                ok = true;
+                if (!ok) {
+                        _cleanup_(freep) char *child = NULL;
+                        _cleanup_(freep) char *list = NULL;
+                        size_t n = 0;
+
+                        for (const char *const *a = allowed; *a; a++)
+                                n += strlen(*a) + 2;
+                        list = calloc(1, n + 1);
+                        if (!list)
+                                return -ENOMEM;
+                        for (const char *const *a = allowed; *a; a++) {
+                                if (a != allowed)
+                                        strcat(list, ", ");
+                                strcat(list, *a);
+                        }
+                        if (asprintf(&child, "%s%s%s", path, *path ? "." : "", key) < 0)
+                                return -ENOMEM;
+                        return fail(ps, child, "unknown key \"%s\" (known here: %s)", key, list);
+                }
+        }
+        return 0;
+}
+
+static int get_typed(struct parser *ps, json_object *parent, const char *path, const char *key,
+                     json_type type, json_object **ret) {
+        _cleanup_(freep) char *child = NULL;
+        json_object *o;
+
+        *ret = NULL;
+        if (!json_object_object_get_ex(parent, key, &o))
+                return 0;
+        if (asprintf(&child, "%s%s%s", path, *path ? "." : "", key) < 0)
+                return -ENOMEM;
+        if (!json_object_is_type(o, type))
+                return fail(ps, child, "expected %s, got %s", json_type_to_name(type), json_type_name(o));
+        *ret = o;
+        return 1;
+}
+
+static int get_uint(struct parser *ps, json_object *parent, const char *path, const char *key,
+                    uint64_t min, uint64_t max, uint64_t *val) {
+        _cleanup_(freep) char *child = NULL;
+        json_object *o;
+        int64_t v;
+        int r;
+
+        r = get_typed(ps, parent, path, key, json_type_int, &o);
+        if (r <= 0)
+                return r;
+        if (asprintf(&child, "%s%s%s", path, *path ? "." : "", key) < 0)
+                return -ENOMEM;
+        v = json_object_get_int64(o);
+        if (v < 0 || (uint64_t) v < min || (uint64_t) v > max)
+                return fail(ps, child, "%" PRIi64 " is out of range (%" PRIu64 "..%" PRIu64 ")", v, min, max);
+        *val = (uint64_t) v;
+        return 1;
+}
+
+static int dup_string(json_object *o, char **ret) {
+        char *s = strdup(json_object_get_string(o));
+        if (!s)
+                return -ENOMEM;
+        free(*ret);
+        *ret = s;
+        return 0;
+}
+
+static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
+        static const char *const keys[] = { "path", "mode", "group", NULL };
+        json_object *v;
+        int r;
+
+        r = check_keys(ps, o, "socket", keys);
+        if (r < 0)
+                return r;
+        r = get_typed(ps, o, "socket", "path", json_type_string, &v);
+        if (r < 0)
+                return r;
+        if (v) {
+                const char *s = json_object_get_string(v);
+                if (s[0] != '/' || strlen(s) >= 108)
+                        return fail(ps, "socket.path", "\"%s\" must be an absolute path shorter than 108 bytes", s);
+                r = dup_string(v, &c->socket_path);
+                if (r < 0)
+                        return r;
+        }
+        if (json_object_object_get_ex(o, "mode", &v)) {
+                const char *s;
+                char *end;
+                unsigned long m;
+
+                if (!json_object_is_type(v, json_type_string))
+                        return fail(ps, "socket.mode", "expected an octal string such as \"0660\", got %s", json_type_name(v));
+                s = json_object_get_string(v);
+                errno = 0;
+                m = strtoul(s, &end, 8);
+                if (!*s || *end || errno || m > 0777)
+                        return fail(ps, "socket.mode", "\"%s\" is not an octal file mode such as \"0660\"", s);
+                c->socket_mode = (mode_t) m;
+        }
+        r = get_typed(ps, o, "socket", "group", json_type_string, &v);
+        if (r < 0)
+                return r;
+        if (v) {
+                r = dup_string(v, &c->socket_group);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
+        static const char *const keys[] = { "pages", "flush_ms", NULL };
+        uint64_t v;
+        int r;
+
+        r = check_keys(ps, o, "ring", keys);
+        if (r < 0)
+                return r;
+        r = get_uint(ps, o, "ring", "pages", 1, 1u << 16, &v);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                if (v & (v - 1))
+                        return fail(ps, "ring.pages", "%" PRIu64 " is not a power of two (try %" PRIu64 ")",
+                                    v, (uint64_t) 1 << (63 - __builtin_clzll(v)));
+                c->ring_pages = (unsigned) v;
+        }
+        r = get_uint(ps, o, "ring", "flush_ms", 1, 1000, &v);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                c->flush_ms = (unsigned) v;
+        return 0;
+}
+
+static int parse_clients(struct parser *ps, struct config *c, json_object *o) {
+        static const char *const keys[] = { "max", "queue_kib", NULL };
+        uint64_t v;
+        int r;
+
+        r = check_keys(ps, o, "clients", keys);
+        if (r < 0)
+                return r;
+        r = get_uint(ps, o, "clients", "max", 1, 4096, &v);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                c->max_clients = (unsigned) v;
+        r = get_uint(ps, o, "clients", "queue_kib", 64, 1u << 20, &v);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                c->client_queue_bytes = (size_t) v * 1024;
+        return 0;
+}
+
+static int parse_targets(struct parser *ps, struct config *c, json_object *o) {
+        static const char *const keys[] = { "cgroups", "pids", NULL };
+        json_object *a;
+        size_t n;
+        int r;
+
+        r = check_keys(ps, o, "targets", keys);
+        if (r < 0)
+                return r;
+        r = get_typed(ps, o, "targets", "cgroups", json_type_array, &a);
+        if (r < 0)
+                return r;
+        if (a) {
+                n = json_object_array_length(a);
+                c->cgroups = calloc(n + 1, sizeof(char *));
+                if (!c->cgroups)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(a, i);
+                        char path[64];
+
+                        snprintf(path, sizeof(path), "targets.cgroups[%zu]", i);
+                        if (!json_object_is_type(e, json_type_string))
+                                return fail(ps, path, "expected a cgroup path string, got %s", json_type_name(e));
+                        c->cgroups[i] = strdup(json_object_get_string(e));
+                        if (!c->cgroups[i])
+                                return -ENOMEM;
+                }
+        }
+        r = get_typed(ps, o, "targets", "pids", json_type_array, &a);
+        if (r < 0)
+                return r;
+        if (a) {
+                n = json_object_array_length(a);
+                c->pids = calloc(n ? n : 1, sizeof(pid_t));
+                if (!c->pids)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(a, i);
+                        char path[64];
+                        int64_t v;
+
+                        snprintf(path, sizeof(path), "targets.pids[%zu]", i);
+                        if (!json_object_is_type(e, json_type_int))
+                                return fail(ps, path, "expected a process id, got %s", json_type_name(e));
+                        v = json_object_get_int64(e);
+                        if (v <= 0 || v > INT32_MAX)
+                                return fail(ps, path, "%" PRIi64 " is not a valid process id", v);
+                        c->pids[c->n_pids++] = (pid_t) v;
+                }
+        }
+        return 0;
+}
+
+static bool valid_name(const char *s) {
+        if (!*s || !(isalpha((unsigned char) *s) || *s == '_'))
+                return false;
+        for (; *s; s++)
+                if (!isalnum((unsigned char) *s) && *s != '_')
+                        return false;
+        return true;
+}
+
+static void event_config_done(struct event_config *e) {
+        free(e->wire_name);
+        free(e->system);
+        free(e->name);
+        free(e->target);
+        strv_free(e->fetch);
+        free(e->filter);
+        free(e->where);
+}
+
+static int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
+        static const char *const keys[] = { "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe",
+                                            "name", "fetch", "filter", NULL };
+        char path[64], child[96];
+        json_object *v, *kind_val = NULL;
+        int kind = -1, r;
+        unsigned line;
+
+        snprintf(path, sizeof(path), "events[%zu]", idx);
+        if (!json_object_is_type(o, json_type_object))
+                return fail(ps, path, "expected an object such as {\"tracepoint\": \"sched:sched_process_exec\"}, got %s",
+                            json_type_name(o));
+        r = check_keys(ps, o, path, keys);
+        if (r < 0)
+                return r;
+        for (int k = 0; k < _EVENT_KIND_MAX; k++) {
+                if (!json_object_object_get_ex(o, event_kind_table[k], &v))
+                        continue;
+                if (kind >= 0)
+                        return fail(ps, path, "has both \"%s\" and \"%s\": one event per entry",
+                                    event_kind_table[kind], event_kind_table[k]);
+                kind = k;
+                kind_val = v;
+        }
+        if (kind < 0)
+                return fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", \"uretprobe\"");
+        e->kind = kind;
+        snprintf(child, sizeof(child), "%s.%s", path, event_kind_table[kind]);
+        if (!json_object_is_type(kind_val, json_type_string))
+                return fail(ps, child, "expected a string, got %s", json_type_name(kind_val));
+        line = parser_line_of(ps, child);
+        if (asprintf(&e->where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, child) < 0)
+                return -ENOMEM;
+
+        if (kind == EVENT_TRACEPOINT) {
+                const char *s = json_object_get_string(kind_val), *colon = strchr(s, ':');
+
+                if (!colon || colon == s || !colon[1] || strchr(colon + 1, ':') || strchr(s, '/'))
+                        return fail(ps, child, "\"%s\" is not SYSTEM:NAME (for example \"sched:sched_process_exec\"; `evmonctl list` shows them)", s);
+                e->system = strndup(s, colon - s);
+                e->name = strdup(colon + 1);
+                e->wire_name = strdup(s);
+                if (!e->system || !e->name || !e->wire_name)
+                        return -ENOMEM;
+                if (json_object_object_get_ex(o, "fetch", &v)) {
+                        snprintf(child, sizeof(child), "%s.fetch", path);
+                        return fail(ps, child, "only probes take fetch-args; a tracepoint's fields come from its format");
+                }
+                if (json_object_object_get_ex(o, "name", &v)) {
+                        snprintf(child, sizeof(child), "%s.name", path);
+                        return fail(ps, child, "a tracepoint is named by its SYSTEM:NAME; \"name\" is for probes");
+                }
+        } else {
+                const char *s = json_object_get_string(kind_val);
+
+                if (!*s)
+                        return fail(ps, child, "empty probe target");
+                e->target = strdup(s);
+                if (!e->target)
+                        return -ENOMEM;
+                snprintf(child, sizeof(child), "%s.name", path);
+                if (!json_object_object_get_ex(o, "name", &v))
+                        return fail(ps, path, "a %s needs a \"name\" (letters, digits, _): it is served as \"%s:NAME\"",
+                                    event_kind_table[kind], event_kind_table[kind]);
+                if (!json_object_is_type(v, json_type_string) || !valid_name(json_object_get_string(v)))
+                        return fail(ps, child, "must be a name of letters, digits and _ that does not start with a digit");
+                e->name = strdup(json_object_get_string(v));
+                e->system = strdup(event_kind_table[kind]);
+                if (!e->name || !e->system || asprintf(&e->wire_name, "%s:%s", e->system, e->name) < 0)
+                        return -ENOMEM;
+                if (json_object_object_get_ex(o, "fetch", &v)) {
+                        size_t n;
+
+                        snprintf(child, sizeof(child), "%s.fetch", path);
+                        if (!json_object_is_type(v, json_type_array))
+                                return fail(ps, child, "expected an array of \"NAME=FETCHARG\" strings, got %s", json_type_name(v));
+                        n = json_object_array_length(v);
+                        e->fetch = calloc(n + 1, sizeof(char *));
+                        if (!e->fetch)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < n; i++) {
+                                json_object *a = json_object_array_get_idx(v, i);
+                                const char *s2, *eq;
+                                char achild[128];
+
+                                snprintf(achild, sizeof(achild), "%s.fetch[%zu]", path, i);
+                                if (!json_object_is_type(a, json_type_string))
+                                        return fail(ps, achild, "expected a \"NAME=FETCHARG\" string, got %s", json_type_name(a));
+                                s2 = json_object_get_string(a);
+                                eq = strchr(s2, '=');
+                                if (!eq || eq == s2 || !eq[1] || strpbrk(s2, " \t\n")) {
+                                        return fail(ps, achild, "\"%s\" is not NAME=FETCHARG (for example \"path=+0(%%si):string\")", s2);
+                                }
+                                e->fetch[i] = strdup(s2);
+                                if (!e->fetch[i])
+                                        return -ENOMEM;
+                        }
+                }
+        }
+        r = get_typed(ps, o, path, "filter", json_type_string, &v);
+        if (r < 0)
+                return r;
+        if (v) {
+                e->filter = strdup(json_object_get_string(v));
+                if (!e->filter)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int parse_root(struct parser *ps, struct config *c, json_object *root) {
+        static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", NULL };
+        json_object *o;
+        size_t n;
+        int r;
+
+        if (!json_object_is_type(root, json_type_object))
+                return fail(ps, NULL, "the config must be a JSON object, got %s", json_type_name(root));
+        r = check_keys(ps, root, "", keys);
+        if (r < 0)
+                return r;
+        r = get_typed(ps, root, "", "socket", json_type_object, &o);
+        if (r < 0 || (o && (r = parse_socket(ps, c, o)) < 0))
+                return r;
+        r = get_typed(ps, root, "", "ring", json_type_object, &o);
+        if (r < 0 || (o && (r = parse_ring(ps, c, o)) < 0))
+                return r;
+        r = get_typed(ps, root, "", "clients", json_type_object, &o);
+        if (r < 0 || (o && (r = parse_clients(ps, c, o)) < 0))
+                return r;
+        r = get_typed(ps, root, "", "targets", json_type_object, &o);
+        if (r < 0 || (o && (r = parse_targets(ps, c, o)) < 0))
+                return r;
+        r = get_typed(ps, root, "", "clock", json_type_string, &o);
+        if (r < 0)
+                return r;
+        if (o) {
+                static const struct { const char *name; clockid_t id; } clocks[] = {
+                        { "monotonic", CLOCK_MONOTONIC },
+                        { "monotonic_raw", CLOCK_MONOTONIC_RAW },
+                        { "boottime", CLOCK_BOOTTIME },
+                        { "realtime", CLOCK_REALTIME },
+                        { "tai", CLOCK_TAI },
+                };
+                const char *s = json_object_get_string(o);
+                bool found = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
+                        if (strcmp(s, clocks[i].name) == 0) {
+                                c->clockid = clocks[i].id;
+                                found = true;
+                        }
+                if (!found)
+                        return fail(ps, "clock", "\"%s\" is not one of monotonic, monotonic_raw, boottime, realtime, tai", s);
+                r = dup_string(o, &c->clock_name);
+                if (r < 0)
+                        return r;
+        }
+        r = get_typed(ps, root, "", "events", json_type_array, &o);
+        if (r < 0)
+                return r;
+        if (!o)
+                return fail(ps, NULL, "no \"events\": list the tracepoints and probes to serve");
+        n = json_object_array_length(o);
+        if (n == 0)
+                return fail(ps, "events", "is empty: list the tracepoints and probes to serve");
+        c->events = calloc(n, sizeof(*c->events));
+        if (!c->events)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                r = parse_event(ps, i, json_object_array_get_idx(o, i), &c->events[i]);
+                c->n_events = i + 1;
+                if (r < 0)
+                        return r;
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(c->events[j].wire_name, c->events[i].wire_name) == 0) {
+                                char path[64];
+                                snprintf(path, sizeof(path), "events[%zu]", i);
+                                return fail(ps, path, "\"%s\" is already listed as events[%zu]",
+                                            c->events[i].wire_name, j);
+                        }
+        }
+        return 0;
+}
+
+struct config *config_free(struct config *c) {
+        if (!c)
+                return NULL;
+        free(c->path);
+        free(c->socket_path);
+        free(c->socket_group);
+        free(c->clock_name);
+        strv_free(c->cgroups);
+        free(c->pids);
+        for (size_t i = 0; i < c->n_events; i++)
+                event_config_done(&c->events[i]);
+        free(c->events);
+        free(c);
+        return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct config *, config_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
+
+int config_parse(const char *text, const char *path, struct config **ret, char **ret_error) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        _cleanup_(json_object_putp) json_object *root = NULL;
+        _cleanup_(json_tokener_freep) json_tokener *tok = NULL;
+        struct parser ps = { .text = text, .p = text, .line = 1, .file = path };
+        size_t len = strlen(text), end;
+        int r;
+
+        *ret_error = NULL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->path = strdup(path);
+        c->socket_path = strdup(CONFIG_DEFAULT_SOCKET);
+        c->socket_group = strdup("evmon");
+        c->clock_name = strdup("monotonic");
+        if (!c->path || !c->socket_path || !c->socket_group || !c->clock_name)
+                return -ENOMEM;
+        c->socket_mode = 0660;
+        c->ring_pages = CONFIG_DEFAULT_RING_PAGES;
+        c->flush_ms = 5;
+        c->clockid = CLOCK_MONOTONIC;
+        c->max_clients = 64;
+        c->client_queue_bytes = 8u << 20;
+
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        root = json_tokener_parse_ex(tok, text, (int) len);
+        end = json_tokener_get_parse_end(tok);
+        if (!root || json_tokener_get_error(tok) != json_tokener_success) {
+                enum json_tokener_error err = json_tokener_get_error(tok);
+                unsigned line = 1;
+
+                for (size_t i = 0; i < end && i < len; i++)
+                        line += text[i] == '\n';
+                r = asprintf(ret_error, "%s:%u: invalid JSON: %s", path, line,
+                             err == json_tokener_continue ? "unexpected end of file" : json_tokener_error_desc(err));
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        /* json-c accepted the text; where our scanner is stricter it only
+         * loses line numbers past that point. */
+        r = scan_value(&ps, "", 0);
+        if (r == -ENOMEM)
+                goto finish;
+        for (const char *p = text + end; *p; p++)
+                if (!isspace((unsigned char) *p)) {
+                        unsigned line = 1;
+                        for (const char *q = text; q < p; q++)
+                                line += *q == '\n';
+                        r = asprintf(ret_error, "%s:%u: invalid JSON: text after the end of the config object", path, line);
+                        parser_done(&ps);
+                        return r < 0 ? -ENOMEM : -EINVAL;
+                }
+
+        r = parse_root(&ps, c, root);
+finish:
+        if (r < 0) {
+                *ret_error = TAKE_PTR(ps.error);
+                parser_done(&ps);
+                return r;
+        }
+        parser_done(&ps);
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int config_load(const char *path, struct config **ret, char **ret_error) {
+        _cleanup_(freep) char *text = NULL;
+        _cleanup_(fclosep) FILE *f = NULL;
+        size_t n = 0, cap = 0;
+        bool builtin = false;
+        int r;
+
+        *ret_error = NULL;
+        if (!path) {
+                f = fopen(CONFIG_DEFAULT_PATH, "re");
+                if (!f && errno == ENOENT)
+                        builtin = true;
+                else if (!f)
+                        goto fail_open;
+                path = CONFIG_DEFAULT_PATH;
+        } else {
+                f = fopen(path, "re");
+                if (!f)
+                        goto fail_open;
+        }
+        if (builtin)
+                return config_parse(config_builtin, "<built-in default>", ret, ret_error);
+
+        for (;;) {
+                size_t k;
+                if (cap - n < 4096) {
+                        char *t;
+                        if (cap > (64u << 20)) {
+                                r = asprintf(ret_error, "%s: larger than 64 MiB, not a config file", path);
+                                return r < 0 ? -ENOMEM : -EFBIG;
+                        }
+                        t = realloc(text, cap = cap * 2 + 8192);
+                        if (!t)
+                                return -ENOMEM;
+                        text = t;
+                }
+                k = fread(text + n, 1, cap - n - 1, f);
+                n += k;
+                if (k == 0)
+                        break;
+        }
+        if (ferror(f)) {
+                r = -errno;
+                if (asprintf(ret_error, "%s: failed to read: %s", path, strerror(-r)) < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        text[n] = 0;
+        if (memchr(text, 0, n)) {
+                r = asprintf(ret_error, "%s: contains NUL bytes, not a JSON config", path);
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        return config_parse(text, path, ret, ret_error);
+
+fail_open:
+        r = -errno;
+        if (asprintf(ret_error, "%s: cannot open: %s", path, strerror(errno)) < 0)
+                return -ENOMEM;
+        return r;
+}

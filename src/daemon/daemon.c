@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "daemon/daemon.h"
+#include "daemon/notify.h"
+#include "evmon/cleanup.h"
+#include "evmon/log.h"
+
+/* Records read from one ring per wakeup before the loop turns to the
+ * sockets again: one busy CPU must not starve the clients. */
+#define DRAIN_BUDGET 4096u
+
+struct daemon_ring {
+        struct daemon *daemon;
+        size_t index;
+        sd_event_source *io;
+};
+
+static uint64_t now_ns(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* The wall-clock time of an event is its own clock's time plus this offset;
+ * re-read every second so NTP adjustments show. */
+static void daemon_update_offset(struct daemon *d) {
+        clockid_t clock = d->config->clockid;
+        uint64_t a, rt, b;
+
+        if (clock == CLOCK_REALTIME) {
+                d->realtime_offset = 0;
+                return;
+        }
+        a = now_ns(clock);
+        rt = now_ns(CLOCK_REALTIME);
+        b = now_ns(clock);
+        d->realtime_offset = (int64_t) (rt - (a + (b - a) / 2));
+}
+
+static struct daemon_event *daemon_event_free(struct daemon_event *ev) {
+        if (!ev)
+                return NULL;
+        encoder_free(ev->encoder);
+        format_free(ev->format);
+        free(ev->wire_name);
+        free(ev);
+        return NULL;
+}
+
+static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
+        struct daemon *d = ctx;
+        struct daemon_event *ev = event;
+
+        ev->count++;
+        if (!server_wants(d->server, ev->index, (pid_t) s->pid))
+                return;
+        d->line.len = 0;
+        if (encode_event(&d->line, ev->encoder, s, d->realtime_offset) < 0) {
+                ev->bad++;
+                return;
+        }
+        server_broadcast(d->server, ev->index, (pid_t) s->pid, d->line.data, d->line.len);
+}
+
+static void on_lost(int cpu, uint64_t count, void *ctx) {
+        struct daemon *d = ctx;
+
+        d->lost_total += count;
+        d->line.len = 0;
+        if (encode_lost(&d->line, cpu, count) < 0)
+                return;
+        server_broadcast_all(d->server, d->line.data, d->line.len);
+}
+
+static const struct monitor_handler handler = {
+        .sample = on_sample,
+        .lost = on_lost,
+};
+
+/* Drains ring I once within the budget; true when more is waiting. */
+static bool daemon_drain(struct daemon *d, size_t i) {
+        int r = monitor_drain(d->monitor, i, DRAIN_BUDGET, &handler, d);
+        return r >= (int) DRAIN_BUDGET;
+}
+
+static void daemon_drain_all(struct daemon *d) {
+        bool more = false;
+
+        for (size_t i = 0; i < d->n_rings; i++)
+                more |= daemon_drain(d, i);
+        server_flush(d->server);
+        if (more)
+                (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_ONESHOT);
+}
+
+static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        struct daemon_ring *ring = userdata;
+        struct daemon *d = ring->daemon;
+
+        if (daemon_drain(d, ring->index))
+                (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_ONESHOT);
+        server_flush(d->server);
+        return 0;
+}
+
+static int on_drain_defer(sd_event_source *es, void *userdata) {
+        daemon_drain_all(userdata);
+        return 0;
+}
+
+static int on_flush_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct daemon *d = userdata;
+
+        /* Data below the wakeup watermark: deliver it within flush_ms. */
+        daemon_drain_all(d);
+        return sd_event_source_set_time(es, usec + d->config->flush_ms * 1000u);
+}
+
+static void daemon_status_text(struct daemon *d, char *buf, size_t size) {
+        snprintf(buf, size, "Serving %zu events to %zu clients; %" PRIu64 " lost in the kernel, %" PRIu64 " dropped for slow clients",
+                 d->n_events, server_n_clients(d->server), d->lost_total, server_dropped_total(d->server));
+}
+
+static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct daemon *d = userdata;
+        char status[256];
+
+        daemon_update_offset(d);
+        daemon_status_text(d, status, sizeof(status));
+        notify_status(status);
+        return sd_event_source_set_time(es, usec + 1000000u);
+}
+
+static int on_terminate(sd_event_source *es, const struct signalfd_siginfo *si, void *userdata) {
+        struct daemon *d = userdata;
+
+        log_info("Received %s, stopping", strsignal((int) si->ssi_signo));
+        notify_stopping();
+        return sd_event_exit(d->event, 0);
+}
+
+static int on_hangup(sd_event_source *es, const struct signalfd_siginfo *si, void *userdata) {
+        log_warning("Received SIGHUP: live reload is not available in this version; restart evmond to apply a new config");
+        return 0;
+}
+
+static size_t ops_n_events(void *userdata) {
+        struct daemon *d = userdata;
+        return d->n_events;
+}
+
+static const char *ops_event_name(void *userdata, size_t i) {
+        struct daemon *d = userdata;
+        return d->events[i]->wire_name;
+}
+
+static char *ops_status(void *userdata) {
+        struct daemon *d = userdata;
+        json_object *o = json_object_new_object(), *a;
+        char *line = NULL;
+        const char *s;
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "type", json_object_new_string("status"));
+        json_object_object_add(o, "config", json_object_new_string(d->config->path));
+        json_object_object_add(o, "uptime_s", json_object_new_double((now_ns(CLOCK_MONOTONIC) / 1000 - d->start_usec) / 1e6));
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < d->n_events; i++) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "event", json_object_new_string(d->events[i]->wire_name));
+                json_object_object_add(e, "count", json_object_new_int64((int64_t) d->events[i]->count));
+                json_object_object_add(e, "undecodable", json_object_new_int64((int64_t) d->events[i]->bad));
+                json_object_array_add(a, e);
+        }
+        json_object_object_add(o, "events", a);
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < d->n_rings; i++) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "cpu", json_object_new_int(monitor_ring_cpu(d->monitor, i)));
+                json_object_object_add(e, "lost", json_object_new_int64((int64_t) monitor_ring_lost(d->monitor, i)));
+                json_object_object_add(e, "malformed", json_object_new_int64((int64_t) monitor_ring_bad(d->monitor, i)));
+                json_object_array_add(a, e);
+        }
+        json_object_object_add(o, "cpus", a);
+        a = json_object_new_array();
+        if (a)
+                server_clients_json(d->server, a);
+        json_object_object_add(o, "clients", a);
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (s)
+                line = strdup(s);
+        json_object_put(o);
+        return line;
+}
+
+static const struct server_ops server_ops = {
+        .n_events = ops_n_events,
+        .event_name = ops_event_name,
+        .status = ops_status,
+};
+
+/* Builds the decoder and encoder of each configured event from tracefs.
+ * Errors name the config entry. */
+static int daemon_prepare_events(struct daemon *d, char **ret_error) {
+        struct config *c = d->config;
+        int r;
+
+        d->events = calloc(c->n_events, sizeof(*d->events));
+        if (!d->events)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_events; i++) {
+                struct event_config *ec = &c->events[i];
+                struct daemon_event *ev;
+
+                if (ec->kind != EVENT_TRACEPOINT) {
+                        r = asprintf(ret_error, "%s: %s probes are not supported by this build yet",
+                                     ec->where, event_kind_to_string(ec->kind));
+                        return r < 0 ? -ENOMEM : -EOPNOTSUPP;
+                }
+                ev = calloc(1, sizeof(*ev));
+                if (!ev)
+                        return -ENOMEM;
+                d->events[d->n_events++] = ev;
+                ev->index = (unsigned) i;
+                ev->cfg = ec;
+                ev->handle = -1;
+                ev->wire_name = strdup(ec->wire_name);
+                if (!ev->wire_name)
+                        return -ENOMEM;
+                r = tracefs_event_format(d->tracefs, ec->system, ec->name, &ev->format);
+                if (r == -ENOENT) {
+                        r = asprintf(ret_error, "%s: no tracepoint \"%s\" in %s/events (`evmonctl list` shows the tracepoints of this kernel)",
+                                     ec->where, ec->wire_name, tracefs_path(d->tracefs));
+                        return r < 0 ? -ENOMEM : -EINVAL;
+                }
+                if (r < 0) {
+                        if (asprintf(ret_error, "%s: cannot read the format of \"%s\" from %s: %s",
+                                     ec->where, ec->wire_name, tracefs_path(d->tracefs), strerror(-r)) < 0)
+                                return -ENOMEM;
+                        return r;
+                }
+                r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
+                if (r < 0) {
+                        if (asprintf(ret_error, "%s: cannot build a decoder for \"%s\": %s",
+                                     ec->where, ec->wire_name, strerror(-r)) < 0)
+                                return -ENOMEM;
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int daemon_prepare(struct daemon *d, char **ret_error) {
+        int r;
+
+        *ret_error = NULL;
+        r = config_load(d->args.config_path, &d->config, ret_error);
+        if (r < 0)
+                return r;
+        if (d->args.socket_path) {
+                char *p = strdup(d->args.socket_path);
+                if (!p)
+                        return -ENOMEM;
+                free(d->config->socket_path);
+                d->config->socket_path = p;
+        }
+        r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
+        if (r < 0) {
+                if (asprintf(ret_error, d->args.tracefs_dir
+                             ? "cannot use %s as tracefs: %s"
+                             : "%s: cannot find or mount tracefs: %s (mount it with `mount -t tracefs nodev /sys/kernel/tracing`)",
+                             d->args.tracefs_dir ? d->args.tracefs_dir : "/proc/mounts", strerror(-r)) < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        return daemon_prepare_events(d, ret_error);
+}
+
+static int daemon_open_events(struct daemon *d) {
+        struct monitor_opts mo = {
+                .ring_pages = d->config->ring_pages,
+                .clockid = d->config->clockid,
+        };
+        int r;
+
+        r = monitor_new(&mo, &d->monitor);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the per-CPU rings (%u pages each): %m", mo.ring_pages);
+        for (size_t i = 0; i < d->n_events; i++) {
+                struct daemon_event *ev = d->events[i];
+                struct monitor_source src = {
+                        .type = PERF_TYPE_TRACEPOINT,
+                        .config = ev->format->id,
+                        .filter = ev->cfg->filter,
+                        .userdata = ev,
+                };
+
+                r = monitor_add(d->monitor, &src);
+                if (r < 0) {
+                        if (r == -EINVAL && ev->cfg->filter)
+                                return log_error_errno(r, "%s: the kernel rejected the filter \"%s\" of %s: %m",
+                                                       ev->cfg->where, ev->cfg->filter, ev->wire_name);
+                        return log_error_errno(r, "%s: failed to open %s (id %u) on every CPU: %m",
+                                               ev->cfg->where, ev->wire_name, ev->format->id);
+                }
+                ev->handle = r;
+        }
+
+        d->n_rings = monitor_n_rings(d->monitor);
+        d->rings = calloc(d->n_rings, sizeof(*d->rings));
+        if (!d->rings)
+                return log_oom();
+        for (size_t i = 0; i < d->n_rings; i++) {
+                d->rings[i] = (struct daemon_ring) { .daemon = d, .index = i };
+                r = sd_event_add_io(d->event, &d->rings[i].io, monitor_ring_fd(d->monitor, i), EPOLLIN, on_ring, &d->rings[i]);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to watch the ring of CPU %d: %m", monitor_ring_cpu(d->monitor, i));
+        }
+        return 0;
+}
+
+static int daemon_open_server(struct daemon *d) {
+        struct config *c = d->config;
+        struct server_opts so = {
+                .path = c->socket_path,
+                .mode = c->socket_mode,
+                .gid = (gid_t) -1,
+                .max_clients = c->max_clients,
+                .queue_bytes = c->client_queue_bytes,
+                .listen_fd = -1,
+        };
+        int n, r;
+
+        n = sd_listen_fds(true);
+        if (n > 1)
+                return log_error_errno(-EINVAL, "Got %d sockets from systemd; evmond.socket passes exactly one", n);
+        if (n == 1) {
+                if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
+                        return log_error_errno(-EINVAL, "The socket from systemd is not a listening Unix stream socket");
+                so.listen_fd = SD_LISTEN_FDS_START;
+                log_info("Using the socket passed by systemd");
+        } else if (c->socket_group && *c->socket_group) {
+                struct group *g = getgrnam(c->socket_group);
+                if (g)
+                        so.gid = g->gr_gid;
+                else
+                        log_warning("Group \"%s\" (socket.group) does not exist: the socket stays root's; "
+                                    "create it with `groupadd --system %s`", c->socket_group, c->socket_group);
+        }
+        r = server_new(d->event, &so, &server_ops, d, &d->server);
+        if (r == -EADDRINUSE)
+                return log_error_errno(r, "Another evmond is serving on %s: stop it or pick another --socket", c->socket_path);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on %s: %m", c->socket_path);
+        return 0;
+}
+
+int daemon_start(struct daemon *d) {
+        char status[256];
+        sigset_t mask;
+        int r;
+
+        d->start_usec = now_ns(CLOCK_MONOTONIC) / 1000;
+        r = sd_event_default(&d->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the event loop: %m");
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, on_terminate, d)) < 0 ||
+            (r = sd_event_add_signal(d->event, NULL, SIGINT, on_terminate, d)) < 0 ||
+            (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_hangup, d)) < 0)
+                return log_error_errno(r, "Failed to watch signals: %m");
+        r = sd_event_set_watchdog(d->event, true);
+        if (r < 0)
+                log_warning_errno(r, "Failed to set up the systemd watchdog: %m");
+
+        daemon_update_offset(d);
+        r = daemon_open_events(d);
+        if (r < 0)
+                return r;
+        r = daemon_open_server(d);
+        if (r < 0)
+                return r;
+
+        r = sd_event_add_defer(d->event, &d->drain_defer, on_drain_defer, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up ring draining: %m");
+        (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_OFF);
+        r = sd_event_add_time_relative(d->event, &d->flush_timer, CLOCK_MONOTONIC, d->config->flush_ms * 1000u,
+                                       1000, on_flush_timer, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the flush timer: %m");
+        (void) sd_event_source_set_enabled(d->flush_timer, SD_EVENT_ON);
+        r = sd_event_add_time_relative(d->event, &d->tick_timer, CLOCK_MONOTONIC, 1000000, 100000, on_tick, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the status timer: %m");
+        (void) sd_event_source_set_enabled(d->tick_timer, SD_EVENT_ON);
+
+        /* Enable last: every event is open and the socket serves. */
+        for (size_t i = 0; i < d->n_events; i++) {
+                r = monitor_enable(d->monitor, d->events[i]->handle);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to enable %s: %m", d->events[i]->wire_name);
+        }
+        daemon_status_text(d, status, sizeof(status));
+        log_info("Serving %zu events on %s from %zu CPUs (config %s)", d->n_events, d->config->socket_path,
+                 d->n_rings, d->config->path);
+        notify_ready(status);
+        return 0;
+}
+
+int daemon_run(struct daemon *d) {
+        int r = sd_event_loop(d->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return r;
+}
+
+void daemon_done(struct daemon *d) {
+        for (size_t i = 0; i < d->n_rings; i++)
+                d->rings[i].io = sd_event_source_disable_unref(d->rings[i].io);
+        free(d->rings);
+        d->drain_defer = sd_event_source_disable_unref(d->drain_defer);
+        d->flush_timer = sd_event_source_disable_unref(d->flush_timer);
+        d->tick_timer = sd_event_source_disable_unref(d->tick_timer);
+        d->server = server_free(d->server);
+        /* Perf fds first: a probe with an open fd cannot be removed. */
+        d->monitor = monitor_free(d->monitor);
+        for (size_t i = 0; i < d->n_events; i++)
+                daemon_event_free(d->events[i]);
+        free(d->events);
+        d->tracefs = tracefs_free(d->tracefs);
+        d->config = config_free(d->config);
+        jbuf_done(&d->line);
+        d->event = sd_event_unref(d->event);
+}

@@ -1,1 +1,106 @@
-int main(void) { return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "evmon/cleanup.h"
+#include "evmon/log.h"
+
+#define EXIT_CONFIG 2
+
+static void help(void) {
+        printf("Usage: evmond [OPTIONS]\n"
+               "\n"
+               "Streams kernel and user-space events (tracepoints, kprobes, uprobes) to\n"
+               "clients of a Unix socket as JSON lines. Runs in the foreground.\n"
+               "\n"
+               "  -c, --config FILE    config file (default %s; without it, a built-in\n"
+               "                       config that watches exec, exit and fork)\n"
+               "  -s, --socket PATH    socket path (overrides socket.path)\n"
+               "  -t, --tracefs DIR    tracefs directory (default: from /proc/mounts)\n"
+               "      --check-config   validate the config and its events, then exit\n"
+               "                       (0, or 2 with a message naming file, line and key)\n"
+               "  -v, --verbose        log debug messages\n"
+               "  -h, --help           show this help\n"
+               "      --version        show the version\n",
+               CONFIG_DEFAULT_PATH);
+}
+
+int main(int argc, char **argv) {
+        enum { ARG_CHECK = 0x100, ARG_VERSION };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "socket", required_argument, NULL, 's' },
+                { "tracefs", required_argument, NULL, 't' },
+                { "check-config", no_argument, NULL, ARG_CHECK },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {}
+        };
+        struct daemon d = {};
+        _cleanup_(freep) char *error = NULL;
+        bool check = false;
+        int c, r;
+
+        log_setup("evmond");
+        while ((c = getopt_long(argc, argv, "c:s:t:vh", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        d.args.config_path = optarg;
+                        break;
+                case 's':
+                        d.args.socket_path = optarg;
+                        break;
+                case 't':
+                        d.args.tracefs_dir = optarg;
+                        break;
+                case ARG_CHECK:
+                        check = true;
+                        break;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("evmond %s\n", EVMON_VERSION);
+                        return 0;
+                default:
+                        fprintf(stderr, "Try 'evmond --help'.\n");
+                        return EXIT_CONFIG;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "evmond: unexpected argument \"%s\"; try 'evmond --help'.\n", argv[optind]);
+                return EXIT_CONFIG;
+        }
+        if (d.args.socket_path && (d.args.socket_path[0] != '/' || strlen(d.args.socket_path) >= 108)) {
+                fprintf(stderr, "evmond: --socket \"%s\" must be an absolute path shorter than 108 bytes\n", d.args.socket_path);
+                return EXIT_CONFIG;
+        }
+
+        /* Everything a config can get wrong is found here, before any perf
+         * fd is opened. */
+        r = daemon_prepare(&d, &error);
+        if (r < 0) {
+                if (error)
+                        log_error("%s", error);
+                else
+                        log_error_errno(r, "Failed to load the config: %m");
+                daemon_done(&d);
+                return r == -EINVAL || r == -ENOENT || r == -EOPNOTSUPP ? EXIT_CONFIG : EXIT_FAILURE;
+        }
+        if (check) {
+                printf("%s: OK, %zu events\n", d.config->path, d.n_events);
+                daemon_done(&d);
+                return 0;
+        }
+
+        r = daemon_start(&d);
+        if (r >= 0)
+                r = daemon_run(&d);
+        daemon_done(&d);
+        return r < 0 ? EXIT_FAILURE : 0;
+}

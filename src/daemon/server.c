@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "daemon/client.h"
+#include "daemon/server.h"
+#include "evmon/cleanup.h"
+#include "evmon/log.h"
+
+#define CHUNK_FREE_MAX 32
+
+struct server {
+        sd_event *event;
+        struct server_opts opts;
+        char *path;               /* the socket file we created, removed on free */
+        int listen_fd;
+        sd_event_source *listen_io;
+        const struct server_ops *ops;
+        void *userdata;
+
+        struct client *clients;
+        size_t n_clients;
+        uint64_t next_id;
+        uint64_t dropped_total;   /* of clients that are gone */
+
+        struct chunk *cur;        /* lines are appended here; we hold one ref */
+        struct chunk *free_chunks;
+        size_t n_free;
+};
+
+static struct chunk *chunk_get(struct server *s, size_t need) {
+        struct chunk *c;
+
+        if (need <= CHUNK_SIZE && s->free_chunks) {
+                c = s->free_chunks;
+                s->free_chunks = c->next_free;
+                s->n_free--;
+        } else {
+                size_t cap = need > CHUNK_SIZE ? need : CHUNK_SIZE;
+                c = malloc(sizeof(*c) + cap);
+                if (!c)
+                        return NULL;
+                c->cap = cap;
+        }
+        c->refs = 1;
+        c->len = 0;
+        c->next_free = NULL;
+        return c;
+}
+
+void server_chunk_unref(struct server *s, struct chunk *c) {
+        if (!c || --c->refs > 0)
+                return;
+        if (c->cap == CHUNK_SIZE && s->n_free < CHUNK_FREE_MAX) {
+                c->next_free = s->free_chunks;
+                s->free_chunks = c;
+                s->n_free++;
+        } else
+                free(c);
+}
+
+/* Copies LINE into the current chunk; returns its place there. */
+static int server_store(struct server *s, const char *line, size_t len, struct chunk **ret, uint32_t *ret_off) {
+        if (!s->cur || s->cur->cap - s->cur->len < len) {
+                struct chunk *c = chunk_get(s, len);
+                if (!c)
+                        return -ENOMEM;
+                server_chunk_unref(s, s->cur);
+                s->cur = c;
+        }
+        memcpy(s->cur->data + s->cur->len, line, len);
+        *ret = s->cur;
+        *ret_off = (uint32_t) s->cur->len;
+        s->cur->len += len;
+        return 0;
+}
+
+bool server_wants(const struct server *s, unsigned idx, pid_t pid) {
+        for (const struct client *c = s->clients; c; c = c->next)
+                if (!c->closing && client_wants(c, idx, pid))
+                        return true;
+        return false;
+}
+
+void server_broadcast(struct server *s, unsigned idx, pid_t pid, const char *line, size_t len) {
+        struct chunk *chunk = NULL;
+        uint32_t off = 0;
+
+        for (struct client *c = s->clients; c; c = c->next) {
+                if (c->closing || !client_wants(c, idx, pid))
+                        continue;
+                if (!chunk && server_store(s, line, len, &chunk, &off) < 0) {
+                        /* Out of memory: the line is lost for everyone; say so. */
+                        for (struct client *d = s->clients; d; d = d->next)
+                                if (!d->closing && client_wants(d, idx, pid))
+                                        d->dropped++;
+                        return;
+                }
+                client_enqueue(c, chunk, off, (uint32_t) len, s->opts.queue_bytes);
+        }
+}
+
+void server_broadcast_all(struct server *s, const char *line, size_t len) {
+        for (struct client *c = s->clients; c; c = c->next)
+                if (!c->closing)
+                        (void) server_send(s, c, line, len);
+}
+
+int server_send(struct server *s, struct client *c, const char *line, size_t len) {
+        struct chunk *chunk;
+        uint32_t off;
+        int r;
+
+        r = server_store(s, line, len, &chunk, &off);
+        if (r < 0)
+                return r;
+        client_enqueue(c, chunk, off, (uint32_t) len, SIZE_MAX);
+        return 0;
+}
+
+void server_flush(struct server *s) {
+        struct client *c, *next;
+
+        for (c = s->clients; c; c = next) {
+                next = c->next;
+                if (c->q_len > 0 || c->dropped > 0 || c->closing)
+                        if (client_flush(c) < 0)
+                                client_free(c);
+        }
+}
+
+void server_client_closed(struct server *s, struct client *c) {
+        if (c->prev)
+                c->prev->next = c->next;
+        else if (s->clients == c)
+                s->clients = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        c->prev = c->next = NULL;
+        c->linked = false;
+        s->n_clients--;
+        s->dropped_total += c->dropped_total;
+}
+
+sd_event *server_get_event(const struct server *s) {
+        return s->event;
+}
+
+const struct server_ops *server_get_ops(const struct server *s, void **ret_userdata) {
+        *ret_userdata = s->userdata;
+        return s->ops;
+}
+
+void server_events_changed(struct server *s) {
+        for (struct client *c = s->clients; c; c = c->next)
+                client_resolve(c);
+}
+
+size_t server_n_clients(const struct server *s) {
+        return s->n_clients;
+}
+
+uint64_t server_dropped_total(const struct server *s) {
+        uint64_t n = s->dropped_total;
+        for (const struct client *c = s->clients; c; c = c->next)
+                n += c->dropped_total;
+        return n;
+}
+
+void server_clients_json(const struct server *s, struct json_object *array) {
+        for (const struct client *c = s->clients; c; c = c->next) {
+                json_object *o = json_object_new_object();
+                if (!o)
+                        return;
+                json_object_object_add(o, "id", json_object_new_int64((int64_t) c->id));
+                json_object_object_add(o, "pid", json_object_new_int(c->cred.pid));
+                json_object_object_add(o, "uid", json_object_new_int64(c->cred.uid));
+                json_object_object_add(o, "queued_bytes", json_object_new_int64((int64_t) c->queued));
+                json_object_object_add(o, "lines", json_object_new_int64((int64_t) c->lines_queued));
+                json_object_object_add(o, "dropped", json_object_new_int64((int64_t) c->dropped_total));
+                json_object_array_add(array, o);
+        }
+}
+
+static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        struct server *s = userdata;
+
+        for (;;) {
+                _cleanup_(closep) int cfd = -1;
+                struct client *c;
+                int r;
+
+                cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (cfd < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                return 0;
+                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                                log_warning_errno(errno, "Cannot accept a client on %s: %m", s->path ? s->path : "socket");
+                                return 0;
+                        }
+                        /* Aborted connections and the like: try the next. */
+                        continue;
+                }
+                if (s->n_clients >= s->opts.max_clients) {
+                        static const char msg[] = "{\"type\":\"error\",\"error\":\"too many clients (clients.max in the config)\"}\n";
+                        (void) !write(cfd, msg, sizeof(msg) - 1);
+                        log_warning("Refused a client: already %zu clients (clients.max)", s->n_clients);
+                        continue;
+                }
+                r = client_new(s, cfd, ++s->next_id, &c);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to set up a client: %m");
+                        continue;
+                }
+                TAKE_FD(cfd);
+                c->next = s->clients;
+                if (s->clients)
+                        s->clients->prev = c;
+                s->clients = c;
+                c->linked = true;
+                s->n_clients++;
+                log_info("Client %" PRIu64 " connected: pid %d, uid %u, gid %u",
+                         c->id, (int) c->cred.pid, (unsigned) c->cred.uid, (unsigned) c->cred.gid);
+                if (client_flush(c) < 0)
+                        client_free(c);
+        }
+}
+
+static int server_listen(struct server *s) {
+        _cleanup_(closep) int fd = -1;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(freep) char *dir = NULL;
+        char *slash;
+        mode_t old;
+        int r;
+
+        if (strlen(s->opts.path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, s->opts.path);
+
+        dir = strdup(s->opts.path);
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = 0;
+                /* Our runtime directory: 0755 so group members can reach the
+                 * socket; the socket's own mode decides who connects. */
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        }
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+
+        /* A socket file left by a daemon that died: replace it, but never a
+         * socket some live daemon still answers on. */
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+                return -EADDRINUSE;
+        (void) unlink(s->opts.path);
+
+        /* Bind under a umask that leaves nobody else access, then set owner
+         * and mode before listen(): no moment where others may connect. */
+        old = umask(0177);
+        r = bind(fd, (struct sockaddr *) &sa, sizeof(sa));
+        umask(old);
+        if (r < 0)
+                return -errno;
+        s->path = strdup(s->opts.path);
+        if (!s->path)
+                return -ENOMEM;
+        if (s->opts.gid != (gid_t) -1 && chown(s->path, (uid_t) -1, s->opts.gid) < 0)
+                return -errno;
+        if (chmod(s->path, s->opts.mode) < 0)
+                return -errno;
+        if (listen(fd, SOMAXCONN) < 0)
+                return -errno;
+        s->listen_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int server_new(sd_event *e, const struct server_opts *opts, const struct server_ops *ops, void *userdata,
+               struct server **ret) {
+        struct server *s;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->event = sd_event_ref(e);
+        s->opts = *opts;
+        s->ops = ops;
+        s->userdata = userdata;
+        s->listen_fd = -1;
+
+        if (opts->listen_fd >= 0) {
+                s->listen_fd = opts->listen_fd;
+                if (fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK) < 0) {
+                        r = -errno;
+                        goto fail;
+                }
+        } else {
+                r = server_listen(s);
+                if (r < 0)
+                        goto fail;
+        }
+        r = sd_event_add_io(e, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
+        if (r < 0)
+                goto fail;
+        (void) sd_event_source_set_description(s->listen_io, "listen");
+        *ret = s;
+        return 0;
+fail:
+        server_free(s);
+        return r;
+}
+
+struct server *server_free(struct server *s) {
+        if (!s)
+                return NULL;
+        while (s->clients)
+                client_free(s->clients);
+        s->listen_io = sd_event_source_disable_unref(s->listen_io);
+        if (s->path)
+                (void) unlink(s->path);
+        free(s->path);
+        safe_close(s->listen_fd);
+        server_chunk_unref(s, s->cur);
+        while (s->free_chunks) {
+                struct chunk *c = s->free_chunks;
+                s->free_chunks = c->next_free;
+                free(c);
+        }
+        sd_event_unref(s->event);
+        free(s);
+        return NULL;
+}

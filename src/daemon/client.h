@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One connected client: its subscription, its bounded queue of spans into
+ * the shared chunks, and the lines it sends us. Private to server.c. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <systemd/sd-event.h>
+
+#include "daemon/server.h"
+
+#define CLIENT_INBUF_SIZE 65536u
+
+struct client {
+        struct server *server;
+        struct client *prev, *next;
+        int fd;
+        sd_event_source *io;
+        bool want_out;           /* EPOLLOUT armed */
+        bool closing;            /* flush what is queued, then close */
+        struct ucred cred;
+        uint64_t id;
+        bool linked;             /* on the server's list */
+
+        /* Subscription: all events, or those whose bit is set. */
+        bool all_events;
+        uint64_t *event_bits;
+        size_t n_event_bits;
+        char **event_names;      /* as subscribed, to re-resolve on reload */
+        pid_t *pids;             /* NULL: any pid */
+        size_t n_pids;
+
+        /* Queue: a ring of spans; `queued` bytes not yet written. */
+        struct span *q;
+        size_t q_head, q_len, q_cap;
+        size_t queued;
+        uint32_t head_done;      /* bytes of q[q_head] already written */
+        uint64_t dropped;        /* lines dropped since the last "dropped" line */
+        uint64_t dropped_total;
+        uint64_t lines_queued;
+
+        char inbuf[CLIENT_INBUF_SIZE];
+        size_t in_len;
+        bool in_discard;         /* skipping the rest of an overlong line */
+};
+
+int client_new(struct server *s, int fd, uint64_t id, struct client **ret);
+struct client *client_free(struct client *c);
+
+static inline bool client_wants(const struct client *c, unsigned idx, pid_t pid) {
+        if (!c->all_events) {
+                if ((idx >> 6) >= c->n_event_bits || !(c->event_bits[idx >> 6] & (UINT64_C(1) << (idx & 63))))
+                        return false;
+        }
+        if (c->pids) {
+                for (size_t i = 0; i < c->n_pids; i++)
+                        if (c->pids[i] == pid)
+                                return true;
+                return false;
+        }
+        return true;
+}
+
+/* Queues a span of CHUNK (taking a reference) or counts a drop when the
+ * queue is over LIMIT bytes. */
+void client_enqueue(struct client *c, struct chunk *chunk, uint32_t off, uint32_t len, size_t limit);
+/* Writes what it can; returns -errno when the client must be closed. */
+int client_flush(struct client *c);
+/* Re-resolves the subscription by name after the event list changed. */
+void client_resolve(struct client *c);
+
+/* server.c internals the client code uses. */
+void server_chunk_unref(struct server *s, struct chunk *chunk);
+/* Queues LINE (with '\n') for client C only, past the queue limit: for
+ * replies, which are small and must not be lost. */
+int server_send(struct server *s, struct client *c, const char *line, size_t len);
+sd_event *server_get_event(const struct server *s);
+const struct server_ops *server_get_ops(const struct server *s, void **ret_userdata);
+void server_client_closed(struct server *s, struct client *c);

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/evmon/evmond.json"
+#define CONFIG_DEFAULT_SOCKET "/run/evmon/evmond.sock"
+#define CONFIG_DEFAULT_RING_PAGES 64u
+
+enum event_kind {
+        EVENT_TRACEPOINT,
+        EVENT_KPROBE,
+        EVENT_KRETPROBE,
+        EVENT_UPROBE,
+        EVENT_URETPROBE,
+        _EVENT_KIND_MAX,
+};
+
+struct event_config {
+        enum event_kind kind;
+        char *wire_name;        /* "sched:sched_process_exec", "kprobe:open" */
+        char *system;           /* tracepoint system, or the probe kind's name */
+        char *name;             /* tracepoint or probe name */
+        char *target;           /* probes: SYMBOL[+OFF], PATH:SYMBOL[+OFF], ... */
+        char **fetch;           /* probes: "NAME=FETCHARG", NULL-terminated, may be NULL */
+        char *filter;           /* ftrace filter or NULL */
+        char *where;            /* "FILE:LINE: events[N]" for messages */
+};
+
+struct config {
+        char *path;             /* file name, or "<built-in default>" */
+        char *socket_path;
+        mode_t socket_mode;
+        char *socket_group;
+        unsigned ring_pages;
+        unsigned flush_ms;      /* deliver within this long on a quiet system */
+        clockid_t clockid;
+        char *clock_name;
+        unsigned max_clients;
+        size_t client_queue_bytes;
+        char **cgroups;         /* NULL-terminated or NULL */
+        pid_t *pids;
+        size_t n_pids;
+        struct event_config *events;
+        size_t n_events;
+};
+
+const char *event_kind_to_string(enum event_kind k);
+
+/* Parses config TEXT read from PATH. On failure returns -EINVAL and sets
+ * *ret_error to one message naming the file, line and key (caller frees). */
+int config_parse(const char *text, const char *path, struct config **ret, char **ret_error);
+
+/* Reads and parses PATH; PATH NULL means the default file, or the built-in
+ * default config when that file does not exist. */
+int config_load(const char *path, struct config **ret, char **ret_error);
+
+struct config *config_free(struct config *c);
+
+/* The built-in default: exec, exit and fork system-wide. */
+extern const char config_builtin[];

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The socket side of the daemon: the listening socket, the clients, and
+ * the shared line store that lets one encoded line go to every client that
+ * wants it without a copy per client. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <systemd/sd-event.h>
+
+struct server;
+struct client;
+
+/* Lines live in reference-counted chunks; a client's queue holds (chunk,
+ * offset, length) spans. Chunks are recycled through a free list, so a
+ * steady stream allocates nothing. */
+#define CHUNK_SIZE (256u * 1024u)
+
+struct chunk {
+        unsigned refs;
+        size_t len, cap;
+        struct chunk *next_free;
+        char data[];
+};
+
+struct span {
+        struct chunk *chunk;
+        uint32_t off, len;
+};
+
+struct server_ops {
+        /* The names of the events served, in index order, for hello and
+         * subscribe. */
+        size_t (*n_events)(void *userdata);
+        const char *(*event_name)(void *userdata, size_t i);
+        /* {"type":"status"} and {"type":"reload"} from a client; each
+         * returns a complete JSON line (without '\n'), caller frees. */
+        char *(*status)(void *userdata);
+        char *(*reload)(void *userdata);
+};
+
+struct server_opts {
+        const char *path;       /* socket path (created unless socket activated) */
+        mode_t mode;
+        gid_t gid;              /* (gid_t) -1: keep ours */
+        unsigned max_clients;
+        size_t queue_bytes;     /* per-client limit before lines are dropped */
+        int listen_fd;          /* >= 0: an inherited (socket-activated) listener */
+};
+
+int server_new(sd_event *e, const struct server_opts *opts, const struct server_ops *ops, void *userdata,
+               struct server **ret);
+/* Closes every client and the listener; removes the socket file we made. */
+struct server *server_free(struct server *s);
+
+/* True when some client wants event IDX of process PID: the caller encodes
+ * the line only then. */
+bool server_wants(const struct server *s, unsigned idx, pid_t pid);
+/* Queues LINE (ending in '\n') for every client that wants event IDX of
+ * PID; a client whose queue is full counts a drop instead. */
+void server_broadcast(struct server *s, unsigned idx, pid_t pid, const char *line, size_t len);
+/* Queues LINE for every client (lost records, config changes). */
+void server_broadcast_all(struct server *s, const char *line, size_t len);
+/* Writes what is queued to each client that can take it now. Call after a
+ * batch of broadcasts. */
+void server_flush(struct server *s);
+
+/* The event list changed (reload): subscriptions are re-resolved by name. */
+void server_events_changed(struct server *s);
+
+size_t server_n_clients(const struct server *s);
+uint64_t server_dropped_total(const struct server *s);
+/* Appends a JSON array of the clients (pid, uid, queued bytes, drops) to
+ * a json-c array object. */
+struct json_object;
+void server_clients_json(const struct server *s, struct json_object *array);
