@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* elf_resolve_symbol() against binaries built for the test (PIE, non-PIE,
+ * stripped) and the real libc. Expected offsets come from two independent
+ * sources: readelf's symbol and program-header tables, and, for libc, the
+ * kernel's own /proc/self/maps view of where the symbol's page comes from
+ * in the file (which is what a uprobe's offset must match). */
+
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/probe.h"
+
+static const char *env(const char *name) {
+        const char *v = getenv(name);
+
+        if (!v) {
+                fprintf(stderr, "%s is not set: run through meson test\n", name);
+                exit(EXIT_FAILURE);
+        }
+        return v;
+}
+
+/* Symbol value from `readelf -Ws`: .symtab's first, else .dynsym's. */
+static int readelf_value(const char *path, const char *symbol, uint64_t *ret) {
+        _cleanup_(freep) char *cmd = NULL, *line = NULL;
+        size_t cap = 0;
+        FILE *p;
+        bool in_symtab = false, have_sym = false, have_dyn = false;
+        uint64_t v_sym = 0, v_dyn = 0;
+
+        assert_true(asprintf(&cmd, "readelf -Ws '%s'", path) > 0);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        while (getline(&line, &cap, p) > 0) {
+                char num[32], value[32], size[32], type[32], bind[32], vis[32], ndx[32], name[512];
+
+                if (strstr(line, "Symbol table '.symtab'"))
+                        in_symtab = true;
+                else if (strstr(line, "Symbol table '.dynsym'"))
+                        in_symtab = false;
+                if (sscanf(line, " %31s %31s %31s %31s %31s %31s %31s %511s", num, value, size, type, bind,
+                           vis, ndx, name) != 8)
+                        continue;
+                name[strcspn(name, "@")] = 0;
+                if (strcmp(name, symbol) != 0 || strcmp(ndx, "UND") == 0)
+                        continue;
+                if (in_symtab && !have_sym) {
+                        v_sym = strtoull(value, NULL, 16);
+                        have_sym = true;
+                } else if (!in_symtab && !have_dyn) {
+                        v_dyn = strtoull(value, NULL, 16);
+                        have_dyn = true;
+                }
+        }
+        pclose(p);
+        if (!have_sym && !have_dyn)
+                return -ENOENT;
+        *ret = have_sym ? v_sym : v_dyn;
+        return 0;
+}
+
+/* File offset of VALUE by the LOAD lines of `readelf -lW`. */
+static uint64_t readelf_file_offset(const char *path, uint64_t value) {
+        _cleanup_(freep) char *cmd = NULL, *line = NULL;
+        size_t cap = 0;
+        FILE *p;
+        bool found = false;
+        uint64_t result = 0;
+
+        assert_true(asprintf(&cmd, "readelf -lW '%s'", path) > 0);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        while (getline(&line, &cap, p) > 0) {
+                unsigned long long off, vaddr, paddr, filesz, memsz;
+
+                if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &paddr, &filesz,
+                           &memsz) != 5)
+                        continue;
+                if (!found && value >= vaddr && value < vaddr + filesz) {
+                        result = value - vaddr + off;
+                        found = true;
+                }
+        }
+        pclose(p);
+        assert_true(found);
+        return result;
+}
+
+static void check_against_readelf(const char *path, const char *symbol, bool expect_differs) {
+        _cleanup_(freep) char *real = NULL, *err = NULL, *want_real = NULL;
+        uint64_t off = 0, value = 0, want;
+
+        assert_int_equal(readelf_value(path, symbol, &value), 0);
+        want = readelf_file_offset(path, value);
+
+        assert_int_equal(elf_resolve_symbol(path, symbol, &off, &real, &err), 0);
+        assert_null(err);
+        assert_int_equal(off, want);
+        if (expect_differs)
+                assert_true(off != value); /* using st_value as-is would be wrong */
+
+        want_real = realpath(path, NULL);
+        assert_non_null(want_real);
+        assert_string_equal(real, want_real);
+}
+
+static void test_pie(void **state) {
+        check_against_readelf(env("PROBE_TARGET"), "evmon_target", false);
+        /* A static function: only in .symtab. */
+        check_against_readelf(env("PROBE_TARGET"), "evmon_local", false);
+        check_against_readelf(env("PROBE_TARGET"), "main", false);
+}
+
+static void test_nopie(void **state) {
+        check_against_readelf(env("PROBE_TARGET_NOPIE"), "evmon_target", true);
+        check_against_readelf(env("PROBE_TARGET_NOPIE"), "evmon_local", true);
+}
+
+/* Where the kernel mapped ADDR from: file offset by /proc/self/maps. */
+static uint64_t maps_file_offset(const void *addr, char **ret_file) {
+        _cleanup_(freep) char *line = NULL;
+        size_t cap = 0;
+        FILE *f = fopen("/proc/self/maps", "re");
+        uint64_t result = UINT64_MAX;
+
+        assert_non_null(f);
+        while (getline(&line, &cap, f) > 0) {
+                unsigned long long start, end, off;
+                char perms[8];
+                int pos = 0;
+
+                if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) < 4)
+                        continue;
+                if ((uintptr_t) addr < start || (uintptr_t) addr >= end)
+                        continue;
+                result = (uintptr_t) addr - start + off;
+                line[strcspn(line, "\n")] = 0;
+                *ret_file = strdup(line + pos);
+                break;
+        }
+        fclose(f);
+        assert_true(result != UINT64_MAX);
+        return result;
+}
+
+static void check_libc_symbol(const char *symbol) {
+        _cleanup_(freep) char *real = NULL, *err = NULL, *mapped = NULL, *want_real = NULL;
+        Dl_info info;
+        void *addr;
+        uint64_t off = 0, want;
+
+        addr = dlsym(RTLD_DEFAULT, symbol);
+        assert_non_null(addr);
+        assert_true(dladdr(addr, &info) != 0);
+        assert_non_null(info.dli_fname);
+
+        want = maps_file_offset(addr, &mapped);
+        assert_int_equal(elf_resolve_symbol(info.dli_fname, symbol, &off, &real, &err), 0);
+        assert_null(err);
+        assert_int_equal(off, want);
+
+        /* The loader names libc by the path it opened (often through the
+         * /lib symlink); the resolver gives the real file, as maps does. */
+        want_real = realpath(mapped, NULL);
+        assert_non_null(want_real);
+        assert_string_equal(real, want_real);
+
+        check_against_readelf(info.dli_fname, symbol, false);
+}
+
+static void test_libc(void **state) {
+        check_libc_symbol("getpid");
+        check_libc_symbol("write");
+        check_libc_symbol("strtol");
+}
+
+static void test_symlink(void **state) {
+        _cleanup_(freep) char *dir = NULL, *link = NULL, *real = NULL, *want = NULL, *err = NULL;
+        uint64_t off = 0, off2 = 0;
+        char tmpl[] = "/tmp/evmon-test-elf-XXXXXX";
+
+        dir = strdup(mkdtemp(tmpl));
+        assert_non_null(dir);
+        assert_true(asprintf(&link, "%s/link", dir) > 0);
+        assert_int_equal(symlink(env("PROBE_TARGET"), link), 0);
+
+        assert_int_equal(elf_resolve_symbol(link, "evmon_target", &off, &real, &err), 0);
+        want = realpath(env("PROBE_TARGET"), NULL);
+        assert_string_equal(real, want);
+        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &off2, NULL, NULL), 0);
+        assert_int_equal(off, off2);
+
+        unlink(link);
+        rmdir(dir);
+}
+
+static void expect_error(const char *path, const char *symbol, int error, const char *needle) {
+        _cleanup_(freep) char *err = NULL, *real = NULL;
+        uint64_t off = 12345;
+
+        assert_int_equal(elf_resolve_symbol(path, symbol, &off, &real, &err), error);
+        assert_int_equal(off, 12345);
+        assert_null(real);
+        assert_non_null(err);
+        if (!strstr(err, needle))
+                fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
+        /* And with no message wanted. */
+        assert_int_equal(elf_resolve_symbol(path, symbol, &off, NULL, NULL), error);
+}
+
+static void test_errors(void **state) {
+        _cleanup_(freep) char *text = NULL;
+        char tmpl[] = "/tmp/evmon-test-elf-XXXXXX";
+        int fd;
+
+        expect_error("/nonexistent/evmon/binary", "main", -ENOENT, "/nonexistent/evmon/binary");
+        expect_error(env("PROBE_TARGET"), "evmon_no_such_symbol", -ENOENT,
+                     "symbol evmon_no_such_symbol not found in");
+        /* Undefined in the file (imported from libc): not a definition. */
+        expect_error(env("PROBE_TARGET"), "strlen", -ENOENT, "not found");
+        expect_error(env("PROBE_TARGET"), "evmon_dup", -ENOTUNIQ, "ambiguous");
+        /* --strip-all keeps .dynsym, which lacks our functions. */
+        expect_error(env("PROBE_TARGET_STRIPPED"), "evmon_target", -ENOENT, "stripped");
+        /* A static executable has no .dynsym to keep. */
+        expect_error(env("PROBE_TARGET_STATIC_STRIPPED"), "evmon_target", -ENODATA, "stripped");
+
+        fd = mkstemp(tmpl);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "#!/bin/sh\necho not elf\n", 23), 23);
+        close(fd);
+        expect_error(tmpl, "main", -ENOEXEC, "not an ELF file");
+        unlink(tmpl);
+
+        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "", &(uint64_t) { 0 }, NULL, NULL), -EINVAL);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_pie),
+                cmocka_unit_test(test_nopie),
+                cmocka_unit_test(test_libc),
+                cmocka_unit_test(test_symlink),
+                cmocka_unit_test(test_errors),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
