@@ -111,8 +111,13 @@ int probe_format_command(const char *group, const struct probe_spec *p, char **r
  * owns in *ret_format (may be NULL: not wanted). When the kernel refuses
  * the definition, *ret_error holds its reason, the last error_log entry
  * ("trace_kprobe: error: Invalid fetch argument\n  Command: ...\n  ^"),
- * and the return is the write's -errno (-EEXIST when the event exists).
- * -EOPNOTSUPP when the kernel has no kprobe_events/uprobe_events. */
+ * and the return is the write's -errno (-EEXIST when the same probe
+ * exists). -EOPNOTSUPP when the kernel has no kprobe_events/uprobe_events.
+ *
+ * Beware: since Linux 5.7 a definition whose GROUP/NAME exists with the
+ * same fetch-args but another target does not fail; the kernel adds the
+ * location to the existing event, which then fires for both. Clear the
+ * group at start-up (probe_remove_group) so names are fresh. */
 int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
               struct format **ret_format, char **ret_error);
 
@@ -186,8 +191,11 @@ int probe_pmu_format(const struct format *reference, enum probe_kind kind, const
  * followed) to the file offset uprobe_events and the uprobe PMU take:
  * st_value - p_vaddr + p_offset of the PT_LOAD segment holding it. Looks
  * in .symtab, then .dynsym; takes functions (STT_FUNC, STT_GNU_IFUNC),
- * else any defined symbol in an executable segment. *ret_real_path (may
- * be NULL) gets the realpath() of PATH.
+ * else any defined symbol in an executable segment. In .dynsym a name's
+ * default version (name@@V) wins over older ones (name@V). For an IFUNC
+ * the address is its resolver's, which runs once at load time, not the
+ * implementation's. *ret_real_path (may be NULL) gets the realpath() of
+ * PATH.
  *
  * Errors: -ENOENT no such file, or no such symbol; -ENOEXEC not an ELF
  * executable or shared object; -ENODATA no symbol table at all (stripped);
