@@ -39,7 +39,7 @@ static int readelf_value(const char *path, const char *symbol, uint64_t *ret) {
         _cleanup_(freep) char *cmd = NULL, *line = NULL;
         size_t cap = 0;
         FILE *p;
-        bool in_symtab = false, have_sym = false, have_dyn = false;
+        bool in_symtab = false, have_sym = false, have_dyn = false, dyn_default = false, is_default;
         uint64_t v_sym = 0, v_dyn = 0;
 
         assert_true(asprintf(&cmd, "readelf -Ws '%s'", path) > 0);
@@ -55,15 +55,19 @@ static int readelf_value(const char *path, const char *symbol, uint64_t *ret) {
                 if (sscanf(line, " %31s %31s %31s %31s %31s %31s %31s %511s", num, value, size, type, bind,
                            vis, ndx, name) != 8)
                         continue;
+                is_default = strstr(name, "@@");
                 name[strcspn(name, "@")] = 0;
                 if (strcmp(name, symbol) != 0 || strcmp(ndx, "UND") == 0)
                         continue;
                 if (in_symtab && !have_sym) {
                         v_sym = strtoull(value, NULL, 16);
                         have_sym = true;
-                } else if (!in_symtab && !have_dyn) {
+                } else if (!in_symtab && (!have_dyn || (is_default && !dyn_default))) {
+                        /* name@@VER is the default version: what a link
+                         * binds to, and what the resolver must pick. */
                         v_dyn = strtoull(value, NULL, 16);
                         have_dyn = true;
+                        dyn_default = is_default;
                 }
         }
         pclose(p);
@@ -186,6 +190,11 @@ static void test_libc(void **state) {
         check_libc_symbol("getpid");
         check_libc_symbol("write");
         check_libc_symbol("strtol");
+        /* Two versions at two addresses: realpath@@GLIBC_2.3 and
+         * realpath@GLIBC_2.2.5; dlsym, like the resolver, takes the
+         * default. */
+        check_libc_symbol("realpath");
+        check_libc_symbol("pthread_cond_wait");
 }
 
 static void test_symlink(void **state) {
