@@ -13,6 +13,7 @@
 /* ---- tracefs.c: the mount ------------------------------------------- */
 
 struct tracefs;
+struct format;
 
 /* Opens tracefs at DIR, or, with DIR NULL, finds it from /proc/mounts
  * (/sys/kernel/tracing, then /sys/kernel/debug/tracing) and mounts it at
@@ -21,6 +22,11 @@ struct tracefs;
 int tracefs_open(const char *dir, struct tracefs **ret);
 struct tracefs *tracefs_free(struct tracefs *t);
 const char *tracefs_path(const struct tracefs *t);
+
+/* Picks the tracefs mount point out of the text of /proc/mounts:
+ * /sys/kernel/tracing, then /sys/kernel/debug/tracing, then any other
+ * tracefs mount. -ENOENT when there is none. The caller owns *ret_path. */
+int tracefs_find_mount(const char *mounts, char **ret_path);
 
 /* Reads the file REL (relative to the root) whole, NUL-terminated. */
 int tracefs_read(const struct tracefs *t, const char *rel, char **ret_text, size_t *ret_len);

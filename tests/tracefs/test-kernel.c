@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tracefs.c and format.c against the running kernel: tracefs_open(NULL)
+ * finds the real mount, and every events/SYSTEM/NAME/format file parses
+ * into fields that make sense. Exits 77 (skip) with the reason when
+ * tracefs is absent or not readable (not root). */
+
+#define _GNU_SOURCE 1
+
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <unistd.h>
+
+#include "test-util.h"
+
+static struct tracefs *tfs;
+
+static bool is_int_width(unsigned n) {
+        return n == 1 || n == 2 || n == 4 || n == 8;
+}
+
+static void check_field(const struct format *f, const struct format_field *x) {
+        const char *ev = f->name;
+
+        if (!x->name[0] || !x->type[0])
+                fail_msg("%s: field without name or type", ev);
+        if ((unsigned) x->kind >= _FIELD_KIND_MAX)
+                fail_msg("%s.%s: kind %d", ev, x->name, x->kind);
+        if ((uint64_t) x->offset + x->size > f->min_size)
+                fail_msg("%s.%s: ends at %u past min_size %u", ev, x->name, x->offset + x->size, f->min_size);
+        if (!is_int_width(x->elem_size))
+                fail_msg("%s.%s: elem_size %u", ev, x->name, x->elem_size);
+
+        switch (x->kind) {
+        case FIELD_INT:
+                if (!is_int_width(x->size) || x->elem_size > x->size)
+                        fail_msg("%s.%s (%s): int of %u in a slot of %u", ev, x->name, x->type, x->elem_size,
+                                 x->size);
+                break;
+        case FIELD_BOOL:
+        case FIELD_POINTER:
+                if (!is_int_width(x->size) || x->elem_size != x->size)
+                        fail_msg("%s.%s (%s): size %u", ev, x->name, x->type, x->size);
+                break;
+        case FIELD_CHARS:
+                if (x->size == 0 || x->elem_size != 1)
+                        fail_msg("%s.%s (%s): size %u", ev, x->name, x->type, x->size);
+                break;
+        case FIELD_ARRAY:
+                if (x->size == 0 || x->size % x->elem_size != 0)
+                        fail_msg("%s.%s (%s): %u bytes of %u", ev, x->name, x->type, x->size, x->elem_size);
+                break;
+        case FIELD_DYN_STRING:
+        case FIELD_DYN_ARRAY:
+                if (x->flex ? x->size != 0 || x->rel : x->size != 4)
+                        fail_msg("%s.%s (%s): size %u", ev, x->name, x->type, x->size);
+                if (x->kind == FIELD_DYN_STRING && x->elem_size != 1)
+                        fail_msg("%s.%s (%s): string of %u", ev, x->name, x->type, x->elem_size);
+                break;
+        default:
+                fail();
+        }
+
+        /* What the users of these fields count on. */
+        if (strcmp(x->type, "int") == 0 && (x->kind != FIELD_INT || x->elem_size != 4 || !x->elem_signed))
+                fail_msg("%s.%s: int is not a signed 4-byte int", ev, x->name);
+        if (strcmp(x->type, "__data_loc char[]") == 0 && x->kind != FIELD_DYN_STRING)
+                fail_msg("%s.%s: __data_loc char[] is no string", ev, x->name);
+        if (strchr(x->type, '*') && !strchr(x->type, '[') && x->kind != FIELD_POINTER)
+                fail_msg("%s.%s: %s is no pointer", ev, x->name, x->type);
+}
+
+static void test_open_null(void **state) {
+        _cleanup_(tracefs_freep) struct tracefs *again = NULL;
+        _cleanup_(freep) char *mounts = NULL, *found = NULL;
+        size_t len;
+        FILE *f;
+
+        f = fopen("/proc/mounts", "re");
+        assert_non_null(f);
+        assert_true(getdelim(&mounts, &len, '\0', f) >= 0);
+        fclose(f);
+
+        assert_int_equal(tracefs_find_mount(mounts, &found), 0);
+        assert_string_equal(tracefs_path(tfs), found);
+
+        assert_int_equal(tracefs_open(found, &again), 0);
+        assert_string_equal(tracefs_path(again), found);
+}
+
+static void test_all_formats(void **state) {
+        _cleanup_(strv_freep) char **events = NULL;
+        _cleanup_(freep) char *pattern = NULL;
+        size_t n_parsed = 0, n_fields = 0, by_kind[_FIELD_KIND_MAX] = {};
+        glob_t g = {};
+        int n;
+
+        n = tracefs_list_events(tfs, &events);
+        assert_true(n > 0);
+
+        /* What a shell glob counts, independently of tracefs_list_events(). */
+        assert_true(asprintf(&pattern, "%s/events/*/*/format", tracefs_path(tfs)) >= 0);
+        assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+        assert_int_equal(g.gl_pathc, (size_t) n);
+        globfree(&g);
+
+        for (char **e = events; *e; e++) {
+                _cleanup_(format_freep) struct format *f = NULL;
+                _cleanup_(freep) char *system = strdup(*e), *id_path = NULL, *id_text = NULL;
+                char *name;
+                int r;
+
+                assert_non_null(system);
+                name = strchr(system, ':');
+                assert_non_null(name);
+                *name++ = '\0';
+
+                r = tracefs_event_format(tfs, system, name, &f);
+                if (r < 0)
+                        fail_msg("%s: %s", *e, strerror(-r));
+
+                assert_string_equal(f->system, system);
+                assert_string_equal(f->name, name);
+                assert_true(asprintf(&id_path, "events/%s/%s/id", system, name) >= 0);
+                /* Most ftrace/ events have no id file (perf cannot open them). */
+                r = tracefs_read(tfs, id_path, &id_text, NULL);
+                if (r != -ENOENT || strcmp(system, "ftrace") != 0) {
+                        assert_int_equal(r, 0);
+                        assert_int_equal(strtoul(id_text, NULL, 10), f->id);
+                }
+
+                assert_true(f->n_fields > 0);
+                assert_true(f->n_common >= 1);
+                assert_string_equal(f->fields[0].name, "common_type");
+                assert_int_equal(f->fields[0].size, 2);
+                for (size_t i = 0; i < f->n_fields; i++) {
+                        check_field(f, &f->fields[i]);
+                        by_kind[f->fields[i].kind]++;
+                }
+                n_fields += f->n_fields;
+                n_parsed++;
+        }
+
+        assert_int_equal(n_parsed, (size_t) n);
+        print_message("parsed %zu format files of %s (%zu fields:", n_parsed, tracefs_path(tfs), n_fields);
+        for (int k = 0; k < _FIELD_KIND_MAX; k++)
+                print_message(" %s %zu", field_kind_to_string(k), by_kind[k]);
+        print_message(")\n");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_open_null),
+                cmocka_unit_test(test_all_formats),
+        };
+        _cleanup_(freep) char *mounts = NULL, *found = NULL;
+        size_t len;
+        FILE *f;
+        int r;
+
+        f = fopen("/proc/mounts", "re");
+        if (f) {
+                if (getdelim(&mounts, &len, '\0', f) < 0) {
+                        free(mounts);
+                        mounts = NULL;
+                }
+                fclose(f);
+        }
+        if (!mounts || tracefs_find_mount(mounts, &found) < 0) {
+                printf("SKIP: tracefs is not mounted\n");
+                return 77;
+        }
+        if (access(found, R_OK | X_OK) < 0) {
+                printf("SKIP: cannot read tracefs at %s: %m (not root?)\n", found);
+                return 77;
+        }
+
+        r = tracefs_open(NULL, &tfs);
+        if (r < 0) {
+                printf("FAIL: tracefs_open(NULL) with tracefs mounted at %s: %s\n", found, strerror(-r));
+                return 1;
+        }
+
+        r = cmocka_run_group_tests(tests, NULL, NULL);
+        tfs = tracefs_free(tfs);
+        return r;
+}
