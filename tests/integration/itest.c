@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+static const char *tracefs_root(void) {
+        static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+        for (size_t i = 0; i < 2; i++) {
+                char p[256];
+                snprintf(p, sizeof(p), "%s/events", roots[i]);
+                if (access(p, R_OK) == 0)
+                        return roots[i];
+        }
+        return NULL;
+}
+
+void itest_require(const char *const *events) {
+        const char *root;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "SKIP: needs root (perf_event_open on tracepoints system-wide)\n");
+                exit(ITEST_SKIP);
+        }
+        root = tracefs_root();
+        if (!root) {
+                fprintf(stderr, "SKIP: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)\n");
+                exit(ITEST_SKIP);
+        }
+        for (; events && *events; events++) {
+                char p[512];
+                snprintf(p, sizeof(p), "%s/events/%s/format", root, *events);
+                if (access(p, R_OK) != 0) {
+                        fprintf(stderr, "SKIP: this kernel has no %s tracepoint\n", *events);
+                        exit(ITEST_SKIP);
+                }
+        }
+}
+
+const char *itest_build_path(const char *rel, char *buf, size_t size) {
+        const char *b = getenv("EVMON_BUILD_ROOT");
+        snprintf(buf, size, "%s/%s", b ? b : ".", rel);
+        return buf;
+}
+
+int itest_client_connect(struct itest_client *c, const char *socket_path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        c->len = 0;
+        c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (c->fd < 0)
+                return -errno;
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
+        if (connect(c->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                int r = -errno;
+                close(c->fd);
+                c->fd = -1;
+                return r;
+        }
+        return 0;
+}
+
+void itest_client_close(struct itest_client *c) {
+        if (c->fd >= 0)
+                close(c->fd);
+        c->fd = -1;
+}
+
+int itest_client_send(struct itest_client *c, const char *line) {
+        size_t n = strlen(line);
+        return write(c->fd, line, n) == (ssize_t) n ? 0 : -EIO;
+}
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+json_object *itest_client_next(struct itest_client *c, int timeout_ms) {
+        uint64_t end = now_ms() + (uint64_t) timeout_ms;
+
+        for (;;) {
+                char *nl = memchr(c->buf, '\n', c->len);
+                if (nl) {
+                        size_t n = (size_t) (nl - c->buf) + 1;
+                        json_tokener *tok = json_tokener_new();
+                        json_object *o = json_tokener_parse_ex(tok, c->buf, (int) n - 1);
+                        if (!o || json_tokener_get_error(tok) != json_tokener_success) {
+                                fprintf(stderr, "not JSON: %.*s\n", (int) n, c->buf);
+                                abort();
+                        }
+                        json_tokener_free(tok);
+                        memmove(c->buf, c->buf + n, c->len - n);
+                        c->len -= n;
+                        return o;
+                }
+                uint64_t now = now_ms();
+                if (now >= end)
+                        return NULL;
+                struct pollfd p = { .fd = c->fd, .events = POLLIN };
+                if (poll(&p, 1, (int) (end - now)) <= 0)
+                        return NULL;
+                ssize_t r = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
+                if (r <= 0)
+                        return NULL;
+                c->len += (size_t) r;
+        }
+}
+
+json_object *itest_client_expect(struct itest_client *c, const char *type, int timeout_ms) {
+        uint64_t end = now_ms() + (uint64_t) timeout_ms;
+        for (;;) {
+                uint64_t now = now_ms();
+                if (now >= end)
+                        return NULL;
+                json_object *o = itest_client_next(c, (int) (end - now));
+                if (!o)
+                        return NULL;
+                if (strcmp(itest_str(o, "type"), type) == 0)
+                        return o;
+                json_object_put(o);
+        }
+}
+
+const char *itest_str(json_object *o, const char *key) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return "";
+        return json_object_get_string(v);
+}
+
+int64_t itest_int(json_object *o, const char *key) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v))
+                return -1;
+        return json_object_get_int64(v);
+}
+
+int itest_daemon_start(struct itest_daemon *d, const char *config_json) {
+        char evmond[512];
+        FILE *f;
+
+        strcpy(d->dir, "/tmp/evmon-itest-XXXXXX");
+        if (!mkdtemp(d->dir))
+                return -errno;
+        snprintf(d->config, sizeof(d->config), "%s/evmond.json", d->dir);
+        snprintf(d->socket, sizeof(d->socket), "%s/evmond.sock", d->dir);
+        f = fopen(d->config, "w");
+        if (!f)
+                return -errno;
+        fputs(config_json, f);
+        fclose(f);
+
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        d->pid = fork();
+        if (d->pid < 0)
+                return -errno;
+        if (d->pid == 0) {
+                execl(evmond, evmond, "--config", d->config, "--socket", d->socket, (char *) NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 200; i++) {
+                struct itest_client c;
+                int status;
+
+                if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+                        fprintf(stderr, "evmond exited early with status %d\n", WEXITSTATUS(status));
+                        d->pid = -1;
+                        return -ECHILD;
+                }
+                if (itest_client_connect(&c, d->socket) == 0) {
+                        itest_client_close(&c);
+                        return 0;
+                }
+                usleep(50000);
+        }
+        return -ETIMEDOUT;
+}
+
+int itest_daemon_stop(struct itest_daemon *d) {
+        int status;
+
+        if (d->pid <= 0)
+                return -1;
+        kill(d->pid, SIGTERM);
+        for (int i = 0; i < 200; i++) {
+                if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+                        d->pid = -1;
+                        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                }
+                usleep(50000);
+        }
+        kill(d->pid, SIGKILL);
+        waitpid(d->pid, &status, 0);
+        d->pid = -1;
+        return -1;
+}
+
+void itest_daemon_cleanup(struct itest_daemon *d) {
+        if (d->pid > 0)
+                (void) itest_daemon_stop(d);
+        unlink(d->socket);
+        unlink(d->config);
+        rmdir(d->dir);
+}
+
+char *itest_client_slurp(struct itest_client *c, int quiet_ms, int max_ms, size_t *ret_len) {
+        uint64_t end = now_ms() + (uint64_t) max_ms;
+        size_t cap = 1 << 24, len = c->len;
+        char *buf = malloc(cap);
+
+        if (!buf)
+                abort();
+        memcpy(buf, c->buf, c->len);
+        c->len = 0;
+        for (;;) {
+                struct pollfd p = { .fd = c->fd, .events = POLLIN };
+                ssize_t r;
+
+                if (now_ms() >= end || poll(&p, 1, quiet_ms) <= 0)
+                        break;
+                if (cap - len < (1 << 20)) {
+                        cap *= 2;
+                        buf = realloc(buf, cap);
+                        if (!buf)
+                                abort();
+                }
+                r = read(c->fd, buf + len, cap - len - 1);
+                if (r <= 0)
+                        break;
+                len += (size_t) r;
+        }
+        buf[len] = 0;
+        *ret_len = len;
+        return buf;
+}
+
+void itest_for_each_line(const char *text, size_t len, void (*fn)(json_object *o, void *ud), void *ud) {
+        json_tokener *tok = json_tokener_new();
+        const char *p = text, *end = text + len;
+
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                json_object *o;
+
+                if (!nl) {
+                        fprintf(stderr, "unterminated line at the end: %.*s\n", (int) (end - p), p);
+                        abort();
+                }
+                json_tokener_reset(tok);
+                o = json_tokener_parse_ex(tok, p, (int) (nl - p));
+                if (!o || json_tokener_get_error(tok) != json_tokener_success) {
+                        fprintf(stderr, "not JSON: %.*s\n", (int) (nl - p), p);
+                        abort();
+                }
+                fn(o, ud);
+                json_object_put(o);
+                p = nl + 1;
+        }
+        json_tokener_free(tok);
+}

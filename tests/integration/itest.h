@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Helpers for integration tests: run the real evmond on a temporary socket
+ * and talk to it as a client would. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define ITEST_SKIP 77
+
+/* Exits 77 with REASON on stderr when we are not root or tracefs lacks
+ * the events the tests need (each "system/name"). */
+void itest_require(const char *const *events);
+
+struct itest_daemon {
+        pid_t pid;
+        char dir[64];
+        char config[128];
+        char socket[128];
+};
+
+/* Writes CONFIG_JSON to a file in a fresh directory and starts evmond on a
+ * socket there; waits until it accepts connections. */
+int itest_daemon_start(struct itest_daemon *d, const char *config_json);
+/* SIGTERM; returns the exit status (or -1 when it did not exit in 10 s). */
+int itest_daemon_stop(struct itest_daemon *d);
+/* Stops it if running and removes its files. */
+void itest_daemon_cleanup(struct itest_daemon *d);
+const char *itest_build_path(const char *rel, char *buf, size_t size);
+
+struct itest_client {
+        int fd;
+        char buf[1 << 20];
+        size_t len;
+};
+
+int itest_client_connect(struct itest_client *c, const char *socket);
+void itest_client_close(struct itest_client *c);
+int itest_client_send(struct itest_client *c, const char *line);
+/* Next line parsed, or NULL after TIMEOUT_MS or at EOF. Caller puts it. */
+json_object *itest_client_next(struct itest_client *c, int timeout_ms);
+/* Next line of TYPE, skipping others. */
+json_object *itest_client_expect(struct itest_client *c, const char *type, int timeout_ms);
+
+/* Reads raw bytes until nothing came for QUIET_MS (or MAX_MS passed), as a
+ * fast client would, and returns them NUL-terminated (caller frees).
+ * DONE, when not NULL, is asked between reads whether to stop early. */
+char *itest_client_slurp(struct itest_client *c, int quiet_ms, int max_ms, size_t *ret_len);
+/* Calls FN for each parsed line of TEXT; aborts on a line that is not JSON. */
+void itest_for_each_line(const char *text, size_t len, void (*fn)(json_object *o, void *ud), void *ud);
+
+const char *itest_str(json_object *o, const char *key);
+int64_t itest_int(json_object *o, const char *key);

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The whole path on the real kernel: evmond on a temporary socket serving
+ * sched_process_exec and sys_enter_getppid; a child makes N getppid calls
+ * and execs a uniquely named binary; clients count what they get. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+
+#define N_GETPPID 100000
+
+static const char config[] =
+        "// integration test config\n"
+        "{\n"
+        "  \"ring\": {\"pages\": 64},\n"
+        "  \"clients\": {\"queue_kib\": 1024},\n"
+        "  \"events\": [\n"
+        "    {\"tracepoint\": \"sched:sched_process_exec\"},\n"
+        "    {\"tracepoint\": \"syscalls:sys_enter_getppid\"}\n"
+        "  ]\n"
+        "}\n";
+
+static struct itest_daemon daemon_;
+
+static int setup(void **state) {
+        return itest_daemon_start(&daemon_, config) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        itest_daemon_cleanup(&daemon_);
+        return 0;
+}
+
+/* Copies /bin/true to a unique name so its exec is ours alone. */
+static void make_unique_binary(char *path, size_t size) {
+        char cmd[512];
+        snprintf(path, size, "%s/evmon-it-%d-%ld", daemon_.dir, getpid(), (long) random());
+        snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", path);
+        assert_int_equal(system(cmd), 0);
+}
+
+static pid_t spawn_workload(const char *binary, int n) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                /* Give the clients' subscriptions time to land. */
+                usleep(200000);
+                for (int i = 0; i < n; i++)
+                        syscall(SYS_getppid);
+                execl(binary, binary, (char *) NULL);
+                _exit(127);
+        }
+        return pid;
+}
+
+static void test_hello_lists_events(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o, *events;
+
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        o = itest_client_next(c, 5000);
+        assert_non_null(o);
+        assert_string_equal(itest_str(o, "type"), "hello");
+        assert_int_equal(itest_int(o, "version"), 1);
+        assert_true(json_object_object_get_ex(o, "events", &events));
+        assert_int_equal(json_object_array_length(events), 2);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(events, 0)), "sched:sched_process_exec");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(events, 1)), "syscalls:sys_enter_getppid");
+        json_object_put(o);
+        itest_client_close(c);
+        free(c);
+}
+
+static void test_bad_lines_get_errors(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
+
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(itest_client_send(c, "this is not json\n"), 0);
+        o = itest_client_expect(c, "error", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        assert_int_equal(itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[\"sched:no_such_event\"]}\n"), 0);
+        o = itest_client_expect(c, "error", 5000);
+        assert_non_null(o);
+        assert_non_null(strstr(itest_str(o, "error"), "sched:no_such_event"));
+        json_object_put(o);
+        assert_int_equal(itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[\"sched:*\"]}\n"), 0);
+        o = itest_client_expect(c, "subscribed", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        itest_client_close(c);
+        free(c);
+}
+
+struct tally {
+        pid_t pid;
+        const char *binary;
+        int64_t getppid;          /* from the workload's pid */
+        int64_t exec;             /* of the unique binary, by the workload's pid */
+        int64_t lost;             /* sum of "lost" counts */
+        int64_t dropped;          /* sum of "dropped" counts */
+        int64_t lines;
+};
+
+static void tally_line(json_object *o, void *userdata) {
+        struct tally *t = userdata;
+        const char *type = itest_str(o, "type");
+        json_object *fields;
+
+        t->lines++;
+        if (strcmp(type, "lost") == 0) {
+                assert_true(itest_int(o, "count") > 0);
+                t->lost += itest_int(o, "count");
+                return;
+        }
+        if (strcmp(type, "dropped") == 0) {
+                t->dropped += itest_int(o, "count");
+                return;
+        }
+        if (strcmp(type, "event") != 0)
+                return;
+        /* Every event line carries the DESIGN.md keys. */
+        assert_int_equal(strlen(itest_str(o, "time")), 30);
+        assert_true(itest_int(o, "ts") > 0);
+        assert_true(itest_int(o, "cpu") >= 0);
+        assert_true(json_object_object_get_ex(o, "fields", &fields));
+        if (itest_int(o, "pid") != t->pid)
+                return;
+        if (strcmp(itest_str(o, "event"), "syscalls:sys_enter_getppid") == 0) {
+                assert_int_equal(itest_int(o, "tid"), t->pid);
+                t->getppid++;
+        } else if (strcmp(itest_str(o, "event"), "sched:sched_process_exec") == 0 &&
+                   strcmp(itest_str(fields, "filename"), t->binary) == 0) {
+                assert_int_equal(itest_int(fields, "pid"), t->pid);
+                t->exec++;
+        }
+}
+
+static void tally_text(struct tally *t, const char *text, size_t len) {
+        itest_for_each_line(text, len, tally_line, t);
+}
+
+static void test_exact_counts_with_slow_and_second_client(void **state) {
+        struct itest_client *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b)), *stalled = calloc(1, sizeof(*stalled));
+        char binary[256];
+        json_object *o;
+        char *text;
+        size_t len;
+        pid_t pid;
+        int status;
+
+        make_unique_binary(binary, sizeof(binary));
+
+        assert_int_equal(itest_client_connect(a, daemon_.socket), 0);
+        json_object_put(itest_client_expect(a, "hello", 5000));
+        /* B wants execs only. */
+        assert_int_equal(itest_client_connect(b, daemon_.socket), 0);
+        json_object_put(itest_client_expect(b, "hello", 5000));
+        assert_int_equal(itest_client_send(b, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\"]}\n"), 0);
+        o = itest_client_expect(b, "subscribed", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        /* The stalled client wants everything and reads nothing until the end. */
+        assert_int_equal(itest_client_connect(stalled, daemon_.socket), 0);
+
+        pid = spawn_workload(binary, N_GETPPID);
+        struct tally ta = { .pid = pid, .binary = binary }, tb = ta, ts = ta;
+
+        /* A reads as fast as it can until the stream has been quiet for 2 s. */
+        text = itest_client_slurp(a, 2000, 60000, &len);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        tally_text(&ta, text, len);
+        free(text);
+        fprintf(stderr, "client A: %" PRId64 " getppid of %d, %" PRId64 " exec, %" PRId64 " lost, %" PRId64 " lines\n",
+                ta.getppid, N_GETPPID, ta.exec, ta.lost, ta.lines);
+        assert_int_equal(ta.exec, 1);
+        assert_true(ta.getppid <= N_GETPPID);
+        /* Exactly N, or the shortfall reported by "lost" lines. */
+        assert_true(ta.getppid + ta.lost >= N_GETPPID);
+        assert_int_equal(ta.dropped, 0);
+
+        text = itest_client_slurp(b, 500, 10000, &len);
+        tally_text(&tb, text, len);
+        free(text);
+        assert_int_equal(tb.exec, 1);
+        assert_int_equal(tb.getppid, 0);
+
+        /* The stalled client fell behind by more than its queue: it is told
+         * how many lines it missed once it catches up. */
+        text = itest_client_slurp(stalled, 1000, 30000, &len);
+        tally_text(&ts, text, len);
+        free(text);
+        fprintf(stderr, "stalled client: %" PRId64 " getppid, %" PRId64 " dropped, %" PRId64 " lost\n",
+                ts.getppid, ts.dropped, ts.lost);
+        assert_true(ts.dropped > 0);
+        assert_true(ts.getppid + ts.dropped + ts.lost >= N_GETPPID);
+
+        itest_client_close(a);
+        itest_client_close(b);
+        itest_client_close(stalled);
+        free(a);
+        free(b);
+        free(stalled);
+        unlink(binary);
+}
+
+static void test_sigterm_exits_cleanly(void **state) {
+        struct stat st;
+
+        assert_int_equal(stat(daemon_.socket, &st), 0);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        assert_int_equal(stat(daemon_.socket, &st), -1);
+        assert_int_equal(errno, ENOENT);
+}
+
+int main(void) {
+        static const char *const need[] = { "sched/sched_process_exec", "syscalls/sys_enter_getppid", NULL };
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hello_lists_events),
+                cmocka_unit_test(test_bad_lines_get_errors),
+                cmocka_unit_test(test_exact_counts_with_slow_and_second_client),
+                cmocka_unit_test(test_sigterm_exits_cleanly),
+        };
+
+        itest_require(need);
+        srandom((unsigned) getpid());
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
