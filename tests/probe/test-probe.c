@@ -2,8 +2,8 @@
 /* probe.c on the real kernel, with uprobes (this host has no kprobes; the
  * VM test covers those). Needs root and uprobe_events; exits 77 otherwise.
  *
- * Probes go into the test's own groups, never "evmon", so that a daemon
- * under test elsewhere is not disturbed. Fetched values are checked by
+ * Probes go into the test's own groups (evmontest_PID), never "evmon", so
+ * that a daemon under test elsewhere is not disturbed. Fetched values are checked by
  * enabling the events in a private trace instance and running the target. */
 
 #define _GNU_SOURCE 1
@@ -31,8 +31,9 @@
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
 
-#define GROUP "evmontest"
-#define FOREIGN "evmontestforeign"
+/* Per process, so that two test runs at once (two build trees) do not
+ * remove each other's probes. foreign starts like group on purpose. */
+static char group[32], foreign[48];
 
 static struct tracefs *tfs;
 static char *target_sym;        /* "PROBE_TARGET:evmon_target" */
@@ -96,7 +97,7 @@ static void add_ok(const char *group, enum probe_kind kind, const char *name, co
         assert_null(err);
 }
 
-/* Runs the target with the events of GROUP enabled in a private trace
+/* Runs the target with the events of group enabled in a private trace
  * instance; returns what the instance recorded. */
 static char *trace_target(const char *const *names, size_t n, const char *arg_s, const char *arg_n) {
         _cleanup_(freep) char *inst = NULL, *dir = NULL;
@@ -112,7 +113,7 @@ static char *trace_target(const char *const *names, size_t n, const char *arg_s,
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(freep) char *rel = NULL;
 
-                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, GROUP, names[i]) > 0);
+                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, group, names[i]) > 0);
                 assert_int_equal(write_tracefs(rel, "1"), 0);
         }
 
@@ -128,7 +129,7 @@ static char *trace_target(const char *const *names, size_t n, const char *arg_s,
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(freep) char *rel = NULL;
 
-                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, GROUP, names[i]) > 0);
+                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, group, names[i]) > 0);
                 assert_int_equal(write_tracefs(rel, "0"), 0);
         }
         free(inst);
@@ -146,10 +147,10 @@ static void test_uprobe_fetch_args(void **state) {
         const char *const names[] = { "target_entry", "target_ret" };
         const struct format_field *f;
 
-        add_ok(GROUP, PROBE_UPROBE, "target_entry", target_sym, entry_args, 2, &entry);
-        add_ok(GROUP, PROBE_URETPROBE, "target_ret", target_sym, ret_args, 1, &ret);
+        add_ok(group, PROBE_UPROBE, "target_entry", target_sym, entry_args, 2, &entry);
+        add_ok(group, PROBE_URETPROBE, "target_ret", target_sym, ret_args, 1, &ret);
 
-        assert_string_equal(entry->system, GROUP);
+        assert_string_equal(entry->system, group);
         assert_string_equal(entry->name, "target_entry");
         assert_true(entry->id > 0);
         assert_true(ret->id > 0 && ret->id != entry->id);
@@ -179,11 +180,11 @@ static void test_uprobe_fetch_args(void **state) {
         assert_contains(trace, "target_ret: (");
         assert_contains(trace, "ret=4");
 
-        assert_int_equal(probe_remove(tfs, GROUP, PROBE_UPROBE, "target_entry"), 0);
-        assert_int_equal(probe_remove(tfs, GROUP, PROBE_URETPROBE, "target_ret"), 0);
-        assert_false(event_exists(GROUP, "target_entry"));
-        assert_false(event_exists(GROUP, "target_ret"));
-        assert_int_equal(probe_remove(tfs, GROUP, PROBE_UPROBE, "target_entry"), -ENOENT);
+        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "target_entry"), 0);
+        assert_int_equal(probe_remove(tfs, group, PROBE_URETPROBE, "target_ret"), 0);
+        assert_false(event_exists(group, "target_entry"));
+        assert_false(event_exists(group, "target_ret"));
+        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "target_entry"), -ENOENT);
 }
 
 static void test_kernel_refusal(void **state) {
@@ -192,24 +193,29 @@ static void test_kernel_refusal(void **state) {
         struct probe_spec p = { PROBE_UPROBE, "bad", target_sym, bad, 1 };
         struct format *f = NULL;
 
-        assert_int_equal(probe_add(tfs, GROUP, &p, &f, &err), -EINVAL);
+        assert_int_equal(probe_add(tfs, group, &p, &f, &err), -EINVAL);
         assert_null(f);
         /* The kernel's error_log entry, caret and all. */
         assert_contains(err, "trace_uprobe: error:");
-        assert_contains(err, "Command: p:" GROUP "/bad ");
+        {
+                _cleanup_(freep) char *cmd = NULL;
+
+                assert_true(asprintf(&cmd, "Command: p:%s/bad ", group) > 0);
+                assert_contains(err, cmd);
+        }
         assert_contains(err, "x=%zz");
         assert_contains(err, "^");
-        assert_false(event_exists(GROUP, "bad"));
+        assert_false(event_exists(group, "bad"));
 }
 
 static void test_exists(void **state) {
         _cleanup_(freep) char *err = NULL;
         struct probe_spec p = { PROBE_UPROBE, "twice", target_sym, NULL, 0 };
 
-        add_ok(GROUP, PROBE_UPROBE, "twice", target_sym, NULL, 0, NULL);
-        assert_int_equal(probe_add(tfs, GROUP, &p, NULL, &err), -EEXIST);
+        add_ok(group, PROBE_UPROBE, "twice", target_sym, NULL, 0, NULL);
+        assert_int_equal(probe_add(tfs, group, &p, NULL, &err), -EEXIST);
         assert_non_null(err);
-        assert_int_equal(probe_remove(tfs, GROUP, PROBE_UPROBE, "twice"), 0);
+        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "twice"), 0);
 }
 
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu) {
@@ -221,7 +227,7 @@ static void test_busy(void **state) {
         struct perf_event_attr attr = {};
         int fd;
 
-        add_ok(GROUP, PROBE_UPROBE, "busy", target_sym, NULL, 0, &f);
+        add_ok(group, PROBE_UPROBE, "busy", target_sym, NULL, 0, &f);
         attr.size = sizeof(attr);
         attr.type = PERF_TYPE_TRACEPOINT;
         attr.config = f->id;
@@ -230,30 +236,30 @@ static void test_busy(void **state) {
         assert_true(fd >= 0);
 
         /* A perf fd holds the event: close fds before deleting probes. */
-        assert_int_equal(probe_remove(tfs, GROUP, PROBE_UPROBE, "busy"), -EBUSY);
+        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "busy"), -EBUSY);
         close(fd);
-        assert_int_equal(probe_remove(tfs, GROUP, PROBE_UPROBE, "busy"), 0);
+        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "busy"), 0);
 }
 
 static void test_remove_group(void **state) {
         unsigned n = 99;
 
-        add_ok(GROUP, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
-        add_ok(GROUP, PROBE_URETPROBE, "b", target_sym, NULL, 0, NULL);
+        add_ok(group, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
+        add_ok(group, PROBE_URETPROBE, "b", target_sym, NULL, 0, NULL);
         /* A group whose name starts like ours is not ours. */
-        add_ok(FOREIGN, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
+        add_ok(foreign, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
 
-        assert_int_equal(probe_remove_group(tfs, GROUP, &n), 0);
+        assert_int_equal(probe_remove_group(tfs, group, &n), 0);
         assert_int_equal(n, 2);
-        assert_false(event_exists(GROUP, "a"));
-        assert_false(event_exists(GROUP, "b"));
-        assert_true(event_exists(FOREIGN, "a"));
+        assert_false(event_exists(group, "a"));
+        assert_false(event_exists(group, "b"));
+        assert_true(event_exists(foreign, "a"));
 
-        assert_int_equal(probe_remove_group(tfs, GROUP, &n), 0);
+        assert_int_equal(probe_remove_group(tfs, group, &n), 0);
         assert_int_equal(n, 0);
-        assert_int_equal(probe_remove_group(tfs, FOREIGN, &n), 0);
+        assert_int_equal(probe_remove_group(tfs, foreign, &n), 0);
         assert_int_equal(n, 1);
-        assert_false(event_exists(FOREIGN, "a"));
+        assert_false(event_exists(foreign, "a"));
 }
 
 static void test_record_cleanup(void **state) {
@@ -264,17 +270,17 @@ static void test_record_cleanup(void **state) {
         assert_non_null(mkdtemp(dir));
         assert_true(asprintf(&path, "%s/evmon/probes", dir) > 0);
 
-        assert_int_equal(probe_record_group(path, FOREIGN), 0);
-        add_ok(FOREIGN, PROBE_UPROBE, "left_over", target_sym, NULL, 0, NULL);
-        add_ok(GROUP, PROBE_UPROBE, "not_recorded", target_sym, NULL, 0, NULL);
+        assert_int_equal(probe_record_group(path, foreign), 0);
+        add_ok(foreign, PROBE_UPROBE, "left_over", target_sym, NULL, 0, NULL);
+        add_ok(group, PROBE_UPROBE, "not_recorded", target_sym, NULL, 0, NULL);
 
         assert_int_equal(probe_record_cleanup(tfs, path, &n), 0);
         assert_int_equal(n, 1);
-        assert_false(event_exists(FOREIGN, "left_over"));
-        assert_true(event_exists(GROUP, "not_recorded"));
+        assert_false(event_exists(foreign, "left_over"));
+        assert_true(event_exists(group, "not_recorded"));
         assert_int_equal(access(path, F_OK), -1);
 
-        assert_int_equal(probe_remove(tfs, GROUP, PROBE_UPROBE, "not_recorded"), 0);
+        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "not_recorded"), 0);
         rmdir(path);
         *strrchr(path, '/') = 0;
         rmdir(path);
@@ -333,8 +339,8 @@ static void test_pmu_uretprobe(void **state) {
 }
 
 static int setup(void **state) {
-        (void) probe_remove_group(tfs, GROUP, NULL);
-        (void) probe_remove_group(tfs, FOREIGN, NULL);
+        (void) probe_remove_group(tfs, group, NULL);
+        (void) probe_remove_group(tfs, foreign, NULL);
         return 0;
 }
 
@@ -368,6 +374,8 @@ int main(void) {
                 return 77;
         }
         assert_true(asprintf(&target_sym, "%s:evmon_target", env("PROBE_TARGET")) > 0);
+        snprintf(group, sizeof(group), "evmontest_%d", (int) getpid());
+        snprintf(foreign, sizeof(foreign), "%sforeign", group);
 
         r = cmocka_run_group_tests(tests, NULL, NULL);
 
