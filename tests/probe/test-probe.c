@@ -32,8 +32,9 @@
 #include "evmon/tracefs.h"
 
 /* Per process, so that two test runs at once (two build trees) do not
- * remove each other's probes. foreign starts like group on purpose. */
-static char group[32], foreign[48];
+ * remove each other's probes. test_foreign starts like test_group on
+ * purpose. */
+static char test_group[32], test_foreign[48];
 
 static struct tracefs *tfs;
 static char *target_sym;        /* "PROBE_TARGET:evmon_target" */
@@ -113,7 +114,7 @@ static char *trace_target(const char *const *names, size_t n, const char *arg_s,
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(freep) char *rel = NULL;
 
-                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, group, names[i]) > 0);
+                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, test_group, names[i]) > 0);
                 assert_int_equal(write_tracefs(rel, "1"), 0);
         }
 
@@ -129,7 +130,7 @@ static char *trace_target(const char *const *names, size_t n, const char *arg_s,
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(freep) char *rel = NULL;
 
-                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, group, names[i]) > 0);
+                assert_true(asprintf(&rel, "%s/events/%s/%s/enable", inst, test_group, names[i]) > 0);
                 assert_int_equal(write_tracefs(rel, "0"), 0);
         }
         free(inst);
@@ -147,10 +148,10 @@ static void test_uprobe_fetch_args(void **state) {
         const char *const names[] = { "target_entry", "target_ret" };
         const struct format_field *f;
 
-        add_ok(group, PROBE_UPROBE, "target_entry", target_sym, entry_args, 2, &entry);
-        add_ok(group, PROBE_URETPROBE, "target_ret", target_sym, ret_args, 1, &ret);
+        add_ok(test_group, PROBE_UPROBE, "target_entry", target_sym, entry_args, 2, &entry);
+        add_ok(test_group, PROBE_URETPROBE, "target_ret", target_sym, ret_args, 1, &ret);
 
-        assert_string_equal(entry->system, group);
+        assert_string_equal(entry->system, test_group);
         assert_string_equal(entry->name, "target_entry");
         assert_true(entry->id > 0);
         assert_true(ret->id > 0 && ret->id != entry->id);
@@ -180,11 +181,11 @@ static void test_uprobe_fetch_args(void **state) {
         assert_contains(trace, "target_ret: (");
         assert_contains(trace, "ret=4");
 
-        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "target_entry"), 0);
-        assert_int_equal(probe_remove(tfs, group, PROBE_URETPROBE, "target_ret"), 0);
-        assert_false(event_exists(group, "target_entry"));
-        assert_false(event_exists(group, "target_ret"));
-        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "target_entry"), -ENOENT);
+        assert_int_equal(probe_remove(tfs, test_group, PROBE_UPROBE, "target_entry"), 0);
+        assert_int_equal(probe_remove(tfs, test_group, PROBE_URETPROBE, "target_ret"), 0);
+        assert_false(event_exists(test_group, "target_entry"));
+        assert_false(event_exists(test_group, "target_ret"));
+        assert_int_equal(probe_remove(tfs, test_group, PROBE_UPROBE, "target_entry"), -ENOENT);
 }
 
 static void test_kernel_refusal(void **state) {
@@ -193,29 +194,29 @@ static void test_kernel_refusal(void **state) {
         struct probe_spec p = { PROBE_UPROBE, "bad", target_sym, bad, 1 };
         struct format *f = NULL;
 
-        assert_int_equal(probe_add(tfs, group, &p, &f, &err), -EINVAL);
+        assert_int_equal(probe_add(tfs, test_group, &p, &f, &err), -EINVAL);
         assert_null(f);
         /* The kernel's error_log entry, caret and all. */
         assert_contains(err, "trace_uprobe: error:");
         {
                 _cleanup_(freep) char *cmd = NULL;
 
-                assert_true(asprintf(&cmd, "Command: p:%s/bad ", group) > 0);
+                assert_true(asprintf(&cmd, "Command: p:%s/bad ", test_group) > 0);
                 assert_contains(err, cmd);
         }
         assert_contains(err, "x=%zz");
         assert_contains(err, "^");
-        assert_false(event_exists(group, "bad"));
+        assert_false(event_exists(test_group, "bad"));
 }
 
 static void test_exists(void **state) {
         _cleanup_(freep) char *err = NULL;
         struct probe_spec p = { PROBE_UPROBE, "twice", target_sym, NULL, 0 };
 
-        add_ok(group, PROBE_UPROBE, "twice", target_sym, NULL, 0, NULL);
-        assert_int_equal(probe_add(tfs, group, &p, NULL, &err), -EEXIST);
+        add_ok(test_group, PROBE_UPROBE, "twice", target_sym, NULL, 0, NULL);
+        assert_int_equal(probe_add(tfs, test_group, &p, NULL, &err), -EEXIST);
         assert_non_null(err);
-        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "twice"), 0);
+        assert_int_equal(probe_remove(tfs, test_group, PROBE_UPROBE, "twice"), 0);
 }
 
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu) {
@@ -227,7 +228,7 @@ static void test_busy(void **state) {
         struct perf_event_attr attr = {};
         int fd;
 
-        add_ok(group, PROBE_UPROBE, "busy", target_sym, NULL, 0, &f);
+        add_ok(test_group, PROBE_UPROBE, "busy", target_sym, NULL, 0, &f);
         attr.size = sizeof(attr);
         attr.type = PERF_TYPE_TRACEPOINT;
         attr.config = f->id;
@@ -236,30 +237,30 @@ static void test_busy(void **state) {
         assert_true(fd >= 0);
 
         /* A perf fd holds the event: close fds before deleting probes. */
-        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "busy"), -EBUSY);
+        assert_int_equal(probe_remove(tfs, test_group, PROBE_UPROBE, "busy"), -EBUSY);
         close(fd);
-        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "busy"), 0);
+        assert_int_equal(probe_remove(tfs, test_group, PROBE_UPROBE, "busy"), 0);
 }
 
 static void test_remove_group(void **state) {
         unsigned n = 99;
 
-        add_ok(group, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
-        add_ok(group, PROBE_URETPROBE, "b", target_sym, NULL, 0, NULL);
+        add_ok(test_group, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
+        add_ok(test_group, PROBE_URETPROBE, "b", target_sym, NULL, 0, NULL);
         /* A group whose name starts like ours is not ours. */
-        add_ok(foreign, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
+        add_ok(test_foreign, PROBE_UPROBE, "a", target_sym, NULL, 0, NULL);
 
-        assert_int_equal(probe_remove_group(tfs, group, &n), 0);
+        assert_int_equal(probe_remove_group(tfs, test_group, &n), 0);
         assert_int_equal(n, 2);
-        assert_false(event_exists(group, "a"));
-        assert_false(event_exists(group, "b"));
-        assert_true(event_exists(foreign, "a"));
+        assert_false(event_exists(test_group, "a"));
+        assert_false(event_exists(test_group, "b"));
+        assert_true(event_exists(test_foreign, "a"));
 
-        assert_int_equal(probe_remove_group(tfs, group, &n), 0);
+        assert_int_equal(probe_remove_group(tfs, test_group, &n), 0);
         assert_int_equal(n, 0);
-        assert_int_equal(probe_remove_group(tfs, foreign, &n), 0);
+        assert_int_equal(probe_remove_group(tfs, test_foreign, &n), 0);
         assert_int_equal(n, 1);
-        assert_false(event_exists(foreign, "a"));
+        assert_false(event_exists(test_foreign, "a"));
 }
 
 static void test_record_cleanup(void **state) {
@@ -270,17 +271,17 @@ static void test_record_cleanup(void **state) {
         assert_non_null(mkdtemp(dir));
         assert_true(asprintf(&path, "%s/evmon/probes", dir) > 0);
 
-        assert_int_equal(probe_record_group(path, foreign), 0);
-        add_ok(foreign, PROBE_UPROBE, "left_over", target_sym, NULL, 0, NULL);
-        add_ok(group, PROBE_UPROBE, "not_recorded", target_sym, NULL, 0, NULL);
+        assert_int_equal(probe_record_group(path, test_foreign), 0);
+        add_ok(test_foreign, PROBE_UPROBE, "left_over", target_sym, NULL, 0, NULL);
+        add_ok(test_group, PROBE_UPROBE, "not_recorded", target_sym, NULL, 0, NULL);
 
         assert_int_equal(probe_record_cleanup(tfs, path, &n), 0);
         assert_int_equal(n, 1);
-        assert_false(event_exists(foreign, "left_over"));
-        assert_true(event_exists(group, "not_recorded"));
+        assert_false(event_exists(test_foreign, "left_over"));
+        assert_true(event_exists(test_group, "not_recorded"));
         assert_int_equal(access(path, F_OK), -1);
 
-        assert_int_equal(probe_remove(tfs, group, PROBE_UPROBE, "not_recorded"), 0);
+        assert_int_equal(probe_remove(tfs, test_group, PROBE_UPROBE, "not_recorded"), 0);
         rmdir(path);
         *strrchr(path, '/') = 0;
         rmdir(path);
@@ -339,8 +340,8 @@ static void test_pmu_uretprobe(void **state) {
 }
 
 static int setup(void **state) {
-        (void) probe_remove_group(tfs, group, NULL);
-        (void) probe_remove_group(tfs, foreign, NULL);
+        (void) probe_remove_group(tfs, test_group, NULL);
+        (void) probe_remove_group(tfs, test_foreign, NULL);
         return 0;
 }
 
@@ -374,8 +375,8 @@ int main(void) {
                 return 77;
         }
         assert_true(asprintf(&target_sym, "%s:evmon_target", env("PROBE_TARGET")) > 0);
-        snprintf(group, sizeof(group), "evmontest_%d", (int) getpid());
-        snprintf(foreign, sizeof(foreign), "%sforeign", group);
+        snprintf(test_group, sizeof(test_group), "evmontest_%d", (int) getpid());
+        snprintf(test_foreign, sizeof(test_foreign), "%sforeign", test_group);
 
         r = cmocka_run_group_tests(tests, NULL, NULL);
 
