@@ -12,6 +12,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "evmon/cleanup.h"
+
 /* ---- ring.c: reading a perf mmap ring on plain memory ---------------- */
 
 #define RING_BOUNCE_SIZE 65536u
@@ -56,6 +58,9 @@ struct perf_read {
         uint64_t read_format;
 };
 
+/* Entry I (< R->nr) of a parsed read_format block. -ERANGE past the end. */
+int perf_read_get(const struct perf_read *r, uint64_t i, struct perf_read_value *ret);
+
 struct perf_sample {
         uint64_t sample_type;           /* which fields below are valid */
         uint64_t id;                    /* IDENTIFIER or ID */
@@ -69,7 +74,8 @@ struct perf_sample {
         struct perf_read read;
         struct { uint64_t nr; const uint64_t *ips; } callchain;
         struct { uint32_t size; const void *data; } raw;
-        struct { uint64_t nr; uint64_t hw_idx; bool has_hw_idx; const struct perf_branch_entry *entries; } branch_stack;
+        struct { uint64_t nr; uint64_t hw_idx; bool has_hw_idx; const struct perf_branch_entry *entries;
+                 const uint64_t *counters; /* nr, with PERF_SAMPLE_BRANCH_COUNTERS (1 << 19), else NULL */ } branch_stack;
         struct { uint64_t abi; uint64_t mask; const uint64_t *regs; } regs_user, regs_intr;
         struct { uint64_t size; const void *data; uint64_t dyn_size; } stack_user;
         uint64_t weight;                /* WEIGHT, or WEIGHT_STRUCT's full u64 */
@@ -84,14 +90,15 @@ struct perf_sample {
 
 /* Parses a PERF_RECORD_SAMPLE laid out by ATTR's sample_type, read_format,
  * sample_regs_user/intr and branch_sample_type. Pointers point into the
- * record. -EBADMSG when the record is shorter than its fields. */
+ * record. -EBADMSG when the record is shorter than its fields,
+ * -EOPNOTSUPP for sample_type bits of unknown layout. */
 int sample_parse(const struct perf_event_attr *attr, const struct perf_event_header *h,
                  struct perf_sample *ret);
 
 /* The sample_id trailer of a non-sample record (attr->sample_id_all). */
 struct perf_sample_id {
         uint32_t pid, tid;
-        uint64_t time, id, stream_id;
+        uint64_t time, id, stream_id;   /* id: PERF_SAMPLE_ID, else IDENTIFIER */
         uint32_t cpu, res;
         uint64_t identifier;
 };
@@ -122,8 +129,8 @@ struct perf_record {
                 struct { uint16_t type, flags; uint32_t id; const uint8_t *tag; } bpf_event;
                 struct { uint64_t id; const char *path; } cgroup;
                 struct { uint64_t addr; uint32_t old_len, new_len; const uint8_t *bytes; } text_poke;
-                struct { uint32_t idx; uint32_t reserved; uint64_t hw_id; } aux_output_hw_id;
-                struct { uint64_t nr; const uint64_t *ips; } callchain_deferred;
+                struct { uint64_t hw_id; } aux_output_hw_id;
+                struct { uint64_t cookie, nr; const uint64_t *ips; } callchain_deferred; /* type 22 */
         };
 };
 
@@ -131,6 +138,7 @@ struct perf_record {
  * type and misc set (0, not an error). -EBADMSG for a truncated record. */
 int record_parse(const struct perf_event_attr *attr, const struct perf_event_header *h,
                  struct perf_record *ret);
+/* "MMAP", "SAMPLE", ...; NULL for a type this parser does not know. */
 const char *record_type_to_string(uint32_t type);
 
 /* ---- perf.c: thin syscall wrappers ----------------------------------- */
@@ -140,6 +148,9 @@ int perf_event_open_fd(struct perf_event_attr *attr, pid_t pid, int cpu, int gro
 /* Online CPUs from /sys/devices/system/cpu/online, ascending (caller owns
  * *ret). */
 int perf_online_cpus(int **ret, size_t *ret_n);
+/* The same for a cpulist text such as "0-3,5\n" (sorted, duplicates
+ * dropped); -EINVAL when malformed. */
+int perf_parse_cpu_list(const char *s, int **ret, size_t *ret_n);
 
 /* ---- monitor.c: events × CPUs (× targets) into one ring per CPU ------- */
 
@@ -162,13 +173,21 @@ struct monitor_source {
 
 struct monitor;
 
+/* Maps one ring per online CPU. OPTS NULL means 64 pages and
+ * CLOCK_MONOTONIC; ring_pages 0 means 64. Cgroup fds are duplicated. */
 int monitor_new(const struct monitor_opts *opts, struct monitor **ret);
 struct monitor *monitor_free(struct monitor *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct monitor *, monitor_free);
 
-/* Opens SRC on every online CPU (× each target), redirected into that
- * CPU's ring, disabled. Returns a handle >= 0 for monitor_remove(). */
+/* Opens SRC on every online CPU (× each cgroup and each pid; system-wide
+ * without targets), redirected into that CPU's ring, disabled. Returns a
+ * handle >= 0 for monitor_remove(), or perf_event_open's error as it is
+ * (-ENOENT, -EINVAL: the caller names the event); nothing stays open. */
 int monitor_add(struct monitor *m, const struct monitor_source *src);
-/* Closes every fd of handle H; samples already in the rings still arrive. */
+/* Closes every fd of handle H. Its samples still in the rings are dropped
+ * (not counted as bad) and its userdata is never handed out again, so the
+ * caller may free it on return; drain first to get them. -ENOENT for a
+ * handle that is not active. */
 int monitor_remove(struct monitor *m, int h);
 int monitor_enable(struct monitor *m, int h);
 
@@ -184,7 +203,7 @@ struct monitor_handler {
 };
 
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
- * means more may be waiting). */
+ * means more may be waiting). Handlers must not call monitor_add/remove. */
 int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx);
 
 /* Total PERF_RECORD_LOST count of ring I, and malformed records skipped. */

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Events × CPUs (× cgroups | pids) into one ring per CPU.
+ *
+ * Each online CPU has a ring owner: a software dummy event that produces
+ * nothing itself and owns the mmap. Every event opened on that CPU is
+ * redirected into it with PERF_EVENT_IOC_SET_OUTPUT, so the loop polls one
+ * fd per CPU however many events there are, and removing an event (live
+ * reload) leaves the rings and what other events wrote into them alone.
+ * Samples are matched to their source by the id PERF_SAMPLE_IDENTIFIER
+ * puts first in every sample. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/monitor.h"
+
+#define RING_PAGES_DEFAULT 64u
+
+/* One layout for all our events, so one attr parses every sample. */
+#define MONITOR_SAMPLE_TYPE \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
+
+struct perf_cpu {
+        int cpu;
+        int fd;                 /* ring owner (PERF_COUNT_SW_DUMMY), owns the mmap */
+        void *base;
+        size_t map_size;
+        struct ring ring;
+        uint64_t lost;          /* sum of PERF_RECORD_LOST counts */
+        uint64_t bad;           /* records that did not parse, samples with unknown ids */
+};
+
+enum handle_state {
+        HANDLE_FREE,
+        HANDLE_ACTIVE,
+        HANDLE_RETIRED,         /* fds closed, samples may still be in the rings */
+};
+
+struct handle {
+        enum handle_state state;
+        void *userdata;
+        size_t n;               /* events opened: n fds, then n ids */
+        int *fds;               /* NULL once closed */
+        uint64_t *ids;          /* the sample id of each event */
+        uint64_t *heads;        /* RETIRED: each ring's data_head after the fds closed */
+};
+
+struct id_entry {
+        uint64_t id;
+        size_t handle;
+};
+
+struct monitor {
+        struct perf_event_attr attr;    /* template of every event, and the parsing layout */
+        size_t page_size, data_size;
+
+        int *cgroup_fds;                /* ours (dup'ed) */
+        size_t n_cgroups;
+        pid_t *pids;
+        size_t n_pids;
+
+        struct perf_cpu *cpus;
+        size_t n_cpus;
+
+        struct handle *handles;         /* indexed by handle; never reused */
+        size_t n_handles;
+
+        struct id_entry *index;         /* sorted by id, for lookup per sample */
+        size_t n_index;
+};
+
+static void perf_cpu_done(struct perf_cpu *c) {
+        ring_done(&c->ring);
+        if (c->base && c->base != MAP_FAILED)
+                munmap(c->base, c->map_size);
+        c->base = NULL;
+        c->fd = safe_close(c->fd);
+}
+
+static void handle_close_fds(struct handle *h) {
+        if (!h->fds)
+                return;
+        for (size_t i = 0; i < h->n; i++)
+                safe_close(h->fds[i]);
+        free(h->fds);
+        h->fds = NULL;
+}
+
+static void handle_done(struct handle *h) {
+        handle_close_fds(h);
+        free(h->ids);
+        free(h->heads);
+        *h = (struct handle) {};
+}
+
+struct monitor *monitor_free(struct monitor *m) {
+        if (!m)
+                return NULL;
+
+        /* Events first: they write into the rings we unmap below. */
+        for (size_t i = 0; i < m->n_handles; i++)
+                handle_done(&m->handles[i]);
+        free(m->handles);
+
+        for (size_t i = 0; i < m->n_cpus; i++)
+                perf_cpu_done(&m->cpus[i]);
+        free(m->cpus);
+
+        for (size_t i = 0; i < m->n_cgroups; i++)
+                safe_close(m->cgroup_fds[i]);
+        free(m->cgroup_fds);
+        free(m->pids);
+        free(m->index);
+        free(m);
+        return NULL;
+}
+
+static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
+        struct perf_event_attr attr = {
+                .size = sizeof(attr),
+                .type = PERF_TYPE_SOFTWARE,
+                .config = PERF_COUNT_SW_DUMMY,
+                .sample_type = m->attr.sample_type,
+                .sample_id_all = 1,
+                .disabled = 1,
+                /* The kernel refuses SET_OUTPUT between events on
+                 * different clocks. */
+                .use_clockid = m->attr.use_clockid,
+                .clockid = m->attr.clockid,
+                /* The ring's wakeup policy is the mmap owner's: wake the
+                 * reader once this much is pending, not per event. */
+                .watermark = 1,
+                .wakeup_watermark = m->attr.wakeup_watermark,
+        };
+        int r;
+
+        r = perf_event_open_fd(&attr, -1, c->cpu, -1, 0);
+        if (r < 0)
+                return r;
+        c->fd = r;
+
+        /* 1 + 2^n pages. PROT_WRITE lets us publish data_tail, and the
+         * kernel then never overwrites what we have not read: it counts
+         * PERF_RECORD_LOST instead. */
+        c->map_size = m->page_size + m->data_size;
+        c->base = mmap(NULL, c->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+        if (c->base == MAP_FAILED) {
+                c->base = NULL;
+                return negative_errno();
+        }
+
+        return ring_init(&c->ring, c->base, m->data_size);
+}
+
+int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
+        static const struct monitor_opts defaults = {
+                .ring_pages = RING_PAGES_DEFAULT,
+                .clockid = CLOCK_MONOTONIC,
+        };
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        _cleanup_(freep) int *cpus = NULL;
+        size_t n_cpus = 0, pages;
+        uint64_t wakeup;
+        long ps;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        if (!opts)
+                opts = &defaults;
+
+        pages = opts->ring_pages ?: RING_PAGES_DEFAULT;
+        if ((pages & (pages - 1)) != 0)
+                return -EINVAL;
+        if ((opts->n_cgroups > 0 && !opts->cgroup_fds) || (opts->n_pids > 0 && !opts->pids))
+                return -EINVAL;
+
+        ps = sysconf(_SC_PAGESIZE);
+        if (ps <= 0)
+                return -EINVAL;
+        if (pages > SIZE_MAX / (size_t) ps - 1)
+                return -EINVAL;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->page_size = (size_t) ps;
+        m->data_size = pages * (size_t) ps;
+
+        wakeup = opts->wakeup_bytes ?: m->data_size / 4;
+        if (wakeup > m->data_size || wakeup > UINT32_MAX)
+                return -EINVAL;
+
+        m->attr = (struct perf_event_attr) {
+                .size = sizeof(struct perf_event_attr),
+                .sample_period = 1,
+                .sample_type = MONITOR_SAMPLE_TYPE,
+                .sample_id_all = 1,
+                .use_clockid = 1,
+                .clockid = opts->clockid,
+                .disabled = 1,
+                .watermark = 1,
+                .wakeup_watermark = (uint32_t) wakeup,
+        };
+
+        if (opts->n_cgroups > 0) {
+                m->cgroup_fds = calloc(opts->n_cgroups, sizeof(int));
+                if (!m->cgroup_fds)
+                        return -ENOMEM;
+                for (size_t i = 0; i < opts->n_cgroups; i++) {
+                        /* Ours, so the caller's fds need not outlive us. */
+                        int fd = fcntl(opts->cgroup_fds[i], F_DUPFD_CLOEXEC, 3);
+
+                        if (fd < 0)
+                                return negative_errno();
+                        m->cgroup_fds[m->n_cgroups++] = fd;
+                }
+        }
+
+        if (opts->n_pids > 0) {
+                m->pids = calloc(opts->n_pids, sizeof(pid_t));
+                if (!m->pids)
+                        return -ENOMEM;
+                memcpy(m->pids, opts->pids, opts->n_pids * sizeof(pid_t));
+                m->n_pids = opts->n_pids;
+        }
+
+        /* Offline CPUs have no rings; events cannot be opened there. */
+        r = perf_online_cpus(&cpus, &n_cpus);
+        if (r < 0)
+                return r;
+        if (n_cpus == 0)
+                return -ENODEV;
+
+        m->cpus = calloc(n_cpus, sizeof(*m->cpus));
+        if (!m->cpus)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_cpus; i++) {
+                m->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .fd = -1 };
+                m->n_cpus++;
+                r = perf_cpu_open(m, &m->cpus[i]);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static int cmp_id_entry(const void *a, const void *b) {
+        const struct id_entry *x = a, *y = b;
+
+        return (x->id > y->id) - (x->id < y->id);
+}
+
+
+/* Rebuilds the id index over active and retired handles. On failure the
+ * old index stays; the callers keep it correct in that case (see there). */
+static int index_rebuild(struct monitor *m) {
+        struct id_entry *index = NULL;
+        size_t n = 0, k = 0;
+
+        for (size_t h = 0; h < m->n_handles; h++)
+                if (m->handles[h].state != HANDLE_FREE)
+                        n += m->handles[h].n;
+
+        if (n > 0) {
+                index = calloc(n, sizeof(*index));
+                if (!index)
+                        return -ENOMEM;
+        }
+
+        for (size_t h = 0; h < m->n_handles; h++) {
+                if (m->handles[h].state == HANDLE_FREE)
+                        continue;
+                for (size_t i = 0; i < m->handles[h].n; i++)
+                        index[k++] = (struct id_entry) { .id = m->handles[h].ids[i], .handle = h };
+        }
+
+        if (n > 0)
+                qsort(index, n, sizeof(*index), cmp_id_entry);
+        free(m->index);
+        m->index = index;
+        m->n_index = n;
+        return 0;
+}
+
+static const struct id_entry *index_find(const struct monitor *m, uint64_t id) {
+        struct id_entry key = { .id = id };
+
+        if (m->n_index == 0)
+                return NULL;
+        return bsearch(&key, m->index, m->n_index, sizeof(*m->index), cmp_id_entry);
+}
+
+static uint64_t ring_tail(const struct perf_cpu *c) {
+        return c->ring.page->data_tail;
+}
+
+static uint64_t ring_head(const struct perf_cpu *c) {
+        return __atomic_load_n(&c->ring.page->data_head, __ATOMIC_ACQUIRE);
+}
+
+/* Frees retired handles whose samples every ring has been read past: no
+ * record with their ids can come any more. */
+static void retired_prune(struct monitor *m) {
+        bool changed = false;
+
+        for (size_t h = 0; h < m->n_handles; h++) {
+                struct handle *hd = &m->handles[h];
+                bool done = true;
+
+                if (hd->state != HANDLE_RETIRED)
+                        continue;
+                for (size_t i = 0; i < m->n_cpus && done; i++)
+                        if ((int64_t) (ring_tail(&m->cpus[i]) - hd->heads[i]) < 0)
+                                done = false;
+                if (!done)
+                        continue;
+
+                /* The index may keep pointing here if the rebuild fails:
+                 * a FREE handle is never delivered to, just like a retired
+                 * one. */
+                free(hd->ids);
+                free(hd->heads);
+                *hd = (struct handle) { .state = HANDLE_FREE };
+                changed = true;
+        }
+
+        if (changed)
+                (void) index_rebuild(m);
+}
+
+static int event_open(struct monitor *m, const struct monitor_source *src, struct perf_cpu *c,
+                      pid_t pid, unsigned long flags, bool inherit, int *ret_fd, uint64_t *ret_id) {
+        _cleanup_(closep) int fd = -1;
+        struct perf_event_attr attr = m->attr;
+
+        attr.type = src->type;
+        attr.config = src->config;
+        attr.config1 = src->config1;
+        attr.config2 = src->config2;
+        attr.inherit = inherit;
+
+        /* ENOENT/EINVAL (no such event, bad attr) go back as they are: the
+         * caller knows which event it was. */
+        fd = perf_event_open_fd(&attr, pid, c->cpu, -1, flags);
+        if (fd < 0)
+                return fd;
+
+        if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->fd) < 0)
+                return negative_errno();
+        if (src->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, src->filter) < 0)
+                return negative_errno();
+        if (ioctl(fd, PERF_EVENT_IOC_ID, ret_id) < 0)
+                return negative_errno();
+
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int monitor_add(struct monitor *m, const struct monitor_source *src) {
+        size_t n_targets, n_max, h;
+        struct handle hd = {};
+        struct handle *handles;
+        int r;
+
+        if (!m || !src)
+                return -EINVAL;
+        if (m->n_handles >= INT_MAX)
+                return -ENOSPC;
+
+        retired_prune(m);
+
+        /* No targets: system-wide. Otherwise each cgroup and each pid. */
+        n_targets = m->n_cgroups + m->n_pids ?: 1;
+        n_max = m->n_cpus * n_targets;
+
+        hd.fds = malloc(n_max * sizeof(*hd.fds));
+        hd.ids = malloc(n_max * sizeof(*hd.ids));
+        if (!hd.fds || !hd.ids) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        for (size_t i = 0; i < m->n_cpus; i++) {
+                struct perf_cpu *c = &m->cpus[i];
+
+                if (m->n_cgroups + m->n_pids == 0) {
+                        r = event_open(m, src, c, -1, 0, false, &hd.fds[hd.n], &hd.ids[hd.n]);
+                        if (r < 0)
+                                goto fail;
+                        hd.n++;
+                        continue;
+                }
+
+                for (size_t g = 0; g < m->n_cgroups; g++) {
+                        r = event_open(m, src, c, m->cgroup_fds[g], PERF_FLAG_PID_CGROUP, false,
+                                       &hd.fds[hd.n], &hd.ids[hd.n]);
+                        if (r < 0)
+                                goto fail;
+                        hd.n++;
+                }
+
+                /* inherit: threads and children forked later count too;
+                 * their samples go to this event's ring and carry its id. */
+                for (size_t p = 0; p < m->n_pids; p++) {
+                        r = event_open(m, src, c, m->pids[p], 0, true, &hd.fds[hd.n], &hd.ids[hd.n]);
+                        if (r < 0)
+                                goto fail;
+                        hd.n++;
+                }
+        }
+
+        handles = reallocarray(m->handles, m->n_handles + 1, sizeof(*handles));
+        if (!handles) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        m->handles = handles;
+
+        hd.state = HANDLE_ACTIVE;
+        hd.userdata = src->userdata;
+        h = m->n_handles++;
+        m->handles[h] = hd;
+
+        r = index_rebuild(m);
+        if (r < 0) {
+                /* Without index entries its samples would count as bad. */
+                m->n_handles--;
+                goto fail;
+        }
+
+        return (int) h;
+
+fail:
+        handle_done(&hd);
+        return r;
+}
+
+static struct handle *handle_get(struct monitor *m, int h) {
+        if (!m || h < 0 || (size_t) h >= m->n_handles)
+                return NULL;
+        if (m->handles[h].state != HANDLE_ACTIVE)
+                return NULL;
+        return &m->handles[h];
+}
+
+int monitor_remove(struct monitor *m, int h) {
+        struct handle *hd;
+        uint64_t *heads;
+
+        hd = handle_get(m, h);
+        if (!hd)
+                return -ENOENT;
+
+        /* Allocated first so that removing cannot fail half-way. */
+        heads = calloc(m->n_cpus, sizeof(*heads));
+        if (!heads)
+                return -ENOMEM;
+
+        /* After close the kernel writes nothing more for these events
+         * (perf_release() detaches them synchronously), so the heads read
+         * now bound where their last samples can be. */
+        handle_close_fds(hd);
+        for (size_t i = 0; i < m->n_cpus; i++)
+                heads[i] = ring_head(&m->cpus[i]);
+
+        hd->heads = heads;
+        hd->userdata = NULL;
+        hd->state = HANDLE_RETIRED;
+
+        retired_prune(m);
+        return 0;
+}
+
+int monitor_enable(struct monitor *m, int h) {
+        struct handle *hd;
+
+        hd = handle_get(m, h);
+        if (!hd)
+                return -ENOENT;
+
+        for (size_t i = 0; i < hd->n; i++)
+                if (ioctl(hd->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+                        return negative_errno();
+        return 0;
+}
+
+size_t monitor_n_rings(const struct monitor *m) {
+        return m ? m->n_cpus : 0;
+}
+
+int monitor_ring_fd(const struct monitor *m, size_t i) {
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        return m->cpus[i].fd;
+}
+
+int monitor_ring_cpu(const struct monitor *m, size_t i) {
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        return m->cpus[i].cpu;
+}
+
+uint64_t monitor_ring_lost(const struct monitor *m, size_t i) {
+        if (!m || i >= m->n_cpus)
+                return 0;
+        return m->cpus[i].lost;
+}
+
+uint64_t monitor_ring_bad(const struct monitor *m, size_t i) {
+        if (!m || i >= m->n_cpus)
+                return 0;
+        return m->cpus[i].bad + m->cpus[i].ring.n_bad;
+}
+
+struct drain {
+        struct monitor *m;
+        struct perf_cpu *c;
+        const struct monitor_handler *h;
+        void *ctx;
+};
+
+static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
+        const struct id_entry *e;
+        const struct handle *hd;
+        struct perf_sample s;
+
+        if (sample_parse(&d->m->attr, hdr, &s) < 0) {
+                d->c->bad++;
+                return 0;
+        }
+
+        e = index_find(d->m, s.id);
+        if (!e) {
+                d->c->bad++;
+                return 0;
+        }
+
+        /* A removed source: its userdata may be gone. */
+        hd = &d->m->handles[e->handle];
+        if (hd->state != HANDLE_ACTIVE)
+                return 0;
+
+        if (d->h && d->h->sample)
+                d->h->sample(hd->userdata, d->c->cpu, &s, d->ctx);
+        return 0;
+}
+
+static int drain_lost(struct drain *d, const struct perf_event_header *hdr) {
+        struct perf_record rec;
+
+        if (record_parse(&d->m->attr, hdr, &rec) < 0) {
+                d->c->bad++;
+                return 0;
+        }
+
+        d->c->lost += rec.lost.lost;
+        if (d->h && d->h->lost)
+                d->h->lost(d->c->cpu, rec.lost.lost, d->ctx);
+        return 0;
+}
+
+static int drain_one(const struct perf_event_header *hdr, void *userdata) {
+        struct drain *d = userdata;
+
+        switch (hdr->type) {
+        case PERF_RECORD_SAMPLE:
+                return drain_sample(d, hdr);
+        case PERF_RECORD_LOST:
+                /* In-band: the kernel had no room for this many records. */
+                return drain_lost(d, hdr);
+        default:
+                /* We ask for nothing else (no mmap/comm/task tracking);
+                 * THROTTLE and the like carry nothing for our subscribers. */
+                return 0;
+        }
+}
+
+int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx) {
+        struct drain d;
+
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+
+        d = (struct drain) { .m = m, .c = &m->cpus[i], .h = h, .ctx = ctx };
+        return ring_read(&m->cpus[i].ring, budget, drain_one, &d);
+}

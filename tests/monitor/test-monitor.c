@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* monitor.c on the real kernel: syscalls:sys_enter_getppid sampled on
+ * every CPU into per-CPU rings, while this thread calls getppid() a known
+ * number of times. Needs root, tracefs and perf_event_open; exits 77 with
+ * the reason otherwise. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "evmon/monitor.h"
+
+#define N 1000
+
+static const char *const tracefs_roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+static uint64_t tp_id;
+static pid_t my_tid;
+
+/* What one source saw of this thread's getppid() calls. */
+struct source {
+        unsigned n;             /* samples from our thread */
+        unsigned others;        /* samples from anyone else */
+        unsigned broken;        /* ours, but with a field that is wrong */
+};
+
+struct run {
+        uint64_t t0, t1;        /* CLOCK_MONOTONIC around the calls */
+        uint64_t last[4096];    /* per CPU: time of the last sample of ours */
+        unsigned out_of_order;
+        uint64_t lost;
+        unsigned lost_calls;
+};
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
+        struct source *src = event;
+        struct run *run = ctx;
+        const uint8_t *raw = s->raw.data;
+        uint16_t common_type;
+        int32_t common_pid;
+        int64_t nr;
+
+        if (s->tid != (uint32_t) my_tid) {
+                src->others++;
+                return;
+        }
+        src->n++;
+
+        if (s->pid != (uint32_t) getpid() || s->cpu != (uint32_t) cpu ||
+            s->time < run->t0 || s->time > run->t1 || s->raw.size < 16) {
+                src->broken++;
+                return;
+        }
+
+        /* The tracepoint's own data: common_type, common_pid at 4, and
+         * __syscall_nr at 8 (events/syscalls/sys_enter_getppid/format). */
+        memcpy(&common_type, raw, sizeof(common_type));
+        memcpy(&common_pid, raw + 4, sizeof(common_pid));
+        memcpy(&nr, raw + 8, sizeof(nr));
+        if (common_type != (uint16_t) tp_id || common_pid != my_tid || (int32_t) nr != SYS_getppid)
+                src->broken++;
+
+        /* One thread: on any one CPU its samples come in time order. */
+        if (cpu >= 0 && cpu < 4096) {
+                if (s->time < run->last[cpu])
+                        run->out_of_order++;
+                run->last[cpu] = s->time;
+        }
+}
+
+static void on_lost(int cpu, uint64_t count, void *ctx) {
+        struct run *run = ctx;
+
+        run->lost += count;
+        run->lost_calls++;
+}
+
+static const struct monitor_handler handler = {
+        .sample = on_sample,
+        .lost = on_lost,
+};
+
+static void drain_all(struct monitor *m, struct run *run) {
+        for (size_t i = 0; i < monitor_n_rings(m); i++) {
+                int r;
+
+                do {
+                        r = monitor_drain(m, i, 64, &handler, run);
+                        assert_true(r >= 0);
+                } while (r == 64);
+                assert_int_equal(monitor_ring_bad(m, i), 0);
+        }
+}
+
+static uint64_t total_lost(struct monitor *m) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                sum += monitor_ring_lost(m, i);
+        return sum;
+}
+
+static void call_getppid(struct run *run, unsigned n) {
+        run->t0 = now_ns();
+        for (unsigned i = 0; i < n; i++)
+                syscall(SYS_getppid);
+        run->t1 = now_ns();
+}
+
+static struct monitor_source getppid_source(struct source *s) {
+        return (struct monitor_source) {
+                .type = PERF_TYPE_TRACEPOINT,
+                .config = tp_id,
+                .userdata = s,
+        };
+}
+
+static void test_count(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        int h, online;
+
+        assert_int_equal(monitor_new(NULL, &m), 0);
+        online = (int) sysconf(_SC_NPROCESSORS_ONLN);
+        assert_int_equal(monitor_n_rings(m), online);
+        for (size_t i = 0; i < monitor_n_rings(m); i++) {
+                assert_true(monitor_ring_fd(m, i) >= 0);
+                assert_true(monitor_ring_cpu(m, i) >= 0);
+        }
+        assert_int_equal(monitor_ring_fd(m, monitor_n_rings(m)), -EINVAL);
+
+        src = getppid_source(&a);
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+
+        /* Disabled until enabled. */
+        call_getppid(&run, 10);
+        drain_all(m, &run);
+        assert_int_equal(a.n, 0);
+
+        assert_int_equal(monitor_enable(m, h), 0);
+        call_getppid(&run, N);
+        drain_all(m, &run);
+
+        print_message("%u samples of ours, %u of others, %" PRIu64 " lost\n", a.n, a.others, run.lost);
+        assert_int_equal(run.lost, total_lost(m));
+        if (run.lost == 0)
+                assert_int_equal(a.n, N);
+        else
+                assert_true(a.n < N && a.n + run.lost >= N);
+        assert_int_equal(a.broken, 0);
+        assert_int_equal(run.out_of_order, 0);
+}
+
+static void test_remove(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_source src;
+        struct source a = {}, b = {}, c = {};
+        struct run run = {};
+        int ha, hb, hc;
+
+        assert_int_equal(monitor_new(NULL, &m), 0);
+        src = getppid_source(&a);
+        ha = monitor_add(m, &src);
+        src = getppid_source(&b);
+        hb = monitor_add(m, &src);
+        assert_true(ha >= 0 && hb >= 0 && ha != hb);
+        assert_int_equal(monitor_enable(m, ha), 0);
+        assert_int_equal(monitor_enable(m, hb), 0);
+
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(run.lost, 0);
+        assert_int_equal(a.n, N);
+        assert_int_equal(b.n, N);
+
+        /* A goes (a live reload), B keeps counting into the same rings. */
+        assert_int_equal(monitor_remove(m, ha), 0);
+        assert_int_equal(monitor_remove(m, ha), -ENOENT);
+        assert_int_equal(monitor_enable(m, ha), -ENOENT);
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(a.n, N);
+        assert_int_equal(b.n, 2 * N);
+
+        /* B removed with its samples still in the rings: they are dropped,
+         * not handed to B's (maybe freed) userdata, not counted as bad. */
+        call_getppid(&run, N);
+        assert_int_equal(monitor_remove(m, hb), 0);
+        drain_all(m, &run);
+        assert_int_equal(b.n, 2 * N);
+
+        /* And a new source after all that. */
+        src = getppid_source(&c);
+        hc = monitor_add(m, &src);
+        assert_true(hc >= 0);
+        assert_int_equal(monitor_enable(m, hc), 0);
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(c.n, N);
+        assert_int_equal(a.broken + b.broken + c.broken, 0);
+        assert_int_equal(run.out_of_order, 0);
+}
+
+static void test_filter(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_source src;
+        struct source a = {}, bad = {};
+        struct run run = {};
+        char filter[64];
+        int h;
+
+        assert_int_equal(monitor_new(NULL, &m), 0);
+
+        /* The kernel drops everyone else's samples. */
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        src = getppid_source(&a);
+        src.filter = filter;
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+
+        /* A child calling getppid() as well. */
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                for (int i = 0; i < 100; i++)
+                        syscall(SYS_getppid);
+                _exit(0);
+        }
+        call_getppid(&run, N);
+        assert_int_equal(waitpid(child, NULL, 0), child);
+        run.t1 = now_ns();
+        drain_all(m, &run);
+        assert_int_equal(a.n, N);
+        assert_int_equal(a.others, 0);
+        assert_int_equal(a.broken, 0);
+
+        /* A filter the kernel refuses: an error, no handle. */
+        src = getppid_source(&bad);
+        src.filter = "no_such_field ==== 1";
+        assert_int_equal(monitor_add(m, &src), -EINVAL);
+}
+
+static void test_bad_event(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_source src = {
+                .type = PERF_TYPE_TRACEPOINT,
+                .config = 0x7ffffff0,           /* no such tracepoint */
+        };
+        int r;
+
+        assert_int_equal(monitor_new(NULL, &m), 0);
+        r = monitor_add(m, &src);
+        assert_true(r == -ENOENT || r == -EINVAL);
+        assert_int_equal(monitor_remove(m, 0), -ENOENT);
+}
+
+/* Only this process (inherit), in a one-page ring we do not drain while
+ * 1000 samples of ~64 bytes arrive: the kernel must say what it dropped. */
+static void test_pid_target_and_loss(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        pid_t self = getpid();
+        struct monitor_opts opts = {
+                .ring_pages = 1,
+                .clockid = CLOCK_MONOTONIC,
+                .pids = &self,
+                .n_pids = 1,
+        };
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        int h;
+
+        assert_int_equal(monitor_new(&opts, &m), 0);
+        src = getppid_source(&a);
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        /* The kernel reports a loss in-band with the next record that
+         * fits: make one. */
+        call_getppid(&run, 1);
+        drain_all(m, &run);
+
+        print_message("%u samples kept, %" PRIu64 " lost in %u records\n", a.n, run.lost, run.lost_calls);
+        assert_true(run.lost > 0);
+        assert_true(run.lost_calls > 0);
+        assert_int_equal(run.lost, total_lost(m));
+        assert_int_equal(a.others, 0);
+        assert_int_equal(a.broken, 0);
+        assert_int_equal(a.n + run.lost, N + 1);
+}
+
+/* The ring fd polls readable once wakeup_bytes are pending, not before. */
+static void test_wakeup(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        pid_t self = getpid();
+        struct monitor_opts opts = {
+                .ring_pages = 32,
+                .wakeup_bytes = 4096,
+                .clockid = CLOCK_MONOTONIC,
+                .pids = &self,
+                .n_pids = 1,
+        };
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        struct pollfd *pfd;
+        size_t n;
+        int h, ready = 0;
+
+        assert_int_equal(monitor_new(&opts, &m), 0);
+        src = getppid_source(&a);
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+
+        n = monitor_n_rings(m);
+        pfd = calloc(n, sizeof(*pfd));
+        assert_non_null(pfd);
+        for (size_t i = 0; i < n; i++)
+                pfd[i] = (struct pollfd) { .fd = monitor_ring_fd(m, i), .events = POLLIN };
+
+        /* A few samples (< 4096 bytes on any CPU): no wakeup. */
+        call_getppid(&run, 10);
+        assert_int_equal(poll(pfd, n, 0), 0);
+
+        /* 1000 samples, ~64 KB: at least one ring crosses its watermark. */
+        call_getppid(&run, N);
+        ready = poll(pfd, n, 1000);
+        assert_true(ready >= 1);
+        free(pfd);
+
+        run.t0 = 0;
+        drain_all(m, &run);
+        assert_int_equal(a.n, N + 10);
+}
+
+/* The cgroup v2 mount point, from mountinfo. */
+static int cgroup2_mount(char *ret, size_t size) {
+        char line[1024], mnt[512], fstype[64];
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        int r = -ENOENT;
+
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                const char *dash = strstr(line, " - ");
+
+                if (!dash || sscanf(dash, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+                        continue;
+                if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) {
+                        snprintf(ret, size, "%s", mnt);
+                        r = 0;
+                        break;
+                }
+        }
+        fclose(f);
+        return r;
+}
+
+/* Our cgroup v2 path ("0::/path" in /proc/self/cgroup). */
+static int cgroup2_self(char *ret, size_t size) {
+        char line[1024];
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        int r = -ENOENT;
+
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "0::", 3) == 0) {
+                        line[strcspn(line, "\n")] = '\0';
+                        snprintf(ret, size, "%s", line + 3);
+                        r = 0;
+                        break;
+                }
+        fclose(f);
+        return r;
+}
+
+static int write_pid(const char *dir, pid_t pid) {
+        char path[1024];
+        FILE *f;
+        int r;
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+        f = fopen(path, "we");
+        if (!f)
+                return -errno;
+        r = fprintf(f, "%d\n", (int) pid) < 0 ? -EIO : 0;
+        if (fclose(f) != 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* Events targeted at a cgroup (PERF_FLAG_PID_CGROUP): we move into a
+ * fresh cgroup, call getppid() there, and move back. */
+static void test_cgroup_target(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        char mnt[512], self[1024], home[1600], dir[1700];
+        struct monitor_opts opts = { .clockid = CLOCK_MONOTONIC };
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        int fd, h, r;
+
+        if (cgroup2_mount(mnt, sizeof(mnt)) < 0 || cgroup2_self(self, sizeof(self)) < 0) {
+                print_message("no cgroup v2 hierarchy here\n");
+                skip();
+        }
+        snprintf(home, sizeof(home), "%s%s", mnt, strcmp(self, "/") == 0 ? "" : self);
+        snprintf(dir, sizeof(dir), "%s/evmon-test-%d", home, (int) getpid());
+        if (mkdir(dir, 0755) < 0) {
+                print_message("cannot create %s: %s\n", dir, strerror(errno));
+                skip();
+        }
+
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        opts.cgroup_fds = &fd;
+        opts.n_cgroups = 1;
+        assert_int_equal(monitor_new(&opts, &m), 0);
+        close(fd);      /* the monitor keeps its own */
+
+        src = getppid_source(&a);
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+
+        /* Outside the cgroup: nothing. */
+        call_getppid(&run, 10);
+        assert_int_equal(write_pid(dir, 0), 0);
+        call_getppid(&run, N);
+        r = write_pid(home, 0);
+        drain_all(m, &run);
+        assert_int_equal(r, 0);
+        assert_int_equal(rmdir(dir), 0);
+
+        assert_int_equal(a.n, N);
+        assert_int_equal(a.others, 0);
+        assert_int_equal(a.broken, 0);
+}
+
+static int find_tracepoint(void) {
+        char path[256], buf[32];
+        ssize_t n;
+        int fd = -1;
+
+        for (size_t i = 0; i < sizeof(tracefs_roots) / sizeof(tracefs_roots[0]) && fd < 0; i++) {
+                snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_getppid/id", tracefs_roots[i]);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+        }
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -EIO;
+        buf[n] = '\0';
+        tp_id = strtoull(buf, NULL, 10);
+        return tp_id > 0 ? 0 : -EIO;
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_count),
+                cmocka_unit_test(test_remove),
+                cmocka_unit_test(test_filter),
+                cmocka_unit_test(test_bad_event),
+                cmocka_unit_test(test_pid_target_and_loss),
+                cmocka_unit_test(test_wakeup),
+                cmocka_unit_test(test_cgroup_target),
+        };
+        struct monitor *m = NULL;
+        int r;
+
+        if (geteuid() != 0) {
+                printf("SKIP: needs root (system-wide perf events on tracepoints)\n");
+                return 77;
+        }
+        r = find_tracepoint();
+        if (r < 0) {
+                printf("SKIP: no syscalls:sys_enter_getppid in tracefs (%s): "
+                       "tracefs not mounted or no syscall tracepoints\n", strerror(-r));
+                return 77;
+        }
+        r = monitor_new(NULL, &m);
+        if (r == -EACCES || r == -EPERM || r == -ENOSYS || r == -ENOENT) {
+                printf("SKIP: perf_event_open/mmap not available here: %s\n", strerror(-r));
+                return 77;
+        }
+        if (r < 0) {
+                printf("monitor_new: %s\n", strerror(-r));
+                return 1;
+        }
+        monitor_free(m);
+
+        my_tid = (pid_t) syscall(SYS_gettid);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
