@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -339,6 +340,91 @@ static void test_pmu_uretprobe(void **state) {
         count_pmu_hits(PROBE_URETPROBE);
 }
 
+/* A PMU-created probe's raw record decodes with probe_pmu_format(): the
+ * uprobe's __probe_ip is the function's address in this process, and a
+ * uretprobe's __probe_func the same. Reads one PERF_SAMPLE_RAW sample
+ * straight from the mmap ring. */
+static void check_pmu_raw(enum probe_kind kind) {
+        _cleanup_(freep) char *err = NULL;
+        _cleanup_(strv_freep) char **events = NULL;
+        _cleanup_(formatp) struct format *ref = NULL, *fmt = NULL;
+        struct probe_pmu pmu = {};
+        struct perf_event_attr attr = {};
+        struct perf_event_mmap_page *page;
+        const struct perf_event_header *h;
+        const struct format_field *f;
+        struct field_value v;
+        int (*volatile fn)(int) = evmon_self_target;
+        long psize = sysconf(_SC_PAGESIZE);
+        const uint8_t *data;
+        uint32_t raw_size;
+        uint64_t head;
+        char *sep;
+        int fd, r;
+
+        /* Any event's format gives the common header. */
+        assert_true(tracefs_list_events(tfs, &events) > 0);
+        assert_non_null(events[0]);
+        sep = strchr(events[0], ':');
+        assert_non_null(sep);
+        *sep = 0;
+        assert_int_equal(tracefs_event_format(tfs, events[0], sep + 1, &ref), 0);
+        assert_int_equal(probe_pmu_format(ref, kind, "self", &fmt), 0);
+
+        r = probe_pmu_attr(NULL, &(struct probe_spec) { kind, "self", "/proc/self/exe:evmon_self_target", NULL, 0 },
+                           &pmu, &err);
+        if (r == -EOPNOTSUPP)
+                skip();
+        assert_int_equal(r, 0);
+        attr.size = sizeof(attr);
+        attr.type = pmu.type;
+        attr.config = pmu.config;
+        attr.config1 = pmu.config1;
+        attr.config2 = pmu.config2;
+        attr.sample_period = 1;
+        attr.sample_type = PERF_SAMPLE_RAW;
+        attr.exclude_kernel = 1;
+        fd = perf_open(&attr, 0, -1);
+        probe_pmu_done(&pmu);
+        assert_true(fd >= 0);
+        page = mmap(NULL, (size_t) psize * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        assert_true(page != MAP_FAILED);
+
+        (void) fn(1);
+
+        head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+        assert_true(head >= sizeof(*h));
+        data = (const uint8_t *) page + psize;
+        h = (const struct perf_event_header *) data;
+        assert_int_equal(h->type, PERF_RECORD_SAMPLE);
+        memcpy(&raw_size, data + sizeof(*h), sizeof(raw_size));
+        assert_true(raw_size >= fmt->min_size);
+
+        f = find_field(fmt, probe_kind_is_return(kind) ? "__probe_func" : "__probe_ip");
+        assert_non_null(f);
+        assert_int_equal(field_decode(f, data + sizeof(*h) + 4, raw_size, &v), 0);
+        assert_int_equal(v.u, (uintptr_t) evmon_self_target);
+        if (probe_kind_is_return(kind)) {
+                /* The return address lies in count's caller: some code of
+                 * this program after the call. */
+                f = find_field(fmt, "__probe_ret_ip");
+                assert_non_null(f);
+                assert_int_equal(field_decode(f, data + sizeof(*h) + 4, raw_size, &v), 0);
+                assert_true(v.u != 0 && v.u != (uintptr_t) evmon_self_target);
+        }
+
+        munmap(page, (size_t) psize * 2);
+        close(fd);
+}
+
+static void test_pmu_raw_uprobe(void **state) {
+        check_pmu_raw(PROBE_UPROBE);
+}
+
+static void test_pmu_raw_uretprobe(void **state) {
+        check_pmu_raw(PROBE_URETPROBE);
+}
+
 static int setup(void **state) {
         (void) probe_remove_group(tfs, test_group, NULL);
         (void) probe_remove_group(tfs, test_foreign, NULL);
@@ -355,6 +441,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_record_cleanup, setup, setup),
                 cmocka_unit_test(test_pmu_uprobe),
                 cmocka_unit_test(test_pmu_uretprobe),
+                cmocka_unit_test(test_pmu_raw_uprobe),
+                cmocka_unit_test(test_pmu_raw_uretprobe),
         };
         _cleanup_(freep) char *path = NULL;
         int r;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -193,12 +194,99 @@ static void test_pmu_kretprobe(void **state) {
         count_opens(PROBE_KRETPROBE);
 }
 
+static uint64_t kallsyms_address(const char *symbol) {
+        _cleanup_(freep) char *line = NULL;
+        size_t cap = 0;
+        uint64_t result = 0;
+        FILE *f = fopen("/proc/kallsyms", "re");
+
+        assert_non_null(f);
+        while (getline(&line, &cap, f) > 0) {
+                unsigned long long a;
+                char type, name[256];
+
+                if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 && strcmp(name, symbol) == 0) {
+                        result = a;
+                        break;
+                }
+        }
+        fclose(f);
+        return result;
+}
+
+/* One PERF_SAMPLE_RAW sample of a kprobe PMU event, decoded with
+ * probe_pmu_format(): the probe address is do_sys_openat2's (past its
+ * endbr64 when the kernel has IBT, hence the small window). */
+static void check_pmu_raw(enum probe_kind kind) {
+        _cleanup_(freep) char *err = NULL;
+        _cleanup_(formatp) struct format *ref = NULL, *fmt = NULL;
+        struct probe_pmu pmu = {};
+        struct perf_event_attr attr = {};
+        struct perf_event_mmap_page *page;
+        const struct perf_event_header *h;
+        const struct format_field *f;
+        struct field_value v;
+        long psize = sysconf(_SC_PAGESIZE);
+        const uint8_t *data;
+        uint32_t raw_size;
+        uint64_t want = kallsyms_address("do_sys_openat2");
+        int fd;
+
+        assert_true(want != 0);
+        assert_int_equal(tracefs_event_format(tfs, "sched", "sched_process_exec", &ref), 0);
+        assert_int_equal(probe_pmu_format(ref, kind, "pmu", &fmt), 0);
+        assert_int_equal(probe_pmu_attr(NULL, &(struct probe_spec) { kind, "pmu", "do_sys_openat2", NULL, 0 },
+                                        &pmu, &err),
+                         0);
+        attr.size = sizeof(attr);
+        attr.type = pmu.type;
+        attr.config = pmu.config;
+        attr.config1 = pmu.config1;
+        attr.config2 = pmu.config2;
+        attr.sample_period = 1;
+        attr.sample_type = PERF_SAMPLE_RAW;
+        fd = (int) syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        probe_pmu_done(&pmu);
+        assert_true(fd >= 0);
+        page = mmap(NULL, (size_t) psize * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        assert_true(page != MAP_FAILED);
+
+        assert_int_equal(open(OPEN_PATH, O_RDONLY), -1);
+
+        assert_true(__atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE) >= sizeof(*h));
+        data = (const uint8_t *) page + psize;
+        h = (const struct perf_event_header *) data;
+        assert_int_equal(h->type, PERF_RECORD_SAMPLE);
+        memcpy(&raw_size, data + sizeof(*h), sizeof(raw_size));
+        assert_true(raw_size >= fmt->min_size);
+
+        f = find_field(fmt, probe_kind_is_return(kind) ? "__probe_func" : "__probe_ip");
+        assert_non_null(f);
+        assert_int_equal(field_decode(f, data + sizeof(*h) + 4, raw_size, &v), 0);
+        printf("%s PMU: %s=0x%" PRIx64 ", do_sys_openat2=0x%" PRIx64 "\n", probe_kind_to_string(kind), f->name,
+               v.u, want);
+        assert_true(v.u >= want && v.u < want + 16);
+
+        munmap(page, (size_t) psize * 2);
+        close(fd);
+}
+
+static void test_pmu_raw_kprobe(void **state) {
+        check_pmu_raw(PROBE_KPROBE);
+}
+
+static void test_pmu_raw_kretprobe(void **state) {
+        check_pmu_raw(PROBE_KRETPROBE);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_kprobe),
                 cmocka_unit_test(test_remove_group),
                 cmocka_unit_test(test_pmu_kprobe),
                 cmocka_unit_test(test_pmu_kretprobe),
+                cmocka_unit_test(test_pmu_raw_kprobe),
+                cmocka_unit_test(test_pmu_raw_kretprobe),
         };
         int r;
 
