@@ -31,6 +31,12 @@ int tracefs_find_mount(const char *mounts, char **ret_path);
 /* Reads the file REL (relative to the root) whole, NUL-terminated. */
 int tracefs_read(const struct tracefs *t, const char *rel, char **ret_text, size_t *ret_len);
 
+/* The kernel's reason for refusing a command it was given (a probe
+ * definition, an event filter): the last entry of tracefs error_log when
+ * it quotes a command that starts like LINE (up to LINE's first space),
+ * without its timestamp. NULL when there is none (caller frees). */
+char *tracefs_last_error(const struct tracefs *t, const char *line);
+
 /* Parses events/SYSTEM/NAME/format into *ret (caller owns). -ENOENT when
  * the event does not exist. */
 int tracefs_event_format(const struct tracefs *t, const char *system, const char *name,
@@ -112,6 +118,4 @@ int field_decode(const struct format_field *f, const void *rec, size_t size, str
 /* Element I of an array value of field F, sign-extended by elem_signed. */
 int64_t field_array_get(const struct format_field *f, const struct field_value *v, size_t i);
 
-/* ---- probe.c / elf.c: dynamic probes (kprobe, uprobe) ------------------ */
-
-/* see tracefs/probe.c; declared when probes land */
+/* Dynamic probes (probe.c, elf.c): include/evmon/probe.h. */

@@ -464,6 +464,7 @@ static void event_config_done(struct event_config *e) {
         strv_free(e->fetch);
         free(e->filter);
         free(e->where);
+        free(e->filter_where);
 }
 
 static int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
@@ -569,8 +570,10 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
         if (r < 0)
                 return r;
         if (v) {
+                snprintf(child, sizeof(child), "%s.filter", path);
+                line = parser_line_of(ps, child);
                 e->filter = strdup(json_object_get_string(v));
-                if (!e->filter)
+                if (!e->filter || asprintf(&e->filter_where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, child) < 0)
                         return -ENOMEM;
         }
         return 0;

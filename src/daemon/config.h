@@ -27,7 +27,8 @@ struct event_config {
         char *target;           /* probes: SYMBOL[+OFF], PATH:SYMBOL[+OFF], ... */
         char **fetch;           /* probes: "NAME=FETCHARG", NULL-terminated, may be NULL */
         char *filter;           /* ftrace filter or NULL */
-        char *where;            /* "FILE:LINE: events[N]" for messages */
+        char *where;            /* "FILE:LINE: events[N].KIND" for messages */
+        char *filter_where;     /* "FILE:LINE: events[N].filter" */
 };
 
 struct config {

@@ -48,16 +48,6 @@ static void daemon_update_offset(struct daemon *d) {
         d->realtime_offset = (int64_t) (rt - (a + (b - a) / 2));
 }
 
-static struct daemon_event *daemon_event_free(struct daemon_event *ev) {
-        if (!ev)
-                return NULL;
-        encoder_free(ev->encoder);
-        format_free(ev->format);
-        free(ev->wire_name);
-        free(ev);
-        return NULL;
-}
-
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
@@ -211,8 +201,279 @@ static const struct server_ops server_ops = {
         .status = ops_status,
 };
 
-/* Builds the decoder and encoder of each configured event from tracefs.
- * Errors name the config entry. */
+static enum probe_kind probe_kind_of(enum event_kind k) {
+        switch (k) {
+        case EVENT_KPROBE:
+                return PROBE_KPROBE;
+        case EVENT_KRETPROBE:
+                return PROBE_KRETPROBE;
+        case EVENT_UPROBE:
+                return PROBE_UPROBE;
+        case EVENT_URETPROBE:
+                return PROBE_URETPROBE;
+        default:
+                return _PROBE_KIND_INVALID;
+        }
+}
+
+/* Everything that makes two config entries the same event: an event whose
+ * definition did not change keeps its fds over a reload. */
+static char *event_definition(const struct event_config *ec) {
+        size_t n = 0;
+        char *s, *p;
+
+        n += strlen(ec->wire_name) + strlen(event_kind_to_string(ec->kind)) + 8;
+        n += (ec->target ? strlen(ec->target) : 0) + (ec->filter ? strlen(ec->filter) : 0);
+        for (char **f = ec->fetch; f && *f; f++)
+                n += strlen(*f) + 1;
+        s = p = malloc(n);
+        if (!s)
+                return NULL;
+        p = stpcpy(p, event_kind_to_string(ec->kind));
+        *p++ = '\n';
+        p = stpcpy(p, ec->wire_name);
+        *p++ = '\n';
+        p = stpcpy(p, ec->target ?: "");
+        *p++ = '\n';
+        for (char **f = ec->fetch; f && *f; f++) {
+                p = stpcpy(p, *f);
+                *p++ = ' ';
+        }
+        *p++ = '\n';
+        p = stpcpy(p, ec->filter ?: "");
+        return s;
+}
+
+static size_t strv_length(char **l) {
+        size_t n = 0;
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+/* Closes the event's fds and removes the probe we made for it. */
+static struct daemon_event *daemon_event_free(struct daemon *d, struct daemon_event *ev) {
+        int r;
+
+        if (!ev)
+                return NULL;
+        if (ev->handle >= 0 && d->monitor)
+                (void) monitor_remove(d->monitor, ev->handle);
+        if (ev->probe_added) {
+                r = probe_remove(d->tracefs, d->probe_group, ev->probe_kind, ev->probe_name);
+                if (r < 0 && r != -ENOENT)
+                        log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", d->probe_group,
+                                          ev->probe_name, ev->wire_name);
+        }
+        encoder_free(ev->encoder);
+        format_free(ev->format);
+        probe_pmu_done(&ev->pmu);
+        free(ev->probe_name);
+        free(ev->definition);
+        free(ev->wire_name);
+        free(ev);
+        return NULL;
+}
+
+/* Probes an earlier instance left (SIGKILL, power loss) are removed before
+ * we create ours, so a restart never fails with EEXIST. Only our group and
+ * the groups in our record are touched. */
+static int daemon_clean_probes(struct daemon *d) {
+        unsigned n = 0, m = 0;
+        int r;
+
+        if (d->probes_cleaned || d->check_only)
+                return 0;
+        d->probes_cleaned = true;
+        r = probe_record_cleanup(d->tracefs, d->probe_record, &n);
+        if (r < 0 && r != -EOPNOTSUPP)
+                log_warning_errno(r, "Failed to remove the probes recorded in %s: %m", d->probe_record);
+        r = probe_remove_group(d->tracefs, d->probe_group, &m);
+        if (r < 0 && r != -EOPNOTSUPP)
+                log_warning_errno(r, "Failed to remove stale probes of group %s: %m", d->probe_group);
+        if (n + m > 0)
+                log_notice("Removed %u probes an earlier evmond left behind", n + m);
+        return 0;
+}
+
+static int daemon_reference_format(struct daemon *d, char **ret_error) {
+        _cleanup_(strv_freep) char **names = NULL;
+        int r;
+
+        if (d->reference)
+                return 0;
+        r = tracefs_event_format(d->tracefs, "sched", "sched_process_exec", &d->reference);
+        if (r >= 0)
+                return 0;
+        r = tracefs_list_events(d->tracefs, &names);
+        for (char **n = names; r >= 0 && *n; n++) {
+                _cleanup_(freep) char *sys = strdup(*n);
+                char *colon = sys ? strchr(sys, ':') : NULL;
+                if (colon) {
+                        *colon = 0;
+                        if (tracefs_event_format(d->tracefs, sys, colon + 1, &d->reference) >= 0)
+                                return 0;
+                }
+        }
+        r = asprintf(ret_error, "no readable event format in %s to take the common header from", tracefs_path(d->tracefs));
+        return r < 0 ? -ENOMEM : -ENOENT;
+}
+
+/* A name for the tracefs probe that no live event of ours uses: during a
+ * reload the old and the new definition of one probe exist side by side. */
+static int daemon_probe_name(struct daemon *d, const char *name, char **ret) {
+        for (unsigned gen = 0;; gen++) {
+                _cleanup_(freep) char *n = NULL;
+                bool used = false;
+
+                if (gen == 0)
+                        n = strdup(name);
+                else if (asprintf(&n, "%.50s_%u", name, gen) < 0)
+                        n = NULL;
+                if (!n)
+                        return -ENOMEM;
+                for (size_t i = 0; i < d->n_events; i++)
+                        if (d->events[i]->probe_name && strcmp(d->events[i]->probe_name, n) == 0)
+                                used = true;
+                if (!used) {
+                        *ret = TAKE_PTR(n);
+                        return 0;
+                }
+        }
+}
+
+/* Builds one event's decoder and encoder, creating its probe where it is
+ * one. Errors name the config entry. */
+static int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error) {
+        struct daemon_event *ev;
+        _cleanup_(freep) char *err = NULL;
+        int r;
+
+        ev = calloc(1, sizeof(*ev));
+        if (!ev)
+                return -ENOMEM;
+        ev->handle = -1;
+        ev->cfg = ec;
+        ev->wire_name = strdup(ec->wire_name);
+        ev->definition = event_definition(ec);
+        if (!ev->wire_name || !ev->definition) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        if (ec->kind == EVENT_TRACEPOINT) {
+                r = tracefs_event_format(d->tracefs, ec->system, ec->name, &ev->format);
+                if (r == -ENOENT) {
+                        r = asprintf(ret_error, "%s: no tracepoint \"%s\" in %s/events (`evmonctl list` shows the tracepoints of this kernel)",
+                                     ec->where, ec->wire_name, tracefs_path(d->tracefs));
+                        r = r < 0 ? -ENOMEM : -EINVAL;
+                        goto fail;
+                }
+                if (r < 0) {
+                        if (asprintf(ret_error, "%s: cannot read the format of \"%s\" from %s: %s",
+                                     ec->where, ec->wire_name, tracefs_path(d->tracefs), strerror(-r)) < 0)
+                                r = -ENOMEM;
+                        goto fail;
+                }
+                ev->source.type = PERF_TYPE_TRACEPOINT;
+                ev->source.config = ev->format->id;
+        } else {
+                struct probe_spec spec = {
+                        .kind = probe_kind_of(ec->kind),
+                        .name = ec->name,
+                        .target = ec->target,
+                        .fetch = ec->fetch,
+                        .n_fetch = strv_length(ec->fetch),
+                };
+                uint32_t type;
+                uint64_t mask;
+
+                ev->probe_kind = spec.kind;
+                if (spec.n_fetch == 0 && probe_pmu_type(NULL, spec.kind, &type, &mask) >= 0) {
+                        /* No fetch-args: the fd-scoped PMU makes the probe, and it
+                         * goes with the fd; nothing to clean up, ever. */
+                        r = daemon_reference_format(d, &err);
+                        if (r >= 0)
+                                r = probe_pmu_attr(NULL, &spec, &ev->pmu, &err);
+                        if (r >= 0)
+                                r = probe_pmu_format(d->reference, spec.kind, ec->name, &ev->format);
+                        if (r < 0) {
+                                if (asprintf(ret_error, "%s: cannot set up %s \"%s\": %s", ec->where,
+                                             event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r)) < 0)
+                                        r = -ENOMEM;
+                                r = r == -ENOMEM ? r : -EINVAL;
+                                goto fail;
+                        }
+                        ev->source.type = ev->pmu.type;
+                        ev->source.config = ev->pmu.config;
+                        ev->source.config1 = ev->pmu.config1;
+                        ev->source.config2 = ev->pmu.config2;
+                } else {
+                        (void) daemon_clean_probes(d);
+                        r = daemon_probe_name(d, ec->name, &ev->probe_name);
+                        if (r < 0)
+                                goto fail;
+                        spec.name = ev->probe_name;
+                        if (!d->check_only) {
+                                r = probe_record_group(d->probe_record, d->probe_group);
+                                if (r < 0)
+                                        log_warning_errno(r, "Failed to record probe group %s in %s: %m",
+                                                          d->probe_group, d->probe_record);
+                        }
+                        r = probe_add(d->tracefs, d->probe_group, &spec, &ev->format, &err);
+                        if (r < 0) {
+                                if (asprintf(ret_error, "%s: the kernel refused %s \"%s\"%s%s",
+                                             ec->where, event_kind_to_string(ec->kind), ec->target,
+                                             err ? ": " : ": ", err ?: strerror(-r)) < 0)
+                                        r = -ENOMEM;
+                                r = r == -ENOMEM ? r : -EINVAL;
+                                goto fail;
+                        }
+                        ev->probe_added = true;
+                        ev->source.type = PERF_TYPE_TRACEPOINT;
+                        ev->source.config = ev->format->id;
+                }
+        }
+        ev->source.filter = ec->filter;
+        ev->source.userdata = ev;
+
+        r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: cannot build a decoder for \"%s\": %s",
+                             ec->where, ec->wire_name, strerror(-r)) < 0)
+                        r = -ENOMEM;
+                goto fail;
+        }
+        *ret = ev;
+        return 0;
+fail:
+        daemon_event_free(d, ev);
+        return r;
+}
+
+/* Opens EV on every CPU (disabled). */
+static int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error) {
+        int r = monitor_add(d->monitor, &ev->source);
+        if (r >= 0) {
+                ev->handle = r;
+                return 0;
+        }
+        if (r == -EINVAL && ev->cfg->filter) {
+                _cleanup_(freep) char *why = tracefs_last_error(d->tracefs, ev->cfg->filter);
+                r = asprintf(ret_error, "%s: the kernel rejected the filter \"%s\" of %s%s%s (ftrace filter syntax, "
+                             "Documentation/trace/events.rst; `evmonctl describe %s` lists the fields)",
+                             ev->cfg->filter_where, ev->cfg->filter, ev->wire_name, why ? ": " : "", why ?: "",
+                             ev->cfg->kind == EVENT_TRACEPOINT ? ev->wire_name : "SYSTEM:NAME");
+        }
+        else if (ev->cfg->kind != EVENT_TRACEPOINT && (r == -ENOENT || r == -EINVAL))
+                r = asprintf(ret_error, "%s: the kernel cannot place %s \"%s\": %s (is the symbol in /proc/kallsyms or the file's symbol table?)",
+                             ev->cfg->where, event_kind_to_string(ev->cfg->kind), ev->cfg->target, strerror(-r));
+        else
+                r = asprintf(ret_error, "%s: failed to open %s on every CPU: %s", ev->cfg->where, ev->wire_name,
+                             strerror(-r));
+        return r < 0 ? -ENOMEM : -EINVAL;
+}
+
 static int daemon_prepare_events(struct daemon *d, char **ret_error) {
         struct config *c = d->config;
         int r;
@@ -221,44 +482,30 @@ static int daemon_prepare_events(struct daemon *d, char **ret_error) {
         if (!d->events)
                 return -ENOMEM;
         for (size_t i = 0; i < c->n_events; i++) {
-                struct event_config *ec = &c->events[i];
                 struct daemon_event *ev;
 
-                if (ec->kind != EVENT_TRACEPOINT) {
-                        r = asprintf(ret_error, "%s: %s probes are not supported by this build yet",
-                                     ec->where, event_kind_to_string(ec->kind));
-                        return r < 0 ? -ENOMEM : -EOPNOTSUPP;
-                }
-                ev = calloc(1, sizeof(*ev));
-                if (!ev)
-                        return -ENOMEM;
-                d->events[d->n_events++] = ev;
+                r = daemon_event_new(d, &c->events[i], &ev, ret_error);
+                if (r < 0)
+                        return r;
                 ev->index = (unsigned) i;
-                ev->cfg = ec;
-                ev->handle = -1;
-                ev->wire_name = strdup(ec->wire_name);
-                if (!ev->wire_name)
-                        return -ENOMEM;
-                r = tracefs_event_format(d->tracefs, ec->system, ec->name, &ev->format);
-                if (r == -ENOENT) {
-                        r = asprintf(ret_error, "%s: no tracepoint \"%s\" in %s/events (`evmonctl list` shows the tracepoints of this kernel)",
-                                     ec->where, ec->wire_name, tracefs_path(d->tracefs));
-                        return r < 0 ? -ENOMEM : -EINVAL;
-                }
-                if (r < 0) {
-                        if (asprintf(ret_error, "%s: cannot read the format of \"%s\" from %s: %s",
-                                     ec->where, ec->wire_name, tracefs_path(d->tracefs), strerror(-r)) < 0)
-                                return -ENOMEM;
-                        return r;
-                }
-                r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
-                if (r < 0) {
-                        if (asprintf(ret_error, "%s: cannot build a decoder for \"%s\": %s",
-                                     ec->where, ec->wire_name, strerror(-r)) < 0)
-                                return -ENOMEM;
-                        return r;
-                }
+                d->events[d->n_events++] = ev;
         }
+        return 0;
+}
+
+/* Our probes live in our own tracefs group; what we created is recorded
+ * beside the socket (/run/evmon/probes). --check-config uses a group of
+ * its own so it never touches a running daemon's probes. */
+static int daemon_probe_setup(struct daemon *d) {
+        const char *sock = d->config->socket_path, *slash = strrchr(sock, '/');
+
+        if (d->check_only) {
+                if (asprintf(&d->probe_group, "evmoncheck%d", (int) getpid()) < 0)
+                        return -ENOMEM;
+        } else if (!(d->probe_group = strdup(PROBE_GROUP_DEFAULT)))
+                return -ENOMEM;
+        if (asprintf(&d->probe_record, "%.*s/probes", (int) (slash - sock), sock) < 0)
+                return -ENOMEM;
         return 0;
 }
 
@@ -276,6 +523,9 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
                 free(d->config->socket_path);
                 d->config->socket_path = p;
         }
+        r = daemon_probe_setup(d);
+        if (r < 0)
+                return r;
         r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
         if (r < 0) {
                 if (asprintf(ret_error, d->args.tracefs_dir
@@ -288,35 +538,42 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
         return daemon_prepare_events(d, ret_error);
 }
 
-static int daemon_open_events(struct daemon *d) {
+static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_error) {
         struct monitor_opts mo = {
-                .ring_pages = d->config->ring_pages,
+                .ring_pages = ring_pages,
                 .clockid = d->config->clockid,
         };
         int r;
 
         r = monitor_new(&mo, &d->monitor);
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up the per-CPU rings (%u pages each): %m", mo.ring_pages);
-        for (size_t i = 0; i < d->n_events; i++) {
-                struct daemon_event *ev = d->events[i];
-                struct monitor_source src = {
-                        .type = PERF_TYPE_TRACEPOINT,
-                        .config = ev->format->id,
-                        .filter = ev->cfg->filter,
-                        .userdata = ev,
-                };
-
-                r = monitor_add(d->monitor, &src);
-                if (r < 0) {
-                        if (r == -EINVAL && ev->cfg->filter)
-                                return log_error_errno(r, "%s: the kernel rejected the filter \"%s\" of %s: %m",
-                                                       ev->cfg->where, ev->cfg->filter, ev->wire_name);
-                        return log_error_errno(r, "%s: failed to open %s (id %u) on every CPU: %m",
-                                               ev->cfg->where, ev->wire_name, ev->format->id);
-                }
-                ev->handle = r;
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: failed to set up the per-CPU rings (%u pages each): %s",
+                             d->config->path, mo.ring_pages, strerror(-r)) < 0)
+                        return -ENOMEM;
+                return r;
         }
+        for (size_t i = 0; i < d->n_events; i++) {
+                r = daemon_event_open(d, d->events[i], ret_error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int daemon_check_open(struct daemon *d, char **ret_error) {
+        int r;
+
+        *ret_error = NULL;
+        /* One page per ring is enough to let the kernel judge every event. */
+        r = daemon_open_events(d, 1, ret_error);
+        d->monitor = monitor_free(d->monitor);
+        for (size_t i = 0; i < d->n_events; i++)
+                d->events[i]->handle = -1;
+        return r;
+}
+
+static int daemon_watch_rings(struct daemon *d) {
+        int r;
 
         d->n_rings = monitor_n_rings(d->monitor);
         d->rings = calloc(d->n_rings, sizeof(*d->rings));
@@ -368,6 +625,7 @@ static int daemon_open_server(struct daemon *d) {
 }
 
 int daemon_start(struct daemon *d) {
+        _cleanup_(freep) char *error = NULL;
         char status[256];
         sigset_t mask;
         int r;
@@ -392,7 +650,12 @@ int daemon_start(struct daemon *d) {
                 log_warning_errno(r, "Failed to set up the systemd watchdog: %m");
 
         daemon_update_offset(d);
-        r = daemon_open_events(d);
+        r = daemon_open_events(d, d->config->ring_pages, &error);
+        if (r < 0) {
+                log_error("%s", error ?: strerror(-r));
+                return r;
+        }
+        r = daemon_watch_rings(d);
         if (r < 0)
                 return r;
         r = daemon_open_server(d);
@@ -441,11 +704,18 @@ void daemon_done(struct daemon *d) {
         d->flush_timer = sd_event_source_disable_unref(d->flush_timer);
         d->tick_timer = sd_event_source_disable_unref(d->tick_timer);
         d->server = server_free(d->server);
-        /* Perf fds first: a probe with an open fd cannot be removed. */
+        /* Every perf fd first: a probe with an open fd cannot be removed. */
         d->monitor = monitor_free(d->monitor);
         for (size_t i = 0; i < d->n_events; i++)
-                daemon_event_free(d->events[i]);
+                daemon_event_free(d, d->events[i]);
         free(d->events);
+        d->events = NULL;
+        d->n_events = 0;
+        if (d->probe_record && !d->check_only)
+                (void) probe_record_cleanup(d->tracefs, d->probe_record, NULL);
+        free(d->probe_record);
+        free(d->probe_group);
+        d->reference = format_free(d->reference);
         d->tracefs = tracefs_free(d->tracefs);
         d->config = config_free(d->config);
         jbuf_done(&d->line);

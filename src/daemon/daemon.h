@@ -9,15 +9,23 @@
 #include "daemon/encode.h"
 #include "daemon/server.h"
 #include "evmon/monitor.h"
+#include "evmon/probe.h"
 #include "evmon/tracefs.h"
 
-/* One served event: its decoder, its encoder and its perf fds. */
+/* One served event: its decoder, its encoder, its perf fds and, for a
+ * probe made through tracefs, the probe itself. */
 struct daemon_event {
         unsigned index;               /* bit in client subscriptions */
         char *wire_name;
-        struct event_config *cfg;     /* in daemon->config */
+        struct event_config *cfg;     /* in daemon->config (repointed on reload) */
+        char *definition;             /* what identifies it across reloads */
         struct format *format;
         struct encoder *encoder;
+        struct monitor_source source;
+        struct probe_pmu pmu;         /* probes made by perf_event_open */
+        bool probe_added;             /* probes made through tracefs: ours to remove */
+        enum probe_kind probe_kind;
+        char *probe_name;             /* the tracefs event name in our group */
         int handle;                   /* monitor handle, -1 before it is open */
         uint64_t count;               /* samples received */
         uint64_t bad;                 /* samples that did not decode */
@@ -47,13 +55,26 @@ struct daemon {
         int64_t realtime_offset;      /* realtime - event clock, ns */
         uint64_t start_usec;
         uint64_t lost_total;
+        struct format *reference;     /* any tracefs format: the common header of PMU probes */
+        char *probe_group;            /* our tracefs group */
+        char *probe_record;           /* the record of our probe groups, beside the socket */
+        bool check_only;              /* --check-config: touch nothing a running daemon owns */
+        bool probes_cleaned;          /* stale probes of an earlier instance are gone */
+        uint64_t reloads, reload_failures;
 };
 
 /* Loads the config and builds every event's decoder without opening a perf
  * fd: what --check-config runs. On a config error returns -EINVAL and sets
  * *ret_error to a message naming the file, line and key. */
 int daemon_prepare(struct daemon *d, char **ret_error);
+/* Opens every event on every CPU without enabling it, so the kernel judges
+ * probes and filters, then closes them again: the rest of --check-config. */
+int daemon_check_open(struct daemon *d, char **ret_error);
 /* Opens the events, the rings and the socket, and tells systemd READY=1. */
 int daemon_start(struct daemon *d);
+/* Reads the config again and applies the difference: new events are open
+ * before those gone are closed; events in both keep their fds. On failure
+ * the running config stays, and *ret_error says why. */
+int daemon_reload(struct daemon *d, char **ret_error);
 int daemon_run(struct daemon *d);
 void daemon_done(struct daemon *d);

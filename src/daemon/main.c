@@ -83,6 +83,7 @@ int main(int argc, char **argv) {
 
         /* Everything a config can get wrong is found here, before any perf
          * fd is opened. */
+        d.check_only = check;
         r = daemon_prepare(&d, &error);
         if (r < 0) {
                 if (error)
@@ -93,6 +94,14 @@ int main(int argc, char **argv) {
                 return r == -EINVAL || r == -ENOENT || r == -EOPNOTSUPP ? EXIT_CONFIG : EXIT_FAILURE;
         }
         if (check) {
+                /* The kernel judges probes and filters only when they are
+                 * opened: open each once, disabled, and close it again. */
+                r = daemon_check_open(&d, &error);
+                if (r < 0) {
+                        log_error("%s", error ?: strerror(-r));
+                        daemon_done(&d);
+                        return r == -EINVAL ? EXIT_CONFIG : EXIT_FAILURE;
+                }
                 printf("%s: OK, %zu events\n", d.config->path, d.n_events);
                 daemon_done(&d);
                 return 0;

@@ -330,47 +330,6 @@ static int write_command(struct tracefs *t, const char *rel, const char *line) {
         return 0;
 }
 
-/* The kernel's reason for refusing LINE: the last error_log entry, when it
- * quotes a command starting like LINE ("p:GROUP/NAME"):
- *
- *   [  373.969694] trace_uprobe: error: Invalid register name
- *     Command: p:probetmp/bad /usr/bin/bash:0x1000 a=%zz
- *                                                    ^
- * Returned without the timestamp and the trailing newline. */
-static char *error_log_entry(struct tracefs *t, const char *line) {
-        _cleanup_(freep) char *text = NULL;
-        const char *start, *cmd, *sp;
-        size_t len, head;
-        char *entry;
-
-        if (tracefs_read(t, "error_log", &text, &len) < 0 || len == 0)
-                return NULL;
-        while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
-                text[--len] = 0;
-
-        /* Entries start with '[' at the beginning of a line. */
-        for (start = text + len; start > text; start--)
-                if (start[0] == '[' && start[-1] == '\n')
-                        break;
-        if (start[0] != '[')
-                return NULL;
-
-        sp = strchr(line, ' ');
-        head = sp ? (size_t) (sp - line) : strlen(line);
-        cmd = strstr(start, "Command: ");
-        if (!cmd || strncmp(cmd + strlen("Command: "), line, head) != 0)
-                return NULL;
-
-        start = strchr(start, ']');
-        if (!start)
-                return NULL;
-        start++;
-        while (*start == ' ')
-                start++;
-        entry = strdup(start);
-        return entry;
-}
-
 int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
               struct format **ret_format, char **ret_error) {
         _cleanup_(freep) char *line = NULL, *why = NULL;
@@ -394,7 +353,7 @@ int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
                             events_file(p->kind), probe_kind_is_uprobe(p->kind) ? "UPROBE" : "KPROBE",
                             probe_kind_to_string(p->kind), p->name);
         if (r < 0) {
-                why = error_log_entry(t, line);
+                why = tracefs_last_error(t, line);
                 if (why)
                         return fail(ret_error, r, "%s", why);
                 if (r == -EEXIST)

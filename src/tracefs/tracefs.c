@@ -365,3 +365,44 @@ fail:
         strv_free(b.l);
         return r;
 }
+
+/* The last error_log entry, when it quotes a command starting like LINE
+ * (up to LINE's first space: "p:GROUP/NAME"):
+ *
+ *   [  373.969694] trace_uprobe: error: Invalid register name
+ *     Command: p:probetmp/bad /usr/bin/bash:0x1000 a=%zz
+ *                                                    ^
+ * Returned without the timestamp and the trailing newline. */
+char *tracefs_last_error(const struct tracefs *t, const char *line) {
+        _cleanup_(freep) char *text = NULL;
+        const char *start, *cmd, *sp;
+        size_t len, head;
+        char *entry;
+
+        if (tracefs_read(t, "error_log", &text, &len) < 0 || len == 0)
+                return NULL;
+        while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+                text[--len] = 0;
+
+        /* Entries start with '[' at the beginning of a line. */
+        for (start = text + len; start > text; start--)
+                if (start[0] == '[' && start[-1] == '\n')
+                        break;
+        if (start[0] != '[')
+                return NULL;
+
+        sp = strchr(line, ' ');
+        head = sp ? (size_t) (sp - line) : strlen(line);
+        cmd = strstr(start, "Command: ");
+        if (!cmd || strncmp(cmd + strlen("Command: "), line, head) != 0)
+                return NULL;
+
+        start = strchr(start, ']');
+        if (!start)
+                return NULL;
+        start++;
+        while (*start == ' ')
+                start++;
+        entry = strdup(start);
+        return entry;
+}
