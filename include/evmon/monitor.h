@@ -158,6 +158,7 @@ struct monitor_opts {
         unsigned ring_pages;        /* data pages per CPU ring, a power of two */
         uint32_t wakeup_bytes;      /* wake the reader once this much is pending (0: a quarter of the ring) */
         clockid_t clockid;          /* clock of sample time */
+        bool sample_cgroup;         /* add PERF_SAMPLE_CGROUP (Linux 5.7+) to each sample */
         const int *cgroup_fds;      /* open cgroup v2 directories (PERF_FLAG_PID_CGROUP), or NULL */
         size_t n_cgroups;
         const pid_t *pids;          /* targeted processes (with inherit), or NULL */

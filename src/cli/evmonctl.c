@@ -31,6 +31,8 @@ static void help(void) {
                "  watch [EVENT...]       print events as they happen (all, or those named;\n"
                "                         patterns such as 'syscalls:*' work)\n"
                "  status                 events with counts, lost per CPU, clients\n"
+               "  reload                 make evmond read its config again; exits 1 when\n"
+               "                         the new config is refused (the old one stays)\n"
                "\n"
                "Commands that read tracefs directly (no daemon needed):\n"
                "  list                   the events this kernel has, as SYSTEM:NAME\n"
@@ -374,6 +376,8 @@ int main(int argc, char **argv) {
                 return cmd_watch(argv + optind);
         if (strcmp(cmd, "status") == 0 && optind == argc)
                 return cmd_request("status");
+        if (strcmp(cmd, "reload") == 0 && optind == argc)
+                return cmd_request("reload");
         if (strcmp(cmd, "list") == 0 && optind == argc)
                 return cmd_list();
         if (strcmp(cmd, "describe") == 0 && optind + 1 == argc)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "daemon/cgroup.h"
 #include "daemon/client.h"
 #include "evmon/cleanup.h"
 #include "evmon/log.h"
@@ -71,6 +72,11 @@ static int client_send_hello(struct client *c) {
         return client_send_json(c, o);
 }
 
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
 /* Resolves NAMES (exact names or fnmatch patterns such as "syscalls:*")
  * into BITS. Returns the index of the first name that matches nothing, or
  * -1 when all match. */
@@ -120,7 +126,8 @@ static int client_subscribe(struct client *c, json_object *msg) {
         _cleanup_(strv_freep) char **names = NULL;
         _cleanup_(freep) uint64_t *bits = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
-        size_t n_pids = 0;
+        _cleanup_(freep) uint64_t *cgroups = NULL;
+        size_t n_pids = 0, n_cgroups = 0;
         json_object *v, *reply;
         int r;
 
@@ -170,8 +177,47 @@ static int client_subscribe(struct client *c, json_object *msg) {
                         pids[n_pids++] = (pid_t) p;
                 }
         }
-        if (json_object_object_get_ex(msg, "cgroups", &v) && !json_object_is_type(v, json_type_null))
-                return client_send_error(c, "subscribe: \"cgroups\" is not supported by this daemon yet; use targets.cgroups in the config");
+        if (json_object_object_get_ex(msg, "cgroups", &v) && !json_object_is_type(v, json_type_null)) {
+                const char *mount = server_cgroup_mount(c->server);
+                size_t n;
+
+                if (!json_object_is_type(v, json_type_array))
+                        return client_send_error(c, "subscribe: \"cgroups\" must be an array of cgroup paths");
+                if (!mount)
+                        return client_send_error(c, "subscribe: no cgroup2 file system is mounted on this host");
+                n = json_object_array_length(v);
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(v, i);
+                        _cleanup_(freep) char *dir = NULL;
+                        _cleanup_(freep) uint64_t *ids = NULL;
+                        size_t n_ids;
+                        uint64_t *all;
+
+                        if (!json_object_is_type(e, json_type_string))
+                                return client_send_error(c, "subscribe: cgroups[%zu] must be a path string", i);
+                        r = cgroup_resolve(mount, json_object_get_string(e), &dir);
+                        if (r < 0)
+                                return client_send_error(c, "subscribe: cgroups[%zu] \"%s\" is not a cgroup path", i,
+                                                         json_object_get_string(e));
+                        /* The cgroup and every cgroup below it, as they are now. */
+                        r = cgroup_subtree_ids(dir, &ids, &n_ids);
+                        if (r < 0)
+                                return client_send_error(c, "subscribe: cgroups[%zu]: no cgroup %s (%s)", i, dir, strerror(-r));
+                        all = realloc(cgroups, (n_cgroups + n_ids) * sizeof(uint64_t));
+                        if (!all)
+                                return -ENOMEM;
+                        cgroups = all;
+                        memcpy(cgroups + n_cgroups, ids, n_ids * sizeof(uint64_t));
+                        n_cgroups += n_ids;
+                }
+                qsort(cgroups, n_cgroups, sizeof(uint64_t), cmp_u64);
+                if (!cgroups) {
+                        /* An empty list matches nothing, not everything. */
+                        cgroups = calloc(1, sizeof(uint64_t));
+                        if (!cgroups)
+                                return -ENOMEM;
+                }
+        }
 
         free(c->event_bits);
         strv_free(c->event_names);
@@ -186,6 +232,9 @@ static int client_subscribe(struct client *c, json_object *msg) {
                 c->pids = TAKE_PTR(pids);
                 c->n_pids = n_pids;
         }
+        free(c->cgroups);
+        c->cgroups = TAKE_PTR(cgroups);
+        c->n_cgroups = n_cgroups;
 
         reply = json_object_new_object();
         if (!reply)
@@ -198,6 +247,8 @@ static int client_subscribe(struct client *c, json_object *msg) {
                         json_object_array_add(a, json_object_new_int(c->pids[i]));
                 json_object_object_add(reply, "pids", a);
         }
+        if (json_object_object_get_ex(msg, "cgroups", &v) && json_object_is_type(v, json_type_array))
+                json_object_object_add(reply, "cgroups", json_object_get(v));
         r = client_send_json(c, reply);
         json_object_put(reply);
         return r;
@@ -463,6 +514,7 @@ struct client *client_free(struct client *c) {
         free(c->event_bits);
         strv_free(c->event_names);
         free(c->pids);
+        free(c->cgroups);
         free(c);
         return NULL;
 }

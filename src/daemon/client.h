@@ -31,6 +31,8 @@ struct client {
         char **event_names;      /* as subscribed, to re-resolve on reload */
         pid_t *pids;             /* NULL: any pid */
         size_t n_pids;
+        uint64_t *cgroups;       /* sorted ids of the cgroups and those below; NULL: any */
+        size_t n_cgroups;
 
         /* Queue: a ring of spans; `queued` bytes not yet written. */
         struct span *q;
@@ -49,16 +51,29 @@ struct client {
 int client_new(struct server *s, int fd, uint64_t id, struct client **ret);
 struct client *client_free(struct client *c);
 
-static inline bool client_wants(const struct client *c, unsigned idx, pid_t pid) {
+static inline bool client_wants(const struct client *c, const struct line_meta *m) {
         if (!c->all_events) {
-                if ((idx >> 6) >= c->n_event_bits || !(c->event_bits[idx >> 6] & (UINT64_C(1) << (idx & 63))))
+                if ((m->idx >> 6) >= c->n_event_bits || !(c->event_bits[m->idx >> 6] & (UINT64_C(1) << (m->idx & 63))))
                         return false;
         }
         if (c->pids) {
-                for (size_t i = 0; i < c->n_pids; i++)
-                        if (c->pids[i] == pid)
-                                return true;
-                return false;
+                bool found = false;
+                for (size_t i = 0; i < c->n_pids && !found; i++)
+                        found = c->pids[i] == m->pid;
+                if (!found)
+                        return false;
+        }
+        if (c->cgroups) {
+                size_t lo = 0, hi = c->n_cgroups;
+                while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+                        if (c->cgroups[mid] < m->cgroup)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                if (lo == c->n_cgroups || c->cgroups[lo] != m->cgroup)
+                        return false;
         }
         return true;
 }
@@ -77,5 +92,6 @@ void server_chunk_unref(struct server *s, struct chunk *chunk);
  * replies, which are small and must not be lost. */
 int server_send(struct server *s, struct client *c, const char *line, size_t len);
 sd_event *server_get_event(const struct server *s);
+const char *server_cgroup_mount(const struct server *s);
 const struct server_ops *server_get_ops(const struct server *s, void **ret_userdata);
 void server_client_closed(struct server *s, struct client *c);

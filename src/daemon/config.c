@@ -408,7 +408,8 @@ static int parse_targets(struct parser *ps, struct config *c, json_object *o) {
         if (a) {
                 n = json_object_array_length(a);
                 c->cgroups = calloc(n + 1, sizeof(char *));
-                if (!c->cgroups)
+                c->cgroups_where = calloc(n + 1, sizeof(char *));
+                if (!c->cgroups || !c->cgroups_where)
                         return -ENOMEM;
                 for (size_t i = 0; i < n; i++) {
                         json_object *e = json_object_array_get_idx(a, i);
@@ -418,7 +419,8 @@ static int parse_targets(struct parser *ps, struct config *c, json_object *o) {
                         if (!json_object_is_type(e, json_type_string))
                                 return fail(ps, path, "expected a cgroup path string, got %s", json_type_name(e));
                         c->cgroups[i] = strdup(json_object_get_string(e));
-                        if (!c->cgroups[i])
+                        if (!c->cgroups[i] ||
+                            asprintf(&c->cgroups_where[i], "%s:%u: %s", ps->file, parser_line_of(ps, path), path) < 0)
                                 return -ENOMEM;
                 }
         }
@@ -662,6 +664,7 @@ struct config *config_free(struct config *c) {
         free(c->socket_group);
         free(c->clock_name);
         strv_free(c->cgroups);
+        strv_free(c->cgroups_where);
         free(c->pids);
         for (size_t i = 0; i < c->n_events; i++)
                 event_config_done(&c->events[i]);
@@ -670,7 +673,7 @@ struct config *config_free(struct config *c) {
         return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct config *, config_free);
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 

@@ -43,6 +43,7 @@ struct config {
         unsigned max_clients;
         size_t client_queue_bytes;
         char **cgroups;         /* NULL-terminated or NULL */
+        char **cgroups_where;   /* "FILE:LINE: targets.cgroups[N]", beside cgroups */
         pid_t *pids;
         size_t n_pids;
         struct event_config *events;
@@ -63,3 +64,6 @@ struct config *config_free(struct config *c);
 
 /* The built-in default: exec, exit and fork system-wide. */
 extern const char config_builtin[];
+
+#include "evmon/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct config *, config_free);

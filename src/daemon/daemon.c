@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -11,7 +12,9 @@
 #include <time.h>
 
 #include "daemon/daemon.h"
+#include "daemon/cgroup.h"
 #include "daemon/notify.h"
+#include "daemon/privs.h"
 #include "evmon/cleanup.h"
 #include "evmon/log.h"
 
@@ -51,16 +54,21 @@ static void daemon_update_offset(struct daemon *d) {
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
+        const struct line_meta meta = {
+                .idx = ev->index,
+                .pid = (pid_t) s->pid,
+                .cgroup = s->cgroup,
+        };
 
         ev->count++;
-        if (!server_wants(d->server, ev->index, (pid_t) s->pid))
+        if (!server_wants(d->server, &meta))
                 return;
         d->line.len = 0;
         if (encode_event(&d->line, ev->encoder, s, d->realtime_offset) < 0) {
                 ev->bad++;
                 return;
         }
-        server_broadcast(d->server, ev->index, (pid_t) s->pid, d->line.data, d->line.len);
+        server_broadcast(d->server, &meta, d->line.data, d->line.len);
 }
 
 static void on_lost(int cpu, uint64_t count, void *ctx) {
@@ -141,7 +149,16 @@ static int on_terminate(sd_event_source *es, const struct signalfd_siginfo *si, 
 }
 
 static int on_hangup(sd_event_source *es, const struct signalfd_siginfo *si, void *userdata) {
-        log_warning("Received SIGHUP: live reload is not available in this version; restart evmond to apply a new config");
+        struct daemon *d = userdata;
+        _cleanup_(freep) char *error = NULL;
+        char status[256];
+
+        log_info("Received SIGHUP, reloading %s", d->config->path);
+        notify_reloading();
+        if (daemon_reload(d, &error) < 0)
+                log_error("Reload failed, the running config stays: %s", error ?: "out of memory");
+        daemon_status_text(d, status, sizeof(status));
+        notify_reloaded(status);
         return 0;
 }
 
@@ -195,10 +212,52 @@ static char *ops_status(void *userdata) {
         return line;
 }
 
+static json_object *daemon_events_json(struct daemon *d) {
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; a && i < d->n_events; i++)
+                json_object_array_add(a, json_object_new_string(d->events[i]->wire_name));
+        return a;
+}
+
+static char *json_line(json_object *o) {
+        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        return s ? strdup(s) : NULL;
+}
+
+static char *ops_reload(void *userdata) {
+        struct daemon *d = userdata;
+        _cleanup_(freep) char *error = NULL;
+        json_object *o = json_object_new_object();
+        char *line;
+        int r;
+
+        if (!o)
+                return NULL;
+        log_info("Client asked to reload %s", d->config->path);
+        notify_reloading();
+        r = daemon_reload(d, &error);
+        json_object_object_add(o, "type", json_object_new_string("reload"));
+        json_object_object_add(o, "ok", json_object_new_boolean(r >= 0));
+        if (r < 0) {
+                log_error("Reload failed, the running config stays: %s", error ?: "out of memory");
+                json_object_object_add(o, "error", json_object_new_string(error ?: "out of memory"));
+        }
+        json_object_object_add(o, "events", daemon_events_json(d));
+        {
+                char status[256];
+                daemon_status_text(d, status, sizeof(status));
+                notify_reloaded(status);
+        }
+        line = json_line(o);
+        json_object_put(o);
+        return line;
+}
+
 static const struct server_ops server_ops = {
         .n_events = ops_n_events,
         .event_name = ops_event_name,
         .status = ops_status,
+        .reload = ops_reload,
 };
 
 static enum probe_kind probe_kind_of(enum event_kind k) {
@@ -493,6 +552,68 @@ static int daemon_prepare_events(struct daemon *d, char **ret_error) {
         return 0;
 }
 
+/* targets.cgroups are opened now, so a missing one is a config error;
+ * targets.pids that are not running are left out with a warning. */
+static int daemon_prepare_targets(struct daemon *d, char **ret_error) {
+        struct config *c = d->config;
+        int r;
+
+        r = cgroup_find_mount(&d->cgroup_mount);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (c->cgroups && c->cgroups[0]) {
+                size_t n = 0;
+
+                while (c->cgroups[n])
+                        n++;
+                if (!d->cgroup_mount) {
+                        r = asprintf(ret_error, "%s: no cgroup2 file system is mounted: cgroup targets need cgroup v2",
+                                     c->cgroups_where[0]);
+                        return r < 0 ? -ENOMEM : -EINVAL;
+                }
+                d->cgroup_fds = calloc(n, sizeof(int));
+                if (!d->cgroup_fds)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        _cleanup_(freep) char *dir = NULL;
+                        int fd;
+
+                        r = cgroup_resolve(d->cgroup_mount, c->cgroups[i], &dir);
+                        if (r < 0) {
+                                r = asprintf(ret_error, "%s: \"%s\" is not a cgroup path under %s",
+                                             c->cgroups_where[i], c->cgroups[i], d->cgroup_mount);
+                                return r < 0 ? -ENOMEM : -EINVAL;
+                        }
+                        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (fd < 0) {
+                                r = asprintf(ret_error, "%s: no cgroup %s (%s): create it, or fix the path (relative to %s)",
+                                             c->cgroups_where[i], dir, strerror(errno), d->cgroup_mount);
+                                return r < 0 ? -ENOMEM : -EINVAL;
+                        }
+                        d->cgroup_fds[d->n_cgroup_fds++] = fd;
+                }
+        }
+        if (c->n_pids > 0) {
+                d->pids = calloc(c->n_pids, sizeof(pid_t));
+                if (!d->pids)
+                        return -ENOMEM;
+                for (size_t i = 0; i < c->n_pids; i++) {
+                        if (kill(c->pids[i], 0) < 0 && errno == ESRCH) {
+                                log_warning("%s: targets.pids[%zu]: no process %d is running; left out",
+                                            c->path, i, (int) c->pids[i]);
+                                continue;
+                        }
+                        d->pids[d->n_pids++] = c->pids[i];
+                }
+                /* Never fall back to system-wide because the targets are gone. */
+                if (d->n_pids == 0 && !d->n_cgroup_fds) {
+                        r = asprintf(ret_error, "%s: none of targets.pids is running: nothing to watch", c->path);
+                        return r < 0 ? -ENOMEM : -EINVAL;
+                }
+        }
+        return 0;
+}
+
 /* Our probes live in our own tracefs group; what we created is recorded
  * beside the socket (/run/evmon/probes). --check-config uses a group of
  * its own so it never touches a running daemon's probes. */
@@ -535,6 +656,9 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
                         return -ENOMEM;
                 return r;
         }
+        r = daemon_prepare_targets(d, ret_error);
+        if (r < 0)
+                return r;
         return daemon_prepare_events(d, ret_error);
 }
 
@@ -542,6 +666,11 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
         struct monitor_opts mo = {
                 .ring_pages = ring_pages,
                 .clockid = d->config->clockid,
+                .cgroup_fds = d->cgroup_fds,
+                .n_cgroups = d->n_cgroup_fds,
+                .pids = d->pids,
+                .n_pids = d->n_pids,
+                .sample_cgroup = d->cgroup_mount != NULL,
         };
         int r;
 
@@ -597,6 +726,7 @@ static int daemon_open_server(struct daemon *d) {
                 .max_clients = c->max_clients,
                 .queue_bytes = c->client_queue_bytes,
                 .listen_fd = -1,
+                .cgroup_mount = d->cgroup_mount,
         };
         int n, r;
 
@@ -682,11 +812,175 @@ int daemon_start(struct daemon *d) {
                 if (r < 0)
                         return log_error_errno(r, "Failed to enable %s: %m", d->events[i]->wire_name);
         }
+        /* Everything that needs more is done: rings are mapped, the socket
+         * is bound, tracefs is mounted. */
+        if (!getenv("EVMON_KEEP_PRIVILEGES")) {
+                _cleanup_(freep) char *kept = NULL;
+                r = privs_drop(&kept);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to drop capabilities: %m");
+                log_debug("Capabilities now: %s", kept ?: "?");
+        }
         daemon_status_text(d, status, sizeof(status));
         log_info("Serving %zu events on %s from %zu CPUs (config %s)", d->n_events, d->config->socket_path,
                  d->n_rings, d->config->path);
         notify_ready(status);
         return 0;
+}
+
+static bool strv_equal(char **a, char **b) {
+        for (; a && *a && b && *b; a++, b++)
+                if (strcmp(*a, *b) != 0)
+                        return false;
+        return (!a || !*a) && (!b || !*b);
+}
+
+/* The settings a running daemon cannot change without a restart: the
+ * socket, the rings, the clock and the targets every fd was opened with. */
+static const char *config_restart_key(const struct config *a, const struct config *b) {
+        if (strcmp(a->socket_path, b->socket_path) != 0)
+                return "socket.path";
+        if (a->socket_mode != b->socket_mode)
+                return "socket.mode";
+        if (strcmp(a->socket_group ?: "", b->socket_group ?: "") != 0)
+                return "socket.group";
+        if (a->ring_pages != b->ring_pages)
+                return "ring.pages";
+        if (a->clockid != b->clockid)
+                return "clock";
+        if (a->max_clients != b->max_clients)
+                return "clients.max";
+        if (a->client_queue_bytes != b->client_queue_bytes)
+                return "clients.queue_kib";
+        if (!strv_equal(a->cgroups, b->cgroups))
+                return "targets.cgroups";
+        if (a->n_pids != b->n_pids || (a->n_pids && memcmp(a->pids, b->pids, a->n_pids * sizeof(pid_t)) != 0))
+                return "targets.pids";
+        return NULL;
+}
+
+int daemon_reload(struct daemon *d, char **ret_error) {
+        _cleanup_(config_freep) struct config *nc = NULL;
+        _cleanup_(freep) struct daemon_event **events = NULL;
+        _cleanup_(freep) bool *kept = NULL;
+        size_t n = 0, n_added = 0, n_removed = 0;
+        const char *key;
+        json_object *o;
+        char *line;
+        int r;
+
+        *ret_error = NULL;
+        d->reloads++;
+        r = config_load(d->args.config_path, &nc, ret_error);
+        if (r < 0)
+                goto fail;
+        if (d->args.socket_path) {
+                free(nc->socket_path);
+                nc->socket_path = strdup(d->args.socket_path);
+                if (!nc->socket_path) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        key = config_restart_key(d->config, nc);
+        if (key) {
+                r = asprintf(ret_error, "%s: %s changed: that takes a restart of evmond (`systemctl restart evmond`)",
+                             nc->path, key);
+                r = r < 0 ? -ENOMEM : -EINVAL;
+                goto fail;
+        }
+
+        events = calloc(nc->n_events, sizeof(*events));
+        kept = calloc(d->n_events ?: 1, sizeof(bool));
+        if (!events || !kept) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        /* New events are open and enabled before any old one closes, and an
+         * event whose definition did not change keeps its fds: it loses
+         * nothing over the reload. */
+        for (size_t i = 0; i < nc->n_events; i++) {
+                _cleanup_(freep) char *def = event_definition(&nc->events[i]);
+                struct daemon_event *ev = NULL;
+
+                if (!def) {
+                        r = -ENOMEM;
+                        goto rollback;
+                }
+                for (size_t j = 0; j < d->n_events && !ev; j++)
+                        if (!kept[j] && strcmp(d->events[j]->definition, def) == 0) {
+                                kept[j] = true;
+                                ev = d->events[j];
+                        }
+                if (!ev) {
+                        r = daemon_event_new(d, &nc->events[i], &ev, ret_error);
+                        if (r < 0)
+                                goto rollback;
+                        events[n++] = ev;
+                        r = daemon_event_open(d, ev, ret_error);
+                        if (r < 0)
+                                goto rollback;
+                        r = monitor_enable(d->monitor, ev->handle);
+                        if (r < 0) {
+                                if (asprintf(ret_error, "%s: failed to enable %s: %s", ev->cfg->where, ev->wire_name,
+                                             strerror(-r)) < 0)
+                                        r = -ENOMEM;
+                                goto rollback;
+                        }
+                        n_added++;
+                } else
+                        events[n++] = ev;
+        }
+
+        /* What the rings hold of the events about to go is still delivered. */
+        daemon_drain_all(d);
+        for (size_t j = 0; j < d->n_events; j++)
+                if (!kept[j]) {
+                        daemon_event_free(d, d->events[j]);
+                        n_removed++;
+                }
+        for (size_t i = 0; i < n; i++) {
+                events[i]->index = (unsigned) i;
+                events[i]->cfg = &nc->events[i];
+        }
+        free(d->events);
+        d->events = TAKE_PTR(events);
+        d->n_events = n;
+        config_free(d->config);
+        d->config = TAKE_PTR(nc);
+        server_events_changed(d->server);
+
+        log_info("Reloaded %s: %zu events served, %zu added, %zu removed", d->config->path, d->n_events, n_added, n_removed);
+        o = json_object_new_object();
+        if (o) {
+                json_object_object_add(o, "type", json_object_new_string("config"));
+                json_object_object_add(o, "events", daemon_events_json(d));
+                line = json_line(o);
+                json_object_put(o);
+                if (line) {
+                        size_t k = strlen(line);
+                        line[k] = '\n';
+                        server_broadcast_all(d->server, line, k + 1);
+                        free(line);
+                }
+                server_flush(d->server);
+        }
+        return 0;
+
+rollback:
+        /* Close what this reload opened; the running events are untouched. */
+        for (size_t i = 0; i < n; i++) {
+                bool old = false;
+                for (size_t j = 0; j < d->n_events && !old; j++)
+                        old = d->events[j] == events[i];
+                if (!old)
+                        daemon_event_free(d, events[i]);
+        }
+fail:
+        d->reload_failures++;
+        if (!*ret_error && r == -ENOMEM)
+                *ret_error = strdup("out of memory");
+        return r;
 }
 
 int daemon_run(struct daemon *d) {
@@ -716,6 +1010,11 @@ void daemon_done(struct daemon *d) {
         free(d->probe_record);
         free(d->probe_group);
         d->reference = format_free(d->reference);
+        for (size_t i = 0; i < d->n_cgroup_fds; i++)
+                safe_close(d->cgroup_fds[i]);
+        free(d->cgroup_fds);
+        free(d->cgroup_mount);
+        free(d->pids);
         d->tracefs = tracefs_free(d->tracefs);
         d->config = config_free(d->config);
         jbuf_done(&d->line);

@@ -61,6 +61,11 @@ struct daemon {
         bool check_only;              /* --check-config: touch nothing a running daemon owns */
         bool probes_cleaned;          /* stale probes of an earlier instance are gone */
         uint64_t reloads, reload_failures;
+        char *cgroup_mount;           /* the cgroup2 mount, NULL when there is none */
+        int *cgroup_fds;              /* targets.cgroups, open */
+        size_t n_cgroup_fds;
+        pid_t *pids;                  /* targets.pids that were running at start */
+        size_t n_pids;
 };
 
 /* Loads the config and builds every event's decoder without opening a perf

@@ -80,24 +80,24 @@ static int server_store(struct server *s, const char *line, size_t len, struct c
         return 0;
 }
 
-bool server_wants(const struct server *s, unsigned idx, pid_t pid) {
+bool server_wants(const struct server *s, const struct line_meta *meta) {
         for (const struct client *c = s->clients; c; c = c->next)
-                if (!c->closing && client_wants(c, idx, pid))
+                if (!c->closing && client_wants(c, meta))
                         return true;
         return false;
 }
 
-void server_broadcast(struct server *s, unsigned idx, pid_t pid, const char *line, size_t len) {
+void server_broadcast(struct server *s, const struct line_meta *meta, const char *line, size_t len) {
         struct chunk *chunk = NULL;
         uint32_t off = 0;
 
         for (struct client *c = s->clients; c; c = c->next) {
-                if (c->closing || !client_wants(c, idx, pid))
+                if (c->closing || !client_wants(c, meta))
                         continue;
                 if (!chunk && server_store(s, line, len, &chunk, &off) < 0) {
                         /* Out of memory: the line is lost for everyone; say so. */
                         for (struct client *d = s->clients; d; d = d->next)
-                                if (!d->closing && client_wants(d, idx, pid))
+                                if (!d->closing && client_wants(d, meta))
                                         d->dropped++;
                         return;
                 }
@@ -149,6 +149,10 @@ void server_client_closed(struct server *s, struct client *c) {
 
 sd_event *server_get_event(const struct server *s) {
         return s->event;
+}
+
+const char *server_cgroup_mount(const struct server *s) {
+        return s->opts.cgroup_mount;
 }
 
 const struct server_ops *server_get_ops(const struct server *s, void **ret_userdata) {

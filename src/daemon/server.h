@@ -14,6 +14,13 @@
 struct server;
 struct client;
 
+/* What subscriptions are matched on, per event line. */
+struct line_meta {
+        unsigned idx;           /* the event's index */
+        pid_t pid;
+        uint64_t cgroup;        /* PERF_SAMPLE_CGROUP id, 0 when unknown */
+};
+
 /* Lines live in reference-counted chunks; a client's queue holds (chunk,
  * offset, length) spans. Chunks are recycled through a free list, so a
  * steady stream allocates nothing. */
@@ -47,6 +54,7 @@ struct server_opts {
         mode_t mode;
         gid_t gid;              /* (gid_t) -1: keep ours */
         unsigned max_clients;
+        const char *cgroup_mount;  /* for subscriptions by cgroup, or NULL */
         size_t queue_bytes;     /* per-client limit before lines are dropped */
         int listen_fd;          /* >= 0: an inherited (socket-activated) listener */
 };
@@ -56,12 +64,12 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
 /* Closes every client and the listener; removes the socket file we made. */
 struct server *server_free(struct server *s);
 
-/* True when some client wants event IDX of process PID: the caller encodes
- * the line only then. */
-bool server_wants(const struct server *s, unsigned idx, pid_t pid);
-/* Queues LINE (ending in '\n') for every client that wants event IDX of
- * PID; a client whose queue is full counts a drop instead. */
-void server_broadcast(struct server *s, unsigned idx, pid_t pid, const char *line, size_t len);
+/* True when some client wants a line with META: the caller encodes the
+ * line only then. */
+bool server_wants(const struct server *s, const struct line_meta *meta);
+/* Queues LINE (ending in '\n') for every client that wants META; a client
+ * whose queue is full counts a drop instead. */
+void server_broadcast(struct server *s, const struct line_meta *meta, const char *line, size_t len);
 /* Queues LINE for every client (lost records, config changes). */
 void server_broadcast_all(struct server *s, const char *line, size_t len);
 /* Writes what is queued to each client that can take it now. Call after a

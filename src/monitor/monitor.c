@@ -201,7 +201,7 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         m->attr = (struct perf_event_attr) {
                 .size = sizeof(struct perf_event_attr),
                 .sample_period = 1,
-                .sample_type = MONITOR_SAMPLE_TYPE,
+                .sample_type = MONITOR_SAMPLE_TYPE | (opts->sample_cgroup ? PERF_SAMPLE_CGROUP : 0),
                 .sample_id_all = 1,
                 .use_clockid = 1,
                 .clockid = opts->clockid,

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include "daemon/privs.h"
+#include "evmon/cleanup.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+
+static void cap_freep(cap_t *c) {
+        if (*c)
+                cap_free(*c);
+}
+
+int privs_drop(char **ret_kept) {
+        _cleanup_(cap_freep) cap_t caps = NULL;
+        cap_value_t keep[2];
+        int n_keep = 0, r;
+
+        /* CAP_PERFMON exists since Linux 5.8; before it, perf_event_open on
+         * tracepoints system-wide takes CAP_SYS_ADMIN. */
+        keep[n_keep++] = CAP_IS_SUPPORTED(CAP_PERFMON) ? CAP_PERFMON : CAP_SYS_ADMIN;
+        keep[n_keep++] = CAP_DAC_READ_SEARCH;
+
+        /* Bounding set first: dropping from it needs CAP_SETPCAP, which goes
+         * with the rest below. */
+        for (cap_value_t c = 0; CAP_IS_SUPPORTED(c); c++) {
+                bool kept = false;
+                for (int i = 0; i < n_keep; i++)
+                        kept |= keep[i] == c;
+                if (!kept && cap_get_bound(c) == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                        return -errno;
+        }
+
+        caps = cap_init();
+        if (!caps)
+                return -ENOMEM;
+        if (cap_set_flag(caps, CAP_EFFECTIVE, n_keep, keep, CAP_SET) < 0 ||
+            cap_set_flag(caps, CAP_PERMITTED, n_keep, keep, CAP_SET) < 0)
+                return -errno;
+        if (cap_set_proc(caps) < 0)
+                return -errno;
+        /* No ambient capabilities for anything we might run. */
+        (void) prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        r = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        if (r < 0)
+                return -errno;
+
+        if (ret_kept) {
+                _cleanup_(cap_freep) cap_t now = cap_get_proc();
+                char *t = now ? cap_to_text(now, NULL) : NULL;
+                *ret_kept = t ? strdup(t) : NULL;
+                if (t)
+                        cap_free(t);
+        }
+        return 0;
+}
