@@ -122,6 +122,12 @@ static int scan_value(struct parser *ps, const char *path, unsigned depth) {
         if (depth > 64)
                 return -EINVAL;
         scan_space(ps);
+        /* The root's own line, for messages about a key that is missing. */
+        if (depth == 0) {
+                r = scan_remember(ps, strdup(""));
+                if (r < 0)
+                        return r;
+        }
         if (*ps->p == '{') {
                 ps->p++;
                 for (;;) {
@@ -200,9 +206,32 @@ static unsigned parser_line_of(const struct parser *ps, const char *path) {
         return 0;
 }
 
+/* The line of PATH, or of its closest parent the scanner saw: a key that
+ * is missing is reported at the object that lacks it. */
+static unsigned parser_line_near(const struct parser *ps, const char *path) {
+        _cleanup_(freep) char *p = strdup(path);
+        unsigned line;
+
+        if (!p)
+                return 0;
+        for (;;) {
+                char *cut = strrchr(p, '.'), *bracket = strrchr(p, '[');
+
+                line = parser_line_of(ps, p);
+                if (line > 0 || !*p)
+                        return line;
+                if (!cut || (bracket && bracket > cut))
+                        cut = bracket;
+                if (cut)
+                        *cut = 0;
+                else
+                        *p = 0;
+        }
+}
+
 _printf_(3, 4) static int fail(struct parser *ps, const char *path, const char *fmt, ...) {
         _cleanup_(freep) char *msg = NULL;
-        unsigned line = path ? parser_line_of(ps, path) : 0;
+        unsigned line = path ? parser_line_near(ps, path) : 0;
         va_list ap;
         int r;
 
@@ -213,9 +242,11 @@ _printf_(3, 4) static int fail(struct parser *ps, const char *path, const char *
                 return -ENOMEM;
         free(ps->error);
         ps->error = NULL;
-        if (line > 0)
+        if (line > 0 && !*path)
+                r = asprintf(&ps->error, "%s:%u: %s", ps->file, line, msg);
+        else if (line > 0)
                 r = asprintf(&ps->error, "%s:%u: %s: %s", ps->file, line, path, msg);
-        else if (path)
+        else if (path && *path)
                 r = asprintf(&ps->error, "%s: %s: %s", ps->file, path, msg);
         else
                 r = asprintf(&ps->error, "%s: %s", ps->file, msg);
@@ -332,7 +363,8 @@ static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
                 s = json_object_get_string(v);
                 errno = 0;
                 m = strtoul(s, &end, 8);
-                if (!*s || *end || errno || m > 0777)
+                /* strtoul() would take " 660" and "+660" too. */
+                if (!*s || s[strspn(s, "01234567")] || *end || errno || m > 0777)
                         return fail(ps, "socket.mode", "\"%s\" is not an octal file mode such as \"0660\"", s);
                 c->socket_mode = (mode_t) m;
         }
@@ -588,7 +620,7 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         int r;
 
         if (!json_object_is_type(root, json_type_object))
-                return fail(ps, NULL, "the config must be a JSON object, got %s", json_type_name(root));
+                return fail(ps, "", "the config must be a JSON object, got %s", json_type_name(root));
         r = check_keys(ps, root, "", keys);
         if (r < 0)
                 return r;
@@ -633,7 +665,7 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         if (r < 0)
                 return r;
         if (!o)
-                return fail(ps, NULL, "no \"events\": list the tracepoints and probes to serve");
+                return fail(ps, "events", "missing: list the tracepoints and probes to serve");
         n = json_object_array_length(o);
         if (n == 0)
                 return fail(ps, "events", "is empty: list the tracepoints and probes to serve");
