@@ -112,6 +112,10 @@ static int read_lines(int fd, int (*fn)(const char *line, size_t len, void *ud),
                                         return r;
                                 start = i + 1;
                         }
+                /* Everything one read() gave goes out before we wait for
+                 * more: big writes under load, no delay on a quiet system. */
+                if (fflush(stdout) == EOF)
+                        return errno > 0 ? -errno : -EIO;
                 memmove(buf, buf + start, len - start);
                 len -= start;
                 if (len == sizeof(buf))
