@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Uprobes end to end through the real evmond (issue 3): probes with
+ * fetch-args made through tracefs, a probe without them made by the uprobe
+ * PMU, a uprobe by symbol in the target's libc; every call arrives once
+ * with its values. Then the crash path: a SIGKILLed daemon leaves its probe
+ * and socket behind, and the next start cleans up after it without
+ * touching anyone else's probes.
+ *
+ * Needs root and uprobe_events (exit 77 otherwise). The probed program is
+ * evmon-probe-target (probe-target.c). */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+#include "probe-target.h"
+
+#define K 200
+#define K_RESTART 20
+
+static const char *tracefs_dir;
+static char target_path[PATH_MAX];
+
+/* Global so the teardown stops them when an assertion ends a test early. */
+static struct itest_daemon daemon_ = { .pid = -1 };
+
+/* ---- the probed program ---------------------------------------------- */
+
+struct target {
+        pid_t pid;
+        int in;                 /* its stdin */
+        FILE *out;              /* its stdout */
+        uint64_t fn_addr;       /* evmon_probe_target in its address space */
+        uint64_t atoi_addr;     /* libc's atoi in its address space */
+};
+
+static struct target target_ = { .pid = -1 };
+
+/* Starts evmon-probe-target K and waits for its "ready" line: from then on
+ * it sits in fgets() until target_go(). */
+static void target_start(struct target *t, int k) {
+        int in[2], out[2];
+        char line[256], kbuf[16];
+        int pid;
+
+        assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+        snprintf(kbuf, sizeof(kbuf), "%d", k);
+        t->pid = fork();
+        assert_true(t->pid >= 0);
+        if (t->pid == 0) {
+                dup2(in[0], STDIN_FILENO);
+                dup2(out[1], STDOUT_FILENO);
+                execl(target_path, target_path, kbuf, (char *) NULL);
+                _exit(127);
+        }
+        close(in[0]);
+        close(out[1]);
+        t->in = in[1];
+        t->out = fdopen(out[0], "r");
+        assert_non_null(t->out);
+        assert_non_null(fgets(line, sizeof(line), t->out));
+        assert_int_equal(sscanf(line, "ready %d %" SCNx64 " %" SCNx64, &pid, &t->fn_addr, &t->atoi_addr), 3);
+        assert_int_equal(pid, t->pid);
+}
+
+static void target_go(struct target *t) {
+        assert_int_equal(write(t->in, "go\n", 3), 3);
+}
+
+/* Waits for "done" and exit status 0. */
+static void target_finish(struct target *t) {
+        char line[256];
+        int status;
+
+        assert_non_null(fgets(line, sizeof(line), t->out));
+        assert_int_equal(strncmp(line, "done ", 5), 0);
+        assert_int_equal(waitpid(t->pid, &status, 0), t->pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        fclose(t->out);
+        close(t->in);
+        t->pid = -1;
+}
+
+/* The real path of the libc PID has mapped, from /proc/PID/maps. */
+static void libc_of(pid_t pid, char *buf, size_t size) {
+        char maps[64], line[PATH_MAX + 128];
+        FILE *f;
+
+        buf[0] = 0;
+        snprintf(maps, sizeof(maps), "/proc/%d/maps", (int) pid);
+        f = fopen(maps, "re");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f)) {
+                char *path = strchr(line, '/'), *base;
+
+                if (!path)
+                        continue;
+                path[strcspn(path, "\n")] = 0;
+                base = strrchr(path, '/') + 1;
+                if (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0) {
+                        snprintf(buf, size, "%s", path);
+                        break;
+                }
+        }
+        fclose(f);
+        assert_true(buf[0] == '/');
+}
+
+/* ---- tracefs ---------------------------------------------------------- */
+
+static char *read_uprobe_events(void) {
+        char path[PATH_MAX], *text = calloc(1, 1 << 20);
+        ssize_t n;
+        int fd;
+
+        assert_non_null(text);
+        snprintf(path, sizeof(path), "%s/uprobe_events", tracefs_dir);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        n = read(fd, text, (1 << 20) - 1);
+        assert_true(n >= 0);
+        close(fd);
+        return text;
+}
+
+static int write_uprobe_events(const char *line) {
+        char path[PATH_MAX];
+        ssize_t n;
+        int fd, r = 0;
+
+        snprintf(path, sizeof(path), "%s/uprobe_events", tracefs_dir);
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = write(fd, line, strlen(line));
+        if (n < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+/* How many lines of uprobe_events define a probe in GROUP ("p:GROUP/..."
+ * or "r:GROUP/..."); NAME, when not NULL, narrows it to GROUP/NAME. */
+static int count_probes(const char *text, const char *group, const char *name) {
+        char want[128];
+        int n = 0;
+
+        snprintf(want, sizeof(want), "%s/%s%s", group, name ?: "", name ? " " : "");
+        for (const char *l = text; *l; ) {
+                const char *nl = strchrnul(l, '\n');
+                if (nl - l > 2 && l[1] == ':' && strncmp(l + 2, want, strlen(want)) == 0)
+                        n++;
+                l = *nl ? nl + 1 : nl;
+        }
+        return n;
+}
+
+static void dump_uprobe_events(const char *what) {
+        char *text = read_uprobe_events();
+        fprintf(stderr, "uprobe_events %s:\n%s", what, text);
+        free(text);
+}
+
+/* ---- reading the stream ---------------------------------------------- */
+
+static uint64_t field_u64(json_object *fields, const char *key) {
+        json_object *v;
+
+        assert_true(json_object_object_get_ex(fields, key, &v));
+        if (json_object_is_type(v, json_type_string))
+                return strtoull(json_object_get_string(v), NULL, 0);
+        assert_true(json_object_is_type(v, json_type_int));
+        return json_object_get_uint64(v);
+}
+
+static int64_t field_s64(json_object *fields, const char *key) {
+        json_object *v;
+
+        assert_true(json_object_object_get_ex(fields, key, &v));
+        assert_true(json_object_is_type(v, json_type_int));
+        return json_object_get_int64(v);
+}
+
+struct stamp {
+        uint64_t ts;
+        int64_t value;          /* the call's index, or the returned value */
+};
+
+struct tally {
+        const struct target *t;
+        int k;
+        struct stamp call[K], ret[K], pmu[K];
+        int n_call, n_ret, n_pmu, n_atoi, n_atoi_pmu;
+        int n_atoi_other_pids;
+        bool seen_call[K], seen_atoi[K];
+        int64_t lost, dropped, unexpected;
+};
+
+static json_object *event_fields(json_object *o) {
+        json_object *fields;
+
+        assert_true(json_object_object_get_ex(o, "fields", &fields));
+        return fields;
+}
+
+static void tally_line(json_object *o, void *userdata) {
+        struct tally *t = userdata;
+        const char *type = itest_str(o, "type"), *event;
+        struct probe_target_call c;
+        json_object *fields;
+        int64_t i;
+
+        if (strcmp(type, "lost") == 0) {
+                t->lost += itest_int(o, "count");
+                return;
+        }
+        if (strcmp(type, "dropped") == 0) {
+                t->dropped += itest_int(o, "count");
+                return;
+        }
+        if (strcmp(type, "event") != 0)
+                return;
+        event = itest_str(o, "event");
+        fields = event_fields(o);
+        if (itest_int(o, "pid") != t->t->pid) {
+                /* Any process calling libc's atoi fires the libc probes. */
+                if (strncmp(event, "uprobe:atoi", 11) == 0)
+                        t->n_atoi_other_pids++;
+                else
+                        t->unexpected++;
+                return;
+        }
+        assert_int_equal(itest_int(o, "tid"), t->t->pid);
+
+        if (strcmp(event, "uprobe:call") == 0) {
+                int64_t n = field_s64(fields, "n");
+
+                /* n identifies the call; the string must be the one passed with it. */
+                i = n / 100000007L + 50;
+                assert_true(i >= 0 && i < t->k);
+                probe_target_values((int) i, &c);
+                assert_int_equal(n, c.n);
+                assert_string_equal(itest_str(fields, "s"), c.s);
+                assert_false(t->seen_call[i]);
+                t->seen_call[i] = true;
+                assert_int_equal(field_u64(fields, "__probe_ip"), t->t->fn_addr);
+                assert_true(t->n_call < t->k);
+                t->call[t->n_call++] = (struct stamp) { .ts = (uint64_t) itest_int(o, "ts"), .value = i };
+        } else if (strcmp(event, "uretprobe:call_ret") == 0) {
+                assert_int_equal(field_u64(fields, "__probe_func"), t->t->fn_addr);
+                assert_true(t->n_ret < t->k);
+                t->ret[t->n_ret++] = (struct stamp) { .ts = (uint64_t) itest_int(o, "ts"), .value = field_s64(fields, "ret") };
+        } else if (strcmp(event, "uprobe:call_pmu") == 0) {
+                /* The PMU-made probe has no fetch-args: the address only. */
+                assert_int_equal(json_object_object_length(fields), 1);
+                assert_int_equal(field_u64(fields, "__probe_ip"), t->t->fn_addr);
+                assert_true(t->n_pmu < t->k);
+                t->pmu[t->n_pmu++] = (struct stamp) { .ts = (uint64_t) itest_int(o, "ts") };
+        } else if (strcmp(event, "uprobe:atoi") == 0) {
+                const char *a = itest_str(fields, "a");
+
+                i = (strtol(a, NULL, 10) - 7000) / 13;
+                assert_true(i >= 0 && i < t->k);
+                probe_target_values((int) i, &c);
+                assert_string_equal(a, c.a);
+                assert_false(t->seen_atoi[i]);
+                t->seen_atoi[i] = true;
+                assert_int_equal(field_u64(fields, "__probe_ip"), t->t->atoi_addr);
+                t->n_atoi++;
+        } else if (strcmp(event, "uprobe:atoi_pmu") == 0) {
+                assert_int_equal(field_u64(fields, "__probe_ip"), t->t->atoi_addr);
+                t->n_atoi_pmu++;
+        } else
+                t->unexpected++;
+}
+
+static int stamp_cmp(const void *a, const void *b) {
+        const struct stamp *x = a, *y = b;
+        return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Reads C until the stream was quiet for a while and tallies what came. */
+static void collect(struct itest_client *c, struct tally *t) {
+        size_t len;
+        char *text = itest_client_slurp(c, 1500, 60000, &len);
+
+        itest_for_each_line(text, len, tally_line, t);
+        free(text);
+}
+
+static json_object *hello_events(struct itest_client *c) {
+        json_object *o = itest_client_expect(c, "hello", 5000), *events;
+
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "events", &events));
+        json_object_get(events);
+        json_object_put(o);
+        return events;
+}
+
+/* ---- 1. uprobes through tracefs and the PMU, in the binary and in libc -- */
+
+static void test_uprobes_end_to_end(void **state) {
+        static const char *const wire[] = { "uprobe:call", "uretprobe:call_ret", "uprobe:call_pmu",
+                                            "uprobe:atoi", "uprobe:atoi_pmu" };
+        struct itest_client *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+        struct tally *ta = calloc(1, sizeof(*ta)), *tb = calloc(1, sizeof(*tb));
+        struct itest_daemon *d = &daemon_;
+        struct target *t = &target_;
+        char libc[PATH_MAX], probes_file[PATH_MAX], sub[256];
+        char *config, *text;
+        json_object *events, *o;
+        struct stat st;
+
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(ta);
+        assert_non_null(tb);
+
+        /* The target runs first: its maps say which libc it uses. */
+        target_start(t, K);
+        libc_of(t->pid, libc, sizeof(libc));
+        fprintf(stderr, "target %s pid %d, libc %s\n", target_path, (int) t->pid, libc);
+        assert_true(asprintf(&config,
+                             "{\n"
+                             "  \"ring\": {\"pages\": 64},\n"
+                             "  \"events\": [\n"
+                             "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call\",\n"
+                             "     \"fetch\": [\"s=+0(%%di):string\", \"n=%%si:s64\"]},\n"
+                             "    {\"uretprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call_ret\",\n"
+                             "     \"fetch\": [\"ret=$retval:s64\"]},\n"
+                             "    // no fetch-args: made by the uprobe PMU, gone with its fd\n"
+                             "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call_pmu\"},\n"
+                             "    {\"uprobe\": \"%2$s:atoi\", \"name\": \"atoi\", \"fetch\": [\"a=+0(%%di):string\"]},\n"
+                             "    {\"uprobe\": \"%2$s:atoi\", \"name\": \"atoi_pmu\"}\n"
+                             "  ]\n"
+                             "}\n", target_path, libc) > 0);
+        assert_int_equal(itest_daemon_start(d, config), 0);
+        free(config);
+
+        /* The tracefs probes are in group evmon, recorded beside the socket;
+         * the PMU ones are not in uprobe_events at all. */
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, "evmon", "call"), 1);
+        assert_int_equal(count_probes(text, "evmon", "call_ret"), 1);
+        assert_int_equal(count_probes(text, "evmon", "atoi"), 1);
+        assert_int_equal(count_probes(text, "evmon", NULL), 3);
+        free(text);
+        snprintf(probes_file, sizeof(probes_file), "%s/probes", d->dir);
+        assert_int_equal(stat(probes_file, &st), 0);
+
+        assert_int_equal(itest_client_connect(a, d->socket), 0);
+        events = hello_events(a);
+        assert_int_equal(json_object_array_length(events), 5);
+        for (size_t i = 0; i < 5; i++)
+                assert_string_equal(json_object_get_string(json_object_array_get_idx(events, i)), wire[i]);
+        json_object_put(events);
+
+        /* B wants the target's libc calls only. */
+        assert_int_equal(itest_client_connect(b, d->socket), 0);
+        json_object_put(hello_events(b));
+        snprintf(sub, sizeof(sub), "{\"type\":\"subscribe\",\"events\":[\"uprobe:atoi\"],\"pids\":[%d]}\n", (int) t->pid);
+        assert_int_equal(itest_client_send(b, sub), 0);
+        o = itest_client_expect(b, "subscribed", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+
+        target_go(t);
+        ta->t = tb->t = t;
+        ta->k = tb->k = K;
+        collect(a, ta);
+        collect(b, tb);
+        target_finish(t);
+
+        fprintf(stderr, "client A: %d call, %d call_ret, %d call_pmu, %d atoi (+%d from other pids), %d atoi_pmu, "
+                "%" PRId64 " lost, %" PRId64 " dropped\n", ta->n_call, ta->n_ret, ta->n_pmu, ta->n_atoi,
+                ta->n_atoi_other_pids, ta->n_atoi_pmu, ta->lost, ta->dropped);
+        assert_int_equal(ta->lost, 0);
+        assert_int_equal(ta->dropped, 0);
+        assert_int_equal(ta->unexpected, 0);
+        assert_int_equal(ta->n_call, K);
+        assert_int_equal(ta->n_ret, K);
+        assert_int_equal(ta->n_pmu, K);
+        assert_int_equal(ta->n_atoi, K);
+        assert_int_equal(ta->n_atoi_pmu, K);
+
+        /* Call by call: in time order, call i enters, returns its value, and
+         * only then call i+1 enters; the PMU probe fires once per entry. */
+        qsort(ta->call, K, sizeof(struct stamp), stamp_cmp);
+        qsort(ta->ret, K, sizeof(struct stamp), stamp_cmp);
+        qsort(ta->pmu, K, sizeof(struct stamp), stamp_cmp);
+        for (int i = 0; i < K; i++) {
+                struct probe_target_call c;
+
+                probe_target_values(i, &c);
+                assert_int_equal(ta->call[i].value, i);
+                assert_int_equal(ta->ret[i].value, c.ret);
+                assert_true(ta->call[i].ts < ta->ret[i].ts);
+                assert_true(ta->pmu[i].ts < ta->ret[i].ts);
+                if (i + 1 < K) {
+                        assert_true(ta->ret[i].ts < ta->call[i + 1].ts);
+                        assert_true(ta->ret[i].ts < ta->pmu[i + 1].ts);
+                }
+        }
+
+        /* B: exactly the target's K atoi calls, nothing else. */
+        assert_int_equal(tb->n_atoi, K);
+        assert_int_equal(tb->n_atoi_other_pids, 0);
+        assert_int_equal(tb->n_call + tb->n_ret + tb->n_pmu + tb->n_atoi_pmu, 0);
+        assert_int_equal(tb->unexpected, 0);
+
+        itest_client_close(a);
+        itest_client_close(b);
+        /* A clean stop removes our tracefs probes and the record. */
+        assert_int_equal(itest_daemon_stop(d), 0);
+        text = read_uprobe_events();
+        if (count_probes(text, "evmon", NULL) != 0)
+                fprintf(stderr, "left behind:\n%s", text);
+        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        free(text);
+        assert_int_equal(stat(probes_file, &st), -1);
+        assert_int_equal(errno, ENOENT);
+        free(a);
+        free(b);
+        free(ta);
+        free(tb);
+}
+
+/* ---- 2. restart after SIGKILL ---------------------------------------- */
+
+#define FOREIGN_GROUP "evmonforeign"
+
+static void remove_foreign(void) {
+        (void) write_uprobe_events("-:" FOREIGN_GROUP "/x\n");
+}
+
+/* Starts evmond again on D's config and socket, as systemd would restart
+ * it: same directory, so the stale socket and probe record are there. */
+static int daemon_restart(struct itest_daemon *d) {
+        char evmond[512];
+
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        d->pid = fork();
+        if (d->pid < 0)
+                return -errno;
+        if (d->pid == 0) {
+                execl(evmond, evmond, "--config", d->config, "--socket", d->socket, (char *) NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 200; i++) {
+                struct itest_client c;
+                int status;
+
+                if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+                        fprintf(stderr, "evmond exited early with status %d\n", WEXITSTATUS(status));
+                        d->pid = -1;
+                        return -ECHILD;
+                }
+                if (itest_client_connect(&c, d->socket) == 0) {
+                        itest_client_close(&c);
+                        return 0;
+                }
+                usleep(50000);
+        }
+        return -ETIMEDOUT;
+}
+
+/* The file offset our probe sits at, from its uprobe_events line
+ * "p:evmon/call PATH:0xOFF ARGS". */
+static uint64_t our_offset(const char *text) {
+        const char *l = strstr(text, "p:evmon/call "), *colon;
+
+        assert_non_null(l);
+        l += strlen("p:evmon/call ");
+        colon = strstr(l, ":0x");
+        assert_non_null(colon);
+        return strtoull(colon + 1, NULL, 16);
+}
+
+static void test_restart_after_sigkill(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct tally *tally = calloc(1, sizeof(*tally));
+        struct itest_daemon *d = &daemon_;
+        char *config, *text, foreign[PATH_MAX + 64], probes_file[PATH_MAX];
+        struct target *t = &target_;
+        struct stat st;
+        int status;
+        FILE *f;
+        char group[64] = "";
+
+        assert_non_null(c);
+        assert_non_null(tally);
+        assert_true(asprintf(&config,
+                             "{\"events\": [\n"
+                             "  {\"uprobe\": \"%s:evmon_probe_target\", \"name\": \"call\",\n"
+                             "   \"fetch\": [\"s=+0(%%di):string\", \"n=%%si:s64\"]}\n"
+                             "]}\n", target_path) > 0);
+        assert_int_equal(itest_daemon_start(d, config), 0);
+        free(config);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, "evmon", "call"), 1);
+        snprintf(foreign, sizeof(foreign), "p:" FOREIGN_GROUP "/x %s:0x%" PRIx64 "\n", target_path, our_offset(text));
+        free(text);
+        snprintf(probes_file, sizeof(probes_file), "%s/probes", d->dir);
+        f = fopen(probes_file, "re");
+        assert_non_null(f);
+        assert_non_null(fgets(group, sizeof(group), f));
+        fclose(f);
+        assert_string_equal(group, "evmon\n");
+
+        /* A crash: no cleanup at all. */
+        assert_int_equal(kill(d->pid, SIGKILL), 0);
+        assert_int_equal(waitpid(d->pid, &status, 0), d->pid);
+        assert_true(WIFSIGNALED(status));
+        d->pid = -1;
+        assert_int_equal(stat(d->socket, &st), 0);
+        assert_true(S_ISSOCK(st.st_mode));
+        assert_int_equal(stat(probes_file, &st), 0);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, "evmon", "call"), 1);
+        free(text);
+
+        /* Someone else's probe, on the very same instruction. */
+        remove_foreign();
+        assert_int_equal(write_uprobe_events(foreign), 0);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, FOREIGN_GROUP, "x"), 1);
+        free(text);
+
+        /* The restart replaces the stale socket, removes the stale probe
+         * (else adding ours again would fail with EEXIST) and serves. */
+        if (daemon_restart(d) < 0) {
+                dump_uprobe_events("after the failed restart");
+                remove_foreign();
+                fail_msg("evmond did not start again after SIGKILL");
+        }
+        text = read_uprobe_events();
+        if (count_probes(text, "evmon", NULL) != 1 || count_probes(text, FOREIGN_GROUP, "x") != 1)
+                fprintf(stderr, "uprobe_events after the restart:\n%s", text);
+        assert_int_equal(count_probes(text, "evmon", "call"), 1);
+        assert_int_equal(count_probes(text, "evmon", NULL), 1);
+        assert_int_equal(count_probes(text, FOREIGN_GROUP, "x"), 1);
+        free(text);
+
+        assert_int_equal(itest_client_connect(c, d->socket), 0);
+        json_object_put(hello_events(c));
+        target_start(t, K_RESTART);
+        target_go(t);
+        tally->t = t;
+        tally->k = K_RESTART;
+        collect(c, tally);
+        target_finish(t);
+        itest_client_close(c);
+        fprintf(stderr, "after the restart: %d call events of %d\n", tally->n_call, K_RESTART);
+        assert_int_equal(tally->n_call, K_RESTART);
+        assert_int_equal(tally->lost, 0);
+        for (int i = 0; i < K_RESTART; i++)
+                assert_true(tally->seen_call[i]);
+
+        /* A clean stop takes our probe and leaves the foreign one. */
+        assert_int_equal(itest_daemon_stop(d), 0);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        assert_int_equal(count_probes(text, FOREIGN_GROUP, "x"), 1);
+        free(text);
+        assert_int_equal(stat(probes_file, &st), -1);
+        assert_int_equal(stat(d->socket, &st), -1);
+
+        remove_foreign();
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, FOREIGN_GROUP, NULL), 0);
+        free(text);
+        free(c);
+        free(tally);
+}
+
+static int teardown(void **state) {
+        char p[PATH_MAX];
+        int status;
+
+        if (target_.pid > 0) {
+                kill(target_.pid, SIGKILL);
+                (void) waitpid(target_.pid, &status, 0);
+                target_.pid = -1;
+        }
+        if (daemon_.dir[0]) {
+                itest_daemon_cleanup(&daemon_);
+                snprintf(p, sizeof(p), "%s/probes", daemon_.dir);
+                unlink(p);
+                rmdir(daemon_.dir);
+        }
+        daemon_ = (struct itest_daemon) { .pid = -1 };
+        remove_foreign();
+        return 0;
+}
+
+static void require_uprobes(void) {
+        static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+        char p[PATH_MAX];
+
+        itest_require(NULL);
+        for (size_t i = 0; i < 2 && !tracefs_dir; i++) {
+                snprintf(p, sizeof(p), "%s/uprobe_events", roots[i]);
+                if (access(p, W_OK) == 0)
+                        tracefs_dir = roots[i];
+        }
+        if (!tracefs_dir) {
+                fprintf(stderr, "SKIP: no writable uprobe_events in tracefs (kernel without CONFIG_UPROBE_EVENTS?)\n");
+                exit(ITEST_SKIP);
+        }
+        if (access("/sys/bus/event_source/devices/uprobe/type", R_OK) != 0) {
+                fprintf(stderr, "SKIP: this kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)\n");
+                exit(ITEST_SKIP);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_teardown(test_uprobes_end_to_end, teardown),
+                cmocka_unit_test_teardown(test_restart_after_sigkill, teardown),
+        };
+
+        require_uprobes();
+        itest_build_path("tests/integration/evmon-probe-target", target_path, sizeof(target_path));
+        if (access(target_path, X_OK) != 0) {
+                fprintf(stderr, "%s: %m (build it with ninja)\n", target_path);
+                return 1;
+        }
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
