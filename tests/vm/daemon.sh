@@ -1,0 +1,212 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Runs inside the VM (tests/vm/vm-run --bin evmond --bin evmonctl): kprobes
+# and kretprobes with fetch-args end to end through evmond on a kernel that
+# has them, read back with `evmonctl watch --json`; clean removal of the
+# tracefs probes on SIGTERM; `evmond --check-config` reporting the kernel's
+# own reasons and leaving nothing behind.
+#
+# Prints PASS/FAIL lines and exits 1 when any check failed.
+
+T=/sys/kernel/tracing
+RUN=/run/evmon
+SOCK=$RUN/evmond.sock
+failed=0
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failed=1; }
+check() {       # check DESCRIPTION COMMAND...
+        d=$1
+        shift
+        if "$@"; then pass "$d"; else fail "$d"; fi
+}
+
+echo "kernel $(uname -r)"
+if [ ! -w $T/kprobe_events ]; then
+        echo "FAIL: no $T/kprobe_events in the VM kernel"
+        exit 1
+fi
+
+# Probes of group $1 in kprobe_events ("p:GROUP/NAME ..." or "r:...").
+count_group() {
+        grep -c "^[pr][0-9]*:$1/" $T/kprobe_events
+}
+
+# ---- evmond with kprobes ------------------------------------------------
+
+mkdir -p $RUN /tmp/evmon
+cat > /tmp/evmon/evmond.json <<'EOF'
+// tests/vm/daemon.sh
+{
+  "socket": {"path": "/run/evmon/evmond.sock"},
+  "events": [
+    {"kprobe": "do_sys_openat2", "name": "open", "fetch": ["path=+0(%si):ustring", "dfd=%di:s32"]},
+    {"kretprobe": "do_sys_openat2", "name": "open_ret", "fetch": ["ret=$retval:s32"]},
+    // No fetch-args: the kprobe PMU makes this one, not kprobe_events.
+    {"kprobe": "do_sys_openat2", "name": "open_pmu"}
+  ]
+}
+EOF
+
+evmond --config /tmp/evmon/evmond.json > /tmp/evmon/evmond.log 2>&1 &
+daemon=$!
+i=0
+while [ ! -S $SOCK ] && [ $i -lt 600 ] && kill -0 $daemon 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+done
+if [ ! -S $SOCK ]; then
+        echo "FAIL: evmond did not come up"
+        cat /tmp/evmon/evmond.log
+        exit 1
+fi
+pass "evmond serves on $SOCK"
+echo "kprobe_events while it runs:"
+sed 's/^/  /' $T/kprobe_events
+n_open=$(grep -c '^p:evmon/open do_sys_openat2' $T/kprobe_events)
+n_ret=$(grep -c '^r[0-9]*:evmon/open_ret do_sys_openat2' $T/kprobe_events)
+check "kprobe_events has p:evmon/open and r:evmon/open_ret, the only ones of group evmon" \
+        [ "$n_open $n_ret $(count_group evmon)" = "1 1 2" ]
+check "the probe group is recorded in $RUN/probes" grep -qx evmon $RUN/probes
+
+evmonctl watch --json --socket $SOCK > /tmp/evmon/watch.json 2> /tmp/evmon/watch.err &
+watcher=$!
+i=0
+while ! grep -q '"type":"hello"' /tmp/evmon/watch.json 2>/dev/null && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+done
+check "the watcher got the hello line naming kprobe:open, kretprobe:open_ret, kprobe:open_pmu" \
+        grep -q '"events":\["kprobe:open","kretprobe:open_ret","kprobe:open_pmu"\]' /tmp/evmon/watch.json
+
+# Two opens by processes whose pids we know: a missing file (-ENOENT) and
+# an existing one (a descriptor).
+tag=$$-$(cut -c1-8 /proc/sys/kernel/random/uuid)
+missing=/tmp/evmon-unique-missing-$tag
+present=/tmp/evmon-unique-present-$tag
+echo hello > $present
+sh -c 'echo $$ > /tmp/evmon/pid.missing; exec cat "$1"' sh $missing 2>/dev/null
+sh -c 'echo $$ > /tmp/evmon/pid.present; exec cat "$1"' sh $present > /dev/null
+pid_missing=$(cat /tmp/evmon/pid.missing)
+pid_present=$(cat /tmp/evmon/pid.present)
+echo "cat $missing: pid $pid_missing; cat $present: pid $pid_present"
+
+# Let the flush timer deliver, then stop.
+sleep 2
+kill -TERM $daemon
+wait $daemon
+rc=$?
+check "evmond exits 0 on SIGTERM (got $rc)" [ $rc = 0 ]
+i=0
+while kill -0 $watcher 2>/dev/null && [ $i -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+done
+check "the watcher ends when evmond goes" sh -c "! kill -0 $watcher 2>/dev/null"
+wait $watcher 2>/dev/null
+
+check "no probe of group evmon is left in kprobe_events" [ "$(count_group evmon)" = 0 ]
+check "no events/evmon directory is left" [ ! -d $T/events/evmon ]
+check "the probe record $RUN/probes is gone" [ ! -e $RUN/probes ]
+check "the socket is gone" [ ! -e $SOCK ]
+
+echo "evmond's log:"
+sed 's/^/  /' /tmp/evmon/evmond.log
+echo "$(grep -c '"type":"event"' /tmp/evmon/watch.json) event lines; the ones of our two pids:"
+grep -e "\"pid\":$pid_missing," -e "\"pid\":$pid_present," /tmp/evmon/watch.json | sed 's/^/  /'
+
+# Lines of pid $1 as "TS EVENT PATH DFD RET", in time order (the entry and
+# the return may be on different CPUs' rings, so the stream need not be).
+timeline() {
+        grep "\"pid\":$1," /tmp/evmon/watch.json | awk '
+                function num(key,   m) {
+                        if (!match($0, "\"" key "\":-?[0-9]+"))
+                                return "-"
+                        m = substr($0, RSTART, RLENGTH)
+                        sub(/^"[^"]*":/, "", m)
+                        return m
+                }
+                function str(key,   m) {
+                        if (!match($0, "\"" key "\":\"[^\"]*\""))
+                                return "-"
+                        m = substr($0, RSTART, RLENGTH)
+                        sub(/^"[^"]*":"/, "", m)
+                        sub(/"$/, "", m)
+                        return m
+                }
+                /"type":"event"/ { print num("ts"), str("event"), str("path"), num("dfd"), num("ret") }' |
+                sort -n
+}
+
+# check_open PID PATH: one kprobe:open of PATH with dfd -100 (AT_FDCWD), one
+# kprobe:open_pmu, and the kretprobe:open_ret that follows it; prints the
+# return value.
+check_open() {
+        timeline "$1" > /tmp/evmon/timeline.$1
+        awk -v path="$2" '
+                $2 == "kprobe:open" && $3 == path { n++; dfd = $4; pending = 1; next }
+                $2 == "kretprobe:open_ret" && pending { ret = $5; nret++; pending = 0 }
+                END {
+                        if (n != 1 || nret != 1)
+                                print "bad", n + 0, nret + 0
+                        else
+                                print "ok", dfd, ret
+                }' /tmp/evmon/timeline.$1
+}
+
+set -- $(check_open $pid_missing $missing)
+if [ "$1" = ok ]; then
+        pass "kprobe:open of the missing file arrived once with its path, and its return after it"
+        check "dfd of the missing file's open is -100 (got $2)" [ "$2" = -100 ]
+        check "the return of the missing file's open is -2, -ENOENT (got $3)" [ "$3" = -2 ]
+else
+        fail "kprobe:open of $missing by pid $pid_missing: $2 entries with its path, $3 returns after them (want 1 and 1)"
+fi
+set -- $(check_open $pid_present $present)
+if [ "$1" = ok ]; then
+        pass "kprobe:open of the present file arrived once with its path, and its return after it"
+        check "dfd of the present file's open is -100 (got $2)" [ "$2" = -100 ]
+        check "the return of the present file's open is a descriptor (got $3)" [ "$3" -ge 0 ]
+else
+        fail "kprobe:open of $present by pid $pid_present: $2 entries with its path, $3 returns after them (want 1 and 1)"
+fi
+# The PMU probe fires on every entry of the function, like the tracefs one.
+for p in $pid_missing $pid_present; do
+        a=$(grep -c ' kprobe:open ' /tmp/evmon/timeline.$p)
+        b=$(grep -c ' kprobe:open_pmu ' /tmp/evmon/timeline.$p)
+        check "pid $p: as many kprobe:open_pmu as kprobe:open lines ($b, $a)" [ "$a" = "$b" -a "$a" -ge 1 ]
+done
+check "kprobe:open_pmu lines carry __probe_ip" \
+        grep -q '"event":"kprobe:open_pmu".*"fields":{"__probe_ip":' /tmp/evmon/watch.json
+
+# ---- --check-config -------------------------------------------------------
+
+# check_config NAME EXPECTED_RC KERNEL_TEXT EVENTS_JSON
+check_config() {
+        printf '{"socket": {"path": "/run/evmon/check.sock"},\n "events": [\n%s\n]}\n' "$4" > /tmp/evmon/$1.json
+        evmond --check-config --config /tmp/evmon/$1.json > /tmp/evmon/$1.out 2>&1
+        rc=$?
+        sed 's/^/  /' /tmp/evmon/$1.out
+        check "--check-config $1: exit $2 (got $rc)" [ $rc = "$2" ]
+        if [ -n "$3" ]; then
+                check "--check-config $1: the message has the kernel's \"$3\"" grep -qF "$3" /tmp/evmon/$1.out
+                check "--check-config $1: the message names the file, line and key" \
+                        grep -q "/tmp/evmon/$1.json:[0-9]*.*events\[0\]" /tmp/evmon/$1.out
+        fi
+        check "--check-config $1: nothing left in kprobe_events" [ "$(grep -c evmon $T/kprobe_events)" = 0 ]
+        check "--check-config $1: no events/evmoncheck* directory left" sh -c "! ls -d $T/events/evmoncheck* 2>/dev/null"
+}
+
+check_config bad-symbol 2 "Invalid probed address or symbol" \
+        '{"kprobe": "evmon_no_such_function", "name": "nosym", "fetch": ["dfd=%di:s32"]}'
+check_config bad-fetch 2 "Invalid register name" \
+        '{"kprobe": "do_sys_openat2", "name": "badarg", "fetch": ["dfd=%nosuchreg:s32"]}'
+check_config good 0 "" \
+        '{"kprobe": "do_sys_openat2", "name": "open", "fetch": ["path=+0(%si):ustring"]},
+         {"kretprobe": "do_sys_openat2", "name": "open_ret", "fetch": ["ret=$retval:s32"]}'
+
+if [ $failed != 0 ]; then
+        echo "vm-daemon: FAILED"
+        exit 1
+fi
+echo "vm-daemon: all checks passed"
