@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config.c: every way a config can be wrong gives one message that starts
+ * "FILE:LINE: KEY: " with the line a person has to edit, and -EINVAL; every
+ * value of a good config lands in struct config. */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+#include "evmon/cleanup.h"
+
+#define FILE_NAME "/etc/evmon/t.json"
+#define EV1 "\"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}]"
+
+static char *source_path(const char *rel) {
+        const char *root = getenv("EVMON_SOURCE_ROOT");
+        char *p;
+
+        assert_true(asprintf(&p, "%s/%s", root ? root : ".", rel) >= 0);
+        return p;
+}
+
+static struct config *parse_ok(const char *text) {
+        struct config *c = NULL;
+        _cleanup_(freep) char *error = NULL;
+        int r;
+
+        r = config_parse(text, FILE_NAME, &c, &error);
+        if (r != 0)
+                fprintf(stderr, "config:\n%s\nunexpected error %d: %s\n", text, r, error ?: "(none)");
+        assert_int_equal(r, 0);
+        assert_null(error);
+        assert_non_null(c);
+        return c;
+}
+
+/* Asserts that TEXT is refused with -EINVAL and one message that starts
+ * with PREFIX (e.g. FILE_NAME ":3: ring.pages: ") and contains WHAT. */
+static void check_bad(const char *text, const char *prefix, const char *what, int line) {
+        struct config *c = NULL;
+        _cleanup_(freep) char *error = NULL;
+        int r;
+
+        r = config_parse(text, FILE_NAME, &c, &error);
+        if (r != -EINVAL || !error || strncmp(error, prefix, strlen(prefix)) != 0 ||
+            !strstr(error + strlen(prefix), what) || strchr(error, '\n'))
+                fail_msg("test-config.c:%d: config:\n%s\nreturned %d with \"%s\"\nwanted -EINVAL with \"%s...%s...\"",
+                         line, text, r, error ?: "(no message)", prefix, what);
+        assert_null(c);
+}
+#define BAD(text, prefix, what) check_bad(text, FILE_NAME prefix, what, __LINE__)
+
+/* ---- good configs -------------------------------------------------- */
+
+static void test_builtin(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        _cleanup_(freep) char *error = NULL;
+        static const char *const names[] = { "sched_process_exec", "sched_process_exit", "sched_process_fork" };
+
+        assert_int_equal(config_parse(config_builtin, "<built-in default>", &c, &error), 0);
+        assert_null(error);
+        assert_string_equal(c->path, "<built-in default>");
+        assert_string_equal(c->socket_path, CONFIG_DEFAULT_SOCKET);
+        assert_int_equal(c->socket_mode, 0660);
+        assert_string_equal(c->socket_group, "evmon");
+        assert_int_equal(c->ring_pages, CONFIG_DEFAULT_RING_PAGES);
+        assert_int_equal(c->flush_ms, 5);
+        assert_int_equal(c->clockid, CLOCK_MONOTONIC);
+        assert_string_equal(c->clock_name, "monotonic");
+        assert_int_equal(c->max_clients, 64);
+        assert_int_equal(c->client_queue_bytes, 8u << 20);
+        assert_null(c->cgroups);
+        assert_int_equal(c->n_pids, 0);
+        assert_int_equal(c->n_events, 3);
+        for (size_t i = 0; i < 3; i++) {
+                struct event_config *e = &c->events[i];
+                char wire[64], where[96];
+
+                snprintf(wire, sizeof(wire), "sched:%s", names[i]);
+                /* config_builtin puts event N on line N + 3. */
+                snprintf(where, sizeof(where), "<built-in default>:%zu: events[%zu].tracepoint", i + 3, i);
+                assert_int_equal(e->kind, EVENT_TRACEPOINT);
+                assert_string_equal(e->system, "sched");
+                assert_string_equal(e->name, names[i]);
+                assert_string_equal(e->wire_name, wire);
+                assert_string_equal(e->where, where);
+                assert_null(e->target);
+                assert_null(e->fetch);
+                assert_null(e->filter);
+                assert_null(e->filter_where);
+        }
+}
+
+/* The config that `meson install` puts in /etc/evmon. */
+static void test_shipped(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        _cleanup_(freep) char *error = NULL, *path = source_path("conf/evmond.json");
+
+        assert_int_equal(config_load(path, &c, &error), 0);
+        assert_null(error);
+        assert_string_equal(c->path, path);
+        assert_string_equal(c->socket_path, CONFIG_DEFAULT_SOCKET);
+        assert_int_equal(c->n_events, 3);
+        assert_string_equal(c->events[0].wire_name, "sched:sched_process_exec");
+}
+
+static void check_event(const struct event_config *e, enum event_kind kind, const char *wire, const char *system,
+                        const char *name, const char *target, const char *where) {
+        assert_int_equal(e->kind, kind);
+        assert_string_equal(e->wire_name, wire);
+        assert_string_equal(e->system, system);
+        assert_string_equal(e->name, name);
+        if (target)
+                assert_string_equal(e->target, target);
+        else
+                assert_null(e->target);
+        assert_string_equal(e->where, where);
+}
+
+/* fixtures/full.json: every key, comments holding braces and quotes, an
+ * event spread over several lines; each value and each line lands. */
+static void test_full(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        _cleanup_(freep) char *error = NULL, *path = source_path("tests/daemon/fixtures/full.json");
+        _cleanup_(freep) char *where = NULL;
+        const struct event_config *e;
+
+        assert_int_equal(config_load(path, &c, &error), 0);
+        assert_null(error);
+        assert_string_equal(c->socket_path, "/run/evmon-test/evmond.sock");
+        assert_int_equal(c->socket_mode, 0640);
+        assert_string_equal(c->socket_group, "adm");
+        assert_int_equal(c->ring_pages, 16);
+        assert_int_equal(c->flush_ms, 20);
+        assert_int_equal(c->max_clients, 8);
+        assert_int_equal(c->client_queue_bytes, 256 * 1024);
+        assert_int_equal(c->clockid, CLOCK_BOOTTIME);
+        assert_string_equal(c->clock_name, "boottime");
+        assert_non_null(c->cgroups);
+        assert_string_equal(c->cgroups[0], "/system.slice/nginx.service");
+        assert_string_equal(c->cgroups[1], "/user.slice");
+        assert_null(c->cgroups[2]);
+        assert_int_equal(c->n_pids, 2);
+        assert_int_equal(c->pids[0], 1);
+        assert_int_equal(c->pids[1], 4242);
+        assert_int_equal(c->n_events, 6);
+
+#define WHERE(line, key) ({ free(where); assert_true(asprintf(&where, "%s:%d: %s", path, line, key) >= 0); where; })
+        assert_string_equal(c->cgroups_where[0], WHERE(14, "targets.cgroups[0]"));
+        assert_string_equal(c->cgroups_where[1], WHERE(15, "targets.cgroups[1]"));
+
+        e = &c->events[0];
+        check_event(e, EVENT_TRACEPOINT, "sched:sched_process_exec", "sched", "sched_process_exec", NULL,
+                    WHERE(19, "events[0].tracepoint"));
+        assert_null(e->filter);
+
+        e = &c->events[1];
+        check_event(e, EVENT_TRACEPOINT, "syscalls:sys_enter_openat", "syscalls", "sys_enter_openat", NULL,
+                    WHERE(20, "events[1].tracepoint"));
+        assert_string_equal(e->filter, "dfd == -100 && filename ~ \"/etc/*\" // {");
+        assert_string_equal(e->filter_where, WHERE(22, "events[1].filter"));
+        assert_null(e->fetch);
+
+        e = &c->events[2];
+        check_event(e, EVENT_KPROBE, "kprobe:open", "kprobe", "open", "do_sys_openat2", WHERE(23, "events[2].kprobe"));
+        assert_non_null(e->fetch);
+        assert_string_equal(e->fetch[0], "dfd=%di");
+        assert_string_equal(e->fetch[1], "path=+0(%si):string");
+        assert_null(e->fetch[2]);
+        assert_null(e->filter);
+
+        e = &c->events[3];
+        check_event(e, EVENT_KRETPROBE, "kretprobe:open_ret", "kretprobe", "open_ret", "do_sys_openat2",
+                    WHERE(25, "events[3].kretprobe"));
+        assert_string_equal(e->fetch[0], "fd=$retval:s32");
+        assert_null(e->fetch[1]);
+
+        e = &c->events[4];
+        check_event(e, EVENT_UPROBE, "uprobe:readline", "uprobe", "readline", "/usr/bin/bash:readline",
+                    WHERE(26, "events[4].uprobe"));
+        assert_null(e->fetch);
+
+        e = &c->events[5];
+        check_event(e, EVENT_URETPROBE, "uretprobe:readline_ret", "uretprobe", "readline_ret", "/usr/bin/bash:readline",
+                    WHERE(29, "events[5].uretprobe"));
+        assert_string_equal(e->fetch[0], "line=+0($retval):string");
+        assert_null(e->fetch[1]);
+#undef WHERE
+}
+
+static void test_values(void **state) {
+        static const struct { const char *name; clockid_t id; } clocks[] = {
+                { "monotonic", CLOCK_MONOTONIC }, { "monotonic_raw", CLOCK_MONOTONIC_RAW },
+                { "boottime", CLOCK_BOOTTIME }, { "realtime", CLOCK_REALTIME }, { "tai", CLOCK_TAI },
+        };
+        static const struct { const char *mode; mode_t m; } modes[] = {
+                { "0660", 0660 }, { "660", 0660 }, { "0", 0 }, { "0777", 0777 }, { "600", 0600 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(clocks); i++) {
+                _cleanup_(freep) char *text = NULL;
+                _cleanup_(config_freep) struct config *c = NULL;
+
+                assert_true(asprintf(&text, "{\"clock\": \"%s\", " EV1 "}", clocks[i].name) >= 0);
+                c = parse_ok(text);
+                assert_int_equal(c->clockid, clocks[i].id);
+                assert_string_equal(c->clock_name, clocks[i].name);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                _cleanup_(freep) char *text = NULL;
+                _cleanup_(config_freep) struct config *c = NULL;
+
+                assert_true(asprintf(&text, "{\"socket\": {\"mode\": \"%s\"}, " EV1 "}", modes[i].mode) >= 0);
+                c = parse_ok(text);
+                assert_int_equal(c->socket_mode, modes[i].m);
+        }
+        /* Every power of two in range, and the range's ends elsewhere. */
+        for (unsigned p = 1; p <= 1u << 16; p <<= 1) {
+                _cleanup_(freep) char *text = NULL;
+                _cleanup_(config_freep) struct config *c = NULL;
+
+                assert_true(asprintf(&text, "{\"ring\": {\"pages\": %u}, " EV1 "}", p) >= 0);
+                c = parse_ok(text);
+                assert_int_equal(c->ring_pages, p);
+        }
+        {
+                _cleanup_(config_freep) struct config *c = parse_ok(
+                        "{\"ring\": {\"flush_ms\": 1000}, \"clients\": {\"max\": 4096, \"queue_kib\": 64},\n"
+                        " \"targets\": {\"pids\": [2147483647], \"cgroups\": []}, " EV1 "}");
+                assert_int_equal(c->flush_ms, 1000);
+                assert_int_equal(c->max_clients, 4096);
+                assert_int_equal(c->client_queue_bytes, 64 * 1024);
+                assert_int_equal(c->n_pids, 1);
+                assert_int_equal(c->pids[0], 2147483647);
+                assert_non_null(c->cgroups);
+                assert_null(c->cgroups[0]);
+        }
+        {
+                /* An empty socket.group is allowed: the socket stays root's. */
+                _cleanup_(config_freep) struct config *c = parse_ok("{\"socket\": {\"group\": \"\"}, " EV1 "}");
+                assert_string_equal(c->socket_group, "");
+        }
+        {
+                /* A kprobe and a kretprobe may share a name: their wire names differ. */
+                _cleanup_(config_freep) struct config *c = parse_ok(
+                        "{\"events\": [{\"kprobe\": \"f\", \"name\": \"x\"}, {\"kretprobe\": \"f\", \"name\": \"x\"},\n"
+                        "  {\"uprobe\": \"/bin/sh:main\", \"name\": \"_x9\", \"fetch\": []}]}");
+                assert_int_equal(c->n_events, 3);
+                assert_string_equal(c->events[0].wire_name, "kprobe:x");
+                assert_string_equal(c->events[1].wire_name, "kretprobe:x");
+                assert_string_equal(c->events[2].wire_name, "uprobe:_x9");
+                assert_non_null(c->events[2].fetch);
+                assert_null(c->events[2].fetch[0]);
+        }
+}
+
+/* Both comment styles, anywhere whitespace may be, and CRLF line ends. */
+static void test_comments(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL, *crlf = NULL;
+
+        c = parse_ok("// leading comment {\n"
+                     "/* block\n"
+                     "   comment \" [ */ {\n"
+                     "  \"ring\" /* between key and colon */ : // after the colon\n"
+                     "     {\"pages\": 8 /* after a value */},\n"
+                     "  \"events\": [ // inside an array\n"
+                     "    {\"tracepoint\": \"sched:sched_process_exec\"} /* } */\n"
+                     "  ]\n"
+                     "}\n"
+                     "// trailing comment\n"
+                     "/* and a trailing block */\n");
+        assert_int_equal(c->ring_pages, 8);
+        assert_int_equal(c->n_events, 1);
+        assert_string_equal(c->events[0].where, FILE_NAME ":7: events[0].tracepoint");
+
+        crlf = parse_ok("{\r\n  // c\r\n  \"events\": [\r\n    {\"tracepoint\": \"a:b\"}\r\n  ]\r\n}\r\n");
+        assert_string_equal(crlf->events[0].where, FILE_NAME ":4: events[0].tracepoint");
+}
+
+/* ---- bad configs ----------------------------------------------------- */
+
+static void test_invalid_json(void **state) {
+        /* The line where json-c stopped. */
+        BAD("{\n"
+            "  \"ring\": {\"pages\": 64}\n"
+            "  \"events\": []\n"
+            "}\n",
+            ":3: invalid JSON: ", "");
+        BAD("{\n"
+            "  \"events\": [\n"
+            "    {\"tracepoint\": \"sched:sched_process_exec\"},\n"
+            "    {\"tracepoint\": sched:sched_process_exit}\n"
+            "  ]\n"
+            "}\n",
+            ":4: invalid JSON: ", "");
+        BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"}\n", ":4: invalid JSON: ", "end of file");
+        /* An unterminated string runs to the end of the file. */
+        BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\n", ":4: invalid JSON: ", "end of file");
+        BAD("{\n  /* never closed\n  \"events\": []\n}\n", ":5: invalid JSON: ", "end of file");
+        BAD("", ":1: invalid JSON: ", "end of file");
+        BAD("{\n \"ring\": {\"pages\": tru},\n" EV1 "}", ":2: invalid JSON: ", "");
+        BAD("{\n \"ring\": {\"pages\": 0x40},\n" EV1 "}", ":2: invalid JSON: ", "");
+}
+
+static void test_trailing(void **state) {
+        BAD("{" EV1 "} x", ":1: invalid JSON: ", "text after the end of the config object");
+        BAD("{\n" EV1 "\n}\n\n{\"ring\": {}}\n", ":5: invalid JSON: ", "text after the end");
+        BAD("{\n" EV1 "\n}\n}\n", ":4: invalid JSON: ", "text after the end");
+        BAD("{\n" EV1 "\n}\n// a comment\n/* and\n another */\n]\n", ":7: invalid JSON: ", "text after the end");
+}
+
+static void test_root(void **state) {
+        BAD("\n[]\n", ":2: ", "the config must be a JSON object, got array");
+        BAD("\"events\"", ":1: ", "must be a JSON object, got string");
+        BAD("{\n  \"ring\": {\"pages\": 64}\n}\n", ":1: events: ", "missing");
+        BAD("// comment\n\n{\n}\n", ":3: events: ", "missing");
+        BAD("{\n  \"events\": []\n}\n", ":2: events: ", "is empty");
+        BAD("{\n  \"events\": {}\n}\n", ":2: events: ", "expected array, got object");
+        BAD("{\n  \"events\": \"sched:sched_process_exec\"\n}\n", ":2: events: ", "expected array, got string");
+        BAD("{\n  \"events\": null\n}\n", ":2: events: ", "expected array, got null");
+}
+
+static void test_unknown_keys(void **state) {
+        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock)");
+        BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
+            ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group)");
+        BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms)");
+        BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, queue_kib)");
+        BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids)");
+        BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"},\n    {\"tracepoint\": \"a:c\",\n     \"filtre\": \"x\"}\n  ]\n}",
+            ":5: events[1].filtre: ", "unknown key \"filtre\" (known here: tracepoint, kprobe, kretprobe, uprobe, uretprobe, name, fetch, filter)");
+}
+
+static void test_types(void **state) {
+        /* Object expected. */
+        BAD("{\n \"socket\": [\"/run/x.sock\"],\n " EV1 "}", ":2: socket: ", "expected object, got array");
+        BAD("{\n \"ring\": 64,\n " EV1 "}", ":2: ring: ", "expected object, got int");
+        BAD("{\n \"clients\": null,\n " EV1 "}", ":2: clients: ", "expected object, got null");
+        BAD("{\n \"targets\": [1],\n " EV1 "}", ":2: targets: ", "expected object, got array");
+        /* String expected. */
+        BAD("{\n \"socket\": {\"path\": 5},\n " EV1 "}", ":2: socket.path: ", "expected string, got int");
+        BAD("{\n \"socket\": {\"group\": 0},\n " EV1 "}", ":2: socket.group: ", "expected string, got int");
+        BAD("{\n \"socket\": {\"mode\": 660},\n " EV1 "}", ":2: socket.mode: ", "octal string such as \"0660\", got int");
+        BAD("{\n \"clock\": 1,\n " EV1 "}", ":2: clock: ", "expected string, got int");
+        BAD("{\n \"events\": [{\"tracepoint\": [\"a:b\"]}]}", ":2: events[0].tracepoint: ", "expected a string, got array");
+        BAD("{\n \"events\": [{\"kprobe\": 5, \"name\": \"x\"}]}", ":2: events[0].kprobe: ", "expected a string, got int");
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n   \"filter\": 1}]}", ":3: events[0].filter: ", "expected string, got int");
+        BAD("{\n \"targets\": {\"cgroups\": [\"/a\",\n  7]},\n " EV1 "}", ":3: targets.cgroups[1]: ", "expected a cgroup path string, got int");
+        /* Integer expected. */
+        BAD("{\n \"ring\": {\"pages\": \"64\"},\n " EV1 "}", ":2: ring.pages: ", "expected int, got string");
+        BAD("{\n \"ring\": {\"pages\": 64.0},\n " EV1 "}", ":2: ring.pages: ", "expected int, got double");
+        BAD("{\n \"ring\": {\"pages\": true},\n " EV1 "}", ":2: ring.pages: ", "expected int, got boolean");
+        BAD("{\n \"ring\": {\"flush_ms\": \"5\"},\n " EV1 "}", ":2: ring.flush_ms: ", "expected int, got string");
+        BAD("{\n \"clients\": {\"max\": [64]},\n " EV1 "}", ":2: clients.max: ", "expected int, got array");
+        BAD("{\n \"clients\": {\"queue_kib\": {}},\n " EV1 "}", ":2: clients.queue_kib: ", "expected int, got object");
+        BAD("{\n \"targets\": {\"pids\": [1, \"2\"]},\n " EV1 "}", ":2: targets.pids[1]: ", "expected a process id, got string");
+        /* Array expected. */
+        BAD("{\n \"targets\": {\"pids\": 1},\n " EV1 "}", ":2: targets.pids: ", "expected array, got int");
+        BAD("{\n \"targets\": {\"cgroups\": \"/a\"},\n " EV1 "}", ":2: targets.cgroups: ", "expected array, got string");
+        BAD("{\n \"events\": [{\"kprobe\": \"f\", \"name\": \"x\",\n  \"fetch\": \"a=b\"}]}", ":3: events[0].fetch: ",
+            "expected an array of \"NAME=FETCHARG\" strings, got string");
+        BAD("{\n \"events\": [{\"kprobe\": \"f\", \"name\": \"x\",\n  \"fetch\": {\"a\": \"b\"}}]}", ":3: events[0].fetch: ",
+            "got object");
+        /* Object expected in an array. */
+        BAD("{\n \"events\": [\n  \"sched:sched_process_exec\"\n ]}", ":3: events[0]: ", "expected an object such as");
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\"},\n  []]}", ":3: events[1]: ", "got array");
+}
+
+static void test_ring(void **state) {
+        BAD("{\n \"ring\": {\n  \"pages\": 3\n },\n " EV1 "}", ":3: ring.pages: ", "3 is not a power of two (try 2)");
+        BAD("{\n \"ring\": {\"pages\": 96},\n " EV1 "}", ":2: ring.pages: ", "96 is not a power of two (try 64)");
+        BAD("{\n \"ring\": {\"pages\": 65535},\n " EV1 "}", ":2: ring.pages: ", "not a power of two (try 32768)");
+        BAD("{\n \"ring\": {\"pages\": 0},\n " EV1 "}", ":2: ring.pages: ", "0 is out of range (1..65536)");
+        BAD("{\n \"ring\": {\"pages\": 131072},\n " EV1 "}", ":2: ring.pages: ", "131072 is out of range (1..65536)");
+        BAD("{\n \"ring\": {\"pages\": -64},\n " EV1 "}", ":2: ring.pages: ", "-64 is out of range");
+        BAD("{\n \"ring\": {\"pages\": 99999999999999999999},\n " EV1 "}", ":2: ring.pages: ", "out of range");
+        BAD("{\n \"ring\": {\"flush_ms\": 0},\n " EV1 "}", ":2: ring.flush_ms: ", "0 is out of range (1..1000)");
+        BAD("{\n \"ring\": {\"flush_ms\": 1001},\n " EV1 "}", ":2: ring.flush_ms: ", "1001 is out of range (1..1000)");
+        BAD("{\n \"clients\": {\"max\": 0},\n " EV1 "}", ":2: clients.max: ", "0 is out of range (1..4096)");
+        BAD("{\n \"clients\": {\"max\": 4097},\n " EV1 "}", ":2: clients.max: ", "out of range");
+        BAD("{\n \"clients\": {\"queue_kib\": 63},\n " EV1 "}", ":2: clients.queue_kib: ", "63 is out of range (64..1048576)");
+}
+
+static void test_socket(void **state) {
+        static const char *const bad_modes[] = { "0899", "rw-rw----", "", "0x1b0", " 660", "+660", "-1", "01777", "0660 " };
+        char long_path[160];
+
+        for (size_t i = 0; i < ELEMENTSOF(bad_modes); i++) {
+                _cleanup_(freep) char *text = NULL, *what = NULL;
+
+                assert_true(asprintf(&text, "{\n \"socket\": {\n  \"mode\": \"%s\"}, " EV1 "}", bad_modes[i]) >= 0);
+                assert_true(asprintf(&what, "\"%s\" is not an octal file mode such as \"0660\"", bad_modes[i]) >= 0);
+                BAD(text, ":3: socket.mode: ", what);
+        }
+        BAD("{\n \"socket\": {\"path\": \"run/evmond.sock\"},\n " EV1 "}", ":2: socket.path: ",
+            "\"run/evmond.sock\" must be an absolute path shorter than 108 bytes");
+        BAD("{\n \"socket\": {\"path\": \"\"},\n " EV1 "}", ":2: socket.path: ", "must be an absolute path");
+        memset(long_path, 'a', 108);
+        long_path[0] = '/';
+        long_path[108] = 0;
+        {
+                _cleanup_(freep) char *text = NULL;
+                _cleanup_(config_freep) struct config *c = NULL;
+
+                assert_true(asprintf(&text, "{\n \"socket\": {\"path\": \"%s\"},\n " EV1 "}", long_path) >= 0);
+                BAD(text, ":2: socket.path: ", "shorter than 108 bytes");
+                /* 107 bytes (and the NUL) fit sun_path. */
+                free(text);
+                long_path[107] = 0;
+                assert_true(asprintf(&text, "{\n \"socket\": {\"path\": \"%s\"},\n " EV1 "}", long_path) >= 0);
+                c = parse_ok(text);
+                assert_string_equal(c->socket_path, long_path);
+        }
+}
+
+static void test_events(void **state) {
+        BAD("{\n \"events\": [\n  {}\n ]}", ":3: events[0]: ",
+            "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", \"uretprobe\"");
+        BAD("{\n \"events\": [\n  {\"filter\": \"pid == 1\"}\n ]}", ":3: events[0]: ", "needs one of");
+        BAD("{\n \"events\": [\n  {\"tracepoint\": \"a:b\", \"kprobe\": \"f\", \"name\": \"x\"}\n ]}", ":3: events[0]: ",
+            "has both \"tracepoint\" and \"kprobe\": one event per entry");
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\"},\n  {\"uprobe\": \"/bin/sh:main\",\n   \"uretprobe\": \"/bin/sh:main\", \"name\": \"x\"}\n ]}",
+            ":3: events[1]: ", "has both \"uprobe\" and \"uretprobe\"");
+
+        /* Tracepoints are SYSTEM:NAME. */
+        static const char *const bad_tp[] = { "sched", ":sched_switch", "sched:", "sched:sched:switch", "../sched:x", "" };
+        for (size_t i = 0; i < ELEMENTSOF(bad_tp); i++) {
+                _cleanup_(freep) char *text = NULL, *what = NULL;
+
+                assert_true(asprintf(&text, "{\n \"events\": [\n  {\"tracepoint\": \"%s\"}]}", bad_tp[i]) >= 0);
+                assert_true(asprintf(&what, "\"%s\" is not SYSTEM:NAME", bad_tp[i]) >= 0);
+                BAD(text, ":3: events[0].tracepoint: ", what);
+        }
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n  \"fetch\": [\"x=%di\"]}]}", ":3: events[0].fetch: ",
+            "only probes take fetch-args");
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n  \"name\": \"x\"}]}", ":3: events[0].name: ",
+            "\"name\" is for probes");
+
+        /* Probes need a name: letters, digits and _, not starting with a digit. */
+        BAD("{\n \"events\": [\n  {\"kprobe\": \"do_sys_openat2\"}]}", ":3: events[0]: ",
+            "a kprobe needs a \"name\" (letters, digits, _): it is served as \"kprobe:NAME\"");
+        BAD("{\n \"events\": [\n  {\"uretprobe\": \"/bin/sh:main\", \"fetch\": []}]}", ":3: events[0]: ",
+            "a uretprobe needs a \"name\"");
+        static const char *const bad_names[] = { "\"1open\"", "\"open-at\"", "\"\"", "\"kprobe:open\"", "\"a b\"", "5", "null" };
+        for (size_t i = 0; i < ELEMENTSOF(bad_names); i++) {
+                _cleanup_(freep) char *text = NULL;
+
+                assert_true(asprintf(&text, "{\n \"events\": [{\"kprobe\": \"f\",\n  \"name\": %s}]}", bad_names[i]) >= 0);
+                BAD(text, ":3: events[0].name: ", "must be a name of letters, digits and _ that does not start with a digit");
+        }
+        BAD("{\n \"events\": [\n  {\"kprobe\": \"\", \"name\": \"x\"}]}", ":3: events[0].kprobe: ", "empty probe target");
+
+        /* fetch entries are NAME=FETCHARG. */
+        static const char *const bad_fetch[] = { "%di", "=%di", "dfd=", "dfd = %di", "path=+0(%si):\\tstring" };
+        for (size_t i = 0; i < ELEMENTSOF(bad_fetch); i++) {
+                _cleanup_(freep) char *text = NULL, *what = NULL;
+
+                assert_true(asprintf(&text, "{\n \"events\": [{\"kprobe\": \"f\", \"name\": \"x\", \"fetch\": [\n"
+                                     "   \"ok=%%ax\",\n   \"%s\"]}]}", bad_fetch[i]) >= 0);
+                /* The message shows the JSON string as the kernel would get it. */
+                assert_true(asprintf(&what, "is not NAME=FETCHARG (for example \"path=+0(%%si):string\")") >= 0);
+                BAD(text, ":4: events[0].fetch[1]: ", what);
+        }
+        BAD("{\n \"events\": [{\"kprobe\": \"f\", \"name\": \"x\", \"fetch\": [\n   5]}]}", ":3: events[0].fetch[0]: ",
+            "expected a \"NAME=FETCHARG\" string, got int");
+
+        /* Duplicate wire names. */
+        BAD("{\n \"events\": [\n  {\"tracepoint\": \"sched:sched_switch\"},\n  {\"tracepoint\": \"sched:sched_wakeup\"},\n"
+            "  {\"tracepoint\": \"sched:sched_switch\", \"filter\": \"prev_pid == 1\"}\n ]}",
+            ":5: events[2]: ", "\"sched:sched_switch\" is already listed as events[0]");
+        BAD("{\n \"events\": [\n  {\"kprobe\": \"f\", \"name\": \"open\"},\n  {\"kprobe\": \"g\", \"name\": \"open\"}\n ]}",
+            ":4: events[1]: ", "\"kprobe:open\" is already listed as events[0]");
+}
+
+static void test_targets_clock(void **state) {
+        static const char *const bad_pids[] = { "0", "-1", "2147483648", "4294967297" };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad_pids); i++) {
+                _cleanup_(freep) char *text = NULL, *what = NULL;
+
+                assert_true(asprintf(&text, "{\n \"targets\": {\"pids\": [\n   1,\n   %s]},\n " EV1 "}", bad_pids[i]) >= 0);
+                assert_true(asprintf(&what, "%s is not a valid process id", bad_pids[i]) >= 0);
+                BAD(text, ":4: targets.pids[1]: ", what);
+        }
+        BAD("{\n \"targets\": {\"pids\": [1.5]},\n " EV1 "}", ":2: targets.pids[0]: ", "expected a process id, got double");
+        BAD("{\n \"clock\": \"utc\",\n " EV1 "}", ":2: clock: ",
+            "\"utc\" is not one of monotonic, monotonic_raw, boottime, realtime, tai");
+        BAD("{\n \"clock\": \"CLOCK_MONOTONIC\",\n " EV1 "}", ":2: clock: ", "is not one of");
+        BAD("{\n \"clock\": \"\",\n " EV1 "}", ":2: clock: ", "is not one of");
+}
+
+/* Line numbers stay right where a naive count would drift: comments with
+ * braces and quotes, strings with comment markers, keys repeated in many
+ * events, a key given twice, block comments over several lines. */
+static void test_lines(void **state) {
+        static const char head[] =
+                "// {\"events\": [ \"quote\n"                       /* 1 */
+                "/* } ] \" ' { \n"                                   /* 2 */
+                "   \"name\": \"1bad\" */\n"                         /* 3 */
+                "{\n"                                                /* 4 */
+                "  \"socket\": {\"path\": \"/run/a//b/*c*/.sock\",\n" /* 5 */
+                "             \"group\": \"a\\\"{\\\\\"},\n"         /* 6 */
+                "  \"events\": [\n"                                  /* 7 */
+                "    {\"kprobe\": \"f\", \"name\": \"one\"},\n"      /* 8 */
+                "    {\"kprobe\": \"g\",\n"                          /* 9 */
+                "     \"name\": \"two\"},\n"                         /* 10 */
+                "    {\"kprobe\": \"h\",\n"                          /* 11 */
+                "     // \"name\": \"x\",\n"                         /* 12 */
+                "     \"name\": ";                                   /* 13 */
+        _cleanup_(freep) char *text = NULL;
+        _cleanup_(config_freep) struct config *c = NULL;
+
+        assert_true(asprintf(&text, "%s\"3rd\"}\n  ]\n}\n", head) >= 0);
+        BAD(text, ":13: events[2].name: ", "must be a name");
+        free(text);
+        assert_true(asprintf(&text, "%s\"three\",\n     \"fetch\": [\"a=%%di\",\n\n       \"b\"]}\n  ]\n}\n", head) >= 0);
+        BAD(text, ":16: events[2].fetch[1]: ", "\"b\" is not NAME=FETCHARG");
+        free(text);
+        assert_true(asprintf(&text, "%s\"three\",\n     \"filter\": \"common_pid != 0\"}\n  ],\n"
+                             "  \"ring\": {\"pages\": 64},\n  \"ring\": {\"pages\": 48}\n}\n", head) >= 0);
+        /* json-c keeps the last of a repeated key; so does the line. */
+        BAD(text, ":17: ring.pages: ", "48 is not a power of two");
+        free(text);
+        assert_true(asprintf(&text, "%s\"three\",\n     \"filter\": \"common_pid != 0\"}\n  ]\n}\n", head) >= 0);
+        c = parse_ok(text);
+        assert_string_equal(c->socket_path, "/run/a//b/*c*/.sock");
+        assert_string_equal(c->socket_group, "a\"{\\");
+        assert_string_equal(c->events[0].where, FILE_NAME ":8: events[0].kprobe");
+        assert_string_equal(c->events[1].where, FILE_NAME ":9: events[1].kprobe");
+        assert_string_equal(c->events[2].where, FILE_NAME ":11: events[2].kprobe");
+        assert_string_equal(c->events[2].filter_where, FILE_NAME ":14: events[2].filter");
+        assert_string_equal(c->events[2].wire_name, "kprobe:three");
+}
+
+/* config_load(): the file's name in messages, and files that are no config. */
+static void test_load(void **state) {
+        char dir[] = "/tmp/evmon-test-config-XXXXXX", path[128];
+        struct config *c = NULL;
+        _cleanup_(freep) char *error = NULL;
+        FILE *f;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/missing.json", dir);
+        assert_int_equal(config_load(path, &c, &error), -ENOENT);
+        assert_null(c);
+        assert_non_null(error);
+        assert_true(strncmp(error, path, strlen(path)) == 0);
+        assert_non_null(strstr(error, "cannot open"));
+        free(error);
+        error = NULL;
+
+        snprintf(path, sizeof(path), "%s/bad.json", dir);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        fputs("{\n  \"events\": [\n    {\"tracepoint\": \"sched\"}\n  ]\n}\n", f);
+        fclose(f);
+        assert_int_equal(config_load(path, &c, &error), -EINVAL);
+        assert_null(c);
+        {
+                _cleanup_(freep) char *want = NULL;
+                assert_true(asprintf(&want, "%s:3: events[0].tracepoint: \"sched\" is not SYSTEM:NAME", path) >= 0);
+                assert_true(strncmp(error, want, strlen(want)) == 0);
+        }
+        free(error);
+        error = NULL;
+
+        f = fopen(path, "we");
+        assert_non_null(f);
+        {
+                static const char nul[] = "{\"events\": [{\"tracepoint\": \"a:b\"}]}\0\n";
+                assert_int_equal(fwrite(nul, 1, sizeof(nul) - 1, f), sizeof(nul) - 1);
+        }
+        fclose(f);
+        assert_int_equal(config_load(path, &c, &error), -EINVAL);
+        assert_null(c);
+        assert_true(strncmp(error, path, strlen(path)) == 0);
+        assert_non_null(strstr(error, "NUL"));
+
+        unlink(path);
+        rmdir(dir);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_builtin),
+                cmocka_unit_test(test_shipped),
+                cmocka_unit_test(test_full),
+                cmocka_unit_test(test_values),
+                cmocka_unit_test(test_comments),
+                cmocka_unit_test(test_invalid_json),
+                cmocka_unit_test(test_trailing),
+                cmocka_unit_test(test_root),
+                cmocka_unit_test(test_unknown_keys),
+                cmocka_unit_test(test_types),
+                cmocka_unit_test(test_ring),
+                cmocka_unit_test(test_socket),
+                cmocka_unit_test(test_events),
+                cmocka_unit_test(test_targets_clock),
+                cmocka_unit_test(test_lines),
+                cmocka_unit_test(test_load),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
