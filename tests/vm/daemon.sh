@@ -181,27 +181,32 @@ check "kprobe:open_pmu lines carry __probe_ip" \
 
 # ---- --check-config -------------------------------------------------------
 
-# check_config NAME EXPECTED_RC KERNEL_TEXT EVENTS_JSON
+# check_config NAME EXPECTED_RC WHERE KERNEL_TEXT EVENTS_JSON: the message
+# starts "FILE:WHERE" ("4: events[1].kprobe") and quotes the kernel's
+# KERNEL_TEXT. The events start on the file's line 3, one a line.
 check_config() {
-        printf '{"socket": {"path": "/run/evmon/check.sock"},\n "events": [\n%s\n]}\n' "$4" > /tmp/evmon/$1.json
-        evmond --check-config --config /tmp/evmon/$1.json > /tmp/evmon/$1.out 2>&1
+        name=$1 want=$2 where=$3 text=$4
+        printf '{"socket": {"path": "/run/evmon/check.sock"},\n "events": [\n%s\n]}\n' "$5" > /tmp/evmon/$name.json
+        evmond --check-config --config /tmp/evmon/$name.json > /tmp/evmon/$name.out 2>&1
         rc=$?
-        sed 's/^/  /' /tmp/evmon/$1.out
-        check "--check-config $1: exit $2 (got $rc)" [ $rc = "$2" ]
-        if [ -n "$3" ]; then
-                check "--check-config $1: the message has the kernel's \"$3\"" grep -qF "$3" /tmp/evmon/$1.out
-                check "--check-config $1: the message names the file, line and key" \
-                        grep -q "/tmp/evmon/$1.json:[0-9]*.*events\[0\]" /tmp/evmon/$1.out
+        sed 's/^/  /' /tmp/evmon/$name.out
+        check "--check-config $name: exit $want (got $rc)" [ $rc = "$want" ]
+        if [ -n "$text" ]; then
+                check "--check-config $name: the message has the kernel's \"$text\"" grep -qF "$text" /tmp/evmon/$name.out
+                check "--check-config $name: the message names the file, line and key ($name.json:$where)" \
+                        grep -qF "/tmp/evmon/$name.json:$where" /tmp/evmon/$name.out
         fi
-        check "--check-config $1: nothing left in kprobe_events" [ "$(grep -c evmon $T/kprobe_events)" = 0 ]
-        check "--check-config $1: no events/evmoncheck* directory left" sh -c "! ls -d $T/events/evmoncheck* 2>/dev/null"
+        check "--check-config $name: nothing left in kprobe_events" [ "$(grep -c evmon $T/kprobe_events)" = 0 ]
+        check "--check-config $name: no events/evmoncheck* directory left" sh -c "! ls -d $T/events/evmoncheck* 2>/dev/null"
 }
 
-check_config bad-symbol 2 "Invalid probed address or symbol" \
+check_config bad-symbol 2 "3: events[0].kprobe" "Invalid probed address or symbol" \
         '{"kprobe": "evmon_no_such_function", "name": "nosym", "fetch": ["dfd=%di:s32"]}'
-check_config bad-fetch 2 "Invalid register name" \
-        '{"kprobe": "do_sys_openat2", "name": "badarg", "fetch": ["dfd=%nosuchreg:s32"]}'
-check_config good 0 "" \
+# The first probe is fine and made before the second fails: it must go too.
+check_config bad-fetch 2 "4: events[1].kprobe" "Invalid register name" \
+        '{"kprobe": "do_sys_openat2", "name": "good", "fetch": ["dfd=%di:s32"]},
+         {"kprobe": "do_sys_openat2", "name": "badarg", "fetch": ["dfd=%nosuchreg:s32"]}'
+check_config good 0 "" "" \
         '{"kprobe": "do_sys_openat2", "name": "open", "fetch": ["path=+0(%si):ustring"]},
          {"kretprobe": "do_sys_openat2", "name": "open_ret", "fetch": ["ret=$retval:s32"]}'
 
