@@ -590,6 +590,144 @@ static void test_restart_after_sigkill(void **state) {
         free(tally);
 }
 
+/* ---- 3. failures and --check-config leave nothing behind ------------- */
+
+/* Runs evmond with ARGS (NULL-terminated) to its end; returns its exit
+ * status and, in *ret_output, what it printed on stdout and stderr. */
+static int run_evmond(char **ret_output, ...) {
+        const char *argv[16];
+        char evmond[512], *out = calloc(1, 1 << 16);
+        size_t len = 0, n = 1;
+        int fds[2], status;
+        va_list ap;
+        ssize_t r;
+        pid_t pid;
+
+        assert_non_null(out);
+        argv[0] = itest_build_path("evmond", evmond, sizeof(evmond));
+        va_start(ap, ret_output);
+        while ((argv[n] = va_arg(ap, const char *)))
+                assert_true(++n < 16);
+        va_end(ap);
+        assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                dup2(fds[1], STDOUT_FILENO);
+                dup2(fds[1], STDERR_FILENO);
+                execv(evmond, (char **) argv);
+                _exit(127);
+        }
+        close(fds[1]);
+        while ((r = read(fds[0], out + len, (1 << 16) - 1 - len)) > 0)
+                len += (size_t) r;
+        close(fds[0]);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        fprintf(stderr, "evmond said:\n%s", out);
+        *ret_output = out;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+
+        assert_non_null(f);
+        assert_true(fputs(text, f) >= 0);
+        assert_int_equal(fclose(f), 0);
+}
+
+static void test_failures_leave_nothing(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct tally *tally = calloc(1, sizeof(*tally));
+        struct itest_daemon *d = &daemon_;
+        struct target *t = &target_;
+        char bad[PATH_MAX], socket[PATH_MAX], probes_file[PATH_MAX];
+        char *good_config, *bad_config, *out, *text;
+        struct stat st;
+
+        assert_non_null(c);
+        assert_non_null(tally);
+        assert_true(asprintf(&good_config,
+                             "{\"events\": [\n"
+                             "  {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call\",\n"
+                             "   \"fetch\": [\"s=+0(%%di):string\", \"n=%%si:s64\"]},\n"
+                             "  {\"uretprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call_ret\",\n"
+                             "   \"fetch\": [\"ret=$retval:s64\"]}\n"
+                             "]}\n", target_path) > 0);
+        /* The first probe is made before the kernel refuses the second. */
+        assert_true(asprintf(&bad_config,
+                             "{\"events\": [\n"
+                             "  {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call\", \"fetch\": [\"n=%%si:s64\"]},\n"
+                             "  {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"bad\", \"fetch\": [\"n=%%nosuchreg:s64\"]}\n"
+                             "]}\n", target_path) > 0);
+
+        /* A daemon runs with the good config while --check-config runs.
+         * (Not a second daemon: all share the group evmon, one per host.) */
+        assert_int_equal(itest_daemon_start(d, good_config), 0);
+        snprintf(bad, sizeof(bad), "%s/bad.json", d->dir);
+        write_file(bad, bad_config);
+        snprintf(socket, sizeof(socket), "%s/other/evmond.sock", d->dir);
+        snprintf(probes_file, sizeof(probes_file), "%s/other", d->dir);
+        assert_int_equal(mkdir(probes_file, 0755), 0);
+        snprintf(probes_file, sizeof(probes_file), "%s/other/probes", d->dir);
+
+        /* --check-config judges the good config with the kernel, in a group
+         * of its own: the running daemon's probes are not touched. */
+        assert_int_equal(run_evmond(&out, "--check-config", "--config", d->config, NULL), 0);
+        assert_non_null(strstr(out, "OK, 2 events"));
+        free(out);
+        /* ...and the bad one: exit 2, the kernel's reason, file, line, key. */
+        assert_int_equal(run_evmond(&out, "--check-config", "--config", bad, NULL), 2);
+        assert_non_null(strstr(out, "Invalid register name"));
+        assert_non_null(strstr(out, "bad.json:3: events[1].uprobe"));
+        free(out);
+        text = read_uprobe_events();
+        assert_null(strstr(text, "evmoncheck"));
+        assert_int_equal(count_probes(text, "evmon", NULL), 2);
+        free(text);
+
+        /* The running daemon kept both its probes and still delivers. */
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, "evmon", "call"), 1);
+        assert_int_equal(count_probes(text, "evmon", "call_ret"), 1);
+        free(text);
+        assert_int_equal(itest_client_connect(c, d->socket), 0);
+        json_object_put(hello_events(c));
+        target_start(t, K_RESTART);
+        target_go(t);
+        tally->t = t;
+        tally->k = K_RESTART;
+        collect(c, tally);
+        target_finish(t);
+        itest_client_close(c);
+        assert_int_equal(tally->n_call, K_RESTART);
+        assert_int_equal(tally->n_ret, K_RESTART);
+
+        assert_int_equal(itest_daemon_stop(d), 0);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        free(text);
+
+        /* Starting for real with the bad config fails the same way and
+         * takes the probe it had made; its record and socket go too. */
+        assert_int_equal(run_evmond(&out, "--config", bad, "--socket", socket, NULL), 2);
+        assert_non_null(strstr(out, "Invalid register name"));
+        free(out);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        free(text);
+        assert_int_equal(stat(probes_file, &st), -1);
+        assert_int_equal(stat(socket, &st), -1);
+        snprintf(probes_file, sizeof(probes_file), "%s/other", d->dir);
+        assert_int_equal(rmdir(probes_file), 0);
+
+        unlink(bad);
+        free(bad_config);
+        free(good_config);
+        free(c);
+        free(tally);
+}
+
 static int teardown(void **state) {
         char p[PATH_MAX];
         int status;
@@ -603,6 +741,12 @@ static int teardown(void **state) {
                 itest_daemon_cleanup(&daemon_);
                 snprintf(p, sizeof(p), "%s/probes", daemon_.dir);
                 unlink(p);
+                snprintf(p, sizeof(p), "%s/bad.json", daemon_.dir);
+                unlink(p);
+                snprintf(p, sizeof(p), "%s/other/probes", daemon_.dir);
+                unlink(p);
+                snprintf(p, sizeof(p), "%s/other", daemon_.dir);
+                rmdir(p);
                 rmdir(daemon_.dir);
         }
         daemon_ = (struct itest_daemon) { .pid = -1 };
@@ -634,6 +778,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_uprobes_end_to_end, teardown),
                 cmocka_unit_test_teardown(test_restart_after_sigkill, teardown),
+                cmocka_unit_test_teardown(test_failures_leave_nothing, teardown),
         };
 
         require_uprobes();
