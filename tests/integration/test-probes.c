@@ -445,9 +445,12 @@ static void test_uprobes_end_to_end(void **state) {
 /* ---- 2. restart after SIGKILL ---------------------------------------- */
 
 #define FOREIGN_GROUP "evmonforeign"
+/* A group an earlier evmond recorded as its own. */
+#define RECORDED_GROUP "evmonrecorded"
 
 static void remove_foreign(void) {
         (void) write_uprobe_events("-:" FOREIGN_GROUP "/x\n");
+        (void) write_uprobe_events("-:" RECORDED_GROUP "/y\n");
 }
 
 /* Starts evmond again on D's config and socket, as systemd would restart
@@ -497,8 +500,9 @@ static void test_restart_after_sigkill(void **state) {
         struct itest_client *c = calloc(1, sizeof(*c));
         struct tally *tally = calloc(1, sizeof(*tally));
         struct itest_daemon *d = &daemon_;
-        char *config, *text, foreign[PATH_MAX + 64], probes_file[PATH_MAX];
+        char *config, *text, foreign[PATH_MAX + 64], recorded[PATH_MAX + 64], probes_file[PATH_MAX];
         struct target *t = &target_;
+        uint64_t offset;
         struct stat st;
         int status;
         FILE *f;
@@ -515,7 +519,9 @@ static void test_restart_after_sigkill(void **state) {
         free(config);
         text = read_uprobe_events();
         assert_int_equal(count_probes(text, "evmon", "call"), 1);
-        snprintf(foreign, sizeof(foreign), "p:" FOREIGN_GROUP "/x %s:0x%" PRIx64 "\n", target_path, our_offset(text));
+        offset = our_offset(text);
+        snprintf(foreign, sizeof(foreign), "p:" FOREIGN_GROUP "/x %s:0x%" PRIx64 "\n", target_path, offset);
+        snprintf(recorded, sizeof(recorded), "p:" RECORDED_GROUP "/y %s:0x%" PRIx64 "\n", target_path, offset);
         free(text);
         snprintf(probes_file, sizeof(probes_file), "%s/probes", d->dir);
         f = fopen(probes_file, "re");
@@ -536,15 +542,23 @@ static void test_restart_after_sigkill(void **state) {
         assert_int_equal(count_probes(text, "evmon", "call"), 1);
         free(text);
 
-        /* Someone else's probe, on the very same instruction. */
+        /* Someone else's probe, on the very same instruction, and one in a
+         * group the record names (as if an older config had used it). */
         remove_foreign();
         assert_int_equal(write_uprobe_events(foreign), 0);
+        assert_int_equal(write_uprobe_events(recorded), 0);
+        f = fopen(probes_file, "ae");
+        assert_non_null(f);
+        fputs(RECORDED_GROUP "\n", f);
+        assert_int_equal(fclose(f), 0);
         text = read_uprobe_events();
         assert_int_equal(count_probes(text, FOREIGN_GROUP, "x"), 1);
+        assert_int_equal(count_probes(text, RECORDED_GROUP, "y"), 1);
         free(text);
 
         /* The restart replaces the stale socket, removes the stale probe
-         * (else adding ours again would fail with EEXIST) and serves. */
+         * (else adding ours again would fail with EEXIST) and the recorded
+         * group's, and serves. */
         if (daemon_restart(d) < 0) {
                 dump_uprobe_events("after the failed restart");
                 remove_foreign();
@@ -555,8 +569,16 @@ static void test_restart_after_sigkill(void **state) {
                 fprintf(stderr, "uprobe_events after the restart:\n%s", text);
         assert_int_equal(count_probes(text, "evmon", "call"), 1);
         assert_int_equal(count_probes(text, "evmon", NULL), 1);
+        assert_int_equal(count_probes(text, RECORDED_GROUP, NULL), 0);
         assert_int_equal(count_probes(text, FOREIGN_GROUP, "x"), 1);
         free(text);
+        /* The record names only what this instance made. */
+        f = fopen(probes_file, "re");
+        assert_non_null(f);
+        assert_non_null(fgets(group, sizeof(group), f));
+        assert_string_equal(group, "evmon\n");
+        assert_null(fgets(group, sizeof(group), f));
+        fclose(f);
 
         assert_int_equal(itest_client_connect(c, d->socket), 0);
         json_object_put(hello_events(c));
