@@ -149,6 +149,10 @@ int64_t itest_int(json_object *o, const char *key) {
 }
 
 int itest_daemon_start(struct itest_daemon *d, const char *config_json) {
+        return itest_daemon_start_opts(d, config_json, NULL);
+}
+
+int itest_daemon_start_opts(struct itest_daemon *d, const char *config_json, const struct itest_daemon_opts *opts) {
         char evmond[512];
         FILE *f;
 
@@ -157,6 +161,9 @@ int itest_daemon_start(struct itest_daemon *d, const char *config_json) {
                 return -errno;
         snprintf(d->config, sizeof(d->config), "%s/evmond.json", d->dir);
         snprintf(d->socket, sizeof(d->socket), "%s/evmond.sock", d->dir);
+        d->log[0] = 0;
+        if (opts && opts->log_to_file)
+                snprintf(d->log, sizeof(d->log), "%s/evmond.log", d->dir);
         f = fopen(d->config, "w");
         if (!f)
                 return -errno;
@@ -168,7 +175,23 @@ int itest_daemon_start(struct itest_daemon *d, const char *config_json) {
         if (d->pid < 0)
                 return -errno;
         if (d->pid == 0) {
-                execl(evmond, evmond, "--config", d->config, "--socket", d->socket, (char *) NULL);
+                const char *argv[32];
+                size_t n = 0;
+
+                if (d->log[0]) {
+                        int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+                                _exit(127);
+                }
+                for (const char *const *w = opts ? opts->wrapper : NULL; w && *w && n < 24; w++)
+                        argv[n++] = *w;
+                argv[n++] = evmond;
+                argv[n++] = "--config";
+                argv[n++] = d->config;
+                argv[n++] = "--socket";
+                argv[n++] = d->socket;
+                argv[n] = NULL;
+                execvp(argv[0], (char **) argv);
                 _exit(127);
         }
         for (int i = 0; i < 200; i++) {
@@ -213,6 +236,8 @@ void itest_daemon_cleanup(struct itest_daemon *d) {
                 (void) itest_daemon_stop(d);
         unlink(d->socket);
         unlink(d->config);
+        if (d->log[0])
+                unlink(d->log);
         rmdir(d->dir);
 }
 
@@ -270,4 +295,169 @@ void itest_for_each_line(const char *text, size_t len, void (*fn)(json_object *o
                 p = nl + 1;
         }
         json_tokener_free(tok);
+}
+
+int itest_run(const char *const *argv, int timeout_ms, char **ret_output) {
+        uint64_t end = now_ms() + (uint64_t) timeout_ms;
+        size_t len = 0, cap = 4096;
+        char *out = malloc(cap);
+        int p[2], status;
+        pid_t pid;
+
+        if (!out || pipe2(p, O_CLOEXEC) < 0) {
+                free(out);
+                return -errno;
+        }
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                dup2(p[1], STDOUT_FILENO);
+                dup2(p[1], STDERR_FILENO);
+                execvp(argv[0], (char **) argv);
+                fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+                _exit(127);
+        }
+        close(p[1]);
+        for (;;) {
+                struct pollfd pf = { .fd = p[0], .events = POLLIN };
+                uint64_t now = now_ms();
+                ssize_t r;
+
+                if (now >= end) {
+                        fprintf(stderr, "%s did not finish in %d ms: killed\n", argv[0], timeout_ms);
+                        kill(pid, SIGKILL);
+                        break;
+                }
+                if (poll(&pf, 1, (int) (end - now)) <= 0)
+                        continue;
+                if (cap - len < 1024) {
+                        cap *= 2;
+                        out = realloc(out, cap);
+                        if (!out)
+                                abort();
+                }
+                r = read(p[0], out + len, cap - len - 1);
+                if (r <= 0)
+                        break;
+                len += (size_t) r;
+        }
+        close(p[0]);
+        out[len] = 0;
+        if (waitpid(pid, &status, 0) != pid) {
+                free(out);
+                return -ECHILD;
+        }
+        if (ret_output)
+                *ret_output = out;
+        else
+                free(out);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+pid_t itest_spawn_calls(long nr, long arg, int n, int *ret_gate) {
+        int p[2];
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                abort();
+        pid = fork();
+        if (pid < 0)
+                abort();
+        if (pid == 0) {
+                char c;
+
+                close(p[1]);
+                if (read(p[0], &c, 1) != 1)
+                        _exit(3);
+                for (int i = 0; i < n; i++)
+                        syscall(nr, arg);
+                _exit(0);
+        }
+        close(p[0]);
+        *ret_gate = p[1];
+        return pid;
+}
+
+void itest_release(int gate) {
+        if (write(gate, "g", 1) != 1)
+                abort();
+        close(gate);
+}
+
+void itest_reap(pid_t pid) {
+        int status;
+
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "child %d failed (status 0x%x)\n", (int) pid, status);
+                abort();
+        }
+}
+
+void itest_tally_line(json_object *o, void *userdata) {
+        struct itest_tally *t = userdata;
+        const char *type = itest_str(o, "type"), *event;
+        pid_t pid;
+
+        if (strcmp(type, "lost") == 0) {
+                t->lost += itest_int(o, "count");
+                return;
+        }
+        if (strcmp(type, "dropped") == 0) {
+                t->dropped += itest_int(o, "count");
+                return;
+        }
+        if (strcmp(type, "error") == 0) {
+                t->errors++;
+                return;
+        }
+        if (strcmp(type, "config") == 0) {
+                t->configs++;
+                return;
+        }
+        if (strcmp(type, "event") != 0)
+                return;
+        t->events++;
+        pid = (pid_t) itest_int(o, "pid");
+        event = itest_str(o, "event");
+        for (size_t i = 0; i < t->n_rows; i++)
+                if (t->rows[i].pid == pid && strcmp(t->rows[i].event, event) == 0) {
+                        t->rows[i].n++;
+                        return;
+                }
+        if ((t->n_rows & 63) == 0) {
+                t->rows = realloc(t->rows, (t->n_rows + 64) * sizeof(*t->rows));
+                if (!t->rows)
+                        abort();
+        }
+        t->rows[t->n_rows] = (struct itest_tally_row) { .pid = pid, .n = 1 };
+        snprintf(t->rows[t->n_rows].event, sizeof(t->rows[t->n_rows].event), "%s", event);
+        t->n_rows++;
+}
+
+int64_t itest_tally_get(const struct itest_tally *t, pid_t pid, const char *event) {
+        int64_t n = 0;
+
+        for (size_t i = 0; i < t->n_rows; i++)
+                if ((pid == 0 || t->rows[i].pid == pid) && (!event || strcmp(t->rows[i].event, event) == 0))
+                        n += t->rows[i].n;
+        return n;
+}
+
+int64_t itest_tally_others(const struct itest_tally *t, const pid_t *pids, size_t n) {
+        int64_t others = 0;
+
+        for (size_t i = 0; i < t->n_rows; i++) {
+                bool ours = false;
+                for (size_t k = 0; k < n; k++)
+                        ours |= t->rows[i].pid == pids[k];
+                if (!ours)
+                        others += t->rows[i].n;
+        }
+        return others;
+}
+
+void itest_tally_done(struct itest_tally *t) {
+        free(t->rows);
+        *t = (struct itest_tally) {};
 }

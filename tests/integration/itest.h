@@ -20,11 +20,22 @@ struct itest_daemon {
         char dir[64];
         char config[128];
         char socket[128];
+        char log[128];            /* evmond's stderr, when opts.log_to_file */
+};
+
+struct itest_daemon_opts {
+        /* evmond's stderr goes to LOG in the temporary directory. */
+        bool log_to_file;
+        /* Run in front of evmond, e.g. {"setpriv", "--bounding-set=...", "--", NULL};
+         * it must exec evmond in the same process. */
+        const char *const *wrapper;
 };
 
 /* Writes CONFIG_JSON to a file in a fresh directory and starts evmond on a
  * socket there; waits until it accepts connections. */
 int itest_daemon_start(struct itest_daemon *d, const char *config_json);
+/* The same, with OPTS (NULL for none). */
+int itest_daemon_start_opts(struct itest_daemon *d, const char *config_json, const struct itest_daemon_opts *opts);
 /* SIGTERM; returns the exit status (or -1 when it did not exit in 10 s). */
 int itest_daemon_stop(struct itest_daemon *d);
 /* Stops it if running and removes its files. */
@@ -54,3 +65,33 @@ void itest_for_each_line(const char *text, size_t len, void (*fn)(json_object *o
 
 const char *itest_str(json_object *o, const char *key);
 int64_t itest_int(json_object *o, const char *key);
+
+/* Runs ARGV (argv[0] a path or a name in $PATH) with stdout and stderr
+ * into one NUL-terminated text (caller frees); kills it after TIMEOUT_MS.
+ * Returns its exit status, 128+signal, or -errno. */
+int itest_run(const char *const *argv, int timeout_ms, char **ret_output);
+
+/* Forks a child that waits until itest_release(*ret_gate), then makes N
+ * calls of syscall NR with ARG and exits 0. */
+pid_t itest_spawn_calls(long nr, long arg, int n, int *ret_gate);
+void itest_release(int gate);
+/* Waits for PID; aborts unless it exited 0. */
+void itest_reap(pid_t pid);
+
+/* Events counted per (pid, event name), and the loss lines, as a client
+ * saw them. Feed it with itest_for_each_line(text, len, itest_tally_line, t). */
+struct itest_tally {
+        struct itest_tally_row {
+                pid_t pid;
+                char event[96];
+                int64_t n;
+        } *rows;
+        size_t n_rows;
+        int64_t events, lost, dropped, errors, configs;
+};
+void itest_tally_line(json_object *o, void *userdata);
+/* PID 0 counts every pid, EVENT NULL every event. */
+int64_t itest_tally_get(const struct itest_tally *t, pid_t pid, const char *event);
+/* Events from pids not in PIDS (N of them). */
+int64_t itest_tally_others(const struct itest_tally *t, const pid_t *pids, size_t n);
+void itest_tally_done(struct itest_tally *t);

@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Targets, filters and subscriptions on the real kernel: evmond watching
+ * one cgroup or one process tree sees exactly the calls made there and
+ * none made elsewhere; a kernel-side filter passes exactly what matches;
+ * clients with different subscriptions each get exactly their share.
+ *
+ * The cgroup parts need a cgroup2 mount. Without one they are skipped,
+ * and the whole test then exits 77 after the other parts passed. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+
+#define GETPPID "syscalls:sys_enter_getppid"
+#define CLOSE "syscalls:sys_enter_close"
+/* Subscriptions are tested with calls nobody else makes: getpgid(77001)
+ * and getsid(77002), filtered in the kernel, so other load on the host
+ * (other tests, benchmarks) cannot crowd a system-wide daemon. */
+#define GETPGID "syscalls:sys_enter_getpgid"
+#define GETSID "syscalls:sys_enter_getsid"
+#define ARG_PGID 77001
+#define ARG_SID 77002
+
+static struct itest_daemon daemon_ = { .pid = -1 };
+static char cg_mount[256];        /* empty: no cgroup2 on this host */
+static char cg_dir[2][512];       /* cgroups a test made, removed by teardown */
+static bool cgroup_skipped;
+
+/* ---- helpers -------------------------------------------------------- */
+
+static void find_cgroup2(void) {
+        FILE *f = fopen("/proc/mounts", "re");
+        char line[4096];
+
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f)) {
+                char dev[256], dir[256], type[64];
+                if (sscanf(line, "%255s %255s %63s", dev, dir, type) == 3 && strcmp(type, "cgroup2") == 0) {
+                        snprintf(cg_mount, sizeof(cg_mount), "%s", dir);
+                        break;
+                }
+        }
+        fclose(f);
+}
+
+static void need_cgroup2(void) {
+        if (cg_mount[0])
+                return;
+        fprintf(stderr, "no cgroup2 file system is mounted: cgroup part skipped\n");
+        cgroup_skipped = true;
+        skip();
+}
+
+/* Makes a fresh cgroup named evmon-itest-TAG-PID; its name (relative to the
+ * mount) in NAME. */
+static const char *cgroup_make(int slot, const char *tag, char *name, size_t size) {
+        snprintf(name, size, "evmon-itest-%s-%d", tag, (int) getpid());
+        snprintf(cg_dir[slot], sizeof(cg_dir[slot]), "%s/%s", cg_mount, name);
+        if (mkdir(cg_dir[slot], 0755) < 0 && errno != EEXIST) {
+                fprintf(stderr, "cannot create cgroup %s: %m\n", cg_dir[slot]);
+                fail();
+        }
+        return cg_dir[slot];
+}
+
+static void cgroup_enter(const char *dir, pid_t pid) {
+        char path[600], buf[32];
+        int fd, n;
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        n = snprintf(buf, sizeof(buf), "%d\n", (int) pid);
+        assert_int_equal(write(fd, buf, (size_t) n), n);
+        close(fd);
+}
+
+static void cgroup_remove(char *dir) {
+        if (!dir[0])
+                return;
+        /* A reaped child may linger in the cgroup for a moment. */
+        for (int i = 0; i < 100 && rmdir(dir) < 0 && errno == EBUSY; i++)
+                usleep(20000);
+        if (access(dir, F_OK) == 0)
+                fprintf(stderr, "warning: could not remove cgroup %s: %m\n", dir);
+        dir[0] = 0;
+}
+
+static int teardown(void **state) {
+        itest_daemon_cleanup(&daemon_);
+        daemon_ = (struct itest_daemon) { .pid = -1 };
+        cgroup_remove(cg_dir[0]);
+        cgroup_remove(cg_dir[1]);
+        return 0;
+}
+
+static struct itest_client *client_new(void) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
+
+        assert_non_null(c);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        o = itest_client_expect(c, "hello", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        return c;
+}
+
+static void client_free(struct itest_client *c) {
+        itest_client_close(c);
+        free(c);
+}
+
+/* The next line that is not an event or a loss report: the answer to what
+ * we sent (events of the old subscription may come before it). */
+static json_object *client_reply(struct itest_client *c) {
+        for (;;) {
+                json_object *o = itest_client_next(c, 5000);
+                const char *type;
+
+                assert_non_null(o);
+                type = itest_str(o, "type");
+                if (strcmp(type, "event") != 0 && strcmp(type, "lost") != 0 && strcmp(type, "dropped") != 0)
+                        return o;
+                json_object_put(o);
+        }
+}
+
+static void client_subscribe(struct itest_client *c, const char *line) {
+        json_object *o;
+
+        assert_int_equal(itest_client_send(c, line), 0);
+        o = client_reply(c);
+        if (strcmp(itest_str(o, "type"), "subscribed") != 0)
+                fail_msg("subscribe %s answered %s", line, json_object_to_json_string(o));
+        json_object_put(o);
+}
+
+/* Reads what C gets until the stream is quiet for QUIET_MS into T. */
+static void client_tally(struct itest_client *c, int quiet_ms, struct itest_tally *t) {
+        size_t len;
+        char *text = itest_client_slurp(c, quiet_ms, 60000, &len);
+
+        itest_for_each_line(text, len, itest_tally_line, t);
+        free(text);
+}
+
+/* Exactly N, or a shortfall the kernel reported as lost. */
+static void assert_exact_or_lost(const struct itest_tally *t, pid_t pid, const char *event, int64_t n) {
+        int64_t got = itest_tally_get(t, pid, event);
+
+        if (got != n)
+                fprintf(stderr, "%s from %d: %" PRId64 " of %" PRId64 " (%" PRId64 " lost)\n",
+                        event, (int) pid, got, n, t->lost);
+        assert_true(got <= n);
+        assert_true(got + t->lost >= n);
+        assert_int_equal(t->dropped, 0);
+}
+
+/* Writes CONFIG_JSON to a file in DIR and runs evmond on it with ARG (and
+ * a socket in DIR); returns the exit status, the output in *RET. */
+static int run_evmond(const char *dir, const char *config_json, const char *arg, char **ret) {
+        char evmond[512], config[600], sock[600];
+        FILE *f;
+
+        snprintf(config, sizeof(config), "%s/bad.json", dir);
+        snprintf(sock, sizeof(sock), "%s/bad.sock", dir);
+        f = fopen(config, "we");
+        assert_non_null(f);
+        fputs(config_json, f);
+        fclose(f);
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        const char *argv[] = { evmond, "--config", config, "--socket", sock, arg, NULL };
+        return itest_run(argv, 20000, ret);
+}
+
+/* ---- 1. cgroup target ----------------------------------------------- */
+
+#define N_INSIDE 20000
+#define N_OUTSIDE 7000
+
+static void test_cgroup_target(void **state) {
+        struct itest_tally t = {};
+        struct itest_client *c;
+        char name[128], config[1024];
+        const char *dir;
+        int gate_in, gate_out;
+        pid_t inside, outside;
+
+        need_cgroup2();
+        dir = cgroup_make(0, "target", name, sizeof(name));
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"ring\": {\"pages\": 256},\n"
+                 "  \"targets\": {\"cgroups\": [\"%s\"]},\n"
+                 "  \"events\": [{\"tracepoint\": \"" GETPPID "\"}]\n"
+                 "}\n", name);
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        c = client_new();
+
+        /* The child is in the cgroup before it makes a single call. */
+        inside = itest_spawn_calls(SYS_getppid, 0, N_INSIDE, &gate_in);
+        cgroup_enter(dir, inside);
+        outside = itest_spawn_calls(SYS_getppid, 0, N_OUTSIDE, &gate_out);
+        itest_release(gate_in);
+        itest_release(gate_out);
+
+        client_tally(c, 1500, &t);
+        itest_reap(inside);
+        itest_reap(outside);
+        fprintf(stderr, "cgroup target: %" PRId64 " from inside (of %d), %" PRId64 " from outside, %" PRId64 " lost\n",
+                itest_tally_get(&t, inside, GETPPID), N_INSIDE, itest_tally_get(&t, outside, GETPPID), t.lost);
+        assert_exact_or_lost(&t, inside, GETPPID, N_INSIDE);
+        assert_int_equal(itest_tally_get(&t, outside, GETPPID), 0);
+        /* Nothing else runs in a cgroup made a moment ago. */
+        assert_int_equal(itest_tally_others(&t, &inside, 1), 0);
+
+        client_free(c);
+        itest_tally_done(&t);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+static void test_missing_cgroup_is_a_config_error(void **state) {
+        char dir[] = "/tmp/evmon-itest-cg-XXXXXX", config[600], want[1200], *out = NULL;
+        static const char text[] =
+                "{\n"
+                "  \"events\": [{\"tracepoint\": \"" GETPPID "\"}],\n"
+                "  \"targets\": {\n"
+                "    \"cgroups\": [\"evmon-itest-no-such-cgroup\"]\n"
+                "  }\n"
+                "}\n";
+
+        need_cgroup2();
+        assert_non_null(mkdtemp(dir));
+        snprintf(config, sizeof(config), "%s/bad.json", dir);
+        snprintf(want, sizeof(want), "%s:4: targets.cgroups[0]: no cgroup %s/evmon-itest-no-such-cgroup", config, cg_mount);
+
+        /* At start... */
+        assert_int_equal(run_evmond(dir, text, NULL, &out), 2);
+        fprintf(stderr, "%s", out);
+        assert_non_null(strstr(out, want));
+        free(out);
+        /* ...and from --check-config. */
+        assert_int_equal(run_evmond(dir, text, "--check-config", &out), 2);
+        assert_non_null(strstr(out, want));
+        free(out);
+
+        unlink(config);
+        rmdir(dir);
+}
+
+/* ---- 2. pid target -------------------------------------------------- */
+
+#define N_PARENT 3000
+#define N_CHILD 5000
+#define N_STRANGER 4000
+
+/* The target: waits for commands on CMD, answers on ACK.
+ * 'g': makes N_PARENT getppid calls itself; 'f': forks a child that makes
+ * N_CHILD, reaps it and answers its pid; EOF: exits. */
+static pid_t spawn_target(int *ret_cmd, int *ret_ack) {
+        int cmd[2], ack[2];
+        pid_t pid;
+
+        assert_int_equal(pipe2(cmd, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(ack, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char c;
+
+                close(cmd[1]);
+                close(ack[0]);
+                while (read(cmd[0], &c, 1) == 1) {
+                        pid_t child = 0;
+                        int status;
+
+                        if (c == 'g') {
+                                for (int i = 0; i < N_PARENT; i++)
+                                        syscall(SYS_getppid);
+                        } else if (c == 'f') {
+                                child = fork();
+                                if (child < 0)
+                                        _exit(3);
+                                if (child == 0) {
+                                        for (int i = 0; i < N_CHILD; i++)
+                                                syscall(SYS_getppid);
+                                        _exit(0);
+                                }
+                                if (waitpid(child, &status, 0) != child || status != 0)
+                                        _exit(4);
+                        }
+                        if (write(ack[1], &child, sizeof(child)) != sizeof(child))
+                                _exit(5);
+                }
+                _exit(0);
+        }
+        close(cmd[0]);
+        close(ack[1]);
+        *ret_cmd = cmd[1];
+        *ret_ack = ack[0];
+        return pid;
+}
+
+static pid_t target_do(int cmd, int ack, char what) {
+        pid_t child;
+
+        assert_int_equal(write(cmd, &what, 1), 1);
+        assert_int_equal(read(ack, &child, sizeof(child)), sizeof(child));
+        return child;
+}
+
+/* utime + stime of PID in clock ticks. */
+static long cpu_ticks(pid_t pid) {
+        char path[64], buf[1024], *p;
+        unsigned long ut, st;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_non_null(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        p = strrchr(buf, ')');
+        assert_non_null(p);
+        assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st), 2);
+        return (long) (ut + st);
+}
+
+static void test_pid_target(void **state) {
+        struct itest_tally t = {};
+        struct itest_client *c;
+        char config[1024];
+        int cmd, ack, gate, status;
+        pid_t target, child, stranger, ours[2];
+        json_object *o, *events;
+        long ticks;
+
+        target = spawn_target(&cmd, &ack);
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"ring\": {\"pages\": 256},\n"
+                 "  \"targets\": {\"pids\": [%d]},\n"
+                 "  \"events\": [{\"tracepoint\": \"" GETPPID "\"}]\n"
+                 "}\n", (int) target);
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        c = client_new();
+
+        /* The target's own calls, then a child forked after evmond started;
+         * a stranger (the target's sibling) calls too. */
+        assert_int_equal(target_do(cmd, ack, 'g'), 0);
+        child = target_do(cmd, ack, 'f');
+        assert_true(child > 0);
+        stranger = itest_spawn_calls(SYS_getppid, 0, N_STRANGER, &gate);
+        itest_release(gate);
+        itest_reap(stranger);
+
+        client_tally(c, 1000, &t);
+        fprintf(stderr, "pid target: %" PRId64 " from the target, %" PRId64 " from its child, %" PRId64 " from a stranger\n",
+                itest_tally_get(&t, target, GETPPID), itest_tally_get(&t, child, GETPPID),
+                itest_tally_get(&t, stranger, GETPPID));
+        assert_exact_or_lost(&t, target, GETPPID, N_PARENT);
+        assert_exact_or_lost(&t, child, GETPPID, N_CHILD);
+        assert_int_equal(itest_tally_get(&t, stranger, GETPPID), 0);
+        ours[0] = target;
+        ours[1] = child;
+        assert_int_equal(itest_tally_others(&t, ours, 2), 0);
+        itest_tally_done(&t);
+
+        /* The target goes away: evmond keeps serving, without spinning. */
+        close(cmd);
+        assert_int_equal(waitpid(target, &status, 0), target);
+        assert_int_equal(status, 0);
+        close(ack);
+        usleep(300000);
+        ticks = cpu_ticks(daemon_.pid);
+        sleep(1);
+        ticks = cpu_ticks(daemon_.pid) - ticks;
+        fprintf(stderr, "evmond used %ld ticks in the second after its target exited\n", ticks);
+        assert_true(ticks < sysconf(_SC_CLK_TCK) / 4);
+        assert_int_equal(waitpid(daemon_.pid, &status, WNOHANG), 0);
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(c, "status", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "events", &events));
+        assert_int_equal(json_object_array_length(events), 1);
+        assert_string_equal(itest_str(json_object_array_get_idx(events, 0), "event"), GETPPID);
+        assert_int_equal(itest_int(json_object_array_get_idx(events, 0), "count"), N_PARENT + N_CHILD);
+        json_object_put(o);
+        client_free(c);
+        /* And a new client is served. */
+        client_free(client_new());
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+/* ---- 3. filter ------------------------------------------------------ */
+
+#define K_MATCH 4000
+#define L_OTHER 6000
+
+static int64_t filter_bad_fd;
+
+static void check_close_fd(json_object *o, void *userdata) {
+        json_object *fields, *fd;
+
+        if (strcmp(itest_str(o, "type"), "event") != 0)
+                return;
+        assert_true(json_object_object_get_ex(o, "fields", &fields));
+        assert_true(json_object_object_get_ex(fields, "fd", &fd));
+        if (json_object_get_int64(fd) != 12345)
+                filter_bad_fd++;
+}
+
+static void test_filter(void **state) {
+        static const char config[] =
+                "{\n"
+                "  \"ring\": {\"pages\": 256},\n"
+                "  \"events\": [{\"tracepoint\": \"" CLOSE "\", \"filter\": \"fd == 12345\"}]\n"
+                "}\n";
+        struct itest_tally t = {};
+        struct itest_client *c;
+        int gate_k, gate_l;
+        pid_t k, l;
+        size_t len;
+        char *text;
+
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        c = client_new();
+        k = itest_spawn_calls(SYS_close, 12345, K_MATCH, &gate_k);
+        l = itest_spawn_calls(SYS_close, 12346, L_OTHER, &gate_l);
+        itest_release(gate_k);
+        itest_release(gate_l);
+        text = itest_client_slurp(c, 1000, 60000, &len);
+        itest_reap(k);
+        itest_reap(l);
+        itest_for_each_line(text, len, itest_tally_line, &t);
+        filter_bad_fd = 0;
+        itest_for_each_line(text, len, check_close_fd, NULL);
+        free(text);
+
+        fprintf(stderr, "filter: %" PRId64 " close(12345) of %d, %" PRId64 " close(12346), %" PRId64 " with another fd\n",
+                itest_tally_get(&t, k, CLOSE), K_MATCH, itest_tally_get(&t, l, CLOSE), filter_bad_fd);
+        assert_exact_or_lost(&t, k, CLOSE, K_MATCH);
+        assert_int_equal(itest_tally_get(&t, l, CLOSE), 0);
+        /* The kernel filtered: nothing that does not match arrived from anyone. */
+        assert_int_equal(filter_bad_fd, 0);
+        itest_tally_done(&t);
+        client_free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+static void test_rejected_filter_is_a_config_error(void **state) {
+        char dir[] = "/tmp/evmon-itest-filter-XXXXXX", config[600], want[700], *out = NULL;
+        static const char text[] =
+                "{\n"
+                "  \"events\": [\n"
+                "    {\"tracepoint\": \"" CLOSE "\",\n"
+                "     \"filter\": \"no_such_field == 1\"}\n"
+                "  ]\n"
+                "}\n";
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(config, sizeof(config), "%s/bad.json", dir);
+        snprintf(want, sizeof(want), "%s:4: events[0].filter: the kernel rejected the filter \"no_such_field == 1\"", config);
+
+        assert_int_equal(run_evmond(dir, text, "--check-config", &out), 2);
+        fprintf(stderr, "%s", out);
+        assert_non_null(strstr(out, want));
+        /* The kernel's own words (trace_events_filter.c's err_text). */
+        assert_non_null(strstr(out, "Field not found"));
+        free(out);
+
+        /* Starting with it is the same config error. */
+        assert_int_equal(run_evmond(dir, text, NULL, &out), 2);
+        assert_non_null(strstr(out, want));
+        free(out);
+
+        unlink(config);
+        rmdir(dir);
+}
+
+/* ---- 4. subscriptions ----------------------------------------------- */
+
+#define A_PGID 3000  /* worker 1, outside the cgroup */
+#define B_SID 2000
+#define C_PGID 2500  /* worker 2, in the cgroup */
+#define D_SID 1500
+
+struct workers {
+        pid_t w[4];
+        int gate[4];
+};
+
+/* Four processes of known behaviour: w[0] makes A getpgid calls, w[1] B
+ * getsid calls (both outside any test cgroup), w[2] C getpgid and w[3] D
+ * getsid calls (in DIR when it is not NULL). */
+static void spawn_workers(struct workers *w, const char *dir) {
+        w->w[0] = itest_spawn_calls(SYS_getpgid, ARG_PGID, A_PGID, &w->gate[0]);
+        w->w[1] = itest_spawn_calls(SYS_getsid, ARG_SID, B_SID, &w->gate[1]);
+        w->w[2] = itest_spawn_calls(SYS_getpgid, ARG_PGID, C_PGID, &w->gate[2]);
+        w->w[3] = itest_spawn_calls(SYS_getsid, ARG_SID, D_SID, &w->gate[3]);
+        if (dir) {
+                cgroup_enter(dir, w->w[2]);
+                cgroup_enter(dir, w->w[3]);
+        }
+}
+
+static void run_workers(struct workers *w) {
+        for (int i = 0; i < 4; i++)
+                itest_release(w->gate[i]);
+        for (int i = 0; i < 4; i++)
+                itest_reap(w->w[i]);
+}
+
+static void test_subscriptions(void **state) {
+        static const char config[] =
+                "{\n"
+                "  \"ring\": {\"pages\": 256},\n"
+                "  \"events\": [\n"
+                "    {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77001\"},\n"
+                "    {\"tracepoint\": \"" GETSID "\", \"filter\": \"pid == 77002\"}\n"
+                "  ]\n"
+                "}\n";
+        struct itest_tally tx = {}, ty = {}, tz = {};
+        struct itest_client *x, *y, *z;
+        char line[2048], name[128];
+        const char *dir = NULL;
+        struct workers w;
+        json_object *o;
+
+        if (cg_mount[0])
+                dir = cgroup_make(1, "subscribe", name, sizeof(name));
+        else {
+                fprintf(stderr, "no cgroup2 file system is mounted: the cgroup subscription is skipped\n");
+                cgroup_skipped = true;
+        }
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        x = client_new();
+        y = client_new();
+        z = client_new();
+
+        /* Round 1. X: getpgid of w[0] and w[1]. Y: everything in the cgroup
+         * (absolute path), or w[2] and w[3] by pid without cgroup2. Z:
+         * getsid (by pattern) of every worker. */
+        spawn_workers(&w, dir);
+        snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"events\":[\"" GETPGID "\"],\"pids\":[%d,%d]}\n",
+                 (int) w.w[0], (int) w.w[1]);
+        client_subscribe(x, line);
+        if (dir)
+                snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"cgroups\":[\"%s\"]}\n", dir);
+        else
+                snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"pids\":[%d,%d]}\n", (int) w.w[2], (int) w.w[3]);
+        client_subscribe(y, line);
+        snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"events\":[\"syscalls:*_getsid\"],\"pids\":[%d,%d,%d,%d]}\n",
+                 (int) w.w[0], (int) w.w[1], (int) w.w[2], (int) w.w[3]);
+        client_subscribe(z, line);
+        run_workers(&w);
+
+        client_tally(x, 1000, &tx);
+        client_tally(y, 300, &ty);
+        client_tally(z, 300, &tz);
+        fprintf(stderr, "round 1: X %" PRId64 " events, Y %" PRId64 ", Z %" PRId64 "\n", tx.events, ty.events, tz.events);
+        assert_exact_or_lost(&tx, w.w[0], GETPGID, A_PGID);
+        assert_int_equal(tx.events, itest_tally_get(&tx, w.w[0], GETPGID));
+        assert_exact_or_lost(&ty, w.w[2], GETPGID, C_PGID);
+        assert_exact_or_lost(&ty, w.w[3], GETSID, D_SID);
+        assert_int_equal(ty.events, itest_tally_get(&ty, w.w[2], GETPGID) + itest_tally_get(&ty, w.w[3], GETSID));
+        assert_exact_or_lost(&tz, w.w[1], GETSID, B_SID);
+        assert_exact_or_lost(&tz, w.w[3], GETSID, D_SID);
+        assert_int_equal(tz.events, itest_tally_get(&tz, w.w[1], GETSID) + itest_tally_get(&tz, w.w[3], GETSID));
+        itest_tally_done(&tx);
+        itest_tally_done(&ty);
+        itest_tally_done(&tz);
+
+        /* Round 2: X changes to getsid in the cgroup (relative path); a bad
+         * subscription afterwards gets an error and leaves it as it was. Y
+         * takes everything. Z names an event that is not served: an error,
+         * and its round-1 subscription (of pids now gone) stays, so it
+         * gets nothing. */
+        spawn_workers(&w, dir);
+        if (dir)
+                snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"events\":[\"" GETSID "\"],\"cgroups\":[\"%s\"]}\n", name);
+        else
+                snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"events\":[\"" GETSID "\"],\"pids\":[%d]}\n", (int) w.w[3]);
+        client_subscribe(x, line);
+        assert_int_equal(itest_client_send(x, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_no_such_event\"]}\n"), 0);
+        o = client_reply(x);
+        assert_string_equal(itest_str(o, "type"), "error");
+        assert_non_null(strstr(itest_str(o, "error"), "sched:sched_no_such_event"));
+        json_object_put(o);
+        client_subscribe(y, "{\"type\":\"subscribe\"}\n");
+        assert_int_equal(itest_client_send(z, "{\"type\":\"subscribe\",\"events\":[\"" GETSID "\",\"syscalls:sys_enter_nope\"]}\n"), 0);
+        o = client_reply(z);
+        assert_string_equal(itest_str(o, "type"), "error");
+        assert_non_null(strstr(itest_str(o, "error"), "syscalls:sys_enter_nope"));
+        json_object_put(o);
+        run_workers(&w);
+
+        client_tally(x, 1000, &tx);
+        client_tally(y, 300, &ty);
+        client_tally(z, 300, &tz);
+        fprintf(stderr, "round 2: X %" PRId64 " events, Y %" PRId64 ", Z %" PRId64 "\n", tx.events, ty.events, tz.events);
+        assert_exact_or_lost(&tx, w.w[3], GETSID, D_SID);
+        assert_int_equal(tx.events, itest_tally_get(&tx, w.w[3], GETSID));
+        assert_int_equal(tx.errors, 0);
+        assert_exact_or_lost(&ty, w.w[0], GETPGID, A_PGID);
+        assert_exact_or_lost(&ty, w.w[1], GETSID, B_SID);
+        assert_exact_or_lost(&ty, w.w[2], GETPGID, C_PGID);
+        assert_exact_or_lost(&ty, w.w[3], GETSID, D_SID);
+        assert_int_equal(tz.events, 0);
+        itest_tally_done(&tx);
+        itest_tally_done(&ty);
+        itest_tally_done(&tz);
+
+        client_free(x);
+        client_free(y);
+        client_free(z);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+int main(void) {
+        static const char *const need[] = { "syscalls/sys_enter_getppid", "syscalls/sys_enter_close",
+                                            "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_teardown(test_cgroup_target, teardown),
+                cmocka_unit_test_teardown(test_missing_cgroup_is_a_config_error, teardown),
+                cmocka_unit_test_teardown(test_pid_target, teardown),
+                cmocka_unit_test_teardown(test_filter, teardown),
+                cmocka_unit_test_teardown(test_rejected_filter_is_a_config_error, teardown),
+                cmocka_unit_test_teardown(test_subscriptions, teardown),
+        };
+        int r;
+
+        itest_require(need);
+        find_cgroup2();
+        r = cmocka_run_group_tests(tests, NULL, NULL);
+        if (r == 0 && cgroup_skipped) {
+                fprintf(stderr, "SKIP: no cgroup2 file system is mounted; the cgroup parts did not run\n");
+                return ITEST_SKIP;
+        }
+        return r;
+}
