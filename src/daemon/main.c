@@ -111,5 +111,7 @@ int main(int argc, char **argv) {
         if (r >= 0)
                 r = daemon_run(&d);
         daemon_done(&d);
-        return r < 0 ? EXIT_FAILURE : 0;
+        /* What only opening the events finds (a filter the kernel rejects)
+         * is still the config's fault: exit as --check-config does. */
+        return r < 0 ? (r == -EINVAL ? EXIT_CONFIG : EXIT_FAILURE) : 0;
 }
