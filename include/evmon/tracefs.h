@@ -37,6 +37,12 @@ int tracefs_read(const struct tracefs *t, const char *rel, char **ret_text, size
  * without its timestamp. NULL when there is none (caller frees). */
 char *tracefs_last_error(const struct tracefs *t, const char *line);
 
+/* The kernel's reason for refusing FILTER on SYSTEM:NAME ("Field not
+ * found"), learnt by setting it in a private tracefs instance that is
+ * removed again: perf's SET_FILTER only says EINVAL. NULL when it cannot
+ * tell (caller frees). */
+char *tracefs_filter_error(const struct tracefs *t, const char *system, const char *name, const char *filter);
+
 /* Parses events/SYSTEM/NAME/format into *ret (caller owns). -ENOENT when
  * the event does not exist. */
 int tracefs_event_format(const struct tracefs *t, const char *system, const char *name,

@@ -518,7 +518,10 @@ static int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **r
                 return 0;
         }
         if (r == -EINVAL && ev->cfg->filter) {
-                _cleanup_(freep) char *why = tracefs_last_error(d->tracefs, ev->cfg->filter);
+                _cleanup_(freep) char *why = ev->cfg->kind == EVENT_TRACEPOINT
+                        ? tracefs_filter_error(d->tracefs, ev->cfg->system, ev->cfg->name, ev->cfg->filter)
+                        : ev->probe_added ? tracefs_filter_error(d->tracefs, d->probe_group, ev->probe_name, ev->cfg->filter)
+                        : NULL;
                 r = asprintf(ret_error, "%s: the kernel rejected the filter \"%s\" of %s%s%s (ftrace filter syntax, "
                              "Documentation/trace/events.rst; `evmonctl describe %s` lists the fields)",
                              ev->cfg->filter_where, ev->cfg->filter, ev->wire_name, why ? ": " : "", why ?: "",

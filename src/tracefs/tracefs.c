@@ -406,3 +406,39 @@ char *tracefs_last_error(const struct tracefs *t, const char *line) {
         entry = strdup(start);
         return entry;
 }
+
+char *tracefs_filter_error(const struct tracefs *t, const char *system, const char *name, const char *filter) {
+        _cleanup_(freep) char *inst = NULL, *path = NULL, *text = NULL;
+        char *why = NULL, *p, *end;
+        int fd;
+
+        if (!t || !filter || !name_is_valid(system) || !name_is_valid(name))
+                return NULL;
+        /* perf's SET_FILTER says only EINVAL; the parser's words land in
+         * the event's filter file. A private instance keeps the top-level
+         * filters (other tracers' state) untouched. */
+        if (asprintf(&inst, "instances/evmonfilter%d", (int) getpid()) < 0)
+                return NULL;
+        if (mkdirat(t->fd, inst, 0700) < 0)
+                return NULL;
+        if (asprintf(&path, "%s/events/%s/%s/filter", inst, system, name) < 0)
+                path = NULL;
+        fd = path ? openat(t->fd, path, O_WRONLY | O_TRUNC | O_CLOEXEC) : -1;
+        if (fd >= 0) {
+                bool refused = write(fd, filter, strlen(filter)) < 0;
+
+                close(fd);
+                if (refused)
+                        (void) read_file_at(t->fd, path, &text, NULL);
+        }
+        (void) unlinkat(t->fd, inst, AT_REMOVEDIR);
+
+        /* "FILTER\n   ^\nparse_error: Field not found\n" */
+        p = text ? strstr(text, "parse_error: ") : NULL;
+        if (!p)
+                return NULL;
+        p += strlen("parse_error: ");
+        end = p + strcspn(p, "\n");
+        why = strndup(p, (size_t) (end - p));
+        return why;
+}
