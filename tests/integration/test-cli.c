@@ -1,0 +1,1377 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The command-line and systemd contracts, on the built binaries.
+ *
+ *   test-cli          any user: --help and bad options, --check-config on bad
+ *                     configs against the fixture tracefs (exit 2, file:line:
+ *                     key, no perf_event_open), evmonctl list/describe on the
+ *                     fixture tree
+ *   test-cli root     root and tracefs (else 77): --check-config on good
+ *                     configs, evmonctl watch/status against a running evmond,
+ *                     socket activation with systemd-socket-activate
+ *   test-cli units    systemd-analyze verify on the built units, and the
+ *                     layout `meson install` gives with --prefix=/usr
+ *                     --sysconfdir=/etc (a build of its own in a temp dir) */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pty.h>
+#include <regex.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/config.h"
+#include "evmon/tracefs.h"
+#include "itest.h"
+
+#define NOBODY 65534
+
+static char evmond[PATH_MAX], evmonctl[PATH_MAX], tree[PATH_MAX], source_root[PATH_MAX], build_root[PATH_MAX];
+static char tmpdir[64];
+
+/* ---- running programs ------------------------------------------------ */
+
+enum {
+        RUN_NOBODY = 1 << 0,   /* drop to nobody first when we are root */
+        RUN_PTY = 1 << 1,      /* stdout and stderr on a terminal (spawn only) */
+};
+
+struct child {
+        pid_t pid;
+        int out;        /* stdout (pipe, or the pty master) */
+        int err;        /* stderr pipe, -1 with RUN_PTY */
+        char buf[1 << 16];
+        size_t len;
+};
+
+struct result {
+        int status;     /* exit status, 128 + signal, or -1 on timeout */
+        char *out, *err;
+};
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void child_exec(unsigned flags, char *const argv[]) {
+        /* Deterministic logs ("evmond: ..." prefixes) and no daemon found
+         * by accident. */
+        unsetenv("JOURNAL_STREAM");
+        unsetenv("LISTEN_FDS");
+        unsetenv("LISTEN_PID");
+        if ((flags & RUN_NOBODY) && geteuid() == 0) {
+                if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+                        _exit(126);
+        }
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot run %s: %m\n", argv[0]);
+        _exit(127);
+}
+
+static void spawn(struct child *c, unsigned flags, char *const argv[]) {
+        int out[2], err[2];
+
+        c->len = 0;
+        c->err = -1;
+        if (flags & RUN_PTY) {
+                c->pid = forkpty(&c->out, NULL, NULL, NULL);
+                assert_true(c->pid >= 0);
+                if (c->pid == 0)
+                        child_exec(flags, argv);
+                return;
+        }
+        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+        c->pid = fork();
+        assert_true(c->pid >= 0);
+        if (c->pid == 0) {
+                int devnull = open("/dev/null", O_RDONLY);
+                dup2(devnull, STDIN_FILENO);
+                dup2(out[1], STDOUT_FILENO);
+                dup2(err[1], STDERR_FILENO);
+                child_exec(flags, argv);
+        }
+        close(out[1]);
+        close(err[1]);
+        c->out = out[0];
+        c->err = err[0];
+}
+
+/* Waits for the child; -1 after TIMEOUT_MS (it is killed then). */
+static int child_wait(struct child *c, int timeout_ms) {
+        uint64_t end = now_ms() + (uint64_t) timeout_ms;
+        int status;
+
+        for (;;) {
+                pid_t p = waitpid(c->pid, &status, WNOHANG);
+                if (p == c->pid)
+                        break;
+                if (now_ms() >= end) {
+                        kill(c->pid, SIGKILL);
+                        waitpid(c->pid, &status, 0);
+                        c->pid = -1;
+                        return -1;
+                }
+                usleep(10000);
+        }
+        c->pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void child_close(struct child *c) {
+        if (c->pid > 0) {
+                kill(c->pid, SIGKILL);
+                waitpid(c->pid, NULL, 0);
+                c->pid = -1;
+        }
+        if (c->out >= 0)
+                close(c->out);
+        if (c->err >= 0)
+                close(c->err);
+        c->out = c->err = -1;
+}
+
+static void append(char **s, size_t *len, const char *data, size_t n) {
+        *s = realloc(*s, *len + n + 1);
+        assert_non_null(*s);
+        memcpy(*s + *len, data, n);
+        *len += n;
+        (*s)[*len] = 0;
+}
+
+/* Runs ARGV to its end (60 s at most) and collects stdout and stderr. */
+static void runv(struct result *r, unsigned flags, char *const argv[]) {
+        struct child c;
+        size_t n_out = 0, n_err = 0;
+        uint64_t end = now_ms() + 60000;
+
+        spawn(&c, flags, argv);
+        r->out = calloc(1, 1);
+        r->err = calloc(1, 1);
+        assert_true(r->out && r->err);
+        while (c.out >= 0 || c.err >= 0) {
+                struct pollfd p[2] = { { .fd = c.out, .events = POLLIN }, { .fd = c.err, .events = POLLIN } };
+                char buf[4096];
+
+                if (now_ms() >= end || poll(p, 2, 1000) < 0)
+                        break;
+                for (int i = 0; i < 2; i++) {
+                        int *fd = i == 0 ? &c.out : &c.err;
+                        ssize_t k;
+
+                        if (*fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        k = read(*fd, buf, sizeof(buf));
+                        if (k <= 0) {
+                                close(*fd);
+                                *fd = -1;
+                        } else if (i == 0)
+                                append(&r->out, &n_out, buf, (size_t) k);
+                        else
+                                append(&r->err, &n_err, buf, (size_t) k);
+                }
+        }
+        r->status = child_wait(&c, (int) (end > now_ms() ? end - now_ms() : 1));
+        child_close(&c);
+}
+
+static void run(struct result *r, unsigned flags, const char *arg0, ...) {
+        char *argv[32];
+        size_t n = 0;
+        va_list ap;
+
+        argv[n++] = (char *) arg0;
+        va_start(ap, arg0);
+        while ((argv[n] = va_arg(ap, char *)))
+                assert_true(++n < ELEMENTSOF(argv));
+        va_end(ap);
+        runv(r, flags, argv);
+}
+
+static void result_done(struct result *r) {
+        free(r->out);
+        free(r->err);
+        r->out = r->err = NULL;
+}
+
+static void expect_status(const struct result *r, int status, const char *what) {
+        if (r->status != status)
+                fail_msg("%s: exit status %d, wanted %d\nstdout:\n%s\nstderr:\n%s", what, r->status, status, r->out, r->err);
+}
+
+/* The next line of the child's stdout without its end (caller frees), or
+ * NULL after TIMEOUT_MS or at EOF. */
+static char *child_line(struct child *c, int timeout_ms) {
+        uint64_t end = now_ms() + (uint64_t) timeout_ms;
+
+        for (;;) {
+                char *nl = memchr(c->buf, '\n', c->len);
+                if (nl) {
+                        size_t n = (size_t) (nl - c->buf);
+                        char *line = strndup(c->buf, n);
+
+                        assert_non_null(line);
+                        if (n > 0 && line[n - 1] == '\r')
+                                line[n - 1] = 0;
+                        memmove(c->buf, nl + 1, c->len - n - 1);
+                        c->len -= n + 1;
+                        return line;
+                }
+                uint64_t now = now_ms();
+                if (now >= end || c->len == sizeof(c->buf))
+                        return NULL;
+                struct pollfd p = { .fd = c->out, .events = POLLIN };
+                if (poll(&p, 1, (int) (end - now)) <= 0)
+                        return NULL;
+                ssize_t k = read(c->out, c->buf + c->len, sizeof(c->buf) - c->len);
+                if (k <= 0)
+                        return NULL;
+                c->len += (size_t) k;
+        }
+}
+
+static bool find_program(const char *name, char *buf, size_t size) {
+        const char *path = getenv("PATH");
+        _cleanup_(freep) char *copy = strdup(path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+
+        assert_non_null(copy);
+        for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+                snprintf(buf, size, "%s/%s", dir, name);
+                if (access(buf, X_OK) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static char *read_file(const char *path) {
+        FILE *f = fopen(path, "re");
+        char *s = NULL;
+        size_t n = 0;
+
+        if (!f)
+                return NULL;
+        if (getdelim(&s, &n, 0, f) < 0) {
+                free(s);
+                s = strdup("");
+        }
+        fclose(f);
+        return s;
+}
+
+static void write_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        assert_non_null(f);
+        assert_true(fputs(text, f) >= 0);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(chmod(path, 0644), 0);
+}
+
+/* A config file in our temp dir (readable by nobody). */
+static const char *config_file(const char *name, const char *text) {
+        static char path[8][PATH_MAX];
+        static unsigned next;
+        char *p = path[next++ % ELEMENTSOF(path)];
+
+        snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
+        write_file(p, text);
+        return p;
+}
+
+static void rm_rf(const char *dir) {
+        char cmd[PATH_MAX + 16];
+        if (!*dir)
+                return;
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        (void) system(cmd);
+}
+
+/* ---- help and options (any user) ---------------------------------------- */
+
+/* The options and commands README.md's "Command line" section documents
+ * for PROGRAM: each "--option", and for evmonctl each COMMAND word. */
+static char **readme_words(const char *program) {
+        _cleanup_(freep) char *path = NULL, *readme = NULL;
+        char **words = calloc(64, sizeof(char *));
+        size_t n = 0, plen = strlen(program);
+        bool in_section = false;
+
+        assert_non_null(words);
+        assert_true(asprintf(&path, "%s/README.md", source_root) >= 0);
+        readme = read_file(path);
+        assert_non_null(readme);
+        for (char *save = NULL, *line = strtok_r(readme, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *p;
+
+                if (strncmp(line, "## ", 3) == 0) {
+                        in_section = strcmp(line, "## Command line") == 0;
+                        continue;
+                }
+                p = line + strspn(line, " ");
+                if (!in_section || p == line || strncmp(p, program, plen) != 0 || p[plen] != ' ')
+                        continue;
+                p += plen;
+                /* "evmonctl COMMAND [--option ARG] [EVENT...]": the command
+                 * and every --option. */
+                for (char *save2 = NULL, *w = strtok_r(p, " []", &save2); w; w = strtok_r(NULL, " []", &save2)) {
+                        bool command = strcmp(program, "evmonctl") == 0 && w == p + strspn(p, " ");
+                        bool dup = false;
+
+                        if (!command && strncmp(w, "--", 2) != 0)
+                                continue;
+                        for (size_t i = 0; i < n; i++)
+                                dup = dup || strcmp(words[i], w) == 0;
+                        if (!dup && n < 63) {
+                                words[n] = strdup(w);
+                                assert_non_null(words[n++]);
+                        }
+                }
+        }
+        return words;
+}
+
+static void check_help_mentions(const char *program, const char *binary, const char *const *must) {
+        _cleanup_(strv_freep) char **words = readme_words(program);
+        struct result r;
+
+        for (const char *const *m = must; *m; m++) {
+                bool found = false;
+                for (char **w = words; *w; w++)
+                        found = found || strcmp(*w, *m) == 0;
+                if (!found)
+                        fail_msg("README.md's \"Command line\" section no longer shows %s %s (or this test misreads it)",
+                                 program, *m);
+        }
+        run(&r, 0, binary, "--help", NULL);
+        expect_status(&r, 0, "--help");
+        assert_string_equal(r.err, "");
+        for (char **w = words; *w; w++)
+                if (!strstr(r.out, *w))
+                        fail_msg("%s --help does not mention %s, which README.md documents:\n%s", program, *w, r.out);
+        result_done(&r);
+
+        run(&r, 0, binary, "-h", NULL);
+        expect_status(&r, 0, "-h");
+        assert_non_null(strstr(r.out, "Usage:"));
+        result_done(&r);
+}
+
+static void test_evmond_help(void **state) {
+        static const char *const must[] = { "--config", "--socket", "--tracefs", "--check-config", "--verbose", NULL };
+        struct result r;
+
+        check_help_mentions("evmond", evmond, must);
+        run(&r, 0, evmond, "--version", NULL);
+        expect_status(&r, 0, "evmond --version");
+        assert_true(strncmp(r.out, "evmond ", 7) == 0);
+        result_done(&r);
+}
+
+static void test_evmonctl_help(void **state) {
+        static const char *const must[] = { "watch", "status", "list", "describe", "--socket", "--json", "--tracefs", NULL };
+        check_help_mentions("evmonctl", evmonctl, must);
+}
+
+static void test_bad_options(void **state) {
+        static const struct {
+                bool daemon;
+                const char *args[4];
+                const char *says;
+        } cases[] = {
+                { true, { "--bogus" }, "evmond --help" },
+                { true, { "-x" }, "evmond --help" },
+                { true, { "--config" }, "evmond --help" },
+                { true, { "extra-argument" }, "unexpected argument \"extra-argument\"" },
+                { true, { "--socket", "relative.sock", "--check-config" }, "must be an absolute path" },
+                { false, { "--bogus", "list" }, "evmonctl --help" },
+                { false, { "frobnicate" }, "unknown command or wrong arguments: frobnicate" },
+                { false, { "describe" }, "unknown command or wrong arguments: describe" },
+                { false, { "describe", "a:b", "c:d" }, "unknown command or wrong arguments" },
+                { false, { "list", "extra" }, "unknown command or wrong arguments" },
+                { false, { "status", "extra" }, "unknown command or wrong arguments" },
+                { false, {}, "Usage:" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *argv[8] = { cases[i].daemon ? evmond : evmonctl };
+                struct result r;
+                size_t n = 1;
+
+                for (size_t j = 0; j < ELEMENTSOF(cases[i].args) && cases[i].args[j]; j++)
+                        argv[n++] = (char *) cases[i].args[j];
+                runv(&r, 0, argv);
+                expect_status(&r, 2, cases[i].args[0] ?: "evmonctl without arguments");
+                if (!strstr(r.err, cases[i].says) && !strstr(r.out, cases[i].says))
+                        fail_msg("%s %s: wanted \"%s\" in the output:\nstdout:\n%s\nstderr:\n%s", argv[0],
+                                 cases[i].args[0] ?: "", cases[i].says, r.out, r.err);
+                result_done(&r);
+        }
+}
+
+/* ---- --check-config on bad configs (any user, fixture tracefs) --------- */
+
+struct bad_config {
+        const char *name;
+        const char *text;
+        const char *message;    /* after "FILE:" on stderr */
+};
+
+static const struct bad_config bad_configs[] = {
+        { "invalid-json",
+          "{\n  \"events\": [\n    {\"tracepoint\": \"sched:sched_process_exec\"}\n    {\"tracepoint\": \"sched:sched_switch\"}\n  ]\n}\n",
+          ":4: invalid JSON: " },
+        { "trailing",
+          "{\"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}]}\n}\n",
+          ":2: invalid JSON: text after the end of the config object" },
+        { "unknown-key",
+          "{\n  \"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}],\n  \"sockets\": {}\n}\n",
+          ":3: sockets: unknown key \"sockets\"" },
+        { "unknown-nested-key",
+          "{\n  \"events\": [\n    {\"tracepoint\": \"sched:sched_process_exec\",\n     \"filtre\": \"pid == 1\"}\n  ]\n}\n",
+          ":4: events[0].filtre: unknown key \"filtre\"" },
+        { "unknown-tracepoint",
+          "{\n  // sched:nope is in no kernel\n  \"events\": [\n    {\"tracepoint\": \"sched:sched_process_exec\"},\n"
+          "    {\"tracepoint\": \"sched:nope\"}\n  ]\n}\n",
+          ":5: events[1].tracepoint: no tracepoint \"sched:nope\" in " },
+        { "ring-pages",
+          "{\n  \"ring\": {\n    \"pages\": 100\n  },\n  \"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}]\n}\n",
+          ":3: ring.pages: 100 is not a power of two (try 64)" },
+        { "wrong-type-int",
+          "{\n  \"ring\": {\"pages\": \"64\"},\n  \"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}]\n}\n",
+          ":2: ring.pages: expected int, got string" },
+        { "wrong-type-string",
+          "{\n  \"socket\": {\"path\": 1},\n  \"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}]\n}\n",
+          ":2: socket.path: expected string, got int" },
+        { "wrong-type-array",
+          "{\n  \"events\": {\"tracepoint\": \"sched:sched_process_exec\"}\n}\n",
+          ":2: events: expected array, got object" },
+        { "not-system-name",
+          "{\n  \"events\": [{\"tracepoint\": \"sched_process_exec\"}]\n}\n",
+          ":2: events[0].tracepoint: \"sched_process_exec\" is not SYSTEM:NAME" },
+        { "probe-without-name",
+          "{\n  \"events\": [\n    {\"uprobe\": \"/bin/sh:main\"}\n  ]\n}\n",
+          ":3: events[0]: a uprobe needs a \"name\"" },
+};
+
+static void check_bad_config(const struct bad_config *b, unsigned flags) {
+        const char *path = config_file(b->name, b->text);
+        _cleanup_(freep) char *want = NULL;
+        struct result r;
+
+        assert_true(asprintf(&want, "%s%s", path, b->message) >= 0);
+        run(&r, flags, evmond, "--check-config", "--config", path, "--tracefs", tree, NULL);
+        if (r.status != 2 || !strstr(r.err, want) || strstr(r.out, "OK"))
+                fail_msg("evmond --check-config on %s%s: status %d, wanted 2 with \"%s\" on stderr\nstdout:\n%s\nstderr:\n%s",
+                         b->name, flags & RUN_NOBODY ? " (as nobody)" : "", r.status, want, r.out, r.err);
+        /* One message, one line. */
+        assert_non_null(strchr(r.err, '\n'));
+        assert_ptr_equal(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+        result_done(&r);
+}
+
+static void test_check_config_bad(void **state) {
+        for (size_t i = 0; i < ELEMENTSOF(bad_configs); i++)
+                check_bad_config(&bad_configs[i], 0);
+}
+
+/* The same as an unprivileged user: nothing of this needs root. */
+static void test_check_config_bad_unprivileged(void **state) {
+        if (geteuid() != 0) {
+                /* We are unprivileged already: test_check_config_bad was it. */
+                for (size_t i = 0; i < ELEMENTSOF(bad_configs); i++)
+                        check_bad_config(&bad_configs[i], 0);
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad_configs); i++)
+                check_bad_config(&bad_configs[i], RUN_NOBODY);
+}
+
+static void test_check_config_missing_file(void **state) {
+        _cleanup_(freep) char *path = NULL;
+        struct result r;
+
+        assert_true(asprintf(&path, "%s/does-not-exist.json", tmpdir) >= 0);
+        run(&r, 0, evmond, "--check-config", "--config", path, "--tracefs", tree, NULL);
+        expect_status(&r, 2, "--check-config on a missing file");
+        assert_non_null(strstr(r.err, path));
+        assert_non_null(strstr(r.err, "cannot open"));
+        result_done(&r);
+}
+
+static int strace_usable(char *strace, size_t size) {
+        struct result r;
+        int ok;
+
+        if (!find_program("strace", strace, size))
+                return 0;
+        run(&r, 0, strace, "-f", "-qq", "-e", "trace=none", "true", NULL);
+        ok = r.status == 0;
+        if (!ok)
+                fprintf(stderr, "strace cannot trace here: %s\n", r.err);
+        result_done(&r);
+        return ok;
+}
+
+/* Runs evmond --check-config CONFIG under strace; returns its exit status
+ * and whether it called perf_event_open at all. */
+static int check_config_traced(const char *strace, const char *config, unsigned flags, bool *ret_perf) {
+        _cleanup_(freep) char *log = NULL, *trace = NULL;
+        struct result r;
+        int status;
+
+        assert_true(asprintf(&log, "%s/strace.log", tmpdir) >= 0);
+        /* Writable for nobody too. */
+        write_file(log, "");
+        assert_int_equal(chmod(log, 0666), 0);
+        run(&r, flags, strace, "-f", "-qq", "-e", "trace=perf_event_open", "-o", log,
+            evmond, "--check-config", "--config", config, "--tracefs", tree, NULL);
+        status = r.status;
+        result_done(&r);
+        trace = read_file(log);
+        assert_non_null(trace);
+        *ret_perf = strstr(trace, "perf_event_open(") != NULL;
+        return status;
+}
+
+/* "Exits 2 before touching the kernel": a bad config never gets as far as
+ * perf_event_open. A good config does call it (root or not: unprivileged,
+ * the kernel says EACCES), which shows strace would have seen it. */
+static void test_check_config_no_perf_event_open(void **state) {
+        char strace[PATH_MAX];
+        bool perf;
+
+        if (!strace_usable(strace, sizeof(strace)))
+                skip();   /* the reason is on stderr; scripts/deps installs strace */
+        for (size_t i = 0; i < ELEMENTSOF(bad_configs); i++) {
+                const char *path = config_file(bad_configs[i].name, bad_configs[i].text);
+                int status = check_config_traced(strace, path, 0, &perf);
+
+                if (status != 2 || perf)
+                        fail_msg("%s: exit %d, perf_event_open %s; wanted exit 2 without perf_event_open",
+                                 bad_configs[i].name, status, perf ? "called" : "not called");
+        }
+        check_config_traced(strace, config_file("good", "{\"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}]}\n"),
+                            RUN_NOBODY, &perf);
+        assert_true(perf);
+}
+
+/* ---- evmonctl list / describe on the fixture tree (any user) ------------ */
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* SYSTEM:NAME for every events/SYSTEM/NAME/format under ROOT, sorted. */
+static char **events_in(const char *root, size_t *ret_n) {
+        _cleanup_(freep) char *cmd = NULL;
+        char **names = NULL, line[512];
+        size_t n = 0;
+        FILE *f;
+
+        assert_true(asprintf(&cmd, "cd '%s/events' && ls -1d */*/format", root) >= 0);
+        f = popen(cmd, "re");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f)) {
+                char *slash = strchr(line, '/'), *end = strrchr(line, '/');
+                assert_non_null(slash);
+                *slash = ':';
+                *end = 0;
+                names = realloc(names, (n + 2) * sizeof(char *));
+                assert_non_null(names);
+                names[n] = strdup(line);
+                assert_non_null(names[n++]);
+                names[n] = NULL;
+        }
+        pclose(f);
+        if (names)
+                qsort(names, n, sizeof(char *), cmp_str);
+        *ret_n = n;
+        return names;
+}
+
+static void check_list(const char *root, unsigned flags) {
+        _cleanup_(strv_freep) char **want = NULL;
+        char **got = NULL;
+        size_t n_want, n_got = 0;
+        regex_t re;
+        struct result r;
+
+        assert_int_equal(regcomp(&re, "^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$", REG_EXTENDED | REG_NOSUB), 0);
+        want = events_in(root ? root : "/sys/kernel/tracing", &n_want);
+        assert_true(n_want > 0);
+        if (root)
+                run(&r, flags, evmonctl, "list", "--tracefs", root, NULL);
+        else
+                run(&r, flags, evmonctl, "list", NULL);
+        expect_status(&r, 0, "evmonctl list");
+        assert_string_equal(r.err, "");
+        for (char *save = NULL, *l = strtok_r(r.out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                if (regexec(&re, l, 0, NULL, 0) != 0)
+                        fail_msg("evmonctl list printed \"%s\", not SYSTEM:NAME", l);
+                got = realloc(got, (n_got + 1) * sizeof(char *));
+                assert_non_null(got);
+                got[n_got++] = l;
+        }
+        qsort(got, n_got, sizeof(char *), cmp_str);
+        /* Exactly the events with a format file, each once. */
+        assert_int_equal(n_got, n_want);
+        for (size_t i = 0; i < n_got; i++)
+                assert_string_equal(got[i], want[i]);
+        assert_non_null(bsearch(&(const char *) { "sched:sched_process_exec" }, got, n_got, sizeof(char *), cmp_str));
+        free(got);
+        regfree(&re);
+        result_done(&r);
+}
+
+static void test_list_fixture(void **state) {
+        check_list(tree, RUN_NOBODY);
+}
+
+static json_object *field_named(json_object *fields, const char *name) {
+        for (size_t i = 0; i < json_object_array_length(fields); i++) {
+                json_object *f = json_object_array_get_idx(fields, i);
+                if (strcmp(itest_str(f, "name"), name) == 0)
+                        return f;
+        }
+        fail_msg("describe has no field \"%s\"", name);
+        return NULL;
+}
+
+static void check_field(json_object *fields, const char *name, int64_t offset, int64_t size, bool is_signed,
+                        enum field_kind kind, bool common) {
+        json_object *f = field_named(fields, name), *v;
+
+        assert_true(json_object_object_get_ex(f, "type", &v) && json_object_is_type(v, json_type_string));
+        assert_true(json_object_object_get_ex(f, "offset", &v) && json_object_is_type(v, json_type_int));
+        assert_int_equal(json_object_get_int64(v), offset);
+        assert_true(json_object_object_get_ex(f, "size", &v) && json_object_is_type(v, json_type_int));
+        assert_int_equal(json_object_get_int64(v), size);
+        assert_true(json_object_object_get_ex(f, "signed", &v) && json_object_is_type(v, json_type_boolean));
+        assert_int_equal(json_object_get_boolean(v), is_signed);
+        assert_true(json_object_object_get_ex(f, "kind", &v) && json_object_is_type(v, json_type_string));
+        assert_string_equal(json_object_get_string(v), field_kind_to_string(kind));
+        assert_int_equal(json_object_object_get_ex(f, "common", &v) && json_object_get_boolean(v), common);
+}
+
+/* describe's JSON for sched:sched_process_exec under ROOT: the id from
+ * the tracefs "id" file, each field with all of its attributes. */
+static void check_describe(const char *root, unsigned flags) {
+        _cleanup_(freep) char *id_path = NULL, *id_text = NULL;
+        json_object *o, *fields, *v;
+        struct result r;
+
+        /* No daemon is needed: point the socket nowhere. */
+        setenv("EVMON_SOCKET", "/nonexistent/evmond.sock", 1);
+        if (root)
+                run(&r, flags, evmonctl, "describe", "sched:sched_process_exec", "--tracefs", root, NULL);
+        else
+                run(&r, flags, evmonctl, "describe", "sched:sched_process_exec", NULL);
+        unsetenv("EVMON_SOCKET");
+        expect_status(&r, 0, "evmonctl describe sched:sched_process_exec");
+        assert_string_equal(r.err, "");
+        o = json_tokener_parse(r.out);
+        if (!o || !json_object_is_type(o, json_type_object))
+                fail_msg("describe did not print a JSON object:\n%s", r.out);
+        assert_string_equal(itest_str(o, "event"), "sched:sched_process_exec");
+        assert_true(asprintf(&id_path, "%s/events/sched/sched_process_exec/id", root ? root : "/sys/kernel/tracing") >= 0);
+        id_text = read_file(id_path);
+        assert_non_null(id_text);
+        assert_true(json_object_object_get_ex(o, "id", &v) && json_object_is_type(v, json_type_int));
+        assert_int_equal(json_object_get_int64(v), strtoll(id_text, NULL, 10));
+        assert_true(json_object_object_get_ex(o, "fields", &fields) && json_object_is_type(fields, json_type_array));
+        /* Every entry has every attribute. */
+        for (size_t i = 0; i < json_object_array_length(fields); i++) {
+                json_object *f = json_object_array_get_idx(fields, i);
+                static const char *const keys[] = { "name", "type", "offset", "size", "signed", "kind" };
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++)
+                        if (!json_object_object_get_ex(f, keys[k], NULL))
+                                fail_msg("describe's fields[%zu] has no \"%s\": %s", i, keys[k],
+                                         json_object_to_json_string(f));
+        }
+        /* The layout of sched_process_exec since Linux 3.4. */
+        check_field(fields, "common_type", 0, 2, false, FIELD_INT, true);
+        check_field(fields, "common_pid", 4, 4, true, FIELD_INT, true);
+        check_field(fields, "filename", 8, 4, false, FIELD_DYN_STRING, false);
+        check_field(fields, "pid", 12, 4, true, FIELD_INT, false);
+        check_field(fields, "old_pid", 16, 4, true, FIELD_INT, false);
+        json_object_put(o);
+        result_done(&r);
+}
+
+static void test_describe_fixture(void **state) {
+        check_describe(tree, RUN_NOBODY);
+}
+
+static void test_describe_missing(void **state) {
+        struct result r;
+
+        run(&r, RUN_NOBODY, evmonctl, "describe", "sched:nope", "--tracefs", tree, NULL);
+        assert_true(r.status != 0);
+        assert_string_equal(r.out, "");
+        assert_non_null(strstr(r.err, "sched:nope: no such event in this kernel (`evmonctl list` shows them)"));
+        result_done(&r);
+
+        run(&r, RUN_NOBODY, evmonctl, "--tracefs", tree, "describe", "nope:sched_process_exec", NULL);
+        assert_true(r.status != 0);
+        assert_non_null(strstr(r.err, "nope:sched_process_exec: no such event"));
+        result_done(&r);
+
+        run(&r, RUN_NOBODY, evmonctl, "describe", "sched_process_exec", "--tracefs", tree, NULL);
+        expect_status(&r, 2, "describe without a colon");
+        assert_non_null(strstr(r.err, "\"sched_process_exec\" is not SYSTEM:NAME"));
+        result_done(&r);
+
+        run(&r, RUN_NOBODY, evmonctl, "list", "--tracefs", "/nonexistent/tracefs", NULL);
+        assert_true(r.status != 0);
+        assert_non_null(strstr(r.err, "cannot open tracefs at /nonexistent/tracefs"));
+        result_done(&r);
+}
+
+/* Without a daemon, the commands that need one say so and exit 1. */
+static void test_no_daemon(void **state) {
+        static const char *const cmds[] = { "status", "watch" };
+        _cleanup_(freep) char *sock = NULL;
+
+        assert_true(asprintf(&sock, "%s/no-daemon.sock", tmpdir) >= 0);
+        for (size_t i = 0; i < ELEMENTSOF(cmds); i++) {
+                struct result r;
+
+                run(&r, 0, evmonctl, cmds[i], "--socket", sock, NULL);
+                expect_status(&r, 1, cmds[i]);
+                assert_non_null(strstr(r.err, "cannot connect to evmond at"));
+                assert_non_null(strstr(r.err, sock));
+                assert_non_null(strstr(r.err, "is evmond running?"));
+                result_done(&r);
+        }
+}
+
+/* ---- root: good configs, watch, status, socket activation ---------------- */
+
+/* Only our marker program (a copy of /bin/true) passes the filters: the
+ * stream stays quiet unless we run it, so a line that sits in some buffer
+ * shows, and every event that arrives is ours. */
+#define MARKER "evmon-cli-true"
+static const char daemon_config[] =
+        "// test-cli\n"
+        "{\n"
+        "  \"ring\": {\"pages\": 16, \"flush_ms\": 5},\n"
+        "  \"events\": [\n"
+        "    {\"tracepoint\": \"sched:sched_process_exec\", \"filter\": \"filename ~ \\\"*/" MARKER "\\\"\"},\n"
+        "    {\"tracepoint\": \"sched:sched_process_exit\", \"filter\": \"comm == \\\"" MARKER "\\\"\"}\n"
+        "  ]\n"
+        "}\n";
+static char marker[PATH_MAX];
+
+static void test_check_config_good(void **state) {
+        _cleanup_(freep) char *shipped = NULL;
+        const char *path = config_file("good.json", daemon_config);
+        struct result r;
+
+        run(&r, 0, evmond, "--check-config", "--config", path, NULL);
+        expect_status(&r, 0, "--check-config on a good config");
+        assert_non_null(strstr(r.out, "OK, 2 events"));
+        result_done(&r);
+
+        assert_true(asprintf(&shipped, "%s/conf/evmond.json", source_root) >= 0);
+        run(&r, 0, evmond, "--check-config", "--config", shipped, NULL);
+        expect_status(&r, 0, "--check-config on conf/evmond.json");
+        result_done(&r);
+
+        /* The kernel judges filters when the event opens: still exit 2, at
+         * the filter's line. */
+        path = config_file("bad-filter.json",
+                           "{\n  \"events\": [\n    {\"tracepoint\": \"sched:sched_process_exec\",\n"
+                           "     \"filter\": \"no_such_field == 1\"}\n  ]\n}\n");
+        run(&r, 0, evmond, "--check-config", "--config", path, NULL);
+        expect_status(&r, 2, "--check-config with a filter the kernel refuses");
+        {
+                _cleanup_(freep) char *want = NULL;
+                assert_true(asprintf(&want, "%s:4: events[0].filter: ", path) >= 0);
+                if (!strstr(r.err, want))
+                        fail_msg("wanted \"%s\" in:\n%s", want, r.err);
+        }
+        result_done(&r);
+
+        path = config_file("bad-tp.json", "{\n  \"events\": [\n    {\"tracepoint\": \"sched:nope\"}\n  ]\n}\n");
+        run(&r, 0, evmond, "--check-config", "--config", path, NULL);
+        expect_status(&r, 2, "--check-config with an unknown tracepoint on the real tracefs");
+        assert_non_null(strstr(r.err, ":3: events[0].tracepoint: no tracepoint \"sched:nope\""));
+        result_done(&r);
+}
+
+static void test_list_describe_real(void **state) {
+        check_list(NULL, 0);
+        check_describe(NULL, 0);
+}
+
+static struct itest_daemon the_daemon;
+
+/* Runs the marker once and reaps it. */
+static pid_t run_marker(void) {
+        pid_t pid = fork();
+        int status;
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                execl(marker, marker, (char *) NULL);
+                _exit(127);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        return pid;
+}
+
+/* Reads C's lines until the event NAME of the marker run PID. The marker
+ * ran once, so the line has to come by itself, within flush_ms (5 ms) and
+ * some slack. Every line is a JSON object with a type; every event is the
+ * marker's. *ret_other counts events not named NAME. */
+static void expect_event(struct child *c, const char *name, pid_t pid, size_t *ret_other) {
+        uint64_t end = now_ms() + 5000;
+
+        while (now_ms() < end) {
+                char *line = child_line(c, (int) (end - now_ms()));
+                json_object *o, *fields, *f;
+                bool seen;
+
+                if (!line)
+                        break;
+                o = json_tokener_parse(line);
+                if (!o || !json_object_is_type(o, json_type_object) || !*itest_str(o, "type"))
+                        fail_msg("evmonctl watch printed a line that is no JSON object with a type: %s", line);
+                free(line);
+                if (strcmp(itest_str(o, "type"), "event") != 0) {
+                        json_object_put(o);
+                        continue;
+                }
+                assert_int_equal(itest_int(o, "pid"), pid);
+                assert_true(json_object_object_get_ex(o, "fields", &fields));
+                if (strcmp(itest_str(o, "event"), "sched:sched_process_exec") == 0) {
+                        assert_true(json_object_object_get_ex(fields, "filename", &f));
+                        assert_string_equal(json_object_get_string(f), marker);
+                } else {
+                        assert_string_equal(itest_str(o, "event"), "sched:sched_process_exit");
+                        assert_true(json_object_object_get_ex(fields, "comm", &f));
+                        assert_string_equal(json_object_get_string(f), MARKER);
+                }
+                assert_true(*itest_str(o, "time"));
+                assert_true(itest_int(o, "ts") > 0);
+                seen = strcmp(itest_str(o, "event"), name) == 0;
+                if (!seen)
+                        ++*ret_other;
+                json_object_put(o);
+                if (seen)
+                        return;
+        }
+        fail_msg("the %s event of the marker (pid %d) did not reach evmonctl watch within 5 s", name, (int) pid);
+}
+
+static void test_watch_json(void **state) {
+        char *argv[] = { evmonctl, "watch", "--json", "--socket", the_daemon.socket, NULL };
+        struct child c;
+        char *line;
+        json_object *o;
+        size_t other = 0;
+        pid_t pid;
+
+        spawn(&c, 0, argv);
+        /* The daemon's hello comes through at once, though nothing follows. */
+        line = child_line(&c, 5000);
+        if (!line)
+                fail_msg("no hello line from evmonctl watch --json within 5 s");
+        o = json_tokener_parse(line);
+        assert_non_null(o);
+        assert_string_equal(itest_str(o, "type"), "hello");
+        json_object_put(o);
+        free(line);
+
+        pid = run_marker();
+        expect_event(&c, "sched:sched_process_exec", pid, &other);
+        expect_event(&c, "sched:sched_process_exit", pid, &other);
+        assert_int_equal(other, 0);
+        pid = run_marker();
+        expect_event(&c, "sched:sched_process_exec", pid, &other);
+        child_close(&c);
+}
+
+static void test_watch_subscribe(void **state) {
+        char *argv[] = { evmonctl, "watch", "--socket", the_daemon.socket, "sched:sched_process_exit", NULL };
+        struct child c;
+        size_t other = 0;
+        bool subscribed = false;
+
+        /* Not a terminal: JSON lines without --json. */
+        spawn(&c, 0, argv);
+        for (int i = 0; i < 2 && !subscribed; i++) {
+                char *line = child_line(&c, 5000);
+                json_object *o, *events;
+
+                if (!line)
+                        fail_msg("no hello and subscribed lines from evmonctl watch within 5 s");
+                o = json_tokener_parse(line);
+                assert_non_null(o);
+                if (strcmp(itest_str(o, "type"), "subscribed") == 0) {
+                        assert_true(json_object_object_get_ex(o, "events", &events));
+                        assert_int_equal(json_object_array_length(events), 1);
+                        assert_string_equal(json_object_get_string(json_object_array_get_idx(events, 0)),
+                                            "sched:sched_process_exit");
+                        subscribed = true;
+                } else
+                        assert_string_equal(itest_str(o, "type"), "hello");
+                json_object_put(o);
+                free(line);
+        }
+        assert_true(subscribed);
+        /* The marker's exec comes before its exit: had the subscription not
+         * held, it would be counted here. */
+        expect_event(&c, "sched:sched_process_exit", run_marker(), &other);
+        assert_int_equal(other, 0);
+        child_close(&c);
+}
+
+/* On a terminal: one readable line per event. */
+static void test_watch_terminal(void **state) {
+        char *argv[] = { evmonctl, "watch", "--socket", the_daemon.socket, NULL };
+        uint64_t end;
+        struct child c;
+        regex_t re;
+        char *line, pattern[PATH_MAX + 256];
+        bool seen = false;
+        pid_t pid;
+
+        spawn(&c, RUN_PTY, argv);
+        /* Nothing to read until an event: hello is not shown on a terminal,
+         * so wait a moment for the connection instead. */
+        line = child_line(&c, 500);
+        if (line)
+                fail_msg("evmonctl watch printed \"%s\" on a terminal before any event", line);
+        pid = run_marker();
+        snprintf(pattern, sizeof(pattern),
+                 "^[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} cpu[0-9]+ %d sched:sched_process_exec "
+                 "filename=%s pid=%d old_pid=%d$", (int) pid, marker, (int) pid, (int) pid);
+        assert_int_equal(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
+        end = now_ms() + 5000;
+        while (!seen && now_ms() < end && (line = child_line(&c, (int) (end - now_ms())))) {
+                if (line[0] == '{')
+                        fail_msg("evmonctl watch printed JSON on a terminal: %s", line);
+                seen = regexec(&re, line, 0, NULL, 0) == 0;
+                if (!seen)
+                        fail_msg("wanted a line matching\\n%s\\ngot\\n%s", pattern, line);
+                free(line);
+        }
+        regfree(&re);
+        if (!seen)
+                fail_msg("no readable exec line of the marker on the terminal within 5 s");
+        child_close(&c);
+}
+
+/* evmonctl status: its stdout (pretty JSON) parsed, and evmonctl's pid. */
+static json_object *status_once(pid_t *ret_pid) {
+        char *argv[] = { evmonctl, "status", "--socket", the_daemon.socket, NULL };
+        _cleanup_(freep) char *out = NULL;
+        struct child c;
+        size_t len = 0;
+        json_object *o;
+
+        spawn(&c, 0, argv);
+        *ret_pid = c.pid;
+        for (char *line; (line = child_line(&c, 10000)); free(line)) {
+                append(&out, &len, line, strlen(line));
+                append(&out, &len, "\n", 1);
+        }
+        assert_int_equal(child_wait(&c, 10000), 0);
+        child_close(&c);
+        assert_non_null(out);
+        o = json_tokener_parse(out);
+        if (!o || !json_object_is_type(o, json_type_object))
+                fail_msg("evmonctl status printed no JSON object:\n%s", out);
+        assert_string_equal(itest_str(o, "type"), "status");
+        return o;
+}
+
+static int64_t status_count(json_object *o, size_t i) {
+        json_object *a, *v;
+
+        assert_true(json_object_object_get_ex(o, "events", &a) && json_object_is_type(a, json_type_array));
+        assert_true(json_object_object_get_ex(json_object_array_get_idx(a, i), "count", &v) &&
+                    json_object_is_type(v, json_type_int));
+        return json_object_get_int64(v);
+}
+
+static void test_status(void **state) {
+        uint64_t end = now_ms() + 5000;
+        json_object *o, *a;
+        bool self = false;
+        pid_t pid;
+
+        /* One marker run: one exec and one exit, counted once the daemon
+         * drained its rings (flush_ms 5). */
+        run_marker();
+        for (;;) {
+                o = status_once(&pid);
+                if (status_count(o, 0) > 0 && status_count(o, 1) > 0)
+                        break;
+                if (now_ms() >= end)
+                        fail_msg("evmonctl status did not count the marker's exec and exit within 5 s: %s",
+                                 json_object_to_json_string(o));
+                json_object_put(o);
+                usleep(50000);
+        }
+
+        assert_true(json_object_object_get_ex(o, "events", &a));
+        assert_int_equal(json_object_array_length(a), 2);
+        assert_string_equal(itest_str(json_object_array_get_idx(a, 0), "event"), "sched:sched_process_exec");
+        assert_string_equal(itest_str(json_object_array_get_idx(a, 1), "event"), "sched:sched_process_exit");
+        assert_int_equal(status_count(o, 0), 1);
+        assert_int_equal(status_count(o, 1), 1);
+
+        /* One ring per online CPU. */
+        assert_true(json_object_object_get_ex(o, "cpus", &a) && json_object_is_type(a, json_type_array));
+        assert_int_equal(json_object_array_length(a), sysconf(_SC_NPROCESSORS_ONLN));
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                assert_true(json_object_object_get_ex(json_object_array_get_idx(a, i), "lost", NULL));
+
+        /* evmonctl itself is one of the clients. */
+        assert_true(json_object_object_get_ex(o, "clients", &a) && json_object_is_type(a, json_type_array));
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                self = self || itest_int(json_object_array_get_idx(a, i), "pid") == pid;
+        if (!self)
+                fail_msg("evmonctl status (pid %d) is not among the clients: %s", (int) pid, json_object_to_json_string(a));
+        json_object_put(o);
+}
+
+static int setup_daemon(void **state) {
+        return itest_daemon_start(&the_daemon, daemon_config) == 0 ? 0 : -1;
+}
+
+static int teardown_daemon(void **state) {
+        int status = itest_daemon_stop(&the_daemon);
+        itest_daemon_cleanup(&the_daemon);
+        /* A clean SIGTERM is exit 0. */
+        return status == 0 ? 0 : -1;
+}
+
+static struct child activated = { .pid = -1, .out = -1, .err = -1 };
+
+static int teardown_activated(void **state) {
+        child_close(&activated);
+        return 0;
+}
+
+static void test_socket_activation(void **state) {
+        char ssa[PATH_MAX];
+        _cleanup_(freep) char *sock = NULL, *config = NULL, *log = NULL;
+        struct itest_client *cl;
+        struct child *c = &activated;
+        json_object *hello, *events;
+        struct stat st;
+        char buf[4096];
+        size_t n_log = 0;
+        ssize_t k;
+        int status;
+
+        if (!find_program("systemd-socket-activate", ssa, sizeof(ssa))) {
+                fprintf(stderr, "SKIP: no systemd-socket-activate in PATH (package systemd)\n");
+                skip();
+        }
+        assert_true(asprintf(&sock, "%s/activated.sock", tmpdir) >= 0);
+        config = strdup(config_file("activated.json", daemon_config));
+        assert_non_null(config);
+        {
+                char *argv[] = { ssa, "-l", sock, evmond, "--config", config, "--socket", sock, NULL };
+                spawn(c, 0, argv);
+        }
+        /* systemd-socket-activate listens; evmond starts on the first
+         * connection and gets the listening socket as fd 3. */
+        for (int i = 0; i < 200 && stat(sock, &st) < 0; i++)
+                usleep(25000);
+        assert_int_equal(stat(sock, &st), 0);
+        cl = calloc(1, sizeof(*cl));
+        assert_non_null(cl);
+        assert_int_equal(itest_client_connect(cl, sock), 0);
+        hello = itest_client_expect(cl, "hello", 10000);
+        if (!hello)
+                fail_msg("no hello line on the activated socket");
+        assert_true(json_object_object_get_ex(hello, "events", &events));
+        assert_int_equal(json_object_array_length(events), 2);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(events, 0)), "sched:sched_process_exec");
+        json_object_put(hello);
+        itest_client_close(cl);
+        free(cl);
+
+        /* systemd-socket-activate execs evmond in its place. */
+        kill(c->pid, SIGTERM);
+        status = child_wait(c, 10000);
+        assert_int_equal(status, 0);
+        while ((k = read(c->err, buf, sizeof(buf))) > 0)
+                append(&log, &n_log, buf, (size_t) k);
+        assert_non_null(log);
+        if (!strstr(log, "Using the socket passed by systemd"))
+                fail_msg("evmond did not say it took systemd's socket:\n%s", log);
+        /* The socket is systemd's: evmond leaves the file alone. */
+        assert_int_equal(stat(sock, &st), 0);
+        assert_true(S_ISSOCK(st.st_mode));
+        child_close(c);
+        unlink(sock);
+}
+
+/* ---- units and installed layout -------------------------------------------- */
+
+static bool file_has_line(const char *text, const char *line) {
+        size_t n = strlen(line);
+        for (const char *p = text; (p = strstr(p, line)); p += n)
+                if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == 0))
+                        return true;
+        return false;
+}
+
+static void test_units_verify(void **state) {
+        char analyze[PATH_MAX];
+        _cleanup_(freep) char *service_in = NULL, *socket_in = NULL, *service = NULL, *socket = NULL, *dir = NULL;
+        _cleanup_(freep) char *p = NULL, *conf = NULL, *conf_path = NULL, *error = NULL;
+        struct config *cfg = NULL;
+        struct result r;
+        char *exec;
+
+        assert_true(asprintf(&p, "%s/systemd/evmond.service", build_root) >= 0);
+        service_in = read_file(p);
+        assert_non_null(service_in);
+        free(p);
+        assert_true(asprintf(&p, "%s/systemd/evmond.socket", source_root) >= 0);
+        socket_in = read_file(p);
+        assert_non_null(socket_in);
+
+        /* What README.md promises of the units. */
+        assert_true(file_has_line(service_in, "Type=notify"));
+        assert_non_null(strstr(service_in, "\nWatchdogSec="));
+        assert_non_null(strstr(service_in, "\nExecReload=/bin/kill -HUP $MAINPID\n"));
+        assert_true(file_has_line(service_in, "Wants=evmond.socket"));
+        assert_null(strstr(service_in, "@"));    /* every @var@ substituted */
+        assert_true(file_has_line(socket_in, "SocketMode=0660"));
+        assert_true(file_has_line(socket_in, "SocketUser=root"));
+        assert_true(file_has_line(socket_in, "SocketGroup=evmon"));
+        /* The socket systemd makes is the one evmond and the shipped config
+         * use when they are not told otherwise. */
+        assert_true(file_has_line(socket_in, "ListenStream=" CONFIG_DEFAULT_SOCKET));
+        assert_true(asprintf(&conf_path, "%s/conf/evmond.json", source_root) >= 0);
+        assert_int_equal(config_load(conf_path, &cfg, &error), 0);
+        assert_string_equal(cfg->socket_path, CONFIG_DEFAULT_SOCKET);
+        assert_string_equal(cfg->socket_group, "evmon");
+        assert_int_equal(cfg->socket_mode, 0660);
+        config_free(cfg);
+
+        if (!find_program("systemd-analyze", analyze, sizeof(analyze))) {
+                fprintf(stderr, "SKIP: no systemd-analyze in PATH (package systemd)\n");
+                skip();
+        }
+        /* ExecStart= names the installed path; verify checks that it is an
+         * executable, so point it at the built one. */
+        assert_non_null(exec = strstr(service_in, "\nExecStart="));
+        exec += strlen("\nExecStart=");
+        assert_true(asprintf(&dir, "%s/units", tmpdir) >= 0);
+        assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        assert_true(asprintf(&service, "%s/evmond.service", dir) >= 0);
+        assert_true(asprintf(&socket, "%s/evmond.socket", dir) >= 0);
+        {
+                _cleanup_(freep) char *text = NULL;
+                assert_true(asprintf(&text, "%.*s%s%s", (int) (exec - service_in), service_in, evmond,
+                                     strchr(exec, '\n')) >= 0);
+                write_file(service, text);
+        }
+        write_file(socket, socket_in);
+        run(&r, 0, analyze, "verify", service, socket, NULL);
+        if (r.status != 0 && (strstr(r.err, "Failed to connect to bus") || strstr(r.err, "not been booted with systemd"))) {
+                fprintf(stderr, "SKIP: systemd-analyze verify needs a running systemd here: %s\n", r.err);
+                result_done(&r);
+                skip();
+        }
+        /* systemd-analyze warns about unknown keys and bad values but still
+         * exits 0: a clean unit is one it has nothing to say about. */
+        if (r.status != 0 || *r.err || *r.out)
+                fail_msg("systemd-analyze verify evmond.service evmond.socket: exit %d\n%s%s", r.status, r.out, r.err);
+        result_done(&r);
+}
+
+static void check_installed(const char *dest, const char *rel, mode_t exec) {
+        _cleanup_(freep) char *p = NULL;
+        struct stat st;
+
+        assert_true(asprintf(&p, "%s%s", dest, rel) >= 0);
+        if (stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+                fail_msg("meson install did not put %s in place", rel);
+        if (exec && (st.st_mode & exec) != exec)
+                fail_msg("%s is not executable (mode %o)", rel, st.st_mode & 07777);
+}
+
+/* meson setup --prefix=/usr --sysconfdir=/etc, meson install --destdir:
+ * the files README.md's "Install as a service" promises, where a Debian
+ * system looks for them. */
+static void test_install_layout(void **state) {
+        char meson[PATH_MAX], ninja[PATH_MAX], pkgconfig[PATH_MAX];
+        _cleanup_(freep) char *build = NULL, *dest = NULL, *unitdir = NULL, *sysusersdir = NULL, *p = NULL;
+        _cleanup_(freep) char *service = NULL;
+        struct result r;
+
+        if (!find_program("meson", meson, sizeof(meson)) || !find_program("ninja", ninja, sizeof(ninja))) {
+                fprintf(stderr, "SKIP: meson or ninja not in PATH\n");
+                skip();
+        }
+        assert_true(asprintf(&build, "%s/build", tmpdir) >= 0);
+        assert_true(asprintf(&dest, "%s/dest", tmpdir) >= 0);
+        run(&r, 0, meson, "setup", build, source_root, "--prefix=/usr", "--sysconfdir=/etc", NULL);
+        expect_status(&r, 0, "meson setup");
+        result_done(&r);
+        /* Only what is installed; the tests are not. */
+        run(&r, 0, ninja, "-C", build, "evmond", "evmonctl", NULL);
+        expect_status(&r, 0, "ninja evmond evmonctl");
+        result_done(&r);
+        run(&r, 0, meson, "install", "-C", build, "--destdir", dest, "--no-rebuild", NULL);
+        expect_status(&r, 0, "meson install --destdir");
+        result_done(&r);
+
+        /* Where systemd on this system reads units and sysusers.d. */
+        unitdir = strdup("/usr/lib/systemd/system");
+        sysusersdir = strdup("/usr/lib/sysusers.d");
+        if (find_program("pkg-config", pkgconfig, sizeof(pkgconfig))) {
+                run(&r, 0, pkgconfig, "--variable=systemdsystemunitdir", "systemd", NULL);
+                if (r.status == 0 && r.out[0] == '/') {
+                        free(unitdir);
+                        unitdir = strndup(r.out, strcspn(r.out, "\n"));
+                }
+                result_done(&r);
+                run(&r, 0, pkgconfig, "--variable=sysusersdir", "systemd", NULL);
+                if (r.status == 0 && r.out[0] == '/') {
+                        free(sysusersdir);
+                        sysusersdir = strndup(r.out, strcspn(r.out, "\n"));
+                }
+                result_done(&r);
+        }
+
+        check_installed(dest, "/usr/sbin/evmond", 0111);
+        check_installed(dest, "/usr/bin/evmonctl", 0111);
+        check_installed(dest, "/etc/evmon/evmond.json", 0);
+        assert_true(asprintf(&p, "%s/evmond.service", unitdir) >= 0);
+        check_installed(dest, p, 0);
+        free(p);
+        assert_true(asprintf(&p, "%s%s/evmond.service", dest, unitdir) >= 0);
+        service = read_file(p);
+        assert_non_null(service);
+        /* The unit runs the installed daemon. */
+        assert_true(file_has_line(service, "ExecStart=/usr/sbin/evmond"));
+        free(p);
+        assert_true(asprintf(&p, "%s/evmond.socket", unitdir) >= 0);
+        check_installed(dest, p, 0);
+        free(p);
+        assert_true(asprintf(&p, "%s/evmon.conf", sysusersdir) >= 0);
+        check_installed(dest, p, 0);
+        free(p);
+        {
+                _cleanup_(freep) char *sysusers = NULL;
+                assert_true(asprintf(&p, "%s%s/evmon.conf", dest, sysusersdir) >= 0);
+                sysusers = read_file(p);
+                assert_non_null(sysusers);
+                assert_non_null(strstr(sysusers, "\ng evmon "));
+        }
+        /* The installed programs run. */
+        free(p);
+        assert_true(asprintf(&p, "%s/usr/sbin/evmond", dest) >= 0);
+        run(&r, 0, p, "--version", NULL);
+        expect_status(&r, 0, "installed evmond --version");
+        result_done(&r);
+        free(p);
+        p = NULL;
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static void paths_setup(void) {
+        const char *s = getenv("EVMON_SOURCE_ROOT"), *b = getenv("EVMON_BUILD_ROOT");
+
+        if (!s || !b) {
+                fprintf(stderr, "EVMON_SOURCE_ROOT and EVMON_BUILD_ROOT must be set (meson test sets them)\n");
+                exit(1);
+        }
+        snprintf(source_root, sizeof(source_root), "%s", s);
+        snprintf(build_root, sizeof(build_root), "%s", b);
+        snprintf(evmond, sizeof(evmond), "%s/evmond", b);
+        snprintf(evmonctl, sizeof(evmonctl), "%s/evmonctl", b);
+        snprintf(tree, sizeof(tree), "%s/tests/tracefs/fixtures/tree", s);
+        strcpy(tmpdir, "/tmp/evmon-test-cli-XXXXXX");
+        if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) < 0) {
+                perror("mkdtemp");
+                exit(1);
+        }
+}
+
+int main(int argc, char **argv) {
+        const char *mode = argc > 1 ? argv[1] : "";
+        int r;
+
+        signal(SIGPIPE, SIG_IGN);
+        if (strcmp(mode, "root") == 0) {
+                /* Exits 77 with the reason when we are not root or tracefs
+                 * lacks these. */
+                static const char *const need[] = { "sched/sched_process_exec", "sched/sched_process_exit", NULL };
+                itest_require(need);
+        }
+        paths_setup();
+        if (strcmp(mode, "root") == 0) {
+                const struct CMUnitTest tests[] = {
+                        cmocka_unit_test(test_check_config_good),
+                        cmocka_unit_test(test_list_describe_real),
+                        cmocka_unit_test_setup_teardown(test_watch_json, setup_daemon, teardown_daemon),
+                        cmocka_unit_test_setup_teardown(test_watch_subscribe, setup_daemon, teardown_daemon),
+                        cmocka_unit_test_setup_teardown(test_watch_terminal, setup_daemon, teardown_daemon),
+                        cmocka_unit_test_setup_teardown(test_status, setup_daemon, teardown_daemon),
+                        cmocka_unit_test_teardown(test_socket_activation, teardown_activated),
+                };
+
+                char cmd[PATH_MAX + 64];
+
+                snprintf(marker, sizeof(marker), "%s/" MARKER, tmpdir);
+                snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", marker);
+                if (system(cmd) != 0) {
+                        fprintf(stderr, "cannot copy /bin/true to %s\n", marker);
+                        rm_rf(tmpdir);
+                        return 1;
+                }
+                r = cmocka_run_group_tests_name("cli-root", tests, NULL, NULL);
+        } else if (strcmp(mode, "units") == 0) {
+                const struct CMUnitTest tests[] = {
+                        cmocka_unit_test(test_units_verify),
+                        cmocka_unit_test(test_install_layout),
+                };
+                r = cmocka_run_group_tests_name("cli-units", tests, NULL, NULL);
+        } else {
+                const struct CMUnitTest tests[] = {
+                        cmocka_unit_test(test_evmond_help),
+                        cmocka_unit_test(test_evmonctl_help),
+                        cmocka_unit_test(test_bad_options),
+                        cmocka_unit_test(test_check_config_bad),
+                        cmocka_unit_test(test_check_config_bad_unprivileged),
+                        cmocka_unit_test(test_check_config_missing_file),
+                        cmocka_unit_test(test_check_config_no_perf_event_open),
+                        cmocka_unit_test(test_list_fixture),
+                        cmocka_unit_test(test_describe_fixture),
+                        cmocka_unit_test(test_describe_missing),
+                        cmocka_unit_test(test_no_daemon),
+                };
+                r = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+        }
+        rm_rf(tmpdir);
+        return r;
+}
