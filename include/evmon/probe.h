@@ -111,13 +111,11 @@ int probe_format_command(const char *group, const struct probe_spec *p, char **r
  * owns in *ret_format (may be NULL: not wanted). When the kernel refuses
  * the definition, *ret_error holds its reason, the last error_log entry
  * ("trace_kprobe: error: Invalid fetch argument\n  Command: ...\n  ^"),
- * and the return is the write's -errno (-EEXIST when the same probe
- * exists). -EOPNOTSUPP when the kernel has no kprobe_events/uprobe_events.
- *
- * Beware: since Linux 5.7 a definition whose GROUP/NAME exists with the
- * same fetch-args but another target does not fail; the kernel adds the
- * location to the existing event, which then fires for both. Clear the
- * group at start-up (probe_remove_group) so names are fresh. */
+ * and the return is the write's -errno. -EEXIST when GROUP/NAME exists,
+ * whatever its definition: since Linux 5.7 the kernel would add our
+ * location to that event rather than fail, and on 6.18 closing a perf fd
+ * of a uprobe event that got a location while open oopses. -EOPNOTSUPP
+ * when the kernel has no kprobe_events/uprobe_events. */
 int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
               struct format **ret_format, char **ret_error);
 

@@ -182,6 +182,7 @@ static char *ops_status(void *userdata) {
                 return NULL;
         json_object_object_add(o, "type", json_object_new_string("status"));
         json_object_object_add(o, "config", json_object_new_string(d->config->path));
+        json_object_object_add(o, "probe_group", json_object_new_string(d->probe_group));
         json_object_object_add(o, "uptime_s", json_object_new_double((now_ns(CLOCK_MONOTONIC) / 1000 - d->start_usec) / 1e6));
         a = json_object_new_array();
         for (size_t i = 0; a && i < d->n_events; i++) {
@@ -378,29 +379,6 @@ static int daemon_reference_format(struct daemon *d, char **ret_error) {
         return r < 0 ? -ENOMEM : -ENOENT;
 }
 
-/* A name for the tracefs probe that no live event of ours uses: during a
- * reload the old and the new definition of one probe exist side by side. */
-static int daemon_probe_name(struct daemon *d, const char *name, char **ret) {
-        for (unsigned gen = 0;; gen++) {
-                _cleanup_(freep) char *n = NULL;
-                bool used = false;
-
-                if (gen == 0)
-                        n = strdup(name);
-                else if (asprintf(&n, "%.50s_%u", name, gen) < 0)
-                        n = NULL;
-                if (!n)
-                        return -ENOMEM;
-                for (size_t i = 0; i < d->n_events; i++)
-                        if (d->events[i]->probe_name && strcmp(d->events[i]->probe_name, n) == 0)
-                                used = true;
-                if (!used) {
-                        *ret = TAKE_PTR(n);
-                        return 0;
-                }
-        }
-}
-
 /* Builds one event's decoder and encoder, creating its probe where it is
  * one. Errors name the config entry. */
 static int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error) {
@@ -469,17 +447,32 @@ static int daemon_event_new(struct daemon *d, struct event_config *ec, struct da
                         ev->source.config2 = ev->pmu.config2;
                 } else {
                         (void) daemon_clean_probes(d);
-                        r = daemon_probe_name(d, ec->name, &ev->probe_name);
-                        if (r < 0)
-                                goto fail;
-                        spec.name = ev->probe_name;
                         if (!d->check_only) {
                                 r = probe_record_group(d->probe_record, d->probe_group);
                                 if (r < 0)
                                         log_warning_errno(r, "Failed to record probe group %s in %s: %m",
                                                           d->probe_group, d->probe_record);
                         }
-                        r = probe_add(d->tracefs, d->probe_group, &spec, &ev->format, &err);
+                        /* During a reload the old and the new definition of one
+                         * probe exist side by side: the new one takes NAME_1. */
+                        for (unsigned gen = 0;; gen++) {
+                                free(ev->probe_name);
+                                ev->probe_name = NULL;
+                                if (gen == 0)
+                                        ev->probe_name = strdup(ec->name);
+                                else if (asprintf(&ev->probe_name, "%.50s_%u", ec->name, gen) < 0)
+                                        ev->probe_name = NULL;
+                                if (!ev->probe_name) {
+                                        r = -ENOMEM;
+                                        goto fail;
+                                }
+                                spec.name = ev->probe_name;
+                                free(err);
+                                err = NULL;
+                                r = probe_add(d->tracefs, d->probe_group, &spec, &ev->format, &err);
+                                if (r != -EEXIST || gen >= 8)
+                                        break;
+                        }
                         if (r < 0) {
                                 if (asprintf(ret_error, "%s: the kernel refused %s \"%s\"%s%s",
                                              ec->where, event_kind_to_string(ec->kind), ec->target,
@@ -617,17 +610,28 @@ static int daemon_prepare_targets(struct daemon *d, char **ret_error) {
         return 0;
 }
 
-/* Our probes live in our own tracefs group; what we created is recorded
- * beside the socket (/run/evmon/probes). --check-config uses a group of
- * its own so it never touches a running daemon's probes. */
+/* Our probes live in our own tracefs group ("evmon" for the default
+ * socket, "evmon_HASH" for another); what we created is recorded beside
+ * the socket (/run/evmon/probes). --check-config uses a group of its own
+ * so it never touches a running daemon's probes. */
 static int daemon_probe_setup(struct daemon *d) {
         const char *sock = d->config->socket_path, *slash = strrchr(sock, '/');
 
         if (d->check_only) {
                 if (asprintf(&d->probe_group, "evmoncheck%d", (int) getpid()) < 0)
                         return -ENOMEM;
-        } else if (!(d->probe_group = strdup(PROBE_GROUP_DEFAULT)))
-                return -ENOMEM;
+        } else if (strcmp(sock, CONFIG_DEFAULT_SOCKET) == 0) {
+                if (!(d->probe_group = strdup(PROBE_GROUP_DEFAULT)))
+                        return -ENOMEM;
+        } else {
+                /* Another instance (its own socket) gets its own group, so
+                 * two daemons never clean or extend each other's probes. */
+                uint32_t h = 2166136261u;
+                for (const char *p = sock; *p; p++)
+                        h = (h ^ (uint8_t) *p) * 16777619u;
+                if (asprintf(&d->probe_group, "%s_%08x", PROBE_GROUP_DEFAULT, h) < 0)
+                        return -ENOMEM;
+        }
         if (asprintf(&d->probe_record, "%.*s/probes", (int) (slash - sock), sock) < 0)
                 return -ENOMEM;
         return 0;

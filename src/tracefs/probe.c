@@ -330,6 +330,20 @@ static int write_command(struct tracefs *t, const char *rel, const char *line) {
         return 0;
 }
 
+/* 1 when events/GROUP/NAME exists, 0 when not. */
+static int probe_exists(struct tracefs *t, const char *group, const char *name) {
+        _cleanup_(freep) char *rel = NULL, *text = NULL;
+        size_t len;
+        int r;
+
+        if (asprintf(&rel, "events/%s/%s/id", group, name) < 0)
+                return -ENOMEM;
+        r = tracefs_read(t, rel, &text, &len);
+        if (r == -ENOENT)
+                return 0;
+        return r < 0 ? r : 1;
+}
+
 int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
               struct format **ret_format, char **ret_error) {
         _cleanup_(freep) char *line = NULL, *why = NULL;
@@ -346,6 +360,18 @@ int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
         r = probe_format_command(group, p, &line, ret_error);
         if (r < 0)
                 return r;
+
+        /* Never write a definition for a GROUP/NAME that exists: since 5.7
+         * the kernel then adds our location to that event, and on 6.18 a
+         * location added to a uprobe event that perf has open is never
+         * registered, so the next close of one of its perf fds oopses in
+         * uprobe_perf_close() holding event_mutex, which wedges all
+         * tracing until a reboot (seen here). */
+        r = probe_exists(t, group, p->name);
+        if (r < 0)
+                return fail(ret_error, r, "cannot tell whether probe %s/%s exists: %s", group, p->name, strerror(-r));
+        if (r > 0)
+                return fail(ret_error, -EEXIST, "probe %s/%s exists already", group, p->name);
 
         r = write_command(t, events_file(p->kind), line);
         if (r == -EOPNOTSUPP)
