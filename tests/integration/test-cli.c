@@ -63,6 +63,8 @@ struct result {
         char *out, *err;
 };
 
+static char *read_file(const char *path);
+
 static uint64_t now_ms(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -123,10 +125,23 @@ static int child_wait(struct child *c, int timeout_ms) {
                 if (p == c->pid)
                         break;
                 if (now_ms() >= end) {
+                        char path[64];
+                        _cleanup_(freep) char *wchan = NULL;
+
                         kill(c->pid, SIGKILL);
-                        waitpid(c->pid, &status, 0);
-                        c->pid = -1;
-                        return -1;
+                        for (int i = 0; i < 500; i++) {
+                                if (waitpid(c->pid, &status, WNOHANG) == c->pid) {
+                                        c->pid = -1;
+                                        return -1;
+                                }
+                                usleep(10000);
+                        }
+                        /* Not even SIGKILL ends a task asleep in the kernel
+                         * (state D): say where, rather than hang here. */
+                        snprintf(path, sizeof(path), "/proc/%d/wchan", (int) c->pid);
+                        wchan = read_file(path);
+                        fail_msg("pid %d did not exit, not even on SIGKILL: stuck in the kernel at %s "
+                                 "(see dmesg)", (int) c->pid, wchan ?: "?");
                 }
                 usleep(10000);
         }
