@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -18,15 +19,28 @@ static void cap_freep(cap_t *c) {
                 cap_free(*c);
 }
 
+/* Debian's and Ubuntu's kernels carry a patch that adds
+ * kernel.perf_event_paranoid=3 (their default): perf_event_open then takes
+ * CAP_SYS_ADMIN, and CAP_PERFMON is not enough. */
+static bool perf_paranoid_needs_sys_admin(void) {
+        _cleanup_(fclosep) FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+        int level;
+
+        return f && fscanf(f, "%d", &level) == 1 && level > 2;
+}
+
 int privs_drop(char **ret_kept) {
         _cleanup_(cap_freep) cap_t caps = NULL;
-        cap_value_t keep[2];
+        cap_value_t keep[3];
         int n_keep = 0, r;
 
         /* CAP_PERFMON exists since Linux 5.8; before it, perf_event_open on
-         * tracepoints system-wide takes CAP_SYS_ADMIN. */
+         * tracepoints system-wide takes CAP_SYS_ADMIN. A reload opens
+         * events, so what perf_event_open takes stays. */
         keep[n_keep++] = CAP_IS_SUPPORTED(CAP_PERFMON) ? CAP_PERFMON : CAP_SYS_ADMIN;
         keep[n_keep++] = CAP_DAC_READ_SEARCH;
+        if (keep[0] != CAP_SYS_ADMIN && perf_paranoid_needs_sys_admin())
+                keep[n_keep++] = CAP_SYS_ADMIN;
 
         /* Bounding set first: dropping from it needs CAP_SETPCAP, which goes
          * with the rest below. */
