@@ -115,6 +115,8 @@ struct perfdata_record {
 int perfdata_next(struct perfdata *pd, struct perfdata_record *ret);
 /* Back to the first record. */
 void perfdata_rewind(struct perfdata *pd);
+/* File offset of the record perfdata_next() reads next, or stopped at. */
+uint64_t perfdata_offset(const struct perfdata *pd);
 
 /* "SAMPLE", "MMAP2", ... for kernel types, "FINISHED_ROUND", "ID_INDEX",
  * ... for perf's own; NULL when unknown. */

@@ -704,6 +704,10 @@ void perfdata_rewind(struct perfdata *pd) {
                 pd->pos = pd->data_start;
 }
 
+uint64_t perfdata_offset(const struct perfdata *pd) {
+        return pd ? pd->pos : 0;
+}
+
 static uint64_t load_u64(const uint8_t *p) {
         uint64_t v;
 
