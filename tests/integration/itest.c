@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "itest.h"
+#include "../host-tracing.h"
 
 static const char *tracefs_root(void) {
         static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -33,6 +34,7 @@ void itest_require(const char *const *events) {
                 fprintf(stderr, "SKIP: needs root (perf_event_open on tracepoints system-wide)\n");
                 exit(ITEST_SKIP);
         }
+        host_tracing_require_usable();
         root = tracefs_root();
         if (!root) {
                 fprintf(stderr, "SKIP: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)\n");

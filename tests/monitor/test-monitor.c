@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../host-tracing.h"
 #include "evmon/monitor.h"
 
 #define N 1000
@@ -489,6 +490,7 @@ static int find_tracepoint(void) {
 }
 
 int main(void) {
+        host_tracing_require_usable();
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_count),
                 cmocka_unit_test(test_remove),

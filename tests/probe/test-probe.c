@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "../host-tracing.h"
 #include "evmon/cleanup.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
@@ -432,6 +433,7 @@ static int setup(void **state) {
 }
 
 int main(void) {
+        host_tracing_require_usable();
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_uprobe_fetch_args, setup, setup),
                 cmocka_unit_test_setup_teardown(test_kernel_refusal, setup, setup),

@@ -11,6 +11,7 @@
 #include <glob.h>
 #include <unistd.h>
 
+#include "../host-tracing.h"
 #include "test-util.h"
 
 static struct tracefs *tfs;
@@ -149,6 +150,7 @@ static void test_all_formats(void **state) {
 }
 
 int main(void) {
+        host_tracing_require_usable();
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_open_null),
                 cmocka_unit_test(test_all_formats),
