@@ -672,6 +672,10 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
 static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_error) {
         struct monitor_opts mo = {
                 .ring_pages = ring_pages,
+                /* Woken when an eighth of a ring is full: at a busy CPU's
+                 * rate that is ~2 ms of samples, leaving the rest of the
+                 * ring for the times we wait for a CPU. */
+                .wakeup_bytes = (uint32_t) (ring_pages * (size_t) sysconf(_SC_PAGESIZE) / 8),
                 .clockid = d->config->clockid,
                 .cgroup_fds = d->cgroup_fds,
                 .n_cgroups = d->n_cgroup_fds,
