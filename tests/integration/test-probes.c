@@ -38,6 +38,7 @@ static char target_path[PATH_MAX];
 
 /* Global so the teardown stops them when an assertion ends a test early. */
 static struct itest_daemon daemon_ = { .pid = -1 };
+static pid_t second_ = -1;              /* a second evmond, on another socket */
 
 /* ---- the probed program ---------------------------------------------- */
 
@@ -210,6 +211,7 @@ struct tally {
         int n_atoi_other_pids;
         bool seen_call[K], seen_atoi[K];
         int64_t lost, dropped, unexpected;
+        const char *socket;     /* run_target_for: the daemon it reads, when not A */
 };
 
 static json_object *event_fields(json_object *o) {
@@ -314,6 +316,41 @@ static json_object *hello_events(struct itest_client *c) {
         return events;
 }
 
+/* The tracefs group the daemon on SOCKET made its probes in, from its
+ * status reply: "evmon" for the default socket, its own for any other. */
+static void daemon_group(const char *socket, char *buf, size_t size) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
+        const char *g;
+
+        assert_non_null(c);
+        assert_int_equal(itest_client_connect(c, socket), 0);
+        json_object_put(hello_events(c));
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(c, "status", 5000);
+        assert_non_null(o);
+        g = itest_str(o, "probe_group");
+        assert_int_equal(strncmp(g, "evmon", 5), 0);
+        assert_true(strlen(g) < size);
+        snprintf(buf, size, "%s", g);
+        json_object_put(o);
+        itest_client_close(c);
+        free(c);
+}
+
+/* The one group named in the probe record PATH. */
+static void check_record(const char *path, const char *group) {
+        char line[128];
+        FILE *f = fopen(path, "re");
+
+        assert_non_null(f);
+        assert_non_null(fgets(line, sizeof(line), f));
+        line[strcspn(line, "\n")] = 0;
+        assert_string_equal(line, group);
+        assert_null(fgets(line, sizeof(line), f));
+        fclose(f);
+}
+
 /* ---- 1. uprobes through tracefs and the PMU, in the binary and in libc -- */
 
 static void test_uprobes_end_to_end(void **state) {
@@ -323,7 +360,7 @@ static void test_uprobes_end_to_end(void **state) {
         struct tally *ta = calloc(1, sizeof(*ta)), *tb = calloc(1, sizeof(*tb));
         struct itest_daemon *d = &daemon_;
         struct target *t = &target_;
-        char libc[PATH_MAX], probes_file[PATH_MAX], sub[256];
+        char libc[PATH_MAX], probes_file[PATH_MAX], sub[256], group[64];
         char *config, *text;
         json_object *events, *o;
         struct stat st;
@@ -354,16 +391,18 @@ static void test_uprobes_end_to_end(void **state) {
         assert_int_equal(itest_daemon_start(d, config), 0);
         free(config);
 
-        /* The tracefs probes are in group evmon, recorded beside the socket;
-         * the PMU ones are not in uprobe_events at all. */
+        /* The tracefs probes are in the daemon's group, recorded beside
+         * the socket; the PMU ones are not in uprobe_events at all. */
+        daemon_group(d->socket, group, sizeof(group));
+        fprintf(stderr, "probe group %s\n", group);
         text = read_uprobe_events();
-        assert_int_equal(count_probes(text, "evmon", "call"), 1);
-        assert_int_equal(count_probes(text, "evmon", "call_ret"), 1);
-        assert_int_equal(count_probes(text, "evmon", "atoi"), 1);
-        assert_int_equal(count_probes(text, "evmon", NULL), 3);
+        assert_int_equal(count_probes(text, group, "call"), 1);
+        assert_int_equal(count_probes(text, group, "call_ret"), 1);
+        assert_int_equal(count_probes(text, group, "atoi"), 1);
+        assert_int_equal(count_probes(text, group, NULL), 3);
         free(text);
         snprintf(probes_file, sizeof(probes_file), "%s/probes", d->dir);
-        assert_int_equal(stat(probes_file, &st), 0);
+        check_record(probes_file, group);
 
         assert_int_equal(itest_client_connect(a, d->socket), 0);
         events = hello_events(a);
@@ -430,9 +469,9 @@ static void test_uprobes_end_to_end(void **state) {
         /* A clean stop removes our tracefs probes and the record. */
         assert_int_equal(itest_daemon_stop(d), 0);
         text = read_uprobe_events();
-        if (count_probes(text, "evmon", NULL) != 0)
+        if (count_probes(text, group, NULL) != 0)
                 fprintf(stderr, "left behind:\n%s", text);
-        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        assert_int_equal(count_probes(text, group, NULL), 0);
         free(text);
         assert_int_equal(stat(probes_file, &st), -1);
         assert_int_equal(errno, ENOENT);
@@ -453,29 +492,30 @@ static void remove_foreign(void) {
         (void) write_uprobe_events("-:" RECORDED_GROUP "/y\n");
 }
 
-/* Starts evmond again on D's config and socket, as systemd would restart
- * it: same directory, so the stale socket and probe record are there. */
-static int daemon_restart(struct itest_daemon *d) {
+/* Starts evmond on CONFIG and SOCKET and waits until it serves. */
+static int evmond_spawn(pid_t *ret_pid, const char *config, const char *socket) {
         char evmond[512];
+        pid_t pid;
 
         itest_build_path("evmond", evmond, sizeof(evmond));
-        d->pid = fork();
-        if (d->pid < 0)
+        pid = fork();
+        if (pid < 0)
                 return -errno;
-        if (d->pid == 0) {
-                execl(evmond, evmond, "--config", d->config, "--socket", d->socket, (char *) NULL);
+        if (pid == 0) {
+                execl(evmond, evmond, "--config", config, "--socket", socket, (char *) NULL);
                 _exit(127);
         }
+        *ret_pid = pid;
         for (int i = 0; i < 200; i++) {
                 struct itest_client c;
                 int status;
 
-                if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+                if (waitpid(pid, &status, WNOHANG) == pid) {
                         fprintf(stderr, "evmond exited early with status %d\n", WEXITSTATUS(status));
-                        d->pid = -1;
+                        *ret_pid = -1;
                         return -ECHILD;
                 }
-                if (itest_client_connect(&c, d->socket) == 0) {
+                if (itest_client_connect(&c, socket) == 0) {
                         itest_client_close(&c);
                         return 0;
                 }
@@ -484,13 +524,16 @@ static int daemon_restart(struct itest_daemon *d) {
         return -ETIMEDOUT;
 }
 
-/* The file offset our probe sits at, from its uprobe_events line
- * "p:evmon/call PATH:0xOFF ARGS". */
-static uint64_t our_offset(const char *text) {
-        const char *l = strstr(text, "p:evmon/call "), *colon;
+/* The file offset probe GROUP/call sits at, from its uprobe_events line
+ * "p:GROUP/call PATH:0xOFF ARGS". */
+static uint64_t our_offset(const char *text, const char *group) {
+        char want[128];
+        const char *l, *colon;
 
+        snprintf(want, sizeof(want), "p:%s/call ", group);
+        l = strstr(text, want);
         assert_non_null(l);
-        l += strlen("p:evmon/call ");
+        l += strlen(want);
         colon = strstr(l, ":0x");
         assert_non_null(colon);
         return strtoull(colon + 1, NULL, 16);
@@ -501,12 +544,12 @@ static void test_restart_after_sigkill(void **state) {
         struct tally *tally = calloc(1, sizeof(*tally));
         struct itest_daemon *d = &daemon_;
         char *config, *text, foreign[PATH_MAX + 64], recorded[PATH_MAX + 64], probes_file[PATH_MAX];
+        char group[64], group2[64];
         struct target *t = &target_;
         uint64_t offset;
         struct stat st;
         int status;
         FILE *f;
-        char group[64] = "";
 
         assert_non_null(c);
         assert_non_null(tally);
@@ -517,18 +560,15 @@ static void test_restart_after_sigkill(void **state) {
                              "]}\n", target_path) > 0);
         assert_int_equal(itest_daemon_start(d, config), 0);
         free(config);
+        daemon_group(d->socket, group, sizeof(group));
         text = read_uprobe_events();
-        assert_int_equal(count_probes(text, "evmon", "call"), 1);
-        offset = our_offset(text);
+        assert_int_equal(count_probes(text, group, "call"), 1);
+        offset = our_offset(text, group);
         snprintf(foreign, sizeof(foreign), "p:" FOREIGN_GROUP "/x %s:0x%" PRIx64 "\n", target_path, offset);
         snprintf(recorded, sizeof(recorded), "p:" RECORDED_GROUP "/y %s:0x%" PRIx64 "\n", target_path, offset);
         free(text);
         snprintf(probes_file, sizeof(probes_file), "%s/probes", d->dir);
-        f = fopen(probes_file, "re");
-        assert_non_null(f);
-        assert_non_null(fgets(group, sizeof(group), f));
-        fclose(f);
-        assert_string_equal(group, "evmon\n");
+        check_record(probes_file, group);
 
         /* A crash: no cleanup at all. */
         assert_int_equal(kill(d->pid, SIGKILL), 0);
@@ -539,7 +579,7 @@ static void test_restart_after_sigkill(void **state) {
         assert_true(S_ISSOCK(st.st_mode));
         assert_int_equal(stat(probes_file, &st), 0);
         text = read_uprobe_events();
-        assert_int_equal(count_probes(text, "evmon", "call"), 1);
+        assert_int_equal(count_probes(text, group, "call"), 1);
         free(text);
 
         /* Someone else's probe, on the very same instruction, and one in a
@@ -559,26 +599,24 @@ static void test_restart_after_sigkill(void **state) {
         /* The restart replaces the stale socket, removes the stale probe
          * (else adding ours again would fail with EEXIST) and the recorded
          * group's, and serves. */
-        if (daemon_restart(d) < 0) {
+        if (evmond_spawn(&d->pid, d->config, d->socket) < 0) {
                 dump_uprobe_events("after the failed restart");
                 remove_foreign();
                 fail_msg("evmond did not start again after SIGKILL");
         }
+        /* Same socket, same group. */
+        daemon_group(d->socket, group2, sizeof(group2));
+        assert_string_equal(group2, group);
         text = read_uprobe_events();
-        if (count_probes(text, "evmon", NULL) != 1 || count_probes(text, FOREIGN_GROUP, "x") != 1)
+        if (count_probes(text, group, NULL) != 1 || count_probes(text, FOREIGN_GROUP, "x") != 1)
                 fprintf(stderr, "uprobe_events after the restart:\n%s", text);
-        assert_int_equal(count_probes(text, "evmon", "call"), 1);
-        assert_int_equal(count_probes(text, "evmon", NULL), 1);
+        assert_int_equal(count_probes(text, group, "call"), 1);
+        assert_int_equal(count_probes(text, group, NULL), 1);
         assert_int_equal(count_probes(text, RECORDED_GROUP, NULL), 0);
         assert_int_equal(count_probes(text, FOREIGN_GROUP, "x"), 1);
         free(text);
         /* The record names only what this instance made. */
-        f = fopen(probes_file, "re");
-        assert_non_null(f);
-        assert_non_null(fgets(group, sizeof(group), f));
-        assert_string_equal(group, "evmon\n");
-        assert_null(fgets(group, sizeof(group), f));
-        fclose(f);
+        check_record(probes_file, group);
 
         assert_int_equal(itest_client_connect(c, d->socket), 0);
         json_object_put(hello_events(c));
@@ -598,7 +636,7 @@ static void test_restart_after_sigkill(void **state) {
         /* A clean stop takes our probe and leaves the foreign one. */
         assert_int_equal(itest_daemon_stop(d), 0);
         text = read_uprobe_events();
-        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        assert_int_equal(count_probes(text, group, NULL), 0);
         assert_int_equal(count_probes(text, FOREIGN_GROUP, "x"), 1);
         free(text);
         assert_int_equal(stat(probes_file, &st), -1);
@@ -614,8 +652,11 @@ static void test_restart_after_sigkill(void **state) {
 
 /* ---- 3. failures and --check-config leave nothing behind ------------- */
 
+static pid_t last_run_pid;
+
 /* Runs evmond with ARGS (NULL-terminated) to its end; returns its exit
- * status and, in *ret_output, what it printed on stdout and stderr. */
+ * status and, in *ret_output, what it printed on stdout and stderr. Its
+ * pid stays in last_run_pid (--check-config's group is evmoncheckPID). */
 static int run_evmond(char **ret_output, ...) {
         const char *argv[16];
         char evmond[512], *out = calloc(1, 1 << 16);
@@ -640,6 +681,7 @@ static int run_evmond(char **ret_output, ...) {
                 execv(evmond, (char **) argv);
                 _exit(127);
         }
+        last_run_pid = pid;
         close(fds[1]);
         while ((r = read(fds[0], out + len, (1 << 16) - 1 - len)) > 0)
                 len += (size_t) r;
@@ -658,17 +700,64 @@ static void write_file(const char *path, const char *text) {
         assert_int_equal(fclose(f), 0);
 }
 
-static void test_failures_leave_nothing(void **state) {
-        struct itest_client *c = calloc(1, sizeof(*c));
-        struct tally *tally = calloc(1, sizeof(*tally));
-        struct itest_daemon *d = &daemon_;
+/* SIGTERM to *PID and its exit status (-1: it did not exit within 10 s). */
+static int evmond_stop(pid_t *pid) {
+        int status;
+
+        kill(*pid, SIGTERM);
+        for (int i = 0; i < 200; i++) {
+                if (waitpid(*pid, &status, WNOHANG) == *pid) {
+                        *pid = -1;
+                        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                }
+                usleep(50000);
+        }
+        kill(*pid, SIGKILL);
+        waitpid(*pid, &status, 0);
+        *pid = -1;
+        return -1;
+}
+
+/* Runs the target once and tallies what each of the N clients got. */
+static void run_target_for(struct itest_client **clients, struct tally **tallies, size_t n, int k) {
         struct target *t = &target_;
-        char bad[PATH_MAX], socket[PATH_MAX], probes_file[PATH_MAX];
+
+        for (size_t i = 0; i < n; i++) {
+                assert_int_equal(itest_client_connect(clients[i], i == 0 ? daemon_.socket : tallies[i]->socket), 0);
+                json_object_put(hello_events(clients[i]));
+        }
+        target_start(t, k);
+        target_go(t);
+        for (size_t i = 0; i < n; i++) {
+                tallies[i]->t = t;
+                tallies[i]->k = k;
+                collect(clients[i], tallies[i]);
+        }
+        target_finish(t);
+        for (size_t i = 0; i < n; i++) {
+                itest_client_close(clients[i]);
+                fprintf(stderr, "client %zu: %d call, %d call_ret\n", i, tallies[i]->n_call, tallies[i]->n_ret);
+                assert_int_equal(tallies[i]->n_call, k);
+                assert_int_equal(tallies[i]->n_ret, k);
+                assert_int_equal(tallies[i]->lost, 0);
+        }
+}
+
+/* ---- 3. two instances, --check-config, a failed start ----------------- */
+
+static void test_instances_and_failures(void **state) {
+        struct itest_client *c[2] = { calloc(1, sizeof(**c)), calloc(1, sizeof(**c)) };
+        struct tally *tl[2] = { calloc(1, sizeof(**tl)), calloc(1, sizeof(**tl)) };
+        struct itest_daemon *d = &daemon_;
+        char bad[PATH_MAX], other[PATH_MAX], socket[PATH_MAX], probes_file[PATH_MAX];
+        char group[64], group2[64], check_group[64];
         char *good_config, *bad_config, *out, *text;
         struct stat st;
 
-        assert_non_null(c);
-        assert_non_null(tally);
+        for (size_t i = 0; i < 2; i++) {
+                assert_non_null(c[i]);
+                assert_non_null(tl[i]);
+        }
         assert_true(asprintf(&good_config,
                              "{\"events\": [\n"
                              "  {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call\",\n"
@@ -683,77 +772,98 @@ static void test_failures_leave_nothing(void **state) {
                              "  {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"bad\", \"fetch\": [\"n=%%nosuchreg:s64\"]}\n"
                              "]}\n", target_path) > 0);
 
-        /* A daemon runs with the good config while --check-config runs.
-         * (Not a second daemon: all share the group evmon, one per host.) */
+        /* Daemon A runs with the good config throughout. */
         assert_int_equal(itest_daemon_start(d, good_config), 0);
+        daemon_group(d->socket, group, sizeof(group));
         snprintf(bad, sizeof(bad), "%s/bad.json", d->dir);
         write_file(bad, bad_config);
+        snprintf(other, sizeof(other), "%s/other", d->dir);
+        assert_int_equal(mkdir(other, 0755), 0);
         snprintf(socket, sizeof(socket), "%s/other/evmond.sock", d->dir);
-        snprintf(probes_file, sizeof(probes_file), "%s/other", d->dir);
-        assert_int_equal(mkdir(probes_file, 0755), 0);
         snprintf(probes_file, sizeof(probes_file), "%s/other/probes", d->dir);
 
         /* --check-config judges the good config with the kernel, in a group
-         * of its own: the running daemon's probes are not touched. */
+         * of its own: A's probes are not touched. */
         assert_int_equal(run_evmond(&out, "--check-config", "--config", d->config, NULL), 0);
+        snprintf(check_group, sizeof(check_group), "evmoncheck%d", (int) last_run_pid);
         assert_non_null(strstr(out, "OK, 2 events"));
         free(out);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, check_group, NULL), 0);
+        free(text);
         /* ...and the bad one: exit 2, the kernel's reason, file, line, key. */
         assert_int_equal(run_evmond(&out, "--check-config", "--config", bad, NULL), 2);
+        snprintf(check_group, sizeof(check_group), "evmoncheck%d", (int) last_run_pid);
         assert_non_null(strstr(out, "Invalid register name"));
         assert_non_null(strstr(out, "bad.json:3: events[1].uprobe"));
         free(out);
         text = read_uprobe_events();
-        assert_null(strstr(text, "evmoncheck"));
-        assert_int_equal(count_probes(text, "evmon", NULL), 2);
+        assert_int_equal(count_probes(text, check_group, NULL), 0);
+        assert_int_equal(count_probes(text, group, "call"), 1);
+        assert_int_equal(count_probes(text, group, "call_ret"), 1);
+        assert_int_equal(count_probes(text, group, NULL), 2);
         free(text);
 
-        /* The running daemon kept both its probes and still delivers. */
+        /* Daemon B, same config, another socket: its own group, so the two
+         * never clean or extend each other's probes (same names, same
+         * target), and both deliver every call. */
+        assert_int_equal(evmond_spawn(&second_, d->config, socket), 0);
+        daemon_group(socket, group2, sizeof(group2));
+        fprintf(stderr, "groups: A %s, B %s\n", group, group2);
+        assert_string_not_equal(group, group2);
+        check_record(probes_file, group2);
         text = read_uprobe_events();
-        assert_int_equal(count_probes(text, "evmon", "call"), 1);
-        assert_int_equal(count_probes(text, "evmon", "call_ret"), 1);
+        assert_int_equal(count_probes(text, group, NULL), 2);
+        assert_int_equal(count_probes(text, group2, "call"), 1);
+        assert_int_equal(count_probes(text, group2, "call_ret"), 1);
+        assert_int_equal(count_probes(text, group2, NULL), 2);
         free(text);
-        assert_int_equal(itest_client_connect(c, d->socket), 0);
-        json_object_put(hello_events(c));
-        target_start(t, K_RESTART);
-        target_go(t);
-        tally->t = t;
-        tally->k = K_RESTART;
-        collect(c, tally);
-        target_finish(t);
-        itest_client_close(c);
-        assert_int_equal(tally->n_call, K_RESTART);
-        assert_int_equal(tally->n_ret, K_RESTART);
+        tl[1]->socket = socket;
+        run_target_for(c, tl, 2, K_RESTART);
 
-        assert_int_equal(itest_daemon_stop(d), 0);
+        /* B's clean stop takes B's probes only; A goes on. */
+        assert_int_equal(evmond_stop(&second_), 0);
         text = read_uprobe_events();
-        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        assert_int_equal(count_probes(text, group2, NULL), 0);
+        assert_int_equal(count_probes(text, group, NULL), 2);
         free(text);
+        assert_int_equal(stat(probes_file, &st), -1);
+        memset(tl[0], 0, sizeof(*tl[0]));
+        run_target_for(c, tl, 1, K_RESTART);
 
-        /* Starting for real with the bad config fails the same way and
-         * takes the probe it had made; its record and socket go too. */
+        /* B again, with the bad config: it fails the way --check-config
+         * said, takes the probe it had made, its record and its socket. */
         assert_int_equal(run_evmond(&out, "--config", bad, "--socket", socket, NULL), 2);
         assert_non_null(strstr(out, "Invalid register name"));
         free(out);
         text = read_uprobe_events();
-        assert_int_equal(count_probes(text, "evmon", NULL), 0);
+        assert_int_equal(count_probes(text, group2, NULL), 0);
+        assert_int_equal(count_probes(text, group, NULL), 2);
         free(text);
         assert_int_equal(stat(probes_file, &st), -1);
         assert_int_equal(stat(socket, &st), -1);
-        snprintf(probes_file, sizeof(probes_file), "%s/other", d->dir);
-        assert_int_equal(rmdir(probes_file), 0);
+        assert_int_equal(rmdir(other), 0);
+
+        assert_int_equal(itest_daemon_stop(d), 0);
+        text = read_uprobe_events();
+        assert_int_equal(count_probes(text, group, NULL), 0);
+        free(text);
 
         unlink(bad);
         free(bad_config);
         free(good_config);
-        free(c);
-        free(tally);
+        for (size_t i = 0; i < 2; i++) {
+                free(c[i]);
+                free(tl[i]);
+        }
 }
 
 static int teardown(void **state) {
         char p[PATH_MAX];
         int status;
 
+        if (second_ > 0)
+                (void) evmond_stop(&second_);
         if (target_.pid > 0) {
                 kill(target_.pid, SIGKILL);
                 (void) waitpid(target_.pid, &status, 0);
@@ -766,6 +876,8 @@ static int teardown(void **state) {
                 snprintf(p, sizeof(p), "%s/bad.json", daemon_.dir);
                 unlink(p);
                 snprintf(p, sizeof(p), "%s/other/probes", daemon_.dir);
+                unlink(p);
+                snprintf(p, sizeof(p), "%s/other/evmond.sock", daemon_.dir);
                 unlink(p);
                 snprintf(p, sizeof(p), "%s/other", daemon_.dir);
                 rmdir(p);
@@ -800,7 +912,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_uprobes_end_to_end, teardown),
                 cmocka_unit_test_teardown(test_restart_after_sigkill, teardown),
-                cmocka_unit_test_teardown(test_failures_leave_nothing, teardown),
+                cmocka_unit_test_teardown(test_instances_and_failures, teardown),
         };
 
         require_uprobes();
