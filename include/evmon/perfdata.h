@@ -111,7 +111,8 @@ struct perfdata_record {
 /* Reads the next record of the data section, in file order (perf writes
  * each CPU buffer's records in turn: not sorted by time across CPUs).
  * Returns 1 with *ret filled, 0 at the end, -EBADMSG for a malformed record
- * (reading stops there), -EOPNOTSUPP at a PERF_RECORD_COMPRESSED. */
+ * (reading stops there), -EOPNOTSUPP at a PERF_RECORD_COMPRESSED or a
+ * sample whose sample_type has bits of unknown layout. */
 int perfdata_next(struct perfdata *pd, struct perfdata_record *ret);
 /* Back to the first record. */
 void perfdata_rewind(struct perfdata *pd);

@@ -751,7 +751,8 @@ static int cmd_decode(const char *path) {
 
         if (r < 0) {
                 fprintf(stderr, "evmonctl: %s: %s at byte %" PRIu64 " of the file; stopped there\n", path,
-                        r == -EOPNOTSUPP ? "a compressed record (perf record -z), which evmonctl cannot read" :
+                        r == -EOPNOTSUPP ? "a record evmonctl cannot read (compressed by perf record -z, "
+                                           "or a sample with fields newer than this evmonctl)" :
                         r == -EBADMSG ? "a malformed record" : strerror(-r), perfdata_offset(pd));
                 status = 1;
         }
