@@ -7,7 +7,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
@@ -637,6 +639,17 @@ static int daemon_probe_setup(struct daemon *d) {
         return 0;
 }
 
+static bool socket_is_live(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(closep) int fd = -1;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return false;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        return fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
+}
+
 int daemon_prepare(struct daemon *d, char **ret_error) {
         int r;
 
@@ -654,6 +667,13 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
         r = daemon_probe_setup(d);
         if (r < 0)
                 return r;
+        /* A second daemon on a live socket must stop here, before it
+         * touches the probes the first one owns. */
+        if (!d->check_only && sd_listen_fds(false) <= 0 && socket_is_live(d->config->socket_path)) {
+                r = asprintf(ret_error, "another evmond is serving on %s: stop it, or give this one another --socket",
+                             d->config->socket_path);
+                return r < 0 ? -ENOMEM : -EADDRINUSE;
+        }
         r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
         if (r < 0) {
                 if (asprintf(ret_error, d->args.tracefs_dir
