@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
+#include "tracefs/error.h"
 #include "evmon/probe.h"
 
 static void elf_endp(Elf **e) {
@@ -31,20 +32,6 @@ static void elf_endp(Elf **e) {
                 elf_end(*e);
 }
 
-_printf_(3, 4)
-static int fail(char **ret_error, int error, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                free(*ret_error);
-                *ret_error = NULL;
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return error;
-}
 
 /* A symbol table: the section, its data and, for .dynsym, the parallel
  * .gnu.version array (to prefer a symbol's default version). */
@@ -199,26 +186,26 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
         if (ret_error)
                 *ret_error = NULL;
         if (!path || !*path || !symbol || !*symbol)
-                return fail(ret_error, -EINVAL, "empty path or symbol");
+                return error_set(ret_error, -EINVAL, "empty path or symbol");
 
         real = realpath(path, NULL);
         if (!real) {
                 r = negative_errno();
-                return fail(ret_error, r, "%s: %s", path, strerror(-r));
+                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
         }
         fd = open(real, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
                 r = negative_errno();
-                return fail(ret_error, r, "%s: %s", real, strerror(-r));
+                return error_set(ret_error, r, "%s: %s", real, strerror(-r));
         }
 
         if (elf_version(EV_CURRENT) == EV_NONE)
-                return fail(ret_error, -ENOTSUP, "libelf: %s", elf_errmsg(-1));
+                return error_set(ret_error, -ENOTSUP, "libelf: %s", elf_errmsg(-1));
         e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
         if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
-                return fail(ret_error, -ENOEXEC, "%s is not an ELF file", real);
+                return error_set(ret_error, -ENOEXEC, "%s is not an ELF file", real);
         if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
-                return fail(ret_error, -ENOEXEC,
+                return error_set(ret_error, -ENOEXEC,
                             "%s is not an ELF executable or shared object", real);
 
         while ((scn = elf_nextscn(e, scn))) {
@@ -243,7 +230,7 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
                 dynsym.versym = elf_getdata(versym_scn, NULL);
 
         if (!symtab.scn && !dynsym.scn)
-                return fail(ret_error, -ENODATA,
+                return error_set(ret_error, -ENODATA,
                             "%s has no symbol table (stripped); give a file offset instead: %s:0xOFFSET",
                             real, real);
 
@@ -260,17 +247,17 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
 
         r = pick(&ms, &addr);
         if (r == -ENOENT)
-                return fail(ret_error, -ENOENT, "symbol %s not found in %s%s", symbol, real,
+                return error_set(ret_error, -ENOENT, "symbol %s not found in %s%s", symbol, real,
                             symtab.scn ? "" : " (stripped: it only has dynamic symbols)");
         if (r == -ENOTUNIQ)
-                return fail(ret_error, -ENOTUNIQ,
+                return error_set(ret_error, -ENOTUNIQ,
                             "symbol %s is ambiguous in %s: %zu%s different addresses in %s; give a file offset instead",
                             symbol, real, ms.n, ms.truncated ? "+" : "",
                             found_in == &symtab ? ".symtab" : ".dynsym");
 
         r = find_load(e, addr, &ph);
         if (r < 0)
-                return fail(ret_error, -ERANGE,
+                return error_set(ret_error, -ERANGE,
                             "symbol %s in %s is at 0x%" PRIx64 ", in no loadable part of the file",
                             symbol, real, (uint64_t) addr);
 

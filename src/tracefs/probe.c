@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
+#include "tracefs/error.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
 
@@ -28,20 +29,6 @@ static void formatp(struct format **f) {
         format_free(*f);
 }
 
-_printf_(3, 4)
-static int fail(char **ret_error, int error, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                free(*ret_error);
-                *ret_error = NULL;
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return error;
-}
 
 static const char *const kind_names[_PROBE_KIND_MAX] = {
         [PROBE_KPROBE] = "kprobe",
@@ -118,10 +105,10 @@ static int parse_location(const char *s, bool allow_colon, struct probe_target *
         uint64_t v;
 
         if (!*s)
-                return fail(ret_error, -EINVAL, "probe target \"%s\": missing symbol or address", target);
+                return error_set(ret_error, -EINVAL, "probe target \"%s\": missing symbol or address", target);
         if (isdigit((unsigned char) s[0])) {
                 if (parse_u64(s, &v) < 0)
-                        return fail(ret_error, -EINVAL, "probe target \"%s\": bad address \"%s\"", target, s);
+                        return error_set(ret_error, -EINVAL, "probe target \"%s\": bad address \"%s\"", target, s);
                 ret->symbol = NULL;
                 ret->offset = v;
                 return 0;
@@ -132,10 +119,10 @@ static int parse_location(const char *s, bool allow_colon, struct probe_target *
         if (!sym)
                 return -ENOMEM;
         if (!symbol_is_valid(sym, allow_colon))
-                return fail(ret_error, -EINVAL, "probe target \"%s\": bad symbol \"%s\"", target, sym);
+                return error_set(ret_error, -EINVAL, "probe target \"%s\": bad symbol \"%s\"", target, sym);
         v = 0;
         if (plus && parse_u64(plus + 1, &v) < 0)
-                return fail(ret_error, -EINVAL, "probe target \"%s\": bad offset \"%s\"", target, plus + 1);
+                return error_set(ret_error, -EINVAL, "probe target \"%s\": bad offset \"%s\"", target, plus + 1);
         ret->symbol = TAKE_PTR(sym);
         ret->offset = v;
         return 0;
@@ -158,9 +145,9 @@ int probe_parse_target(enum probe_kind kind, const char *target, struct probe_ta
         if (ret_error)
                 *ret_error = NULL;
         if (!kind_is_valid(kind))
-                return fail(ret_error, -EINVAL, "unknown probe kind %d", (int) kind);
+                return error_set(ret_error, -EINVAL, "unknown probe kind %d", (int) kind);
         if (!target || !*target)
-                return fail(ret_error, -EINVAL, "%s: empty target", probe_kind_to_string(kind));
+                return error_set(ret_error, -EINVAL, "%s: empty target", probe_kind_to_string(kind));
 
         if (!probe_kind_is_uprobe(kind)) {
                 r = parse_location(target, true, &t, target, ret_error);
@@ -174,10 +161,10 @@ int probe_parse_target(enum probe_kind kind, const char *target, struct probe_ta
         /* PATH:LOCATION; a path may hold ':', a symbol or offset may not. */
         colon = strrchr(target, ':');
         if (!colon)
-                return fail(ret_error, -EINVAL, "uprobe target \"%s\": expected PATH:SYMBOL[+OFFSET] or PATH:0xOFFSET",
+                return error_set(ret_error, -EINVAL, "uprobe target \"%s\": expected PATH:SYMBOL[+OFFSET] or PATH:0xOFFSET",
                             target);
         if (target[0] != '/')
-                return fail(ret_error, -EINVAL, "uprobe target \"%s\": the path must be absolute", target);
+                return error_set(ret_error, -EINVAL, "uprobe target \"%s\": the path must be absolute", target);
         t.path = strndup(target, (size_t) (colon - target));
         if (!t.path)
                 return -ENOMEM;
@@ -214,7 +201,7 @@ int probe_resolve_target(enum probe_kind kind, const char *target, struct probe_
                         real = realpath(t.path, NULL);
                         if (!real) {
                                 r = negative_errno();
-                                return fail(ret_error, r, "%s: %s", t.path, strerror(-r));
+                                return error_set(ret_error, r, "%s: %s", t.path, strerror(-r));
                         }
                 }
                 free(t.path);
@@ -239,20 +226,20 @@ static bool word_is_valid(const char *s) {
 
 static int check_spec(const char *group, const struct probe_spec *p, char **ret_error) {
         if (!p || !kind_is_valid(p->kind))
-                return fail(ret_error, -EINVAL, "bad probe kind");
+                return error_set(ret_error, -EINVAL, "bad probe kind");
         if (!probe_name_is_valid(group))
-                return fail(ret_error, -EINVAL,
+                return error_set(ret_error, -EINVAL,
                             "bad probe group \"%s\": use letters, digits and '_', not starting with a digit",
                             group ? group : "");
         if (!probe_name_is_valid(p->name))
-                return fail(ret_error, -EINVAL,
+                return error_set(ret_error, -EINVAL,
                             "bad probe name \"%s\": use letters, digits and '_', not starting with a digit",
                             p->name ? p->name : "");
         if (p->n_fetch > 0 && !p->fetch)
-                return fail(ret_error, -EINVAL, "probe %s: no fetch-args given", p->name);
+                return error_set(ret_error, -EINVAL, "probe %s: no fetch-args given", p->name);
         for (size_t i = 0; i < p->n_fetch; i++)
                 if (!word_is_valid(p->fetch[i]))
-                        return fail(ret_error, -EINVAL,
+                        return error_set(ret_error, -EINVAL,
                                     "probe %s: bad fetch-arg \"%s\": must be one word without white space",
                                     p->name, p->fetch[i] ? p->fetch[i] : "");
         return 0;
@@ -277,7 +264,7 @@ int probe_format_command(const char *group, const struct probe_spec *p, char **r
         if (r < 0)
                 return r;
         if (t.path && !word_is_valid(t.path))
-                return fail(ret_error, -EINVAL,
+                return error_set(ret_error, -EINVAL,
                             "probe %s: uprobe_events cannot take a path with white space (\"%s\")",
                             p->name, t.path);
 
@@ -369,22 +356,22 @@ int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
          * tracing until a reboot (seen here). */
         r = probe_exists(t, group, p->name);
         if (r < 0)
-                return fail(ret_error, r, "cannot tell whether probe %s/%s exists: %s", group, p->name, strerror(-r));
+                return error_set(ret_error, r, "cannot tell whether probe %s/%s exists: %s", group, p->name, strerror(-r));
         if (r > 0)
-                return fail(ret_error, -EEXIST, "probe %s/%s exists already", group, p->name);
+                return error_set(ret_error, -EEXIST, "probe %s/%s exists already", group, p->name);
 
         r = write_command(t, events_file(p->kind), line);
         if (r == -EOPNOTSUPP)
-                return fail(ret_error, r, "this kernel has no %s (CONFIG_%s_EVENTS): cannot add %s %s",
+                return error_set(ret_error, r, "this kernel has no %s (CONFIG_%s_EVENTS): cannot add %s %s",
                             events_file(p->kind), probe_kind_is_uprobe(p->kind) ? "UPROBE" : "KPROBE",
                             probe_kind_to_string(p->kind), p->name);
         if (r < 0) {
                 why = tracefs_last_error(t, line);
                 if (why)
-                        return fail(ret_error, r, "%s", why);
+                        return error_set(ret_error, r, "%s", why);
                 if (r == -EEXIST)
-                        return fail(ret_error, r, "probe %s/%s exists already", group, p->name);
-                return fail(ret_error, r, "the kernel refused \"%s\": %s", line, strerror(-r));
+                        return error_set(ret_error, r, "probe %s/%s exists already", group, p->name);
+                return error_set(ret_error, r, "the kernel refused \"%s\": %s", line, strerror(-r));
         }
 
         if (!ret_format)
@@ -393,7 +380,7 @@ int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
         r = tracefs_event_format(t, group, p->name, &fmt);
         if (r < 0) {
                 (void) probe_remove(t, group, p->kind, p->name);
-                return fail(ret_error, r, "added %s/%s but cannot read its format: %s", group, p->name,
+                return error_set(ret_error, r, "added %s/%s but cannot read its format: %s", group, p->name,
                             strerror(-r));
         }
         *ret_format = TAKE_PTR(fmt);
@@ -702,22 +689,22 @@ int probe_pmu_attr(const char *sysfs, const struct probe_spec *p, struct probe_p
         if (!p || !kind_is_valid(p->kind) || !ret)
                 return -EINVAL;
         if (p->n_fetch > 0)
-                return fail(ret_error, -EINVAL,
+                return error_set(ret_error, -EINVAL,
                             "%s %s: the %s PMU takes no fetch-args; define it through tracefs instead",
                             probe_kind_to_string(p->kind), p->name ? p->name : "",
                             probe_kind_is_uprobe(p->kind) ? "uprobe" : "kprobe");
 
         r = probe_pmu_type(sysfs, p->kind, &pmu.type, &mask);
         if (r == -EOPNOTSUPP)
-                return fail(ret_error, r, "this kernel has no %s PMU (%s/bus/event_source/devices/%s)",
+                return error_set(ret_error, r, "this kernel has no %s PMU (%s/bus/event_source/devices/%s)",
                             probe_kind_is_uprobe(p->kind) ? "uprobe" : "kprobe", sysfs ? sysfs : "/sys",
                             probe_kind_is_uprobe(p->kind) ? "uprobe" : "kprobe");
         if (r < 0)
-                return fail(ret_error, r, "cannot read the %s PMU's type: %s",
+                return error_set(ret_error, r, "cannot read the %s PMU's type: %s",
                             probe_kind_is_uprobe(p->kind) ? "uprobe" : "kprobe", strerror(-r));
         if (probe_kind_is_return(p->kind)) {
                 if (mask == 0)
-                        return fail(ret_error, -EOPNOTSUPP, "this kernel's %s PMU has no retprobe bit",
+                        return error_set(ret_error, -EOPNOTSUPP, "this kernel's %s PMU has no retprobe bit",
                                     probe_kind_is_uprobe(p->kind) ? "uprobe" : "kprobe");
                 pmu.config = mask;
         }

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/tracefs.h"
+#include "tracefs/error.h"
 
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
 #define TRACEFS_DEBUGFS "/sys/kernel/debug/tracing"
@@ -441,4 +443,18 @@ char *tracefs_filter_error(const struct tracefs *t, const char *system, const ch
         end = p + strcspn(p, "\n");
         why = strndup(p, (size_t) (end - p));
         return why;
+}
+
+int error_set(char **ret_error, int error, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                free(*ret_error);
+                *ret_error = NULL;
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return error;
 }
