@@ -325,6 +325,9 @@ static int client_read(struct client *c) {
                                 int r = client_handle_line(c, c->inbuf + start, i - start);
                                 if (r < 0)
                                         return r;
+                                /* A reload may have flushed us to death. */
+                                if (c->dead)
+                                        return -ECONNRESET;
                         }
                         c->in_discard = false;
                         start = i + 1;
@@ -340,11 +343,15 @@ static int client_read(struct client *c) {
         }
 }
 
+/* Watch for input unless the client is closing (its EOF would stay
+ * readable and spin the loop), and for output while a write would block. */
 static int client_arm(struct client *c, bool out) {
-        if (c->want_out == out)
+        uint32_t events = (c->closing ? 0 : EPOLLIN | EPOLLRDHUP) | (out ? EPOLLOUT : 0);
+
+        if (c->io_events == events)
                 return 0;
-        c->want_out = out;
-        return sd_event_source_set_io_events(c->io, EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0));
+        c->io_events = events;
+        return sd_event_source_set_io_events(c->io, events);
 }
 
 void client_enqueue(struct client *c, struct chunk *chunk, uint32_t off, uint32_t len, size_t limit) {
@@ -448,16 +455,16 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                         if (r != -ECONNRESET)
                                 log_debug_errno(r, "Client %" PRIu64 ": read failed: %m", c->id);
                         /* Answers already queued still go out if the peer only shut down its write side. */
-                        if (r == -ECONNRESET && c->q_len > 0 && !(revents & (EPOLLHUP | EPOLLERR))) {
+                        if (r == -ECONNRESET && !c->dead && c->q_len > 0 && !(revents & (EPOLLHUP | EPOLLERR))) {
                                 c->closing = true;
                                 r = 0;
                         }
                 }
         }
-        if (r >= 0)
+        if (r >= 0 && !c->dead)
                 r = client_flush(c);
         if (r < 0)
-                client_free(c);
+                server_client_fail(c->server, c);
         return 0;
 }
 
@@ -480,7 +487,8 @@ int client_new(struct server *s, int fd, uint64_t id, struct client **ret) {
                 return -ENOMEM;
         }
         (void) getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len);
-        r = sd_event_add_io(server_get_event(s), &c->io, fd, EPOLLIN | EPOLLRDHUP, on_client_io, c);
+        c->io_events = EPOLLIN | EPOLLRDHUP;
+        r = sd_event_add_io(server_get_event(s), &c->io, fd, c->io_events, on_client_io, c);
         if (r < 0) {
                 free(c->q);
                 free(c);

@@ -18,8 +18,9 @@ struct client {
         struct client *prev, *next;
         int fd;
         sd_event_source *io;
-        bool want_out;           /* EPOLLOUT armed */
+        uint32_t io_events;      /* what c->io watches now */
         bool closing;            /* flush what is queued, then close */
+        bool dead;               /* failed: freed by the server's reaper, not in use any more */
         struct ucred cred;
         uint64_t id;
         bool linked;             /* on the server's list */
@@ -95,3 +96,7 @@ sd_event *server_get_event(const struct server *s);
 const char *server_cgroup_mount(const struct server *s);
 const struct server_ops *server_get_ops(const struct server *s, void **ret_userdata);
 void server_client_closed(struct server *s, struct client *c);
+/* Marks C dead: it gets nothing more and is freed from the event loop soon
+ * (never under a caller that may still hold it, such as its own read
+ * callback running a reload that flushes every client). */
+void server_client_fail(struct server *s, struct client *c);

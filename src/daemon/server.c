@@ -25,6 +25,7 @@ struct server {
 
         struct client *clients;
         size_t n_clients;
+        sd_event_source *reap;    /* frees dead clients */
         uint64_t next_id;
         uint64_t dropped_total;   /* of clients that are gone */
 
@@ -128,10 +129,30 @@ void server_flush(struct server *s) {
 
         for (c = s->clients; c; c = next) {
                 next = c->next;
-                if (c->q_len > 0 || c->dropped > 0 || c->closing)
+                if (!c->dead && (c->q_len > 0 || c->dropped > 0 || c->closing))
                         if (client_flush(c) < 0)
-                                client_free(c);
+                                server_client_fail(s, c);
         }
+}
+
+void server_client_fail(struct server *s, struct client *c) {
+        if (c->dead)
+                return;
+        c->dead = c->closing = true;
+        (void) sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(s->reap, SD_EVENT_ONESHOT);
+}
+
+static int on_reap(sd_event_source *es, void *userdata) {
+        struct server *s = userdata;
+        struct client *c, *next;
+
+        for (c = s->clients; c; c = next) {
+                next = c->next;
+                if (c->dead)
+                        client_free(c);
+        }
+        return 0;
 }
 
 void server_client_closed(struct server *s, struct client *c) {
@@ -314,6 +335,10 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
                 if (r < 0)
                         goto fail;
         }
+        r = sd_event_add_defer(e, &s->reap, on_reap, s);
+        if (r < 0)
+                goto fail;
+        (void) sd_event_source_set_enabled(s->reap, SD_EVENT_OFF);
         r = sd_event_add_io(e, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
         if (r < 0)
                 goto fail;
@@ -331,6 +356,7 @@ struct server *server_free(struct server *s) {
         while (s->clients)
                 client_free(s->clients);
         s->listen_io = sd_event_source_disable_unref(s->listen_io);
+        s->reap = sd_event_source_disable_unref(s->reap);
         if (s->path)
                 (void) unlink(s->path);
         free(s->path);
