@@ -39,6 +39,7 @@
 static struct itest_daemon daemon_ = { .pid = -1 };
 static char cg_mount[256];        /* empty: no cgroup2 on this host */
 static char cg_dir[2][512];       /* cgroups a test made, removed by teardown */
+static char bad_dir[64];          /* a config-error test's directory, likewise */
 static bool cgroup_skipped;
 
 /* ---- helpers -------------------------------------------------------- */
@@ -106,6 +107,13 @@ static int teardown(void **state) {
         daemon_ = (struct itest_daemon) { .pid = -1 };
         cgroup_remove(cg_dir[0]);
         cgroup_remove(cg_dir[1]);
+        if (bad_dir[0]) {
+                char p[128];
+                snprintf(p, sizeof(p), "%s/bad.json", bad_dir);
+                unlink(p);
+                rmdir(bad_dir);
+                bad_dir[0] = 0;
+        }
         return 0;
 }
 
@@ -236,7 +244,7 @@ static void test_cgroup_target(void **state) {
 }
 
 static void test_missing_cgroup_is_a_config_error(void **state) {
-        char dir[] = "/tmp/evmon-itest-cg-XXXXXX", config[600], want[1200], *out = NULL;
+        char *dir = strcpy(bad_dir, "/tmp/evmon-itest-cg-XXXXXX"), config[600], want[1200], *out = NULL;
         static const char text[] =
                 "{\n"
                 "  \"events\": [{\"tracepoint\": \"" GETPPID "\"}],\n"
@@ -259,9 +267,6 @@ static void test_missing_cgroup_is_a_config_error(void **state) {
         assert_int_equal(run_evmond(dir, text, "--check-config", &out), 2);
         assert_non_null(strstr(out, want));
         free(out);
-
-        unlink(config);
-        rmdir(dir);
 }
 
 /* ---- 2. pid target -------------------------------------------------- */
@@ -466,7 +471,7 @@ static void test_filter(void **state) {
 }
 
 static void test_rejected_filter_is_a_config_error(void **state) {
-        char dir[] = "/tmp/evmon-itest-filter-XXXXXX", config[600], want[700], *out = NULL;
+        char *dir = strcpy(bad_dir, "/tmp/evmon-itest-filter-XXXXXX"), config[600], want[700], *out = NULL;
         static const char text[] =
                 "{\n"
                 "  \"events\": [\n"
@@ -490,9 +495,6 @@ static void test_rejected_filter_is_a_config_error(void **state) {
         assert_int_equal(run_evmond(dir, text, NULL, &out), 2);
         assert_non_null(strstr(out, want));
         free(out);
-
-        unlink(config);
-        rmdir(dir);
 }
 
 /* ---- 4. subscriptions ----------------------------------------------- */
