@@ -168,6 +168,54 @@ static void client_tally(struct itest_client *c, int quiet_ms, struct itest_tall
         free(text);
 }
 
+/* Reads what C gets into FN while the N processes PIDS run, reaps them
+ * (each must exit 0), then reads until the stream is quiet: a slow machine
+ * may pause longer than any fixed quiet time while they still run. */
+static void client_read_while(struct itest_client *c, const pid_t *pids, size_t n,
+                              void (*fn)(json_object *o, void *ud), void *ud) {
+        bool done[8] = {};
+        size_t left = n, len;
+        char *text;
+
+        assert_true(n <= 8);
+        for (bool last = false;; ) {
+                text = itest_client_slurp(c, last ? 1000 : 200, 60000, &len);
+                itest_for_each_line(text, len, fn, ud);
+                free(text);
+                if (last)
+                        return;
+                for (size_t i = 0; i < n; i++) {
+                        int status;
+                        if (done[i] || waitpid(pids[i], &status, WNOHANG) != pids[i])
+                                continue;
+                        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                        done[i] = true;
+                        left--;
+                }
+                last = left == 0;
+        }
+}
+
+/* The count of the I-th event in evmond's status (what it read from the
+ * rings, whether or not any client wanted it), and the records it could
+ * not parse, summed over the CPUs. */
+static int64_t status_count(struct itest_client *c, size_t i, int64_t *ret_malformed) {
+        json_object *o, *a;
+        int64_t n;
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(c, "status", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "events", &a));
+        n = itest_int(json_object_array_get_idx(a, i), "count");
+        *ret_malformed = 0;
+        assert_true(json_object_object_get_ex(o, "cpus", &a));
+        for (size_t k = 0; k < json_object_array_length(a); k++)
+                *ret_malformed += itest_int(json_object_array_get_idx(a, k), "malformed");
+        json_object_put(o);
+        return n;
+}
+
 /* Exactly N, or a shortfall the kernel reported as lost. */
 static void assert_exact_or_lost(const struct itest_tally *t, pid_t pid, const char *event, int64_t n) {
         int64_t got = itest_tally_get(t, pid, event);
@@ -209,6 +257,7 @@ static void test_cgroup_target(void **state) {
         const char *dir;
         int gate_in, gate_out;
         pid_t inside, outside;
+        int64_t counted, malformed;
 
         need_cgroup2();
         dir = cgroup_make(0, "target", name, sizeof(name));
@@ -227,12 +276,12 @@ static void test_cgroup_target(void **state) {
         outside = itest_spawn_calls(SYS_getppid, 0, N_OUTSIDE, &gate_out);
         itest_release(gate_in);
         itest_release(gate_out);
-
-        client_tally(c, 1500, &t);
-        itest_reap(inside);
-        itest_reap(outside);
-        fprintf(stderr, "cgroup target: %" PRId64 " from inside (of %d), %" PRId64 " from outside, %" PRId64 " lost\n",
-                itest_tally_get(&t, inside, GETPPID), N_INSIDE, itest_tally_get(&t, outside, GETPPID), t.lost);
+        client_read_while(c, (pid_t[]) { inside, outside }, 2, itest_tally_line, &t);
+        counted = status_count(c, 0, &malformed);
+        fprintf(stderr, "cgroup target: %" PRId64 " from inside (of %d), %" PRId64 " from outside, %" PRId64 " lost, "
+                "%" PRId64 " dropped; evmond read %" PRId64 " (%" PRId64 " malformed records)\n",
+                itest_tally_get(&t, inside, GETPPID), N_INSIDE, itest_tally_get(&t, outside, GETPPID), t.lost,
+                t.dropped, counted, malformed);
         assert_exact_or_lost(&t, inside, GETPPID, N_INSIDE);
         assert_int_equal(itest_tally_get(&t, outside, GETPPID), 0);
         /* Nothing else runs in a cgroup made a moment ago. */
@@ -432,6 +481,11 @@ static void check_close_fd(json_object *o, void *userdata) {
                 filter_bad_fd++;
 }
 
+static void filter_line(json_object *o, void *userdata) {
+        itest_tally_line(o, userdata);
+        check_close_fd(o, NULL);
+}
+
 static void test_filter(void **state) {
         static const char config[] =
                 "{\n"
@@ -442,8 +496,6 @@ static void test_filter(void **state) {
         struct itest_client *c;
         int gate_k, gate_l;
         pid_t k, l;
-        size_t len;
-        char *text;
 
         assert_int_equal(itest_daemon_start(&daemon_, config), 0);
         c = client_new();
@@ -451,13 +503,8 @@ static void test_filter(void **state) {
         l = itest_spawn_calls(SYS_close, 12346, L_OTHER, &gate_l);
         itest_release(gate_k);
         itest_release(gate_l);
-        text = itest_client_slurp(c, 1000, 60000, &len);
-        itest_reap(k);
-        itest_reap(l);
-        itest_for_each_line(text, len, itest_tally_line, &t);
         filter_bad_fd = 0;
-        itest_for_each_line(text, len, check_close_fd, NULL);
-        free(text);
+        client_read_while(c, (pid_t[]) { k, l }, 2, filter_line, &t);
 
         fprintf(stderr, "filter: %" PRId64 " close(12345) of %d, %" PRId64 " close(12346), %" PRId64 " with another fd\n",
                 itest_tally_get(&t, k, CLOSE), K_MATCH, itest_tally_get(&t, l, CLOSE), filter_bad_fd);
