@@ -381,6 +381,49 @@ static int daemon_reference_format(struct daemon *d, char **ret_error) {
         return r < 0 ? -ENOMEM : -ENOENT;
 }
 
+/* Makes EV's probe through tracefs in our group. */
+static int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct probe_spec *spec, char **ret_error) {
+        const struct event_config *ec = ev->cfg;
+        _cleanup_(freep) char *err = NULL;
+        int r;
+
+        (void) daemon_clean_probes(d);
+        if (!d->check_only) {
+                r = probe_record_group(d->probe_record, d->probe_group);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to record probe group %s in %s: %m",
+                                          d->probe_group, d->probe_record);
+        }
+        /* During a reload the old and the new definition of one probe
+         * exist side by side: the new one takes NAME_1. */
+        for (unsigned gen = 0;; gen++) {
+                free(ev->probe_name);
+                ev->probe_name = NULL;
+                if (gen == 0)
+                        ev->probe_name = strdup(ec->name);
+                else if (asprintf(&ev->probe_name, "%.50s_%u", ec->name, gen) < 0)
+                        ev->probe_name = NULL;
+                if (!ev->probe_name)
+                        return -ENOMEM;
+                spec->name = ev->probe_name;
+                free(err);
+                err = NULL;
+                r = probe_add(d->tracefs, d->probe_group, spec, &ev->format, &err);
+                if (r != -EEXIST || gen >= 8)
+                        break;
+        }
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: the kernel refused %s \"%s\": %s",
+                             ec->where, event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r)) < 0)
+                        return -ENOMEM;
+                return -EINVAL;
+        }
+        ev->probe_added = true;
+        ev->source.type = PERF_TYPE_TRACEPOINT;
+        ev->source.config = ev->format->id;
+        return 0;
+}
+
 /* Builds one event's decoder and encoder, creating its probe where it is
  * one. Errors name the config entry. */
 static int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error) {
@@ -448,44 +491,9 @@ static int daemon_event_new(struct daemon *d, struct event_config *ec, struct da
                         ev->source.config1 = ev->pmu.config1;
                         ev->source.config2 = ev->pmu.config2;
                 } else {
-                        (void) daemon_clean_probes(d);
-                        if (!d->check_only) {
-                                r = probe_record_group(d->probe_record, d->probe_group);
-                                if (r < 0)
-                                        log_warning_errno(r, "Failed to record probe group %s in %s: %m",
-                                                          d->probe_group, d->probe_record);
-                        }
-                        /* During a reload the old and the new definition of one
-                         * probe exist side by side: the new one takes NAME_1. */
-                        for (unsigned gen = 0;; gen++) {
-                                free(ev->probe_name);
-                                ev->probe_name = NULL;
-                                if (gen == 0)
-                                        ev->probe_name = strdup(ec->name);
-                                else if (asprintf(&ev->probe_name, "%.50s_%u", ec->name, gen) < 0)
-                                        ev->probe_name = NULL;
-                                if (!ev->probe_name) {
-                                        r = -ENOMEM;
-                                        goto fail;
-                                }
-                                spec.name = ev->probe_name;
-                                free(err);
-                                err = NULL;
-                                r = probe_add(d->tracefs, d->probe_group, &spec, &ev->format, &err);
-                                if (r != -EEXIST || gen >= 8)
-                                        break;
-                        }
-                        if (r < 0) {
-                                if (asprintf(ret_error, "%s: the kernel refused %s \"%s\"%s%s",
-                                             ec->where, event_kind_to_string(ec->kind), ec->target,
-                                             err ? ": " : ": ", err ?: strerror(-r)) < 0)
-                                        r = -ENOMEM;
-                                r = r == -ENOMEM ? r : -EINVAL;
+                        r = daemon_event_add_probe(d, ev, &spec, ret_error);
+                        if (r < 0)
                                 goto fail;
-                        }
-                        ev->probe_added = true;
-                        ev->source.type = PERF_TYPE_TRACEPOINT;
-                        ev->source.config = ev->format->id;
                 }
         }
         ev->source.filter = ec->filter;
@@ -506,8 +514,36 @@ fail:
 }
 
 /* Opens EV on every CPU (disabled). */
+/* Where the kprobe/uprobe PMUs are refused (kernels that want
+ * CAP_SYS_ADMIN for them, or paranoid settings), the same probe is made
+ * through tracefs instead: same fields, same JSON. */
+static int daemon_event_pmu_fallback(struct daemon *d, struct daemon_event *ev, char **ret_error) {
+        struct probe_spec spec = {
+                .kind = ev->probe_kind,
+                .target = ev->cfg->target,
+        };
+        int r;
+
+        log_notice("%s: the kernel refused the %s PMU; making %s through tracefs instead",
+                   ev->cfg->where, probe_kind_is_uprobe(ev->probe_kind) ? "uprobe" : "kprobe", ev->wire_name);
+        ev->encoder = encoder_free(ev->encoder);
+        ev->format = format_free(ev->format);
+        probe_pmu_done(&ev->pmu);
+        r = daemon_event_add_probe(d, ev, &spec, ret_error);
+        if (r < 0)
+                return r;
+        ev->source.config1 = ev->source.config2 = 0;
+        return encoder_new(ev->wire_name, ev->format, &ev->encoder);
+}
+
 static int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error) {
         int r = monitor_add(d->monitor, &ev->source);
+        if ((r == -EACCES || r == -EPERM) && ev->cfg->kind != EVENT_TRACEPOINT && !ev->probe_added) {
+                r = daemon_event_pmu_fallback(d, ev, ret_error);
+                if (r < 0)
+                        return r;
+                r = monitor_add(d->monitor, &ev->source);
+        }
         if (r >= 0) {
                 ev->handle = r;
                 return 0;
@@ -525,6 +561,11 @@ static int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **r
         else if (ev->cfg->kind != EVENT_TRACEPOINT && (r == -ENOENT || r == -EINVAL))
                 r = asprintf(ret_error, "%s: the kernel cannot place %s \"%s\": %s (is the symbol in /proc/kallsyms or the file's symbol table?)",
                              ev->cfg->where, event_kind_to_string(ev->cfg->kind), ev->cfg->target, strerror(-r));
+        else if (d->n_cgroup_fds > 0 && r == -ENOENT)
+                r = asprintf(ret_error, "%s: failed to open %s for the cgroups in targets.cgroups: %s (the kernel finds no "
+                             "perf_event controller there: on a host without systemd, enable a controller in the "
+                             "parent's cgroup.subtree_control once, e.g. `echo +pids > %s/cgroup.subtree_control`)",
+                             ev->cfg->where, ev->wire_name, strerror(-r), d->cgroup_mount);
         else
                 r = asprintf(ret_error, "%s: failed to open %s on every CPU: %s", ev->cfg->where, ev->wire_name,
                              strerror(-r));

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "daemon/daemon.h"
 #include "evmon/cleanup.h"
@@ -107,6 +108,15 @@ int main(int argc, char **argv) {
                 return 0;
         }
 
+        /* Events × CPUs × targets fds: take the hard limit (we poll with
+         * epoll, so fds above 1024 are fine). */
+        {
+                struct rlimit rl;
+                if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                        rl.rlim_cur = rl.rlim_max;
+                        (void) setrlimit(RLIMIT_NOFILE, &rl);
+                }
+        }
         r = daemon_start(&d);
         if (r >= 0)
                 r = daemon_run(&d);
