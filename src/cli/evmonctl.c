@@ -350,7 +350,12 @@ static int cmd_describe(const char *event) {
                 json_object_object_add(e, "type", json_object_new_string(ff->type));
                 json_object_object_add(e, "offset", json_object_new_int64(ff->offset));
                 json_object_object_add(e, "size", json_object_new_int64(ff->size));
-                json_object_object_add(e, "signed", json_object_new_boolean(ff->elem_signed));
+                /* The sign the decoder gives the value: it follows the
+                 * declared type (int in an 8-byte syscall slot is signed),
+                 * and only numbers have one (kernels disagree about the
+                 * signed: of a __data_loc char[]). */
+                json_object_object_add(e, "signed", json_object_new_boolean(
+                        (ff->kind == FIELD_INT || ff->kind == FIELD_ARRAY || ff->kind == FIELD_DYN_ARRAY) && ff->elem_signed));
                 json_object_object_add(e, "kind", json_object_new_string(field_kind_to_string(ff->kind)));
                 if (ff->common)
                         json_object_object_add(e, "common", json_object_new_boolean(true));
