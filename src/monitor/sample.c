@@ -27,6 +27,23 @@
          PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |                       \
          PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_WEIGHT_STRUCT)
 
+/* The time_enabled and time_running that READ_FORMAT asks for. */
+static int read_times(struct cursor *c, uint64_t rf, struct perf_read *ret) {
+        int r;
+
+        if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED) {
+                r = cursor_u64(c, &ret->time_enabled);
+                if (r < 0)
+                        return r;
+        }
+        if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING) {
+                r = cursor_u64(c, &ret->time_running);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int read_format_parse(struct cursor *c, uint64_t rf, struct perf_read *ret) {
         int r;
 
@@ -39,16 +56,9 @@ int read_format_parse(struct cursor *c, uint64_t rf, struct perf_read *ret) {
                 r = cursor_u64(c, &ret->nr);
                 if (r < 0)
                         return r;
-                if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED) {
-                        r = cursor_u64(c, &ret->time_enabled);
-                        if (r < 0)
-                                return r;
-                }
-                if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING) {
-                        r = cursor_u64(c, &ret->time_running);
-                        if (r < 0)
-                                return r;
-                }
+                r = read_times(c, rf, ret);
+                if (r < 0)
+                        return r;
                 return cursor_take_array(c, ret->nr, entry, &ret->values);
         }
 
@@ -59,16 +69,9 @@ int read_format_parse(struct cursor *c, uint64_t rf, struct perf_read *ret) {
         r = cursor_take(c, 8, NULL);
         if (r < 0)
                 return r;
-        if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED) {
-                r = cursor_u64(c, &ret->time_enabled);
-                if (r < 0)
-                        return r;
-        }
-        if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING) {
-                r = cursor_u64(c, &ret->time_running);
-                if (r < 0)
-                        return r;
-        }
+        r = read_times(c, rf, ret);
+        if (r < 0)
+                return r;
         return cursor_take(c, 8 * (!!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST)), NULL);
 }
 
