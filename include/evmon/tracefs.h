@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evmon/cleanup.h"
+
 /* ---- tracefs.c: the mount ------------------------------------------- */
 
 struct tracefs;
@@ -95,6 +97,9 @@ struct format {
 int format_parse(const char *text, const char *system, struct format **ret);
 struct format *format_free(struct format *f);
 const char *field_kind_to_string(enum field_kind k);
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct tracefs *, tracefs_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct format *, format_free);
 
 /* ---- decode.c: one field of one record ------------------------------ */
 

@@ -23,8 +23,6 @@
 #define DEFAULT_SOCKET "/run/evmon/evmond.sock"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct tracefs *, tracefs_free);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct format *, format_free);
 
 static const char *arg_socket;
 static const char *arg_tracefs;

@@ -26,7 +26,6 @@
 #include "evmon/cleanup.h"
 #include "evmon/tracefs.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct format *, format_free);
 
 /* Width 0 in the table: as wide as the platform's long (long, size_t):
  * the slot size tells it for a scalar, sizeof(long) for an element. */

@@ -25,10 +25,6 @@
 /* The kernel's MAX_EVENT_NAME_LEN, NUL included. */
 #define PROBE_NAME_MAX 64
 
-static void formatp(struct format **f) {
-        format_free(*f);
-}
-
 
 static const char *const kind_names[_PROBE_KIND_MAX] = {
         [PROBE_KPROBE] = "kprobe",
@@ -334,7 +330,7 @@ static int probe_exists(struct tracefs *t, const char *group, const char *name) 
 int probe_add(struct tracefs *t, const char *group, const struct probe_spec *p,
               struct format **ret_format, char **ret_error) {
         _cleanup_(freep) char *line = NULL, *why = NULL;
-        _cleanup_(formatp) struct format *fmt = NULL;
+        _cleanup_(format_freep) struct format *fmt = NULL;
         int r;
 
         if (ret_error)

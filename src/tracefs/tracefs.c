@@ -30,7 +30,6 @@ struct tracefs {
         int fd;
 };
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct tracefs *, tracefs_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 struct tracefs *tracefs_free(struct tracefs *t) {

@@ -51,10 +51,6 @@ static const char *env(const char *name) {
         return v;
 }
 
-static void formatp(struct format **f) {
-        format_free(*f);
-}
-
 static const struct format_field *find_field(const struct format *f, const char *name) {
         for (size_t i = 0; i < f->n_fields; i++)
                 if (strcmp(f->fields[i].name, name) == 0)
@@ -81,7 +77,7 @@ static int write_tracefs(const char *rel, const char *text) {
 }
 
 static bool event_exists(const char *group, const char *name) {
-        _cleanup_(formatp) struct format *f = NULL;
+        _cleanup_(format_freep) struct format *f = NULL;
         int r = tracefs_event_format(tfs, group, name, &f);
 
         assert_true(r == 0 || r == -ENOENT);
@@ -143,7 +139,7 @@ static char *trace_target(const char *const *names, size_t n, const char *arg_s,
 }
 
 static void test_uprobe_fetch_args(void **state) {
-        _cleanup_(formatp) struct format *entry = NULL, *ret = NULL;
+        _cleanup_(format_freep) struct format *entry = NULL, *ret = NULL;
         _cleanup_(freep) char *trace = NULL;
         char *entry_args[] = { "s=+0(%di):string", "n=%si:s64" };
         char *ret_args[] = { "ret=$retval:s64" };
@@ -226,7 +222,7 @@ static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu) {
 }
 
 static void test_busy(void **state) {
-        _cleanup_(formatp) struct format *f = NULL;
+        _cleanup_(format_freep) struct format *f = NULL;
         struct perf_event_attr attr = {};
         int fd;
 
@@ -348,7 +344,7 @@ static void test_pmu_uretprobe(void **state) {
 static void check_pmu_raw(enum probe_kind kind) {
         _cleanup_(freep) char *err = NULL;
         _cleanup_(strv_freep) char **events = NULL;
-        _cleanup_(formatp) struct format *ref = NULL, *fmt = NULL;
+        _cleanup_(format_freep) struct format *ref = NULL, *fmt = NULL;
         struct probe_pmu pmu = {};
         struct perf_event_attr attr = {};
         struct perf_event_mmap_page *page;

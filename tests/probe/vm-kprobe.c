@@ -33,10 +33,6 @@
 
 static struct tracefs *tfs;
 
-static void formatp(struct format **f) {
-        format_free(*f);
-}
-
 static const struct format_field *find_field(const struct format *f, const char *name) {
         for (size_t i = 0; i < f->n_fields; i++)
                 if (strcmp(f->fields[i].name, name) == 0)
@@ -68,7 +64,7 @@ static void print_format(const struct format *f) {
 }
 
 static void test_kprobe(void **state) {
-        _cleanup_(formatp) struct format *entry = NULL, *ret = NULL;
+        _cleanup_(format_freep) struct format *entry = NULL, *ret = NULL;
         _cleanup_(freep) char *err = NULL, *trace = NULL, *inst = NULL, *dir = NULL;
         char *entry_args[] = { "path=+0(%si):ustring", "dfd=%di:s32" };
         char *ret_args[] = { "ret=$retval:s32" };
@@ -219,7 +215,7 @@ static uint64_t kallsyms_address(const char *symbol) {
  * endbr64 when the kernel has IBT, hence the small window). */
 static void check_pmu_raw(enum probe_kind kind) {
         _cleanup_(freep) char *err = NULL;
-        _cleanup_(formatp) struct format *ref = NULL, *fmt = NULL;
+        _cleanup_(format_freep) struct format *ref = NULL, *fmt = NULL;
         struct probe_pmu pmu = {};
         struct perf_event_attr attr = {};
         struct perf_event_mmap_page *page;

@@ -104,10 +104,3 @@ static inline const struct format_field *format_field_by_name(const struct forma
         return NULL;
 }
 
-static inline void format_freep(struct format **f) {
-        format_free(*f);
-}
-
-static inline void tracefs_freep(struct tracefs **t) {
-        tracefs_free(*t);
-}
