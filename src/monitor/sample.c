@@ -131,6 +131,45 @@ static int parse_regs(struct cursor *c, uint64_t mask, uint64_t *abi, uint64_t *
         return 0;
 }
 
+/* The layout evmond asks for (monitor.c), with or without CGROUP: every
+ * sample it reads, so it gets a straight-line parse. */
+#define SAMPLE_LAYOUT_MONITOR \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
+
+static int sample_parse_monitor(uint64_t t, const struct perf_event_header *h, struct perf_sample *ret) {
+        const uint8_t *p = (const uint8_t *) (h + 1), *end = (const uint8_t *) h + h->size;
+        uint32_t raw_size;
+        size_t raw_span;
+
+        /* id, pid, tid, time, cpu, res, raw size */
+        if (end - p < 36)
+                return -EBADMSG;
+        memset(ret, 0, sizeof(*ret));
+        ret->sample_type = t;
+        memcpy(&ret->id, p, 8);
+        memcpy(&ret->pid, p + 8, 4);
+        memcpy(&ret->tid, p + 12, 4);
+        memcpy(&ret->time, p + 16, 8);
+        memcpy(&ret->cpu, p + 24, 4);
+        memcpy(&ret->res, p + 28, 4);
+        memcpy(&raw_size, p + 32, 4);
+        p += 36;
+        /* The data starts 44 bytes into the record; with its size it is
+         * padded to 8 bytes, as cursor_align8() would. */
+        raw_span = (((size_t) raw_size + 44 + 7) & ~(size_t) 7) - 44;
+        if ((size_t) (end - p) < raw_span)
+                return -EBADMSG;
+        ret->raw.size = raw_size;
+        ret->raw.data = p;
+        p += raw_span;
+        if (t & PERF_SAMPLE_CGROUP) {
+                if (end - p < 8)
+                        return -EBADMSG;
+                memcpy(&ret->cgroup, p, 8);
+        }
+        return 0;
+}
+
 int sample_parse(const struct perf_event_attr *attr, const struct perf_event_header *h,
                  struct perf_sample *ret) {
         struct cursor c;
@@ -146,6 +185,8 @@ int sample_parse(const struct perf_event_attr *attr, const struct perf_event_hea
                 return -EBADMSG;
 
         t = attr->sample_type;
+        if ((t & ~(uint64_t) PERF_SAMPLE_CGROUP) == SAMPLE_LAYOUT_MONITOR)
+                return sample_parse_monitor(t, h, ret);
         /* An unknown bit may add a field anywhere: we could not find the
          * ones after it. */
         if (t & ~(uint64_t) SAMPLE_KNOWN)

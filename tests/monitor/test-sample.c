@@ -88,6 +88,33 @@ static void test_monitor_layout(void **state) {
         assert_int_equal(raw[8], 110);
 }
 
+/* evmond's layout with PERF_SAMPLE_CGROUP after RAW (its fast path):
+ * the id lands, and every cut is -EBADMSG. */
+static void test_monitor_layout_cgroup(void **state) {
+        const struct sample_fixture *f = fixture("sample_monitor");
+        struct perf_event_attr attr = f->attr;
+        uint8_t bytes[512];
+        uint64_t cgroup = 0x123456789abcdefULL;
+        const struct perf_event_header *h;
+        struct perf_sample s;
+
+        assert_true(f->size + 8 <= sizeof(bytes));
+        memcpy(bytes, f->bytes, f->size);
+        memcpy(bytes + f->size, &cgroup, 8);
+        attr.sample_type |= PERF_SAMPLE_CGROUP;
+
+        h = copy(bytes, f->size + 8, (uint16_t) (f->size + 8));
+        assert_int_equal(sample_parse(&attr, h, &s), 0);
+        assert_int_equal(s.cgroup, cgroup);
+        assert_int_equal(s.tid, 101);
+        assert_int_equal(s.raw.size, 20);
+        assert_int_equal(s.sample_type, attr.sample_type);
+        for (size_t cut = 8; cut < f->size + 8; cut += 8) {
+                h = copy(bytes, cut, (uint16_t) cut);
+                assert_int_equal(sample_parse(&attr, h, &s), -EBADMSG);
+        }
+}
+
 static void test_basic(void **state) {
         struct perf_sample s;
 
@@ -329,6 +356,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_all_fixtures_and_truncations),
                 cmocka_unit_test(test_monitor_layout),
+                cmocka_unit_test(test_monitor_layout_cgroup),
                 cmocka_unit_test(test_basic),
                 cmocka_unit_test(test_read),
                 cmocka_unit_test(test_read_group),
