@@ -4,6 +4,7 @@
  * and execs a uniquely named binary; clients count what they get. */
 
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,8 +27,7 @@
 static const char config[] =
         "// integration test config\n"
         "{\n"
-        "  \"ring\": {\"pages\": 64},\n"
-        "  \"clients\": {\"queue_kib\": 1024},\n"
+        "  \"clients\": {\"queue_kib\": 4096},\n"
         "  \"events\": [\n"
         "    {\"tracepoint\": \"sched:sched_process_exec\"},\n"
         "    {\"tracepoint\": \"syscalls:sys_enter_getppid\"}\n"
@@ -51,6 +51,44 @@ static void make_unique_binary(char *path, size_t size) {
         snprintf(path, size, "%s/evmon-it-%d-%ld", daemon_.dir, getpid(), (long) random());
         snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", path);
         assert_int_equal(system(cmd), 0);
+}
+
+/* The kernel reports records it had no room for (PERF_RECORD_LOST) with
+ * the next record it writes to that CPU's ring. When the workload ends
+ * with a full ring, that count waits for any later event on that CPU:
+ * once the workload is gone, make one getppid call on every CPU (from
+ * another pid, so they are not counted) to bring every count out. */
+static pid_t spawn_lost_flusher(pid_t workload) {
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                long n_cpus = sysconf(_SC_NPROCESSORS_CONF);
+                char path[64], state = 0;
+
+                snprintf(path, sizeof(path), "/proc/%d/stat", (int) workload);
+                for (int i = 0; i < 60000; i++) {
+                        FILE *f = fopen(path, "re");
+                        if (!f)
+                                break;
+                        state = 0;
+                        if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+                                state = 0;
+                        fclose(f);
+                        if (state == 'Z' || state == 'X')
+                                break;
+                        usleep(1000);
+                }
+                for (long cpu = 0; cpu < n_cpus; cpu++) {
+                        cpu_set_t set;
+                        CPU_ZERO(&set);
+                        CPU_SET((int) cpu, &set);
+                        if (sched_setaffinity(0, sizeof(set), &set) == 0)
+                                syscall(SYS_getppid);
+                }
+                _exit(0);
+        }
+        return pid;
 }
 
 static pid_t spawn_workload(const char *binary, int n) {
@@ -162,7 +200,7 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         json_object *o;
         char *text;
         size_t len;
-        pid_t pid;
+        pid_t pid, flusher;
         int status;
 
         make_unique_binary(binary, sizeof(binary));
@@ -180,26 +218,34 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         assert_int_equal(itest_client_connect(stalled, daemon_.socket), 0);
 
         pid = spawn_workload(binary, N_GETPPID);
+        flusher = spawn_lost_flusher(pid);
         struct tally ta = { .pid = pid, .binary = binary }, tb = ta, ts = ta;
 
         /* A reads as fast as it can until the stream has been quiet for 2 s. */
         text = itest_client_slurp(a, 2000, 60000, &len);
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_int_equal(waitpid(flusher, &status, 0), flusher);
         tally_text(&ta, text, len);
         free(text);
         fprintf(stderr, "client A: %" PRId64 " getppid of %d, %" PRId64 " exec, %" PRId64 " lost, %" PRId64 " lines\n",
                 ta.getppid, N_GETPPID, ta.exec, ta.lost, ta.lines);
-        assert_int_equal(ta.exec, 1);
+        assert_true(ta.exec <= 1);
         assert_true(ta.getppid <= N_GETPPID);
-        /* Exactly N, or the shortfall reported by "lost" lines. */
-        assert_true(ta.getppid + ta.lost >= N_GETPPID);
+        /* Exactly N and the exec, or the shortfall reported by "lost"
+         * lines (the rings are the default size; under emulation the
+         * kernel may drop the exec too, and then says so). */
+        assert_true(ta.getppid + ta.exec + ta.lost >= N_GETPPID + 1);
+        if (ta.lost == 0) {
+                assert_int_equal(ta.exec, 1);
+                assert_int_equal(ta.getppid, N_GETPPID);
+        }
         assert_int_equal(ta.dropped, 0);
 
         text = itest_client_slurp(b, 500, 10000, &len);
         tally_text(&tb, text, len);
         free(text);
-        assert_int_equal(tb.exec, 1);
+        assert_int_equal(tb.exec, ta.exec);
         assert_int_equal(tb.getppid, 0);
 
         /* The stalled client fell behind by more than its queue: it is told
