@@ -463,3 +463,17 @@ void itest_tally_done(struct itest_tally *t) {
         free(t->rows);
         *t = (struct itest_tally) {};
 }
+
+pid_t itest_tally_calls(struct itest_client *c, long nr, long arg, int n, struct itest_tally *t) {
+        int gate;
+        pid_t pid = itest_spawn_calls(nr, arg, n, &gate);
+        size_t len;
+        char *text;
+
+        itest_release(gate);
+        text = itest_client_slurp(c, 500, 30000, &len);
+        itest_reap(pid);
+        itest_for_each_line(text, len, itest_tally_line, t);
+        free(text);
+        return pid;
+}

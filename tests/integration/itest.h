@@ -77,6 +77,11 @@ pid_t itest_spawn_calls(long nr, long arg, int n, int *ret_gate);
 void itest_release(int gate);
 /* Waits for PID; aborts unless it exited 0. */
 void itest_reap(pid_t pid);
+/* Spawns a child making N calls of NR(ARG), lets it go, reads C until
+ * quiet for 500 ms, reaps it and tallies what C got into *T (which the
+ * caller then owns: itest_tally_done()). Returns the child's pid. */
+struct itest_tally;
+pid_t itest_tally_calls(struct itest_client *c, long nr, long arg, int n, struct itest_tally *t);
 
 /* Events counted per (pid, event name), and the loss lines, as a client
  * saw them. Feed it with itest_for_each_line(text, len, itest_tally_line, t). */

@@ -323,16 +323,8 @@ static void test_capabilities_after_start(void **state) {
 /* N_CALLS calls of NR(ARG) arrive at C exactly as EVENT. */
 static void assert_calls_arrive(struct itest_client *c, long nr, long arg, const char *event) {
         struct itest_tally t = {};
-        int gate;
-        pid_t pid = itest_spawn_calls(nr, arg, N_CALLS, &gate);
-        size_t len;
-        char *text;
+        pid_t pid = itest_tally_calls(c, nr, arg, N_CALLS, &t);
 
-        itest_release(gate);
-        text = itest_client_slurp(c, 500, 30000, &len);
-        itest_reap(pid);
-        itest_for_each_line(text, len, itest_tally_line, &t);
-        free(text);
         assert_true(itest_tally_get(&t, pid, event) <= N_CALLS);
         assert_true(itest_tally_get(&t, pid, event) + t.lost >= N_CALLS);
         itest_tally_done(&t);
