@@ -97,6 +97,8 @@ struct format {
 int format_parse(const char *text, const char *system, struct format **ret);
 struct format *format_free(struct format *f);
 const char *field_kind_to_string(enum field_kind k);
+/* The field of F named NAME, or NULL. */
+const struct format_field *format_field_find(const struct format *f, const char *name);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct tracefs *, tracefs_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct format *, format_free);

@@ -676,3 +676,10 @@ const char *field_kind_to_string(enum field_kind k) {
                 return NULL;
         return table[k];
 }
+
+const struct format_field *format_field_find(const struct format *f, const char *name) {
+        for (size_t i = 0; f && i < f->n_fields; i++)
+                if (strcmp(f->fields[i].name, name) == 0)
+                        return &f->fields[i];
+        return NULL;
+}

@@ -77,11 +77,11 @@ static void put_u64(uint8_t *p, uint64_t v) {
 
 /* A field of a raw tracepoint record, by name. */
 static const struct format_field *field(const struct format *f, const char *name) {
-        for (size_t i = 0; i < f->n_fields; i++)
-                if (strcmp(f->fields[i].name, name) == 0)
-                        return &f->fields[i];
-        fail_msg("no field %s in %s", name, f->name);
-        return NULL;
+        const struct format_field *ff = format_field_find(f, name);
+
+        if (!ff)
+                fail_msg("no field %s in %s", name, f->name);
+        return ff;
 }
 
 static int64_t field_int(const struct format *f, const struct perf_sample *s, const char *name) {

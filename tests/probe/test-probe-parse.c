@@ -291,13 +291,6 @@ static const char reference_format[] =
         "\n"
         "print fmt: \"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, REC->old_pid\n";
 
-static const struct format_field *find_field(const struct format *f, const char *name) {
-        for (size_t i = 0; i < f->n_fields; i++)
-                if (strcmp(f->fields[i].name, name) == 0)
-                        return &f->fields[i];
-        return NULL;
-}
-
 static void test_pmu_format(void **state) {
         struct format *ref = NULL, *f = NULL;
         const struct format_field *ff;
@@ -309,12 +302,12 @@ static void test_pmu_format(void **state) {
         assert_string_equal(f->system, "uprobes");
         assert_int_equal(f->n_common, 4);
         assert_int_equal(f->n_fields, 5);
-        ff = find_field(f, "__probe_ip");
+        ff = format_field_find(f, "__probe_ip");
         assert_non_null(ff);
         assert_int_equal(ff->offset, 8);
         assert_int_equal(ff->size, 8);
         assert_false(ff->common);
-        ff = find_field(f, "common_pid");
+        ff = format_field_find(f, "common_pid");
         assert_non_null(ff);
         assert_int_equal(ff->offset, 4);
         assert_true(ff->is_signed);
@@ -323,8 +316,8 @@ static void test_pmu_format(void **state) {
         assert_int_equal(probe_pmu_format(ref, PROBE_KRETPROBE, "open_ret", &f), 0);
         assert_string_equal(f->system, "kprobes");
         assert_int_equal(f->n_fields, 6);
-        assert_int_equal(find_field(f, "__probe_func")->offset, 8);
-        assert_int_equal(find_field(f, "__probe_ret_ip")->offset, 16);
+        assert_int_equal(format_field_find(f, "__probe_func")->offset, 8);
+        assert_int_equal(format_field_find(f, "__probe_ret_ip")->offset, 16);
         assert_int_equal(f->min_size, 24);
         f = format_free(f);
 

@@ -51,13 +51,6 @@ static const char *env(const char *name) {
         return v;
 }
 
-static const struct format_field *find_field(const struct format *f, const char *name) {
-        for (size_t i = 0; i < f->n_fields; i++)
-                if (strcmp(f->fields[i].name, name) == 0)
-                        return &f->fields[i];
-        return NULL;
-}
-
 static void assert_contains(const char *haystack, const char *needle) {
         if (!haystack || !strstr(haystack, needle))
                 fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)", needle);
@@ -154,22 +147,22 @@ static void test_uprobe_fetch_args(void **state) {
         assert_true(entry->id > 0);
         assert_true(ret->id > 0 && ret->id != entry->id);
 
-        f = find_field(entry, "s");
+        f = format_field_find(entry, "s");
         assert_non_null(f);
         assert_int_equal(f->kind, FIELD_DYN_STRING);
-        f = find_field(entry, "n");
+        f = format_field_find(entry, "n");
         assert_non_null(f);
         assert_int_equal(f->kind, FIELD_INT);
         assert_int_equal(f->size, 8);
         assert_true(f->is_signed);
-        assert_non_null(find_field(entry, "__probe_ip"));
+        assert_non_null(format_field_find(entry, "__probe_ip"));
 
-        f = find_field(ret, "ret");
+        f = format_field_find(ret, "ret");
         assert_non_null(f);
         assert_int_equal(f->kind, FIELD_INT);
         assert_true(f->is_signed);
-        assert_non_null(find_field(ret, "__probe_func"));
-        assert_non_null(find_field(ret, "__probe_ret_ip"));
+        assert_non_null(format_field_find(ret, "__probe_func"));
+        assert_non_null(format_field_find(ret, "__probe_ret_ip"));
 
         /* The probes sit on the right instruction and fetch the right
          * values: evmon_target("evmon-hello", -7) returns 11 - 7. */
@@ -397,14 +390,14 @@ static void check_pmu_raw(enum probe_kind kind) {
         memcpy(&raw_size, data + sizeof(*h), sizeof(raw_size));
         assert_true(raw_size >= fmt->min_size);
 
-        f = find_field(fmt, probe_kind_is_return(kind) ? "__probe_func" : "__probe_ip");
+        f = format_field_find(fmt, probe_kind_is_return(kind) ? "__probe_func" : "__probe_ip");
         assert_non_null(f);
         assert_int_equal(field_decode(f, data + sizeof(*h) + 4, raw_size, &v), 0);
         assert_int_equal(v.u, (uintptr_t) evmon_self_target);
         if (probe_kind_is_return(kind)) {
                 /* The return address lies in count's caller: some code of
                  * this program after the call. */
-                f = find_field(fmt, "__probe_ret_ip");
+                f = format_field_find(fmt, "__probe_ret_ip");
                 assert_non_null(f);
                 assert_int_equal(field_decode(f, data + sizeof(*h) + 4, raw_size, &v), 0);
                 assert_true(v.u != 0 && v.u != (uintptr_t) evmon_self_target);

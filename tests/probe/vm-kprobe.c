@@ -33,13 +33,6 @@
 
 static struct tracefs *tfs;
 
-static const struct format_field *find_field(const struct format *f, const char *name) {
-        for (size_t i = 0; i < f->n_fields; i++)
-                if (strcmp(f->fields[i].name, name) == 0)
-                        return &f->fields[i];
-        return NULL;
-}
-
 static void assert_contains(const char *haystack, const char *needle) {
         if (!haystack || !strstr(haystack, needle))
                 fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)", needle);
@@ -84,20 +77,20 @@ static void test_kprobe(void **state) {
         print_format(ret);
 
         assert_true(entry->id > 0);
-        f = find_field(entry, "path");
+        f = format_field_find(entry, "path");
         assert_non_null(f);
         assert_int_equal(f->kind, FIELD_DYN_STRING);
-        f = find_field(entry, "dfd");
+        f = format_field_find(entry, "dfd");
         assert_non_null(f);
         assert_int_equal(f->kind, FIELD_INT);
         assert_int_equal(f->size, 4);
         assert_true(f->is_signed);
-        assert_non_null(find_field(entry, "__probe_ip"));
-        f = find_field(ret, "ret");
+        assert_non_null(format_field_find(entry, "__probe_ip"));
+        f = format_field_find(ret, "ret");
         assert_non_null(f);
         assert_int_equal(f->size, 4);
         assert_true(f->is_signed);
-        assert_non_null(find_field(ret, "__probe_ret_ip"));
+        assert_non_null(format_field_find(ret, "__probe_ret_ip"));
 
         /* Values, in a private instance: an openat() of a path that does
          * not exist gives dfd AT_FDCWD (-100) and ret -ENOENT (-2). */
@@ -256,7 +249,7 @@ static void check_pmu_raw(enum probe_kind kind) {
         memcpy(&raw_size, data + sizeof(*h), sizeof(raw_size));
         assert_true(raw_size >= fmt->min_size);
 
-        f = find_field(fmt, probe_kind_is_return(kind) ? "__probe_func" : "__probe_ip");
+        f = format_field_find(fmt, probe_kind_is_return(kind) ? "__probe_func" : "__probe_ip");
         assert_non_null(f);
         assert_int_equal(field_decode(f, data + sizeof(*h) + 4, raw_size, &v), 0);
         printf("%s PMU: %s=0x%" PRIx64 ", do_sys_openat2=0x%" PRIx64 "\n", probe_kind_to_string(kind), f->name,

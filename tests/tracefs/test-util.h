@@ -97,10 +97,10 @@ static inline struct format *fixture_format(const char *name, const char *system
 }
 
 static inline const struct format_field *format_field_by_name(const struct format *f, const char *name) {
-        for (size_t i = 0; i < f->n_fields; i++)
-                if (strcmp(f->fields[i].name, name) == 0)
-                        return &f->fields[i];
-        fail_msg("%s has no field %s", f->name, name);
-        return NULL;
+        const struct format_field *ff = format_field_find(f, name);
+
+        if (!ff)
+                fail_msg("%s has no field %s", f->name, name);
+        return ff;
 }
 
