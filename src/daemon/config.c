@@ -380,7 +380,7 @@ static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
 }
 
 static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
-        static const char *const keys[] = { "pages", "flush_ms", NULL };
+        static const char *const keys[] = { "pages", "flush_ms", "idle_flush_ms", NULL };
         uint64_t v;
         int r;
 
@@ -401,6 +401,16 @@ static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
                 return r;
         if (r > 0)
                 c->flush_ms = (unsigned) v;
+        r = get_uint(ps, o, "ring", "idle_flush_ms", 1, 10000, &v);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                c->idle_flush_ms = c->flush_ms > CONFIG_DEFAULT_IDLE_FLUSH_MS ? c->flush_ms : CONFIG_DEFAULT_IDLE_FLUSH_MS;
+        else if (v < c->flush_ms)
+                return fail(ps, "ring.idle_flush_ms", "%" PRIu64 " is below ring.flush_ms (%u): the reader backs off "
+                            "from flush_ms to idle_flush_ms when the rings are quiet", v, c->flush_ms);
+        else
+                c->idle_flush_ms = (unsigned) v;
         return 0;
 }
 
@@ -729,7 +739,8 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
                 return -ENOMEM;
         c->socket_mode = 0660;
         c->ring_pages = CONFIG_DEFAULT_RING_PAGES;
-        c->flush_ms = 5;
+        c->flush_ms = CONFIG_DEFAULT_FLUSH_MS;
+        c->idle_flush_ms = CONFIG_DEFAULT_IDLE_FLUSH_MS;
         c->clockid = CLOCK_MONOTONIC;
         c->max_clients = 64;
         c->client_queue_bytes = 8u << 20;

@@ -88,43 +88,61 @@ static const struct monitor_handler handler = {
         .lost = on_lost,
 };
 
-/* Drains ring I once within the budget; true when more is waiting. */
-static bool daemon_drain(struct daemon *d, size_t i) {
-        int r = monitor_drain(d->monitor, i, DRAIN_BUDGET, &handler, d);
-        return r >= (int) DRAIN_BUDGET;
+/* Drains ring I once within the budget; returns the records read. */
+static int daemon_drain(struct daemon *d, size_t i) {
+        return monitor_drain(d->monitor, i, DRAIN_BUDGET, &handler, d);
 }
 
-static void daemon_drain_all(struct daemon *d) {
-        bool more = false;
+/* Drains every ring once; true when any had records. */
+static bool daemon_drain_all(struct daemon *d) {
+        bool any = false, more = false;
 
-        for (size_t i = 0; i < d->n_rings; i++)
-                more |= daemon_drain(d, i);
+        for (size_t i = 0; i < d->n_rings; i++) {
+                int r = daemon_drain(d, i);
+                any |= r > 0;
+                more |= r >= (int) DRAIN_BUDGET;
+        }
         server_flush(d->server);
         if (more)
                 (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_ONESHOT);
+        return any;
 }
 
 static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct daemon_ring *ring = userdata;
         struct daemon *d = ring->daemon;
+        uint64_t active = d->config->flush_ms * 1000u;
 
-        if (daemon_drain(d, ring->index))
+        if (daemon_drain(d, ring->index) >= (int) DRAIN_BUDGET)
                 (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_ONESHOT);
         server_flush(d->server);
+        /* Samples are flowing: deliver their tail within flush_ms again. */
+        if (d->flush_usec > active) {
+                d->flush_usec = active;
+                (void) sd_event_source_set_time_relative(d->flush_timer, active);
+        }
         return 0;
 }
 
 static int on_drain_defer(sd_event_source *es, void *userdata) {
-        daemon_drain_all(userdata);
+        (void) daemon_drain_all(userdata);
         return 0;
 }
 
+/* Delivers records below the wakeup watermark: within flush_ms while
+ * samples arrive. A tick that finds the rings empty doubles the period, up
+ * to idle_flush_ms: the kernel cannot tell us when the first record after a
+ * pause is written (its wakeups count bytes, or cost an interrupt per
+ * sample), and a timer wakeup costs ~50 us of CPU in a VM. */
 static int on_flush_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         struct daemon *d = userdata;
+        uint64_t active = d->config->flush_ms * 1000u, idle = d->config->idle_flush_ms * 1000u;
 
-        /* Data below the wakeup watermark: deliver it within flush_ms. */
-        daemon_drain_all(d);
-        return sd_event_source_set_time(es, usec + d->config->flush_ms * 1000u);
+        if (daemon_drain_all(d))
+                d->flush_usec = active;
+        else
+                d->flush_usec = d->flush_usec * 2 < idle ? d->flush_usec * 2 : idle;
+        return sd_event_source_set_time(es, usec + d->flush_usec);
 }
 
 static void daemon_status_text(struct daemon *d, char *buf, size_t size) {
@@ -204,6 +222,12 @@ static char *ops_status(void *userdata) {
                 json_object_array_add(a, e);
         }
         json_object_object_add(o, "cpus", a);
+        /* What the rings run with now (pages stay as they were at start until a restart). */
+        a = json_object_new_object();
+        json_object_object_add(a, "pages", json_object_new_int((int) d->config->ring_pages));
+        json_object_object_add(a, "flush_ms", json_object_new_int((int) d->config->flush_ms));
+        json_object_object_add(a, "idle_flush_ms", json_object_new_int((int) d->config->idle_flush_ms));
+        json_object_object_add(o, "ring", a);
         a = json_object_new_array();
         if (a)
                 server_clients_json(d->server, a);
@@ -868,7 +892,8 @@ int daemon_start(struct daemon *d) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up ring draining: %m");
         (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_OFF);
-        r = sd_event_add_time_relative(d->event, &d->flush_timer, CLOCK_MONOTONIC, d->config->flush_ms * 1000u,
+        d->flush_usec = d->config->flush_ms * 1000u;
+        r = sd_event_add_time_relative(d->event, &d->flush_timer, CLOCK_MONOTONIC, d->flush_usec,
                                        1000, on_flush_timer, d);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the flush timer: %m");

@@ -50,6 +50,7 @@ struct daemon {
         struct daemon_ring *rings;
         size_t n_rings;
         sd_event_source *drain_defer, *flush_timer, *tick_timer;
+        uint64_t flush_usec;          /* the flush timer's period: flush_ms, idle_flush_ms when quiet */
         struct server *server;
         struct jbuf line;
         int64_t realtime_offset;      /* realtime - event clock, ns */

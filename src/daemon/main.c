@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
                         daemon_done(&d);
                         return r == -EINVAL ? EXIT_CONFIG : EXIT_FAILURE;
                 }
-                printf("%s: OK, %zu events\n", d.config->path, d.n_events);
+                printf("%s: OK, %zu event%s\n", d.config->path, d.n_events, d.n_events == 1 ? "" : "s");
                 daemon_done(&d);
                 return 0;
         }

@@ -1060,6 +1060,12 @@ static void test_status(void **state) {
         for (size_t i = 0; i < json_object_array_length(a); i++)
                 assert_true(json_object_object_get_ex(json_object_array_get_idx(a, i), "lost", NULL));
 
+        /* The ring settings it runs with: the config's, and the default idle period. */
+        assert_true(json_object_object_get_ex(o, "ring", &a) && json_object_is_type(a, json_type_object));
+        assert_int_equal(itest_int(a, "pages"), 16);
+        assert_int_equal(itest_int(a, "flush_ms"), 5);
+        assert_int_equal(itest_int(a, "idle_flush_ms"), 50);
+
         /* evmonctl itself is one of the clients. */
         assert_true(json_object_object_get_ex(o, "clients", &a) && json_object_is_type(a, json_type_array));
         for (size_t i = 0; i < json_object_array_length(a); i++)

@@ -35,6 +35,7 @@ static const char config[] =
         "}\n";
 
 static struct itest_daemon daemon_;
+static struct itest_daemon quiet_;      /* test_quiet_rings_back_off's own */
 
 static int setup(void **state) {
         return itest_daemon_start(&daemon_, config) == 0 ? 0 : -1;
@@ -42,6 +43,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         itest_daemon_cleanup(&daemon_);
+        itest_daemon_cleanup(&quiet_);
         return 0;
 }
 
@@ -267,6 +269,65 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         unlink(binary);
 }
 
+/* Timeslices evmond ran: each wakeup of its loop is one
+ * (/proc/PID/schedstat: run ns, wait ns, timeslices). */
+static uint64_t timeslices(pid_t pid) {
+        char path[64];
+        unsigned long long run, wait, slices;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_int_equal(fscanf(f, "%llu %llu %llu", &run, &wait, &slices), 3);
+        fclose(f);
+        return slices;
+}
+
+/* With no samples the reader backs off from flush_ms (5) to idle_flush_ms
+ * (50): about 20 timer wakeups a second, and the status tick, where every
+ * 5 ms would be 200. A lone sample, far below the wakeup watermark, still
+ * arrives by itself. The event is filtered to this process in the kernel,
+ * so nothing else on the host wakes the rings. Counts, not times: a loaded
+ * host delays the timer, it never makes it fire more often. */
+static void test_quiet_rings_back_off(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char config_text[512];
+        uint64_t before, after;
+        json_object *o;
+
+        snprintf(config_text, sizeof(config_text),
+                 "{\"ring\": {\"flush_ms\": 5, \"idle_flush_ms\": 50},\n"
+                 " \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
+                 (int) getpid());
+        assert_int_equal(itest_daemon_start(&quiet_, config_text), 0);
+        assert_int_equal(itest_client_connect(c, quiet_.socket), 0);
+        o = itest_client_expect(c, "hello", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+
+        usleep(500 * 1000);     /* past the backoff: 5+10+20+40 ms */
+        before = timeslices(quiet_.pid);
+        usleep(2000 * 1000);
+        after = timeslices(quiet_.pid);
+        if (after - before > 60)
+                fail_msg("idle evmond woke %" PRIu64 " times in 2 s; backing off to idle_flush_ms 50 makes it ~42",
+                         after - before);
+
+        syscall(SYS_getppid);
+        o = itest_client_expect(c, "event", 2000);
+        if (!o)
+                fail_msg("a lone getppid after a quiet spell did not arrive within 2 s");
+        assert_string_equal(itest_str(o, "event"), "syscalls:sys_enter_getppid");
+        assert_int_equal(itest_int(o, "pid"), getpid());
+        json_object_put(o);
+
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&quiet_), 0);
+        itest_daemon_cleanup(&quiet_);
+}
+
 static void test_sigterm_exits_cleanly(void **state) {
         struct stat st;
 
@@ -282,6 +343,7 @@ int main(void) {
                 cmocka_unit_test(test_hello_lists_events),
                 cmocka_unit_test(test_bad_lines_get_errors),
                 cmocka_unit_test(test_exact_counts_with_slow_and_second_client),
+                cmocka_unit_test(test_quiet_rings_back_off),
                 cmocka_unit_test(test_sigterm_exits_cleanly),
         };
 
