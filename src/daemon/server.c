@@ -212,48 +212,46 @@ void server_clients_json(const struct server *s, struct json_object *array) {
         }
 }
 
+/* One connection per dispatch: the listening socket stays readable while
+ * more wait, and between two accepts the loop handles the hangups of
+ * clients that left (they come first, see server_new()), so a place they
+ * free under clients.max goes to the next in line. */
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct server *s = userdata;
+        _cleanup_(closep) int cfd = -1;
+        struct client *c;
+        int r;
 
-        for (;;) {
-                _cleanup_(closep) int cfd = -1;
-                struct client *c;
-                int r;
-
-                cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (cfd < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                return 0;
-                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                                log_warning_errno(errno, "Cannot accept a client on %s: %m", s->path ? s->path : "socket");
-                                return 0;
-                        }
-                        /* Aborted connections and the like: try the next. */
-                        continue;
-                }
-                if (s->n_clients >= s->opts.max_clients) {
-                        static const char msg[] = "{\"type\":\"error\",\"error\":\"too many clients (clients.max in the config)\"}\n";
-                        (void) !write(cfd, msg, sizeof(msg) - 1);
-                        log_warning("Refused a client: already %zu clients (clients.max)", s->n_clients);
-                        continue;
-                }
-                r = client_new(s, cfd, ++s->next_id, &c);
-                if (r < 0) {
-                        log_warning_errno(r, "Failed to set up a client: %m");
-                        continue;
-                }
-                TAKE_FD(cfd);
-                c->next = s->clients;
-                if (s->clients)
-                        s->clients->prev = c;
-                s->clients = c;
-                c->linked = true;
-                s->n_clients++;
-                log_info("Client %" PRIu64 " connected: pid %d, uid %u, gid %u",
-                         c->id, (int) c->cred.pid, (unsigned) c->cred.uid, (unsigned) c->cred.gid);
-                if (client_flush(c) < 0)
-                        client_free(c);
+        cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                        log_warning_errno(errno, "Cannot accept a client on %s: %m", s->path ? s->path : "socket");
+                /* EAGAIN, or a connection aborted before we took it. */
+                return 0;
         }
+        if (s->n_clients >= s->opts.max_clients) {
+                static const char msg[] = "{\"type\":\"error\",\"error\":\"too many clients (clients.max in the config)\"}\n";
+                (void) !write(cfd, msg, sizeof(msg) - 1);
+                log_warning("Refused a client: already %zu clients (clients.max)", s->n_clients);
+                return 0;
+        }
+        r = client_new(s, cfd, ++s->next_id, &c);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to set up a client: %m");
+                return 0;
+        }
+        TAKE_FD(cfd);
+        c->next = s->clients;
+        if (s->clients)
+                s->clients->prev = c;
+        s->clients = c;
+        c->linked = true;
+        s->n_clients++;
+        log_info("Client %" PRIu64 " connected: pid %d, uid %u, gid %u",
+                 c->id, (int) c->cred.pid, (unsigned) c->cred.uid, (unsigned) c->cred.gid);
+        if (client_flush(c) < 0)
+                client_free(c);
+        return 0;
 }
 
 static int server_listen(struct server *s) {
@@ -340,6 +338,12 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
                 goto fail;
         (void) sd_event_source_set_enabled(s->reap, SD_EVENT_OFF);
         r = sd_event_add_io(e, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
+        if (r < 0)
+                goto fail;
+        /* After the clients' hangups and the reap they schedule: a client
+         * that closed before another connected has freed its place under
+         * clients.max by the time the new one is accepted. */
+        r = sd_event_source_set_priority(s->listen_io, SD_EVENT_PRIORITY_NORMAL + 1);
         if (r < 0)
                 goto fail;
         (void) sd_event_source_set_description(s->listen_io, "listen");

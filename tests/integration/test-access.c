@@ -250,10 +250,9 @@ static void test_clients_max(void **state) {
         itest_client_close(c[CLIENTS_MAX]);
         assert_int_equal(n_clients(c[0]), CLIENTS_MAX);
 
-        /* When one leaves, the next is served. */
+        /* When one leaves, the next is served at once: evmond handles the
+         * hangup before the new connection. */
         itest_client_close(c[1]);
-        for (i = 0; i < 50 && n_clients(c[0]) != CLIENTS_MAX - 1; i++)
-                usleep(100000);
         assert_int_equal(itest_client_connect(c[CLIENTS_MAX], daemon_.socket), 0);
         o = itest_client_next(c[CLIENTS_MAX], 5000);
         assert_non_null(o);
@@ -325,8 +324,20 @@ static void assert_calls_arrive(struct itest_client *c, long nr, long arg, const
         struct itest_tally t = {};
         pid_t pid = itest_tally_calls(c, nr, arg, N_CALLS, &t);
 
-        assert_true(itest_tally_get(&t, pid, event) <= N_CALLS);
-        assert_true(itest_tally_get(&t, pid, event) + t.lost >= N_CALLS);
+        int64_t got = itest_tally_get(&t, pid, event);
+
+        if (got > N_CALLS || got + t.lost < N_CALLS) {
+                /* A second connection: C's own may be the one stuck. */
+                struct itest_client *s = calloc(1, sizeof(*s));
+                json_object *o = NULL;
+
+                if (s && itest_client_connect(s, daemon_.socket) == 0 &&
+                    itest_client_send(s, "{\"type\":\"status\"}\n") == 0)
+                        o = itest_client_expect(s, "status", 5000);
+                fail_msg("%d calls of %s: %" PRId64 " events arrived, %" PRId64 " reported lost, %" PRId64
+                         " dropped; evmond's status now: %s", N_CALLS, event, got, t.lost, t.dropped,
+                         o ? json_object_to_json_string(o) : "(none)");
+        }
         itest_tally_done(&t);
 }
 
@@ -351,9 +362,14 @@ static void reload_adding_getsid(struct itest_daemon *d, struct itest_client *c)
 
 static void test_reload_after_the_drop(void **state) {
         struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
 
         assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        /* The clients test_clients_max closed have made room. */
+        o = itest_client_next(c, 5000);
+        assert_non_null(o);
+        assert_string_equal(itest_str(o, "type"), "hello");
+        json_object_put(o);
         assert_calls_arrive(c, SYS_getpgid, ARG_PGID, GETPGID);
         reload_adding_getsid(&daemon_, c);
         assert_calls_arrive(c, SYS_getsid, ARG_SID, GETSID);
