@@ -13,6 +13,8 @@
 #include "evmon/log.h"
 
 #define CHUNK_FREE_MAX 32
+/* How long accepting pauses when we are out of fds or memory. */
+#define ACCEPT_PAUSE_USEC 1000000u
 
 struct server {
         sd_event *event;
@@ -20,6 +22,7 @@ struct server {
         char *path;               /* the socket file we created, removed on free */
         int listen_fd;
         sd_event_source *listen_io;
+        sd_event_source *accept_resume;   /* a timer, armed while accepting pauses */
         const struct server_ops *ops;
         void *userdata;
 
@@ -166,6 +169,9 @@ void server_client_closed(struct server *s, struct client *c) {
         c->linked = false;
         s->n_clients--;
         s->dropped_total += c->dropped_total;
+        /* Its fd is free again: if accepting paused for want of fds, resume. */
+        if (s->listen_io)
+                (void) sd_event_source_set_enabled(s->listen_io, SD_EVENT_ON);
 }
 
 sd_event *server_get_event(const struct server *s) {
@@ -212,6 +218,12 @@ void server_clients_json(const struct server *s, struct json_object *array) {
         }
 }
 
+static int on_accept_resume(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct server *s = userdata;
+
+        return sd_event_source_set_enabled(s->listen_io, SD_EVENT_ON);
+}
+
 /* One connection per dispatch: the listening socket stays readable while
  * more wait, and between two accepts the loop handles the hangups of
  * clients that left (they come first, see server_new()), so a place they
@@ -224,8 +236,16 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
-                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                        log_warning_errno(errno, "Cannot accept a client on %s: %m", s->path ? s->path : "socket");
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                        /* The connection stays in the backlog and the socket
+                         * readable: trying again at once would spin. Pause
+                         * until a client leaves, or for a second. */
+                        log_warning_errno(errno, "Cannot accept a client on %s: %m; pausing new connections",
+                                          s->path ? s->path : "socket");
+                        (void) sd_event_source_set_enabled(s->listen_io, SD_EVENT_OFF);
+                        (void) sd_event_source_set_time_relative(s->accept_resume, ACCEPT_PAUSE_USEC);
+                        (void) sd_event_source_set_enabled(s->accept_resume, SD_EVENT_ONESHOT);
+                }
                 /* EAGAIN, or a connection aborted before we took it. */
                 return 0;
         }
@@ -347,6 +367,11 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
         if (r < 0)
                 goto fail;
         (void) sd_event_source_set_description(s->listen_io, "listen");
+        r = sd_event_add_time_relative(e, &s->accept_resume, CLOCK_MONOTONIC, ACCEPT_PAUSE_USEC, 0,
+                                       on_accept_resume, s);
+        if (r < 0)
+                goto fail;
+        (void) sd_event_source_set_enabled(s->accept_resume, SD_EVENT_OFF);
         *ret = s;
         return 0;
 fail:
@@ -360,6 +385,7 @@ struct server *server_free(struct server *s) {
         while (s->clients)
                 client_free(s->clients);
         s->listen_io = sd_event_source_disable_unref(s->listen_io);
+        s->accept_resume = sd_event_source_disable_unref(s->accept_resume);
         s->reap = sd_event_source_disable_unref(s->reap);
         if (s->path)
                 (void) unlink(s->path);

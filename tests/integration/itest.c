@@ -477,3 +477,20 @@ pid_t itest_tally_calls(struct itest_client *c, long nr, long arg, int n, struct
         free(text);
         return pid;
 }
+
+uint64_t itest_timeslices(pid_t pid, uint64_t *ret_run_ns) {
+        char path[64];
+        unsigned long long run, wait, slices;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
+        f = fopen(path, "re");
+        if (!f || fscanf(f, "%llu %llu %llu", &run, &wait, &slices) != 3) {
+                fprintf(stderr, "cannot read %s\n", path);
+                abort();
+        }
+        fclose(f);
+        if (ret_run_ns)
+                *ret_run_ns = run;
+        return slices;
+}

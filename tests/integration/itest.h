@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define ITEST_SKIP 77
@@ -75,6 +76,9 @@ int itest_run(const char *const *argv, int timeout_ms, char **ret_output);
  * calls of syscall NR with ARG and exits 0. */
 pid_t itest_spawn_calls(long nr, long arg, int n, int *ret_gate);
 void itest_release(int gate);
+/* Timeslices PID has run (/proc/PID/schedstat): each wakeup of an event
+ * loop is one. RET_RUN_NS, when not NULL, gets its CPU time. */
+uint64_t itest_timeslices(pid_t pid, uint64_t *ret_run_ns);
 /* Waits for PID; aborts unless it exited 0. */
 void itest_reap(pid_t pid);
 /* Spawns a child making N calls of NR(ARG), lets it go, reads C until

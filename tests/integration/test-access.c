@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -43,6 +44,7 @@
 #endif
 
 static struct itest_daemon daemon_ = { .pid = -1 };
+static struct itest_daemon fds_ = { .pid = -1 };   /* test_out_of_fds's own */
 static char setpriv[600];        /* util-linux's, found in $PATH */
 static char group[64];
 static gid_t gid;
@@ -83,6 +85,7 @@ static int group_setup(void **state) {
 
 static int group_teardown(void **state) {
         itest_daemon_cleanup(&daemon_);
+        itest_daemon_cleanup(&fds_);
         if (group[0]) {
                 const char *argv[] = { "groupdel", group, NULL };
                 (void) itest_run(argv, 20000, NULL);
@@ -266,6 +269,73 @@ static void test_clients_max(void **state) {
                 itest_client_close(c[i]);
                 free(c[i]);
         }
+}
+
+/* The lowest fd number PID does not have open: where its next fd goes. */
+static int lowest_free_fd(pid_t pid) {
+        char path[64];
+        int fd = 0;
+
+        for (;; fd++) {
+                snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, fd);
+                if (access(path, F_OK) < 0)
+                        return fd;
+        }
+}
+
+/* Out of fds, evmond cannot take a waiting connection; it pauses
+ * accepting rather than spin on the socket that stays readable (it used to
+ * log the failure ~300,000 times a second), and serves the connection
+ * once a client leaves. */
+static void test_out_of_fds(void **state) {
+        struct itest_daemon_opts opts = { .log_to_file = true };
+        struct itest_daemon *d = &fds_;
+        struct itest_client *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+        struct rlimit rl;
+        uint64_t before, after, run_before, run_after;
+        size_t warnings = 0;
+        json_object *o;
+        char *log;
+
+        assert_int_equal(itest_daemon_start_opts(d, "{\"events\": [{\"tracepoint\": \"" GETPGID "\"}]}", &opts), 0);
+        /* Room for exactly one more fd: the next is over the limit (fds it
+         * inherited above that stay open, and taken). */
+        rl.rlim_cur = rl.rlim_max = (rlim_t) lowest_free_fd(d->pid) + 1;
+        assert_int_equal(prlimit(d->pid, RLIMIT_NOFILE, &rl, NULL), 0);
+
+        /* A is served; B waits in the kernel's queue, evmond cannot take it. */
+        assert_int_equal(itest_client_connect(a, d->socket), 0);
+        o = itest_client_next(a, 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        assert_int_equal(itest_client_connect(b, d->socket), 0);
+        assert_null(itest_client_next(b, 1000));
+
+        before = itest_timeslices(d->pid, &run_before);
+        usleep(1000000);
+        after = itest_timeslices(d->pid, &run_after);
+        fprintf(stderr, "out of fds: %" PRIu64 " timeslices, %" PRIu64 " us of CPU in 1 s\n", after - before,
+                (run_after - run_before) / 1000);
+        assert_true(after - before < 60);
+        assert_true(run_after - run_before < 100000000);
+
+        /* A leaves: B gets its hello. */
+        itest_client_close(a);
+        o = itest_client_next(b, 5000);
+        assert_non_null(o);
+        assert_string_equal(itest_str(o, "type"), "hello");
+        json_object_put(o);
+
+        log = read_file(d->log);
+        for (const char *p = log; (p = strstr(p, "pausing new connections")); p++)
+                warnings++;
+        fprintf(stderr, "out of fds: %zu warnings\n", warnings);
+        assert_true(warnings >= 1 && warnings <= 4);
+        free(log);
+        itest_client_close(b);
+        free(a);
+        free(b);
+        assert_int_equal(itest_daemon_stop(d), 0);
 }
 
 /* The hex value of KEY in /proc/PID/status. */
@@ -523,6 +593,7 @@ int main(void) {
                 cmocka_unit_test(test_outsider_is_refused),
                 cmocka_unit_test(test_member_is_served_and_logged),
                 cmocka_unit_test(test_clients_max),
+                cmocka_unit_test(test_out_of_fds),
                 cmocka_unit_test(test_capabilities_after_start),
                 cmocka_unit_test(test_reload_after_the_drop),
                 cmocka_unit_test(test_under_the_unit_restrictions),

@@ -269,21 +269,6 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         unlink(binary);
 }
 
-/* Timeslices evmond ran: each wakeup of its loop is one
- * (/proc/PID/schedstat: run ns, wait ns, timeslices). */
-static uint64_t timeslices(pid_t pid) {
-        char path[64];
-        unsigned long long run, wait, slices;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
-        f = fopen(path, "re");
-        assert_non_null(f);
-        assert_int_equal(fscanf(f, "%llu %llu %llu", &run, &wait, &slices), 3);
-        fclose(f);
-        return slices;
-}
-
 /* With no samples the reader backs off from flush_ms (5) to idle_flush_ms
  * (50): about 20 timer wakeups a second, and the status tick, where every
  * 5 ms would be 200. A lone sample, far below the wakeup watermark, still
@@ -307,9 +292,9 @@ static void test_quiet_rings_back_off(void **state) {
         json_object_put(o);
 
         usleep(500 * 1000);     /* past the backoff: 5+10+20+40 ms */
-        before = timeslices(quiet_.pid);
+        before = itest_timeslices(quiet_.pid, NULL);
         usleep(2000 * 1000);
-        after = timeslices(quiet_.pid);
+        after = itest_timeslices(quiet_.pid, NULL);
         if (after - before > 60)
                 fail_msg("idle evmond woke %" PRIu64 " times in 2 s; backing off to idle_flush_ms 50 makes it ~42",
                          after - before);
