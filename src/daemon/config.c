@@ -94,17 +94,20 @@ static int scan_remember(struct parser *ps, char *path) {
         return 0;
 }
 
-/* Returns the string body's length, leaves p after the closing quote. */
+/* Returns the string body's length, leaves p after the closing quote.
+ * json-c also takes single-quoted strings (its tokener's non-strict mode),
+ * so either quote opens one and only the same quote closes it. */
 static int scan_string(struct parser *ps, const char **ret_start, size_t *ret_len) {
         const char *s;
+        char quote = *ps->p;
 
-        if (*ps->p != '"')
+        if (quote != '"' && quote != '\'')
                 return -EINVAL;
         s = ++ps->p;
-        while (*ps->p && *ps->p != '"') {
+        while (*ps->p && *ps->p != quote) {
                 if (*ps->p == '\\' && ps->p[1])
                         ps->p++;
-                else if (*ps->p == '\n')
+                if (*ps->p == '\n')
                         ps->line++;
                 ps->p++;
         }
@@ -116,7 +119,21 @@ static int scan_string(struct parser *ps, const char **ret_start, size_t *ret_le
         return 0;
 }
 
+/* After a member or an element: a comma (json-c allows one before the
+ * closing bracket too) or the closing bracket itself. Anything else is
+ * text the scanner does not know, and it gives up rather than guess:
+ * each turn of the loops below must consume input or fail. */
+static int scan_separator(struct parser *ps, char close) {
+        scan_space(ps);
+        if (*ps->p == ',') {
+                ps->p++;
+                return 0;
+        }
+        return *ps->p == close ? 0 : -EINVAL;
+}
+
 static int scan_value(struct parser *ps, const char *path, unsigned depth) {
+        const char *start;
         int r;
 
         if (depth > 64)
@@ -157,9 +174,9 @@ static int scan_value(struct parser *ps, const char *path, unsigned depth) {
                         r = scan_value(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
                         if (r < 0)
                                 return r;
-                        scan_space(ps);
-                        if (*ps->p == ',')
-                                ps->p++;
+                        r = scan_separator(ps, '}');
+                        if (r < 0)
+                                return r;
                 }
         }
         if (*ps->p == '[') {
@@ -180,21 +197,21 @@ static int scan_value(struct parser *ps, const char *path, unsigned depth) {
                         r = scan_value(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
                         if (r < 0)
                                 return r;
-                        scan_space(ps);
-                        if (*ps->p == ',')
-                                ps->p++;
+                        r = scan_separator(ps, ']');
+                        if (r < 0)
+                                return r;
                 }
         }
-        if (*ps->p == '"') {
+        if (*ps->p == '"' || *ps->p == '\'') {
                 const char *s;
                 size_t n;
                 return scan_string(ps, &s, &n);
         }
-        if (!*ps->p)
-                return -EINVAL;
-        while (*ps->p && !strchr(",]}", *ps->p) && !isspace((unsigned char) *ps->p) && *ps->p != '/')
+        /* A number or a literal (true, NaN, -Infinity): at least one byte. */
+        start = ps->p;
+        while (*ps->p && !strchr(",]}:\"'", *ps->p) && !isspace((unsigned char) *ps->p) && *ps->p != '/')
                 ps->p++;
-        return 0;
+        return ps->p > start ? 0 : -EINVAL;
 }
 
 static unsigned parser_line_of(const struct parser *ps, const char *path) {

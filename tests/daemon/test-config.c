@@ -550,6 +550,53 @@ static void test_lines(void **state) {
         assert_string_equal(c->events[2].wire_name, "kprobe:three");
 }
 
+/* Everything else json-c's tokener accepts: single-quoted strings (which
+ * once sent the line scanner into an endless, allocating loop: issue 17),
+ * trailing commas, comments between any two tokens, NaN and friends. The
+ * scanner must finish on each (an alarm turns a hang into a failure) and
+ * keep the lines right; past what it does not know it only loses lines. */
+static void test_json_c_extensions(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL, *d = NULL, *e = NULL, *f = NULL;
+
+        alarm(10);
+        f = parse_ok("{\"targets\": {\"cgroups\": ['/system.slice']}, " EV1 "}");
+        assert_null(f->cgroups[1]);
+        assert_string_equal(f->cgroups[0], "/system.slice");
+        assert_string_equal(f->cgroups_where[0], FILE_NAME ":1: targets.cgroups[0]");
+        BAD("{\n 'targets':\n {'cgroups': [\n'/x',\n 7]}, " EV1 "}", ":5: targets.cgroups[1]: ", "expected a cgroup path string");
+        c = parse_ok("{\n"
+                     "  'ring': {'pages': 8,},\n"
+                     "  \"events\": [\n"
+                     "    {'tracepoint': 'sched:a\"b\\\\'},\n"
+                     "    {\"tracepoint\" /* c */ : /* d */ \"x:y\" /* e */ , },\n"
+                     "  ],\n"
+                     "}\n");
+        assert_int_equal(c->ring_pages, 8);
+        assert_int_equal(c->n_events, 2);
+        assert_string_equal(c->events[0].where, FILE_NAME ":4: events[0].tracepoint");
+        assert_string_equal(c->events[1].where, FILE_NAME ":5: events[1].tracepoint");
+        /* A string over several lines counts them. */
+        d = parse_ok("{\"socket\": {\"group\": 'a\nb'},\n\n" EV1 "}");
+        assert_string_equal(d->events[0].where, FILE_NAME ":4: events[0].tracepoint");
+        BAD("{\"ring\": {\"pages\": NaN},\n" EV1 "}", ":1: ring.pages: ", "");
+        BAD("{\"ring\": {\"pages\": -Infinity},\n" EV1 "}", ":1: ring.pages: ", "");
+        BAD("{\"ring\": {\"pages\": TRUE},\n" EV1 "}", ":1: ring.pages: ", "");
+        /* Unterminated strings of either kind and nesting beyond json-c's
+         * depth are json-c's errors. */
+        BAD("{\"events\": ['a:b\n", ":2: invalid JSON: ", "");
+        BAD("{\"events\": [\"a:b\n", ":2: invalid JSON: ", "");
+        {
+                char deep[4096] = "{\"x\": ";
+                for (int i = 0; i < 1000; i++)
+                        strcat(deep, "[");
+                BAD(deep, ":1: invalid JSON: ", "");
+        }
+        /* A comment right after the root object is still json-c's. */
+        e = parse_ok("{" EV1 "}/* x */\n");
+        assert_int_equal(e->n_events, 1);
+        alarm(0);
+}
+
 /* config_load(): the file's name in messages, and files that are no config. */
 static void test_load(void **state) {
         char dir[] = "/tmp/evmon-test-config-XXXXXX", path[128];
@@ -615,6 +662,7 @@ int main(void) {
                 cmocka_unit_test(test_events),
                 cmocka_unit_test(test_targets_clock),
                 cmocka_unit_test(test_lines),
+                cmocka_unit_test(test_json_c_extensions),
                 cmocka_unit_test(test_load),
         };
 
