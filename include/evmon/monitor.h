@@ -163,6 +163,7 @@ struct monitor_opts {
         size_t n_cgroups;
         const pid_t *pids;          /* targeted processes (with inherit), or NULL */
         size_t n_pids;
+        bool doorbell;              /* open a doorbell beside each ring (see monitor_ring_arm()) */
 };
 
 struct monitor_source {
@@ -206,6 +207,26 @@ struct monitor_handler {
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
  * means more may be waiting). Handlers must not call monitor_add/remove. */
 int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx);
+
+/* Doorbells (opts->doorbell; src/monitor/doorbell.c says how): wake the
+ * reader at the first record written into ring I after monitor_ring_arm(),
+ * while the ring itself wakes it only per wakeup_bytes. Ring I has
+ * monitor_ring_n_doorbells() fds to poll (one per cgroup and pid target,
+ * or one for system-wide events); an armed doorbell polls readable once
+ * a record of an enabled event is written. Arming empties the doorbell's
+ * own ring; read the main ring once more after arming, since a record
+ * written before the arm does not ring. Disarmed (as opened), doorbells
+ * cost the traced program nothing. Arm and disarm return -errno from the
+ * ioctl, the ring's bells left as they were. */
+size_t monitor_ring_n_doorbells(const struct monitor *m, size_t i);
+int monitor_ring_doorbell_fd(const struct monitor *m, size_t i, size_t k);
+int monitor_ring_arm(struct monitor *m, size_t i);
+int monitor_ring_disarm(struct monitor *m, size_t i);
+bool monitor_ring_armed(const struct monitor *m, size_t i);
+/* False when some active event has no doorbell copy (the kernel refused
+ * it): its first records after a quiet spell wake no one, so the reader
+ * must still look now and then. */
+bool monitor_doorbells_cover(const struct monitor *m);
 
 /* Total PERF_RECORD_LOST count of ring I, and malformed records skipped. */
 uint64_t monitor_ring_lost(const struct monitor *m, size_t i);

@@ -20,6 +20,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/monitor.h"
+#include "doorbell.h"
 
 #define RING_PAGES_DEFAULT 64u
 
@@ -35,6 +36,9 @@ struct perf_cpu {
         struct ring ring;
         uint64_t lost;          /* sum of PERF_RECORD_LOST counts */
         uint64_t bad;           /* records that did not parse, samples with unknown ids */
+        struct doorbell *bells; /* opts->doorbell: one per pid target, then a CPU-wide one if needed */
+        size_t n_bells;
+        bool armed;
 };
 
 enum handle_state {
@@ -48,6 +52,8 @@ struct handle {
         void *userdata;
         size_t n;               /* events opened: n fds, then n ids */
         int *fds;               /* NULL once closed */
+        int *bell_fds;          /* each fd's doorbell member, -1 without one; NULL without doorbells */
+        size_t n_unbelled;      /* fds without a doorbell member */
         uint64_t *ids;          /* the sample id of each event */
         uint64_t *heads;        /* RETIRED: each ring's data_head after the fds closed */
 };
@@ -74,9 +80,16 @@ struct monitor {
 
         struct id_entry *index;         /* sorted by id, for lookup per sample */
         size_t n_index;
+
+        bool doorbell;
 };
 
 static void perf_cpu_done(struct perf_cpu *c) {
+        for (size_t i = 0; i < c->n_bells; i++)
+                doorbell_close(&c->bells[i]);
+        free(c->bells);
+        c->bells = NULL;
+        c->n_bells = 0;
         ring_done(&c->ring);
         if (c->base && c->base != MAP_FAILED)
                 munmap(c->base, c->map_size);
@@ -87,10 +100,15 @@ static void perf_cpu_done(struct perf_cpu *c) {
 static void handle_close_fds(struct handle *h) {
         if (!h->fds)
                 return;
-        for (size_t i = 0; i < h->n; i++)
+        for (size_t i = 0; i < h->n; i++) {
                 safe_close(h->fds[i]);
+                if (h->bell_fds)
+                        safe_close(h->bell_fds[i]);
+        }
         free(h->fds);
         h->fds = NULL;
+        free(h->bell_fds);
+        h->bell_fds = NULL;
 }
 
 static void handle_done(struct handle *h) {
@@ -120,6 +138,36 @@ struct monitor *monitor_free(struct monitor *m) {
         free(m->index);
         free(m);
         return NULL;
+}
+
+/* One doorbell per target, in the order monitor_add() opens them (each
+ * cgroup, then each pid), or one for system-wide events: a group's members
+ * must share its leader's target (the kernel refuses a cgroup member in a
+ * CPU-wide group, and a task's events live in the task's context). */
+static int perf_cpu_open_bells(struct monitor *m, struct perf_cpu *c) {
+        size_t n = m->n_cgroups + m->n_pids ?: 1;
+        int r;
+
+        c->bells = calloc(n, sizeof(*c->bells));
+        if (!c->bells)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                pid_t target = -1;
+                unsigned long flags = 0;
+
+                if (i < m->n_cgroups) {
+                        target = m->cgroup_fds[i];
+                        flags = PERF_FLAG_PID_CGROUP;
+                } else if (i - m->n_cgroups < m->n_pids)
+                        target = m->pids[i - m->n_cgroups];
+
+                c->n_bells++;
+                r = doorbell_open(&c->bells[i], c->cpu, target, flags, m->attr.use_clockid, m->attr.clockid,
+                                  m->page_size);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
@@ -156,7 +204,13 @@ static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
                 return negative_errno();
         }
 
-        return ring_init(&c->ring, c->base, m->data_size);
+        r = ring_init(&c->ring, c->base, m->data_size);
+        if (r < 0)
+                return r;
+
+        if (m->doorbell)
+                return perf_cpu_open_bells(m, c);
+        return 0;
 }
 
 int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
@@ -193,6 +247,7 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
                 return -ENOMEM;
         m->page_size = (size_t) ps;
         m->data_size = pages * (size_t) ps;
+        m->doorbell = opts->doorbell;
 
         wakeup = opts->wakeup_bytes ?: m->data_size / 4;
         if (wakeup > m->data_size || wakeup > UINT32_MAX)
@@ -338,8 +393,13 @@ static void retired_prune(struct monitor *m) {
                 (void) index_rebuild(m);
 }
 
-static int event_open(struct monitor *m, const struct monitor_source *src, struct perf_cpu *c,
-                      pid_t pid, unsigned long flags, bool inherit, int *ret_fd, uint64_t *ret_id) {
+/* Opens SRC on C for PID (or a cgroup) into C's ring, and with doorbells
+ * its member of C's doorbell for target T into *RET_BELL_FD (-1 when the
+ * kernel refuses the copy: the event then works, only without a
+ * doorbell). */
+static int event_open(struct monitor *m, const struct monitor_source *src, struct perf_cpu *c, size_t t,
+                      pid_t pid, unsigned long flags, bool inherit, int *ret_fd, uint64_t *ret_id,
+                      int *ret_bell_fd) {
         _cleanup_(closep) int fd = -1;
         struct perf_event_attr attr = m->attr;
 
@@ -361,6 +421,13 @@ static int event_open(struct monitor *m, const struct monitor_source *src, struc
                 return negative_errno();
         if (ioctl(fd, PERF_EVENT_IOC_ID, ret_id) < 0)
                 return negative_errno();
+
+        *ret_bell_fd = -1;
+        if (t < c->n_bells) {
+                *ret_bell_fd = doorbell_member_open(&c->bells[t], &attr, pid, flags, src->filter);
+                if (*ret_bell_fd < 0)
+                        *ret_bell_fd = -1;
+        }
 
         *ret_fd = TAKE_FD(fd);
         return 0;
@@ -385,7 +452,8 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
 
         hd.fds = malloc(n_max * sizeof(*hd.fds));
         hd.ids = malloc(n_max * sizeof(*hd.ids));
-        if (!hd.fds || !hd.ids) {
+        hd.bell_fds = malloc(n_max * sizeof(*hd.bell_fds));
+        if (!hd.fds || !hd.ids || !hd.bell_fds) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -394,27 +462,31 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                 struct perf_cpu *c = &m->cpus[i];
 
                 if (m->n_cgroups + m->n_pids == 0) {
-                        r = event_open(m, src, c, -1, 0, false, &hd.fds[hd.n], &hd.ids[hd.n]);
+                        r = event_open(m, src, c, 0, -1, 0, false, &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
+                        hd.n_unbelled += m->doorbell && hd.bell_fds[hd.n] < 0;
                         hd.n++;
                         continue;
                 }
 
                 for (size_t g = 0; g < m->n_cgroups; g++) {
-                        r = event_open(m, src, c, m->cgroup_fds[g], PERF_FLAG_PID_CGROUP, false,
-                                       &hd.fds[hd.n], &hd.ids[hd.n]);
+                        r = event_open(m, src, c, g, m->cgroup_fds[g], PERF_FLAG_PID_CGROUP, false,
+                                       &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
+                        hd.n_unbelled += m->doorbell && hd.bell_fds[hd.n] < 0;
                         hd.n++;
                 }
 
                 /* inherit: threads and children forked later count too;
                  * their samples go to this event's ring and carry its id. */
                 for (size_t p = 0; p < m->n_pids; p++) {
-                        r = event_open(m, src, c, m->pids[p], 0, true, &hd.fds[hd.n], &hd.ids[hd.n]);
+                        r = event_open(m, src, c, m->n_cgroups + p, m->pids[p], 0, true, &hd.fds[hd.n], &hd.ids[hd.n],
+                                       &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
+                        hd.n_unbelled += m->doorbell && hd.bell_fds[hd.n] < 0;
                         hd.n++;
                 }
         }
@@ -488,10 +560,73 @@ int monitor_enable(struct monitor *m, int h) {
         if (!hd)
                 return -ENOENT;
 
-        for (size_t i = 0; i < hd->n; i++)
+        for (size_t i = 0; i < hd->n; i++) {
                 if (ioctl(hd->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
                         return negative_errno();
+                /* Counts only while its disabled leader is armed. */
+                if (hd->bell_fds && hd->bell_fds[i] >= 0 &&
+                    ioctl(hd->bell_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+                        return negative_errno();
+        }
         return 0;
+}
+
+bool monitor_doorbells_cover(const struct monitor *m) {
+        if (!m || !m->doorbell)
+                return false;
+        for (size_t h = 0; h < m->n_handles; h++)
+                if (m->handles[h].state == HANDLE_ACTIVE && m->handles[h].n_unbelled > 0)
+                        return false;
+        return true;
+}
+
+size_t monitor_ring_n_doorbells(const struct monitor *m, size_t i) {
+        if (!m || i >= m->n_cpus)
+                return 0;
+        return m->cpus[i].n_bells;
+}
+
+int monitor_ring_doorbell_fd(const struct monitor *m, size_t i, size_t k) {
+        if (!m || i >= m->n_cpus || k >= m->cpus[i].n_bells)
+                return -EINVAL;
+        return m->cpus[i].bells[k].fd;
+}
+
+int monitor_ring_arm(struct monitor *m, size_t i) {
+        struct perf_cpu *c;
+        int r;
+
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        c = &m->cpus[i];
+        for (size_t k = 0; k < c->n_bells; k++) {
+                r = doorbell_arm(&c->bells[k]);
+                if (r < 0)
+                        return r;
+        }
+        c->armed = c->n_bells > 0;
+        return 0;
+}
+
+int monitor_ring_disarm(struct monitor *m, size_t i) {
+        struct perf_cpu *c;
+        int r, ret = 0;
+
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        c = &m->cpus[i];
+        /* All of them, whatever fails: a bell left armed only costs a wakeup. */
+        for (size_t k = 0; k < c->n_bells; k++) {
+                r = doorbell_disarm(&c->bells[k]);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        c->armed = false;
+        return ret;
+}
+
+bool monitor_ring_armed(const struct monitor *m, size_t i) {
+        return m && i < m->n_cpus && m->cpus[i].armed;
 }
 
 size_t monitor_n_rings(const struct monitor *m) {

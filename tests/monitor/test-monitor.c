@@ -364,6 +364,130 @@ static void test_wakeup(void **state) {
         assert_int_equal(a.n, N + 10);
 }
 
+/* How many doorbell fds of M poll readable within TIMEOUT ms. */
+static int bells_ready(struct monitor *m, int timeout) {
+        struct pollfd pfd[64];
+        size_t n = 0;
+        int r;
+
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                for (size_t k = 0; k < monitor_ring_n_doorbells(m, i); k++) {
+                        assert_true(n < ELEMENTSOF(pfd));
+                        pfd[n++] = (struct pollfd) { .fd = monitor_ring_doorbell_fd(m, i, k), .events = POLLIN };
+                }
+        assert_true(n > 0);
+        r = poll(pfd, n, timeout);
+        assert_true(r >= 0);
+        return r;
+}
+
+static void arm_all(struct monitor *m, bool arm) {
+        for (size_t i = 0; i < monitor_n_rings(m); i++) {
+                assert_int_equal(arm ? monitor_ring_arm(m, i) : monitor_ring_disarm(m, i), 0);
+                assert_true(monitor_ring_armed(m, i) == arm);
+        }
+}
+
+/* The doorbell of a task target: armed, it rings at the first record and
+ * not before; disarmed, it stays silent; a doorbell whose own ring filled
+ * up rings again after the next arm; the main ring gets every sample. */
+static void test_doorbell(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        pid_t self = getpid();
+        struct monitor_opts opts = {
+                .ring_pages = 64,
+                .clockid = CLOCK_MONOTONIC,
+                .pids = &self,
+                .n_pids = 1,
+                .doorbell = true,
+        };
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        int h;
+
+        assert_int_equal(monitor_new(&opts, &m), 0);
+        for (size_t i = 0; i < monitor_n_rings(m); i++) {
+                assert_int_equal(monitor_ring_n_doorbells(m, i), 1);
+                assert_false(monitor_ring_armed(m, i));
+        }
+        src = getppid_source(&a);
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_true(monitor_doorbells_cover(m));
+        assert_int_equal(monitor_enable(m, h), 0);
+
+        /* Disarmed (as opened): records flow into the ring, nothing rings. */
+        call_getppid(&run, 10);
+        assert_int_equal(bells_ready(m, 0), 0);
+
+        /* Armed and idle: silent. The first record rings, once. */
+        arm_all(m, true);
+        assert_int_equal(bells_ready(m, 50), 0);
+        call_getppid(&run, 1);
+        assert_int_equal(bells_ready(m, 1000), 1);
+
+        /* Fill the doorbell's one page (a record per call, 8 bytes each),
+         * disarm, and arm again: the arm empties it, so it rings again. */
+        call_getppid(&run, N);
+        (void) bells_ready(m, 0);
+        arm_all(m, false);
+        call_getppid(&run, 10);
+        assert_int_equal(bells_ready(m, 0), 0);
+        arm_all(m, true);
+        assert_int_equal(bells_ready(m, 0), 0);
+        call_getppid(&run, 1);
+        assert_int_equal(bells_ready(m, 1000), 1);
+
+        /* The main ring saw every call, the doorbell took none of them. */
+        run.t0 = 0;
+        drain_all(m, &run);
+        assert_int_equal(run.lost, 0);
+        assert_int_equal(a.n, 10 + 1 + N + 10 + 1);
+        assert_int_equal(a.broken, 0);
+}
+
+/* A system-wide doorbell with a filter: records the kernel filters out of
+ * the main ring do not ring it either. */
+static void test_doorbell_filter(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_opts opts = { .clockid = CLOCK_MONOTONIC, .doorbell = true };
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        char filter[64];
+        pid_t child;
+        int h;
+
+        assert_int_equal(monitor_new(&opts, &m), 0);
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        src = getppid_source(&a);
+        src.filter = filter;
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_true(monitor_doorbells_cover(m));
+        assert_int_equal(monitor_enable(m, h), 0);
+        arm_all(m, true);
+
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                for (int i = 0; i < 100; i++)
+                        syscall(SYS_getppid);
+                _exit(0);
+        }
+        assert_int_equal(waitpid(child, NULL, 0), child);
+        assert_int_equal(bells_ready(m, 50), 0);
+
+        call_getppid(&run, 1);
+        assert_true(bells_ready(m, 1000) >= 1);
+        arm_all(m, false);
+        run.t0 = 0;
+        drain_all(m, &run);
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.others, 0);
+}
+
 /* The cgroup v2 mount point, from mountinfo. */
 static int cgroup2_mount(char *ret, size_t size) {
         char line[1024], mnt[512], fstype[64];
@@ -426,7 +550,7 @@ static int write_pid(const char *dir, pid_t pid) {
 static void test_cgroup_target(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         char mnt[512], self[1024], home[1600], dir[1700];
-        struct monitor_opts opts = { .clockid = CLOCK_MONOTONIC };
+        struct monitor_opts opts = { .clockid = CLOCK_MONOTONIC, .doorbell = true };
         struct monitor_source src;
         struct source a = {};
         struct run run = {};
@@ -455,10 +579,14 @@ static void test_cgroup_target(void **state) {
         assert_true(h >= 0);
         assert_int_equal(monitor_enable(m, h), 0);
 
-        /* Outside the cgroup: nothing. */
+        /* Outside the cgroup: nothing, and no doorbell either. */
+        assert_true(monitor_doorbells_cover(m));
+        arm_all(m, true);
         call_getppid(&run, 10);
+        assert_int_equal(bells_ready(m, 50), 0);
         assert_int_equal(write_pid(dir, 0), 0);
         call_getppid(&run, N);
+        assert_true(bells_ready(m, 1000) >= 1);
         r = write_pid(home, 0);
         drain_all(m, &run);
         assert_int_equal(r, 0);
@@ -499,6 +627,8 @@ int main(void) {
                 cmocka_unit_test(test_pid_target_and_loss),
                 cmocka_unit_test(test_wakeup),
                 cmocka_unit_test(test_cgroup_target),
+                cmocka_unit_test(test_doorbell),
+                cmocka_unit_test(test_doorbell_filter),
         };
         struct monitor *m = NULL;
         int r;

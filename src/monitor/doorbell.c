@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The doorbell: a wakeup at the first record after a quiet spell.
+ *
+ * The main rings wake their reader by bytes (wakeup_watermark), so that at
+ * full rate one wakeup carries thousands of records. The price is that a
+ * lone record, or the tail of a burst, sits below the watermark until
+ * somebody looks. Looking on a timer costs wakeups when nothing happens;
+ * asking the main events for a wakeup per record (wakeup_events = 1) costs
+ * an irq_work and a reader wakeup per record at full rate. Per-event
+ * attributes cannot be changed on an open tracepoint (MODIFY_ATTRIBUTES is
+ * for breakpoints only), so the policy cannot be switched on the main
+ * events either.
+ *
+ * So beside each main ring there is a small group: a software dummy leader
+ * that owns a one-page ring, and as members the same events opened a second
+ * time with wakeup_events = 1, redirected into the leader's ring
+ * (PERF_EVENT_IOC_SET_OUTPUT). Members only count while their leader is
+ * scheduled, so enabling and disabling the leader alone arms and disarms
+ * every member at once, and a disarmed doorbell costs the traced program
+ * nothing. The reader keeps it armed while idle (nothing wakes it), and on
+ * the first ring disarms it and reads the main rings on a short tick until
+ * a tick finds nothing; then it re-arms and reads once more, so a record
+ * written between that look and the arm is not left behind. Records in the
+ * doorbell's ring are never read: they only ring.
+ *
+ * The simpler-looking alternative, a wakeup_events = 1 copy writing into
+ * the main ring itself, is worse: every record that comes while armed (a
+ * whole burst, before the reader gets to disarm) is written twice into the
+ * ring that carries the data, takes its space (more PERF_RECORD_LOST near
+ * full), and has to be parsed and thrown away by id in the hot path. Here
+ * the duplicates land in a page nobody reads, and the main ring's layout
+ * and cost are those of a monitor without doorbells.
+ *
+ * Kernel behaviour this relies on (kernel/events/core.c, ring_buffer.c):
+ * - Enable/disable the leader *without* PERF_IOC_FLAG_GROUP. With the flag,
+ *   a software leader's tracepoint members were seen to stay off for good
+ *   while every ioctl returned 0.
+ * - The leader must carry the members' clockid, else SET_OUTPUT is EINVAL.
+ * - A full ring never wakes again (the kernel counts PERF_RECORD_LOST
+ *   instead of writing), so every arm first moves data_tail up to
+ *   data_head: the ring is emptied without being read.
+ * - perf_poll() hands out a pending wakeup once (atomic_xchg of rb->poll),
+ *   so a level-triggered epoll does not report the same ring again. */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/monitor.h"
+#include "doorbell.h"
+
+int doorbell_open(struct doorbell *b, int cpu, pid_t target, unsigned long flags, bool use_clockid, clockid_t clockid,
+                  size_t page_size) {
+        struct perf_event_attr attr = {
+                .size = sizeof(attr),
+                .type = PERF_TYPE_SOFTWARE,
+                .config = PERF_COUNT_SW_DUMMY,
+                .disabled = 1,
+                /* Children of a targeted task inherit the group, and a
+                 * disable of this fd reaches them too. */
+                .inherit = target >= 0 && !(flags & PERF_FLAG_PID_CGROUP),
+                .use_clockid = use_clockid,
+                .clockid = clockid,
+        };
+        int fd;
+
+        *b = (struct doorbell) { .fd = -1, .cpu = cpu };
+
+        fd = perf_event_open_fd(&attr, target, cpu, -1, flags);
+        if (fd < 0)
+                return fd;
+        b->fd = fd;
+
+        /* One data page: room for 512 header-only records, and the ring is
+         * emptied on every arm anyway. PROT_WRITE so we may move data_tail. */
+        b->map_size = 2 * page_size;
+        b->base = mmap(NULL, b->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (b->base == MAP_FAILED) {
+                b->base = NULL;
+                return negative_errno();
+        }
+        return 0;
+}
+
+void doorbell_close(struct doorbell *b) {
+        if (!b)
+                return;
+        if (b->base)
+                munmap(b->base, b->map_size);
+        b->base = NULL;
+        b->fd = safe_close(b->fd);
+        b->armed = false;
+}
+
+int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr *event, pid_t target,
+                         unsigned long flags, const char *filter) {
+        _cleanup_(closep) int fd = -1;
+        struct perf_event_attr attr = *event;
+
+        /* Only the ring matters: an empty sample is the smallest record. */
+        attr.sample_type = 0;
+        attr.read_format = 0;
+        attr.sample_id_all = 0;
+        attr.sample_period = 1;
+        attr.freq = 0;
+        attr.disabled = 1;
+        attr.watermark = 0;
+        attr.wakeup_events = 1;
+
+        fd = perf_event_open_fd(&attr, target, b->cpu, b->fd, flags);
+        if (fd < 0)
+                return fd;
+        if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, b->fd) < 0)
+                return negative_errno();
+        /* The same filter, or records the main copy drops would ring. */
+        if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+int doorbell_arm(struct doorbell *b) {
+        struct perf_event_mmap_page *page = b->base;
+
+        if (b->fd < 0)
+                return -EBADF;
+        if (b->armed)
+                return 0;
+
+        /* Empty the ring unread: pairs with the kernel's data_head publish;
+         * the release store lets it reuse the space (see ring.c). */
+        __atomic_store_n(&page->data_tail, __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE),
+                         __ATOMIC_RELEASE);
+        if (ioctl(b->fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+                return negative_errno();
+        b->armed = true;
+        return 0;
+}
+
+int doorbell_disarm(struct doorbell *b) {
+        if (b->fd < 0)
+                return -EBADF;
+        if (!b->armed)
+                return 0;
+        if (ioctl(b->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+                return negative_errno();
+        b->armed = false;
+        return 0;
+}

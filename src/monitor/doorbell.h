@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Private to src/monitor/: the doorbell, which wakes the reader at the first
+ * record after a quiet spell while the rings keep their throughput-friendly
+ * watermark. See doorbell.c for how and why. */
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct doorbell {
+        int fd;                 /* group leader: a software dummy, owns a one-page ring; -1 when closed */
+        int cpu;
+        void *base;             /* the leader's mmap: control page + one data page */
+        size_t map_size;
+        bool armed;
+};
+
+/* Opens B's leader on CPU for TARGET (a pid, a cgroup fd with
+ * PERF_FLAG_PID_CGROUP in FLAGS, or -1: system-wide), disarmed, on CLOCKID
+ * (SET_OUTPUT is refused between events on different clocks), and maps its
+ * ring. B is fully initialised, so doorbell_close() may follow a failure. */
+int doorbell_open(struct doorbell *b, int cpu, pid_t target, unsigned long flags, bool use_clockid, clockid_t clockid,
+                  size_t page_size);
+void doorbell_close(struct doorbell *b);
+
+/* Opens another copy of the event EVENT describes (the caller's own copy
+ * samples into the main ring) as a member of B's group, on TARGET (a pid, or a
+ * cgroup fd with PERF_FLAG_PID_CGROUP in FLAGS) with the same FILTER, that
+ * wakes B's poller with every record it writes into B's ring. Disabled:
+ * enable it with the caller's copy. Returns the fd or -errno. */
+int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr *event, pid_t target,
+                         unsigned long flags, const char *filter);
+
+/* Arm: the next member record makes B's fd readable. Disarm: members write
+ * nothing (and cost the traced program nothing) until the next arm. */
+int doorbell_arm(struct doorbell *b);
+int doorbell_disarm(struct doorbell *b);
