@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Dynamic PMUs as perf names them: PMU/term=value,.../ resolved from
+ * /sys/bus/event_source/devices/PMU/{type,format/NAME,events/NAME}
+ * (Documentation/ABI/testing/sysfs-bus-event_source-devices-format and
+ * -events), and kernel symbols from kallsyms for breakpoints. */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evmon/attr.h"
+#include "evmon/cleanup.h"
+
+#define PMU_ROOT "/sys/bus/event_source/devices"
+#define KALLSYMS "/proc/kallsyms"
+/* An alias may name format terms only, so one level of expansion. */
+#define TERMS_MAX 32
+
+/* Reads a small sysfs attribute whole, trailing newline dropped. */
+static int read_small(const char *path, char *buf, size_t size) {
+        _cleanup_(closep) int fd = -1;
+        ssize_t n;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n == size - 1)
+                return -E2BIG;
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+                n--;
+        buf[n] = '\0';
+        return 0;
+}
+
+static int parse_value(const char *s, uint64_t *ret) {
+        char *end;
+
+        if (!s || !*s || *s == '-')
+                return -EINVAL;
+        errno = 0;
+        *ret = strtoull(s, &end, 0);
+        if (errno != 0 || *end != '\0')
+                return -EINVAL;
+        return 0;
+}
+
+/* Scatters VALUE into the bits a format file names ("config:0-7,32-35"):
+ * its low bits go to the lowest listed bits, in order (perf's
+ * pmu_format_value()). */
+static int format_apply(const char *fmt, uint64_t value, struct perf_event_attr *a, const char **ret_reason) {
+        const char *p = strchr(fmt, ':');
+        __u64 *word;
+        unsigned used = 0;
+        size_t l;
+
+        if (!p)
+                return -EINVAL;
+        l = (size_t) (p - fmt);
+        if (l == 6 && strncmp(fmt, "config", 6) == 0)
+                word = &a->config;
+        else if (l == 7 && strncmp(fmt, "config1", 7) == 0)
+                word = &a->config1;
+        else if (l == 7 && strncmp(fmt, "config2", 7) == 0)
+                word = &a->config2;
+#ifdef PERF_ATTR_SIZE_VER8
+        else if (l == 7 && strncmp(fmt, "config3", 7) == 0)
+                word = &a->config3;
+#endif
+        else {
+                *ret_reason = "the PMU's format names a config word this build does not know";
+                return -EINVAL;
+        }
+
+        p++;
+        while (*p) {
+                char *end;
+                unsigned long lo, hi;
+
+                lo = strtoul(p, &end, 10);
+                if (end == p)
+                        return -EINVAL;
+                hi = lo;
+                p = end;
+                if (*p == '-') {
+                        p++;
+                        hi = strtoul(p, &end, 10);
+                        if (end == p)
+                                return -EINVAL;
+                        p = end;
+                }
+                if (hi < lo || hi > 63)
+                        return -EINVAL;
+                for (unsigned long b = lo; b <= hi; b++, used++)
+                        if (used < 64 && (value >> used) & 1)
+                                *word |= 1ULL << b;
+                if (*p == ',')
+                        p++;
+                else if (*p)
+                        return -EINVAL;
+        }
+
+        if (used < 64 && (value >> used) != 0) {
+                *ret_reason = "a term's value is wider than its format field";
+                return -ERANGE;
+        }
+        return 0;
+}
+
+struct pmu_ctx {
+        char dir[PATH_MAX];
+        struct perf_event_attr *attr;
+        const char **reason;
+};
+
+static int term_apply(struct pmu_ctx *c, const char *term, unsigned depth);
+
+/* TERMS is a comma-separated list; modifies it in place. */
+static int terms_apply(struct pmu_ctx *c, char *terms, unsigned depth) {
+        char *save = NULL;
+        unsigned n = 0;
+
+        for (char *t = strtok_r(terms, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                int r;
+
+                if (++n > TERMS_MAX) {
+                        *c->reason = "too many terms";
+                        return -EINVAL;
+                }
+                r = term_apply(c, t, depth);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int term_apply(struct pmu_ctx *c, const char *term, unsigned depth) {
+        char name[NAME_MAX + 1], path[PATH_MAX + NAME_MAX + 16], buf[4096];
+        const char *eq = strchr(term, '=');
+        uint64_t value = 1;
+        size_t l = eq ? (size_t) (eq - term) : strlen(term);
+        int r;
+
+        if (l == 0 || l > NAME_MAX || memchr(term, '/', l)) {
+                *c->reason = "a term is NAME or NAME=VALUE";
+                return -EINVAL;
+        }
+        memcpy(name, term, l);
+        name[l] = '\0';
+        if (eq && parse_value(eq + 1, &value) < 0) {
+                *c->reason = "a term's value is a number (0x.. for hex)";
+                return -EINVAL;
+        }
+
+        /* perf's built-in terms first. */
+        if (strcmp(name, "config") == 0) {
+                c->attr->config = value;
+                return 0;
+        }
+        if (strcmp(name, "config1") == 0) {
+                c->attr->config1 = value;
+                return 0;
+        }
+        if (strcmp(name, "config2") == 0) {
+                c->attr->config2 = value;
+                return 0;
+        }
+        if (strcmp(name, "period") == 0) {
+                c->attr->sample_period = value;
+                c->attr->freq = 0;
+                return 0;
+        }
+        if (strcmp(name, "freq") == 0) {
+                c->attr->sample_freq = value;
+                c->attr->freq = 1;
+                return 0;
+        }
+
+        snprintf(path, sizeof(path), "%s/format/%s", c->dir, name);
+        r = read_small(path, buf, sizeof(buf));
+        if (r >= 0)
+                return format_apply(buf, value, c->attr, c->reason);
+        if (r != -ENOENT)
+                return r;
+
+        /* An event alias expands to its own terms ("event=0x3c,umask=0"). */
+        snprintf(path, sizeof(path), "%s/events/%s", c->dir, name);
+        r = read_small(path, buf, sizeof(buf));
+        if (r == -ENOENT || (r >= 0 && (eq || depth > 0))) {
+                *c->reason = "not a format term or event of this PMU (see evmonctl list)";
+                return -EINVAL;
+        }
+        if (r < 0)
+                return r;
+        return terms_apply(c, buf, depth + 1);
+}
+
+int pmu_resolve(const char *root, const char *spec, struct perf_event_attr *attr, const char **ret_reason) {
+        const char *slash, *dummy = NULL;
+        char pmu[NAME_MAX + 1], type[32], terms[4096], path[PATH_MAX + 64];
+        struct pmu_ctx c;
+        uint64_t t;
+        size_t l, tl;
+        int r;
+
+        if (!ret_reason)
+                ret_reason = &dummy;
+        *ret_reason = NULL;
+        if (!spec || !attr)
+                return -EINVAL;
+        root = root ?: PMU_ROOT;
+
+        slash = strchr(spec, '/');
+        l = slash ? (size_t) (slash - spec) : 0;
+        tl = slash ? strlen(slash + 1) : 0;
+        if (!slash || l == 0 || l > NAME_MAX || tl == 0 || slash[tl] != '/') {
+                *ret_reason = "perf's PMU syntax is PMU/term=value,.../";
+                return -EINVAL;
+        }
+        memcpy(pmu, spec, l);
+        pmu[l] = '\0';
+        if (pmu[0] == '.' || tl - 1 >= sizeof(terms)) {
+                *ret_reason = "perf's PMU syntax is PMU/term=value,.../";
+                return -EINVAL;
+        }
+        memcpy(terms, slash + 1, tl - 1);
+        terms[tl - 1] = '\0';
+
+        c = (struct pmu_ctx) { .attr = attr, .reason = ret_reason };
+        snprintf(c.dir, sizeof(c.dir), "%s/%s", root, pmu);
+        snprintf(path, sizeof(path), "%s/type", c.dir);
+        r = read_small(path, type, sizeof(type));
+        if (r == -ENOENT) {
+                *ret_reason = "no such PMU under /sys/bus/event_source/devices";
+                return r;
+        }
+        if (r < 0)
+                return r;
+        if (parse_value(type, &t) < 0 || t > UINT32_MAX) {
+                *ret_reason = "the PMU's type file is not a number";
+                return -EINVAL;
+        }
+
+        attr->type = (uint32_t) t;
+        attr->config = attr->config1 = attr->config2 = 0;
+        return terms_apply(&c, terms, 0);
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Sorted entry names of DIR, without dot files and (for events/) without
+ * the .scale/.unit/.per-pkg/.snapshot companions of an alias. */
+static int list_dir(const char *dir, bool aliases, char ***ret, size_t *ret_n) {
+        _cleanup_(strv_freep) char **l = NULL;
+        DIR *d;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+
+        d = opendir(dir);
+        if (!d)
+                return negative_errno();
+        while ((de = readdir(d))) {
+                char **q;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (aliases && strchr(de->d_name, '.'))
+                        continue;
+                if (n + 2 > allocated) {
+                        allocated = allocated ? allocated * 2 : 16;
+                        q = realloc(l, allocated * sizeof(*l));
+                        if (!q) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        l = q;
+                }
+                l[n] = strdup(de->d_name);
+                if (!l[n]) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                l[++n] = NULL;
+        }
+        closedir(d);
+        if (n > 0)
+                qsort(l, n, sizeof(*l), cmp_str);
+        *ret = TAKE_PTR(l);
+        *ret_n = n;
+        return 0;
+}
+
+int pmu_foreach_event(const char *root, pmu_event_fn fn, void *userdata) {
+        _cleanup_(strv_freep) char **pmus = NULL;
+        size_t n_pmus = 0;
+        int r;
+
+        if (!fn)
+                return -EINVAL;
+        root = root ?: PMU_ROOT;
+        r = list_dir(root, false, &pmus, &n_pmus);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < n_pmus; i++) {
+                _cleanup_(strv_freep) char **events = NULL;
+                char path[PATH_MAX + 64], type[32];
+                size_t n_events = 0;
+                uint64_t t;
+
+                snprintf(path, sizeof(path), "%s/%s/type", root, pmus[i]);
+                if (read_small(path, type, sizeof(type)) < 0 || parse_value(type, &t) < 0 || t > UINT32_MAX)
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s/events", root, pmus[i]);
+                if (list_dir(path, true, &events, &n_events) < 0)
+                        n_events = 0;
+                if (n_events == 0) {
+                        r = fn(pmus[i], (uint32_t) t, NULL, userdata);
+                        if (r < 0)
+                                return r;
+                }
+                for (size_t k = 0; k < n_events; k++) {
+                        r = fn(pmus[i], (uint32_t) t, events[k], userdata);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+int kallsyms_lookup(const char *kallsyms, const char *name, uint64_t *ret) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char line[512];
+        bool all_zero = true, found = false;
+        uint64_t addr = 0;
+
+        if (!name || !ret)
+                return -EINVAL;
+        f = fopen(kallsyms ?: KALLSYMS, "re");
+        if (!f)
+                return negative_errno();
+
+        /* "ffffffff81000000 T _stext\t[module]": address, type, name. */
+        while (fgets(line, sizeof(line), f)) {
+                char sym[256], type;
+                unsigned long long a;
+
+                if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3)
+                        continue;
+                if (a != 0)
+                        all_zero = false;
+                if (!found && strcmp(sym, name) == 0) {
+                        addr = a;
+                        found = true;
+                }
+                if (found && !all_zero)
+                        break;
+        }
+        if (!found)
+                return -ENOENT;
+        if (addr == 0 && all_zero)
+                return -EPERM;
+        *ret = addr;
+        return 0;
+}
