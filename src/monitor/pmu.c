@@ -15,42 +15,13 @@
 
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
+#include "evmon/tracefs.h"
+#include "attr-private.h"
 
 #define PMU_ROOT "/sys/bus/event_source/devices"
 #define KALLSYMS "/proc/kallsyms"
 /* An alias may name format terms only, so one level of expansion. */
 #define TERMS_MAX 32
-
-/* Reads a small sysfs attribute whole, trailing newline dropped. */
-static int read_small(const char *path, char *buf, size_t size) {
-        _cleanup_(closep) int fd = -1;
-        ssize_t n;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, size - 1);
-        if (n < 0)
-                return negative_errno();
-        if ((size_t) n == size - 1)
-                return -E2BIG;
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-                n--;
-        buf[n] = '\0';
-        return 0;
-}
-
-static int parse_value(const char *s, uint64_t *ret) {
-        char *end;
-
-        if (!s || !*s || *s == '-')
-                return -EINVAL;
-        errno = 0;
-        *ret = strtoull(s, &end, 0);
-        if (errno != 0 || *end != '\0')
-                return -EINVAL;
-        return 0;
-}
 
 /* Scatters VALUE into the bits a format file names ("config:0-7,32-35"):
  * its low bits go to the lowest listed bits, in order (perf's
@@ -154,7 +125,7 @@ static int term_apply(struct pmu_ctx *c, const char *term, unsigned depth) {
         }
         memcpy(name, term, l);
         name[l] = '\0';
-        if (eq && parse_value(eq + 1, &value) < 0) {
+        if (eq && attr_parse_u64(eq + 1, &value) < 0) {
                 *c->reason = "a term's value is a number (0x.. for hex)";
                 return -EINVAL;
         }
@@ -184,7 +155,7 @@ static int term_apply(struct pmu_ctx *c, const char *term, unsigned depth) {
         }
 
         snprintf(path, sizeof(path), "%s/format/%s", c->dir, name);
-        r = read_small(path, buf, sizeof(buf));
+        r = sysfs_read_small(path, buf, sizeof(buf));
         if (r >= 0)
                 return format_apply(buf, value, c->attr, c->reason);
         if (r != -ENOENT)
@@ -192,7 +163,7 @@ static int term_apply(struct pmu_ctx *c, const char *term, unsigned depth) {
 
         /* An event alias expands to its own terms ("event=0x3c,umask=0"). */
         snprintf(path, sizeof(path), "%s/events/%s", c->dir, name);
-        r = read_small(path, buf, sizeof(buf));
+        r = sysfs_read_small(path, buf, sizeof(buf));
         if (r == -ENOENT || (r >= 0 && (eq || depth > 0))) {
                 *c->reason = "not a format term or event of this PMU (see evmonctl list)";
                 return -EINVAL;
@@ -236,14 +207,14 @@ int pmu_resolve(const char *root, const char *spec, struct perf_event_attr *attr
         c = (struct pmu_ctx) { .attr = attr, .reason = ret_reason };
         snprintf(c.dir, sizeof(c.dir), "%s/%s", root, pmu);
         snprintf(path, sizeof(path), "%s/type", c.dir);
-        r = read_small(path, type, sizeof(type));
+        r = sysfs_read_small(path, type, sizeof(type));
         if (r == -ENOENT) {
                 *ret_reason = "no such PMU under /sys/bus/event_source/devices";
                 return r;
         }
         if (r < 0)
                 return r;
-        if (parse_value(type, &t) < 0 || t > UINT32_MAX) {
+        if (attr_parse_u64(type, &t) < 0 || t > UINT32_MAX) {
                 *ret_reason = "the PMU's type file is not a number";
                 return -EINVAL;
         }
@@ -318,7 +289,7 @@ int pmu_foreach_event(const char *root, pmu_event_fn fn, void *userdata) {
                 uint64_t t;
 
                 snprintf(path, sizeof(path), "%s/%s/type", root, pmus[i]);
-                if (read_small(path, type, sizeof(type)) < 0 || parse_value(type, &t) < 0 || t > UINT32_MAX)
+                if (sysfs_read_small(path, type, sizeof(type)) < 0 || attr_parse_u64(type, &t) < 0 || t > UINT32_MAX)
                         continue;
                 snprintf(path, sizeof(path), "%s/%s/events", root, pmus[i]);
                 if (list_dir(path, true, &events, &n_events) < 0)

@@ -604,22 +604,6 @@ int probe_record_cleanup(struct tracefs *t, const char *path, unsigned *ret_remo
 
 /* ---- fd-scoped PMUs ---------------------------------------------------- */
 
-static int read_small(const char *path, char *buf, size_t size) {
-        _cleanup_(closep) int fd = -1;
-        ssize_t k;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        k = read(fd, buf, size - 1);
-        if (k < 0)
-                return negative_errno();
-        buf[k] = 0;
-        while (k > 0 && (buf[k - 1] == '\n' || buf[k - 1] == ' '))
-                buf[--k] = 0;
-        return 0;
-}
-
 int probe_pmu_type(const char *sysfs, enum probe_kind kind, uint32_t *ret_type,
                    uint64_t *ret_retprobe_mask) {
         _cleanup_(freep) char *path = NULL;
@@ -636,7 +620,7 @@ int probe_pmu_type(const char *sysfs, enum probe_kind kind, uint32_t *ret_type,
 
         if (asprintf(&path, "%s/bus/event_source/devices/%s/type", sysfs, pmu) < 0)
                 return -ENOMEM;
-        r = read_small(path, buf, sizeof(buf));
+        r = sysfs_read_small(path, buf, sizeof(buf));
         if (r == -ENOENT)
                 return -EOPNOTSUPP;
         if (r < 0)
@@ -651,7 +635,7 @@ int probe_pmu_type(const char *sysfs, enum probe_kind kind, uint32_t *ret_type,
         free(path);
         if (asprintf(&path, "%s/bus/event_source/devices/%s/format/retprobe", sysfs, pmu) < 0)
                 return -ENOMEM;
-        r = read_small(path, buf, sizeof(buf));
+        r = sysfs_read_small(path, buf, sizeof(buf));
         if (r == -ENOENT) {
                 /* Kernels before the return-probe support of the PMUs. */
                 *ret_retprobe_mask = 0;

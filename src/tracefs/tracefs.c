@@ -45,6 +45,27 @@ const char *tracefs_path(const struct tracefs *t) {
         return t ? t->path : NULL;
 }
 
+int sysfs_read_small(const char *path, char *buf, size_t size) {
+        _cleanup_(closep) int fd = -1;
+        ssize_t n;
+
+        if (!path || !buf || size == 0)
+                return -EINVAL;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        /* A sysfs attribute is read whole in one read. */
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n == size - 1)
+                return -E2BIG;
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+                n--;
+        buf[n] = '\0';
+        return 0;
+}
+
 /* Reads FD to its end. tracefs files report st_size 0, so grow as we go. */
 static int read_fd_full(int fd, char **ret_text, size_t *ret_len) {
         _cleanup_(freep) char *buf = NULL;
