@@ -674,10 +674,22 @@ static int decode_flush(struct jbuf *line) {
         return 0;
 }
 
+/* One encoder per event of the file, NULL where it has no format. */
+struct encoders {
+        struct encoder **v;
+        size_t n;
+};
+
+static void encoders_done(struct encoders *e) {
+        for (size_t i = 0; e->v && i < e->n; i++)
+                encoder_free(e->v[i]);
+        free(e->v);
+}
+
 static int cmd_decode(const char *path) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(jbuf_donep) struct jbuf line = {};
-        _cleanup_(freep) struct encoder **encoders = NULL;
+        _cleanup_(encoders_done) struct encoders encoders = {};
         struct perfdata_clock clock;
         struct perfdata_record pr;
         uint64_t n_bad = 0, n_unknown = 0, n_undecodable = 0;
@@ -696,15 +708,16 @@ static int cmd_decode(const char *path) {
                         "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time\n", path);
 
         n_events = perfdata_n_events(pd);
-        encoders = calloc(n_events, sizeof(*encoders));
-        if (!encoders)
+        encoders.v = calloc(n_events, sizeof(*encoders.v));
+        if (!encoders.v)
                 return log_oom_cli();
+        encoders.n = n_events;
         for (size_t i = 0; i < n_events; i++) {
                 const struct perfdata_event *ev = perfdata_event(pd, i);
 
                 if (!ev->format || !ev->name)
                         continue;
-                r = encoder_new(ev->name, ev->format, &encoders[i]);
+                r = encoder_new(ev->name, ev->format, &encoders.v[i]);
                 if (r < 0)
                         fprintf(stderr, "evmonctl: %s: cannot decode %s: %s\n", path, ev->name, strerror(-r));
         }
@@ -713,7 +726,7 @@ static int cmd_decode(const char *path) {
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
         while ((r = perfdata_next(pd, &pr)) > 0) {
                 const struct perfdata_event *ev = pr.event;
-                struct encoder *enc = ev ? encoders[ev - perfdata_event(pd, 0)] : NULL;
+                struct encoder *enc = ev ? encoders.v[ev - perfdata_event(pd, 0)] : NULL;
 
                 if (pr.rec.type == PERF_RECORD_SAMPLE && !ev)
                         n_unknown++;
