@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -715,6 +716,35 @@ static bool socket_is_live(const char *path) {
         return fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
 }
 
+/* tracefs_open()'s error R as its real cause and remedy: without root the
+ * mount is there but closed to us (0700 root), which no mount would fix. */
+static int tracefs_open_error(const char *dir, int r, char **ret_error) {
+        _cleanup_(freep) char *mounted = NULL;
+        int k;
+
+        if (!dir) {
+                _cleanup_(fclosep) FILE *f = fopen("/proc/mounts", "re");
+                _cleanup_(freep) char *text = NULL;
+                size_t n = 0;
+
+                if (f && getdelim(&text, &n, 0, f) > 0)
+                        (void) tracefs_find_mount(text, &mounted);
+        }
+        if (r == -EACCES || r == -EPERM)
+                k = asprintf(ret_error, "%s: %s: evmond needs root to read tracefs, create probes and open perf events "
+                             "(running as uid %u; start it as root, e.g. by evmond.service)",
+                             dir ?: mounted ?: "tracefs (not mounted, and mounting it needs root)",
+                             strerror(-r), (unsigned) geteuid());
+        else if (dir)
+                k = asprintf(ret_error, "cannot use %s as tracefs: %s", dir, strerror(-r));
+        else if (mounted)
+                k = asprintf(ret_error, "cannot use tracefs at %s: %s", mounted, strerror(-r));
+        else
+                k = asprintf(ret_error, "/proc/mounts: cannot find or mount tracefs: %s "
+                             "(mount it with `mount -t tracefs nodev /sys/kernel/tracing`)", strerror(-r));
+        return k < 0 ? -ENOMEM : r;
+}
+
 int daemon_prepare(struct daemon *d, char **ret_error) {
         int r;
 
@@ -740,18 +770,34 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
                 return r < 0 ? -ENOMEM : -EADDRINUSE;
         }
         r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
-        if (r < 0) {
-                if (asprintf(ret_error, d->args.tracefs_dir
-                             ? "cannot use %s as tracefs: %s"
-                             : "%s: cannot find or mount tracefs: %s (mount it with `mount -t tracefs nodev /sys/kernel/tracing`)",
-                             d->args.tracefs_dir ? d->args.tracefs_dir : "/proc/mounts", strerror(-r)) < 0)
-                        return -ENOMEM;
-                return r;
-        }
+        if (r < 0)
+                return tracefs_open_error(d->args.tracefs_dir, r, ret_error);
         r = daemon_prepare_targets(d, ret_error);
         if (r < 0)
                 return r;
         return daemon_prepare_events(d, ret_error);
+}
+
+/* The kernel refuses a ring's mmap with EPERM when it is more locked memory
+ * than the user may have: kernel.perf_event_mlock_kb per CPU for all the
+ * user's rings, then the process's RLIMIT_MEMLOCK, unless it has
+ * CAP_IPC_LOCK (perf_mmap() in kernel/events/core.c). */
+static int ring_memlock_error(const char *config_path, unsigned ring_pages, char **ret_error) {
+        _cleanup_(fclosep) FILE *f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "re");
+        unsigned long mlock_kb = 0;
+        struct rlimit rl = {};
+        char limit[32] = "unlimited";
+
+        if (!f || fscanf(f, "%lu", &mlock_kb) != 1)
+                mlock_kb = 0;
+        if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+                snprintf(limit, sizeof(limit), "%llu KiB", (unsigned long long) rl.rlim_cur / 1024);
+        return asprintf(ret_error, "%s: ring.pages: the per-CPU rings (%u pages and a header page, %zu KiB each) are more locked memory "
+                        "than evmond may have: kernel.perf_event_mlock_kb is %lu KiB per CPU for all of the user's rings, "
+                        "RLIMIT_MEMLOCK (LimitMEMLOCK= in the unit, `ulimit -l`) %s beyond that, and evmond lacks "
+                        "CAP_IPC_LOCK: lower ring.pages, or raise one of the limits",
+                        config_path, ring_pages, (ring_pages + (size_t) 1) * (size_t) sysconf(_SC_PAGESIZE) / 1024,
+                        mlock_kb, limit) < 0 ? -ENOMEM : -EPERM;
 }
 
 static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_error) {
@@ -771,6 +817,8 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
         int r;
 
         r = monitor_new(&mo, &d->monitor);
+        if (r == -EPERM)
+                return ring_memlock_error(d->config->path, mo.ring_pages, ret_error);
         if (r < 0) {
                 if (asprintf(ret_error, "%s: failed to set up the per-CPU rings (%u pages each): %s",
                              d->config->path, mo.ring_pages, strerror(-r)) < 0)
