@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -150,6 +151,19 @@ int64_t itest_int(json_object *o, const char *key) {
         return json_object_get_int64(v);
 }
 
+pid_t itest_fork(void) {
+        pid_t parent = getpid(), pid;
+
+        pid = fork();
+        if (pid == 0) {
+                /* Set after fork: a test that died in between is caught by
+                 * the getppid() check. */
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+                        _exit(127);
+        }
+        return pid;
+}
+
 int itest_daemon_start(struct itest_daemon *d, const char *config_json) {
         return itest_daemon_start_opts(d, config_json, NULL);
 }
@@ -173,7 +187,7 @@ int itest_daemon_start_opts(struct itest_daemon *d, const char *config_json, con
         fclose(f);
 
         itest_build_path("evmond", evmond, sizeof(evmond));
-        d->pid = fork();
+        d->pid = itest_fork();
         if (d->pid < 0)
                 return -errno;
         if (d->pid == 0) {
@@ -310,7 +324,7 @@ int itest_run(const char *const *argv, int timeout_ms, char **ret_output) {
                 free(out);
                 return -errno;
         }
-        pid = fork();
+        pid = itest_fork();
         if (pid < 0)
                 return -errno;
         if (pid == 0) {

@@ -72,6 +72,12 @@ int64_t itest_int(json_object *o, const char *key);
  * Returns its exit status, 128+signal, or -errno. */
 int itest_run(const char *const *argv, int timeout_ms, char **ret_output);
 
+/* fork() for anything a test starts (evmond, perf, workloads): the child
+ * gets SIGTERM when the test process ends, however it ends (a failed
+ * assertion, a crash), so nothing it started outlives it and holds the
+ * test run (meson waits for every holder of the test's stderr). */
+pid_t itest_fork(void);
+
 /* Forks a child that waits until itest_release(*ret_gate), then makes N
  * calls of syscall NR with ARG and exits 0. */
 pid_t itest_spawn_calls(long nr, long arg, int n, int *ret_gate);

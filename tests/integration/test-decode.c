@@ -67,7 +67,7 @@ static int run_capture(const char *const *argv, int timeout_ms, char **ret_out, 
 
         snprintf(out, sizeof(out), "%s/run.out", tmpdir);
         snprintf(err, sizeof(err), "%s/run.err", tmpdir);
-        pid = fork();
+        pid = itest_fork();
         assert_true(pid >= 0);
         if (pid == 0) {
                 int o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -345,7 +345,7 @@ static void perf_start(struct perf_run *p, const char *name, const char *const *
                 argv[n++] = *extra;
         argv[n] = NULL;
 
-        p->pid = fork();
+        p->pid = itest_fork();
         assert_true(p->pid >= 0);
         if (p->pid == 0) {
                 int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
