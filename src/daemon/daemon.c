@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -745,7 +746,7 @@ static int tracefs_open_error(const char *dir, int r, char **ret_error) {
         return k < 0 ? -ENOMEM : r;
 }
 
-int daemon_prepare(struct daemon *d, char **ret_error) {
+static int daemon_load_config(struct daemon *d, char **ret_error) {
         int r;
 
         *ret_error = NULL;
@@ -759,7 +760,50 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
                 free(d->config->socket_path);
                 d->config->socket_path = p;
         }
-        r = daemon_probe_setup(d);
+        return daemon_probe_setup(d);
+}
+
+/* SOCKET.lock, held with flock() for as long as we run: the kernel lets it
+ * go however we end (SIGKILL too), so --cleanup can tell a dead instance
+ * from a live one even when systemd still holds the listening socket. */
+static int daemon_lock(struct daemon *d, char **ret_error) {
+        _cleanup_(freep) char *path = NULL, *dir = NULL;
+        int fd, r;
+
+        if (asprintf(&path, "%s.lock", d->config->socket_path) < 0)
+                return -ENOMEM;
+        dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+        *strrchr(dir, '/') = 0;
+        if (*dir && mkdir(dir, 0755) < 0 && errno != EEXIST)
+                r = -errno;
+        else {
+                fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (fd < 0)
+                        r = -errno;
+                else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                        r = -errno;
+                        safe_close(fd);
+                        if (r == -EWOULDBLOCK) {
+                                r = asprintf(ret_error, "another evmond runs on %s (it holds %s): stop it first",
+                                             d->config->socket_path, path);
+                                return r < 0 ? -ENOMEM : -EBUSY;
+                        }
+                } else {
+                        d->lock_fd = fd;
+                        d->lock_path = TAKE_PTR(path);
+                        return 0;
+                }
+        }
+        r = asprintf(ret_error, "%s: cannot lock: %s", path, strerror(-r)) < 0 ? -ENOMEM : r;
+        return r;
+}
+
+int daemon_prepare(struct daemon *d, char **ret_error) {
+        int r;
+
+        r = daemon_load_config(d, ret_error);
         if (r < 0)
                 return r;
         /* A second daemon on a live socket must stop here, before it
@@ -769,6 +813,11 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
                              d->config->socket_path);
                 return r < 0 ? -ENOMEM : -EADDRINUSE;
         }
+        if (!d->check_only) {
+                r = daemon_lock(d, ret_error);
+                if (r < 0)
+                        return r;
+        }
         r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
         if (r < 0)
                 return tracefs_open_error(d->args.tracefs_dir, r, ret_error);
@@ -776,6 +825,33 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
         if (r < 0)
                 return r;
         return daemon_prepare_events(d, ret_error);
+}
+
+int daemon_cleanup(struct daemon *d, unsigned *ret_removed, char **ret_error) {
+        unsigned n = 0, m = 0;
+        int r;
+
+        *ret_removed = 0;
+        r = daemon_load_config(d, ret_error);
+        if (r < 0)
+                return r;
+        r = daemon_lock(d, ret_error);
+        if (r < 0)
+                return r;
+        r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
+        if (r < 0)
+                return tracefs_open_error(d->args.tracefs_dir, r, ret_error);
+        r = probe_record_cleanup(d->tracefs, d->probe_record, &n);
+        if (r < 0 && r != -EOPNOTSUPP)
+                return asprintf(ret_error, "%s: cannot remove the probes recorded there: %s",
+                                d->probe_record, strerror(-r)) < 0 ? -ENOMEM : r;
+        r = probe_remove_group(d->tracefs, d->probe_group, &m);
+        if (r < 0 && r != -EOPNOTSUPP)
+                return asprintf(ret_error, "cannot remove the probes of group %s: %s",
+                                d->probe_group, strerror(-r)) < 0 ? -ENOMEM : r;
+        d->probes_cleaned = true;
+        *ret_removed = n + m;
+        return 0;
 }
 
 /* The kernel refuses a ring's mmap with EPERM when it is more locked memory
@@ -1154,6 +1230,12 @@ void daemon_done(struct daemon *d) {
                 (void) probe_record_cleanup(d->tracefs, d->probe_record, NULL);
         free(d->probe_record);
         free(d->probe_group);
+        if (d->lock_path) {
+                (void) unlink(d->lock_path);
+                d->lock_fd = safe_close(d->lock_fd);
+                free(d->lock_path);
+                d->lock_path = NULL;
+        }
         d->reference = format_free(d->reference);
         for (size_t i = 0; i < d->n_cgroup_fds; i++)
                 safe_close(d->cgroup_fds[i]);

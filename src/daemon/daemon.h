@@ -59,6 +59,8 @@ struct daemon {
         struct format *reference;     /* any tracefs format: the common header of PMU probes */
         char *probe_group;            /* our tracefs group */
         char *probe_record;           /* the record of our probe groups, beside the socket */
+        char *lock_path;              /* SOCKET.lock, held (lock_fd) while we serve; NULL when not held */
+        int lock_fd;
         bool check_only;              /* --check-config: touch nothing a running daemon owns */
         bool probes_cleaned;          /* stale probes of an earlier instance are gone */
         uint64_t reloads, reload_failures;
@@ -83,4 +85,8 @@ int daemon_start(struct daemon *d);
  * the running config stays, and *ret_error says why. */
 int daemon_reload(struct daemon *d, char **ret_error);
 int daemon_run(struct daemon *d);
+/* --cleanup: removes the probes a killed evmond of this config (or
+ * --socket) left in tracefs, as its unit's ExecStopPost= does; -EBUSY,
+ * naming it, while that evmond still runs. *ret_removed counts them. */
+int daemon_cleanup(struct daemon *d, unsigned *ret_removed, char **ret_error);
 void daemon_done(struct daemon *d);

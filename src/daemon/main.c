@@ -22,6 +22,9 @@ static void help(void) {
                "  -t, --tracefs DIR    tracefs directory (default: from /proc/mounts)\n"
                "      --check-config   validate the config and its events, then exit\n"
                "                       (0, or 2 with a message naming file, line and key)\n"
+               "      --cleanup        remove the probes a killed evmond of this config (or\n"
+               "                       --socket) left in tracefs, then exit; refuses while\n"
+               "                       that evmond runs (the unit's ExecStopPost=)\n"
                "  -v, --verbose        log debug messages\n"
                "  -h, --help           show this help\n"
                "      --version        show the version\n",
@@ -29,12 +32,13 @@ static void help(void) {
 }
 
 int main(int argc, char **argv) {
-        enum { ARG_CHECK = 0x100, ARG_VERSION };
+        enum { ARG_CHECK = 0x100, ARG_CLEANUP, ARG_VERSION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "socket", required_argument, NULL, 's' },
                 { "tracefs", required_argument, NULL, 't' },
                 { "check-config", no_argument, NULL, ARG_CHECK },
+                { "cleanup", no_argument, NULL, ARG_CLEANUP },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -42,7 +46,7 @@ int main(int argc, char **argv) {
         };
         struct daemon d = {};
         _cleanup_(freep) char *error = NULL;
-        bool check = false;
+        bool check = false, cleanup = false;
         int c, r;
 
         log_setup("evmond");
@@ -59,6 +63,9 @@ int main(int argc, char **argv) {
                         break;
                 case ARG_CHECK:
                         check = true;
+                        break;
+                case ARG_CLEANUP:
+                        cleanup = true;
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
@@ -80,6 +87,21 @@ int main(int argc, char **argv) {
         if (d.args.socket_path && (d.args.socket_path[0] != '/' || strlen(d.args.socket_path) >= 108)) {
                 fprintf(stderr, "evmond: --socket \"%s\" must be an absolute path shorter than 108 bytes\n", d.args.socket_path);
                 return EXIT_CONFIG;
+        }
+
+        if (cleanup) {
+                unsigned n;
+
+                r = daemon_cleanup(&d, &n, &error);
+                if (r < 0) {
+                        log_error("%s", error ?: strerror(-r));
+                        daemon_done(&d);
+                        return r == -EINVAL || r == -ENOENT ? EXIT_CONFIG : EXIT_FAILURE;
+                }
+                log_info("Removed %u probe%s of group %s left by an evmond that did not stop cleanly",
+                         n, n == 1 ? "" : "s", d.probe_group);
+                daemon_done(&d);
+                return 0;
         }
 
         /* Everything a config can get wrong is found here, before any perf

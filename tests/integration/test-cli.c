@@ -1221,6 +1221,9 @@ static void test_units_verify(void **state) {
         assert_non_null(strstr(service_in, "\nWatchdogSec="));
         assert_non_null(strstr(service_in, "\nExecReload=/bin/kill -HUP $MAINPID\n"));
         assert_true(file_has_line(service_in, "Wants=evmond.socket"));
+        /* Probes go even after SIGKILL (README, Probes). */
+        assert_non_null(strstr(service_in, "\nExecStopPost="));
+        assert_non_null(strstr(service_in, "/evmond --cleanup\n"));
         {
                 /* Every @var@ substituted (SystemCallFilter=@set stays). */
                 regex_t re;
@@ -1246,8 +1249,8 @@ static void test_units_verify(void **state) {
                 fprintf(stderr, "SKIP: no systemd-analyze in PATH (package systemd)\n");
                 skip();
         }
-        /* ExecStart= names the installed path; verify checks that it is an
-         * executable, so point it at the built one. */
+        /* ExecStart= and ExecStopPost= name the installed path; verify
+         * checks that it is an executable, so point them at the built one. */
         assert_non_null(exec = strstr(service_in, "\nExecStart="));
         exec += strlen("\nExecStart=");
         assert_true(asprintf(&dir, "%s/units", tmpdir) >= 0);
@@ -1255,9 +1258,22 @@ static void test_units_verify(void **state) {
         assert_true(asprintf(&service, "%s/evmond.service", dir) >= 0);
         assert_true(asprintf(&socket, "%s/evmond.socket", dir) >= 0);
         {
+                _cleanup_(freep) char *installed = strndup(exec, strcspn(exec, "\n"));
                 _cleanup_(freep) char *text = NULL;
-                assert_true(asprintf(&text, "%.*s%s%s", (int) (exec - service_in), service_in, evmond,
-                                     strchr(exec, '\n')) >= 0);
+                size_t n = 0;
+                FILE *f = open_memstream(&text, &n);
+
+                assert_non_null(installed);
+                assert_non_null(f);
+                for (const char *q = service_in, *hit; *q; q = hit + strlen(installed)) {
+                        hit = strstr(q, installed);
+                        if (!hit) {
+                                fputs(q, f);
+                                break;
+                        }
+                        fprintf(f, "%.*s%s", (int) (hit - q), q, evmond);
+                }
+                assert_int_equal(fclose(f), 0);
                 write_file(service, text);
         }
         write_file(socket, socket_in);
