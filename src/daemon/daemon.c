@@ -452,6 +452,16 @@ static int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, str
 
 /* Builds one event's decoder and encoder, creating its probe where it is
  * one. Errors name the config entry. */
+/* The "sample" object shows no field the daemon asked for on its own:
+ * CGROUP serves cgroup targets and subscriptions, RAW is in "fields". */
+static int daemon_event_encoder_new(struct daemon_event *ev) {
+        int r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
+
+        if (r >= 0)
+                encoder_set_sample_show(ev->encoder, ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP));
+        return r;
+}
+
 static int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error) {
         struct daemon_event *ev;
         _cleanup_(freep) char *err = NULL;
@@ -525,7 +535,7 @@ static int daemon_event_new(struct daemon *d, struct event_config *ec, struct da
         ev->source.filter = ec->filter;
         ev->source.userdata = ev;
 
-        r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
+        r = daemon_event_encoder_new(ev);
         if (r < 0) {
                 if (asprintf(ret_error, "%s: cannot build a decoder for \"%s\": %s",
                              ec->where, ec->wire_name, strerror(-r)) < 0)
@@ -559,7 +569,7 @@ static int daemon_event_pmu_fallback(struct daemon *d, struct daemon_event *ev, 
         if (r < 0)
                 return r;
         ev->source.config1 = ev->source.config2 = 0;
-        return encoder_new(ev->wire_name, ev->format, &ev->encoder);
+        return daemon_event_encoder_new(ev);
 }
 
 static int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error) {

@@ -8,6 +8,7 @@
 
 #include "daemon/encode.h"
 #include "evmon/cleanup.h"
+#include "evmon/encode-perf.h"
 
 /* ---- the line buffer ------------------------------------------------- */
 
@@ -298,9 +299,12 @@ struct encoder {
         char *keys;
         struct encoder_field *fields;
         size_t n_fields;
-        /* A line is at most fixed_max + raw_factor * raw size bytes. */
+        /* A line is at most fixed_max + raw_factor * raw size bytes, and
+         * the "sample" object's encode_sample_max(). */
         size_t fixed_max;
         size_t raw_factor;
+        uint64_t sample_show;           /* PERF_SAMPLE_* bits "sample" shows */
+        struct encode_ids ids;
 };
 
 #define PREFIX_HEAD "{\"type\":\"event\",\"event\":"
@@ -310,7 +314,7 @@ struct encoder {
 #define KEY_PID ",\"pid\":"
 #define KEY_TID ",\"tid\":"
 #define KEY_FIELDS ",\"fields\":{"
-#define LINE_END "}}\n"
+#define LINE_END "}\n"
 
 /* Longest decimal of an integer element of SIZE bytes (sign included). */
 static size_t int_max_chars(unsigned size) {
@@ -349,6 +353,8 @@ int encoder_new(const char *event_name, const struct format *fmt, struct encoder
         if (!e)
                 return -ENOMEM;
         e->fmt = fmt;
+        /* Raw is shown only where no format decodes it into "fields". */
+        e->sample_show = fmt ? ~(uint64_t) PERF_SAMPLE_RAW : ~(uint64_t) 0;
 
         e->prefix = malloc(sizeof(PREFIX_HEAD) - 1 + json_escaped_max(strlen(event_name)));
         if (!e->prefix)
@@ -363,9 +369,9 @@ int encoder_new(const char *event_name, const struct format *fmt, struct encoder
                 sizeof(KEY_CPU) - 1 + JSON_INT_MAX +
                 sizeof(KEY_PID) - 1 + JSON_INT_MAX +
                 sizeof(KEY_TID) - 1 + JSON_INT_MAX +
-                sizeof(KEY_FIELDS) - 1 + sizeof(LINE_END) - 1;
+                sizeof(KEY_FIELDS) - 1 + 1 + sizeof(LINE_END) - 1;
 
-        n = fmt->n_fields > fmt->n_common ? fmt->n_fields - fmt->n_common : 0;
+        n = fmt && fmt->n_fields > fmt->n_common ? fmt->n_fields - fmt->n_common : 0;
         for (size_t i = 0; i < n; i++)
                 keys_size += 2 + json_escaped_max(strlen(fmt->fields[fmt->n_common + i].name));
         e->fields = calloc(n > 0 ? n : 1, sizeof(*e->fields));
@@ -427,6 +433,14 @@ int encoder_new(const char *event_name, const struct format *fmt, struct encoder
         return 0;
 }
 
+void encoder_set_sample_show(struct encoder *e, uint64_t sample_show) {
+        e->sample_show = sample_show;
+}
+
+void encoder_set_ids(struct encoder *e, const struct encode_ids *ids) {
+        e->ids = ids ? *ids : (struct encode_ids) {};
+}
+
 /* Holds V to the width BITS (< 64) the element was declared with, as
  * field_array_get() promises; this keeps the line inside the bound
  * reserved for it even if a decoder were to break that promise. */
@@ -463,9 +477,12 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
         const void *raw = s->raw.data;
         size_t raw_size = s->raw.size;
         size_t bound = e->fixed_max + e->raw_factor * raw_size;
+        bool has_sample = s->sample_type & e->sample_show & ~(uint64_t) ENCODE_SAMPLE_TOP;
         char *p, *start;
         int r;
 
+        if (has_sample)
+                bound += encode_sample_max(s, e->sample_show, &e->ids);
         r = jbuf_reserve(b, bound);
         if (r < 0)
                 return r;
@@ -496,7 +513,8 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
                 p = json_put_literal(p, KEY_TID);
                 p = json_put_u64(p, s->tid);
         }
-        p = json_put_literal(p, KEY_FIELDS);
+        if (e->fmt)
+                p = json_put_literal(p, KEY_FIELDS);
 
         for (size_t i = 0; i < e->n_fields; i++) {
                 const struct encoder_field *ef = &e->fields[i];
@@ -546,6 +564,10 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
                 }
         }
 
+        if (e->fmt)
+                *p++ = '}';
+        if (has_sample)
+                p = encode_sample_put(p, s, e->sample_show, &e->ids);
         p = json_put_literal(p, LINE_END);
         assert((size_t) (p - start) <= bound);
         jbuf_set_end(b, p);

@@ -94,8 +94,18 @@ struct encoder;
 
 /* Compiles FMT for lines naming EVENT_NAME ("sched:sched_process_exec").
  * FMT must outlive the encoder (its fields are referenced, not copied).
+ * FMT NULL (an event that is no trace event: software, hardware, PMU)
+ * gives lines without "fields" whose raw data, if any, is in "sample".
  * -EINVAL for a field of unknown kind, -ENOMEM. The caller owns *ret. */
 int encoder_new(const char *event_name, const struct format *fmt, struct encoder **ret);
+struct encode_ids;
+/* Which PERF_SAMPLE_* bits of a sample its "sample" object shows (those
+ * of ENCODE_SAMPLE_TOP never are). By default every bit, but RAW when the
+ * encoder has a format; the daemon leaves out what it asked the kernel
+ * for its own use (such as CGROUP for cgroup targets). */
+void encoder_set_sample_show(struct encoder *e, uint64_t sample_show);
+/* How read values' ids are named (copied; NULL: ids only). */
+void encoder_set_ids(struct encoder *e, const struct encode_ids *ids);
 struct encoder *encoder_free(struct encoder *e);
 const struct format *encoder_format(const struct encoder *e);
 
@@ -108,7 +118,9 @@ static inline void encoder_freep(struct encoder **e) {
  *   {"type":"event","event":NAME,"time":...,"ts":N,"cpu":N,"pid":N,"tid":N,"fields":{...}}
  * "time"/"ts" appear when S has PERF_SAMPLE_TIME ("time" is s->time +
  * REALTIME_OFFSET_NS), "cpu" with PERF_SAMPLE_CPU, "pid"/"tid" with
- * PERF_SAMPLE_TID. "fields" holds the non-common fields.
+ * PERF_SAMPLE_TID. "fields" holds the non-common fields (no "fields"
+ * without a format), then ,"sample":{...} the other PERF_SAMPLE_* fields
+ * encoder_set_sample_show() selects (encode_sample_put()).
  * Returns 0; -EBADMSG when a field does not decode (the line is not
  * written, b->len and the bytes before it are unchanged: the caller counts
  * it); -ENOMEM. */

@@ -268,13 +268,15 @@ static void test_task_samples(void **state) {
         free(b.data);
 }
 
-/* The line decode prints is the daemon's line, byte for byte. */
+/* The line decode prints is the daemon's line, byte for byte, with the
+ * sample fields perf recorded beyond the daemon's own in "sample". */
 static void test_task_encodes_as_daemon(void **state) {
         static const char want[] =
                 "{\"type\":\"event\",\"event\":\"sched:sched_process_exec\","
                 "\"time\":\"2026-11-21T12:45:07.945618910Z\",\"ts\":3038457969,\"cpu\":0,"
                 "\"pid\":102,\"tid\":102,\"fields\":{\"filename\":\"/usr/local/bin/evmon-fx-workload\","
-                "\"pid\":102,\"old_pid\":102}}\n";
+                "\"pid\":102,\"old_pid\":102},"
+                "\"sample\":{\"ip\":\"0xffffffffaab70d4b\",\"id\":7,\"period\":1}}\n";
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(encoder_freep) struct encoder *enc = NULL;
         struct jbuf line = {};

@@ -1,0 +1,1335 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Every PERF_SAMPLE_* field and every PERF_RECORD_* type from raw record
+ * bytes (laid out as linux/perf_event.h says the kernel writes them)
+ * through sample_parse()/record_parse() and the encoder to JSON, read
+ * back with json-c. With EVMON_LINES_OUT set, every line written is also
+ * appended to that file (the schema test validates them). */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/encode.h"
+#include "evmon/cleanup.h"
+#include "evmon/encode-perf.h"
+#include "evmon/monitor.h"
+
+/* ---- raw records ------------------------------------------------------- */
+
+struct raw {
+        _Alignas(8) uint8_t b[8192];
+        size_t n;
+};
+
+static void raw_begin(struct raw *r) {
+        memset(r, 0, sizeof(*r));
+        r->n = sizeof(struct perf_event_header);
+}
+
+static void put(struct raw *r, const void *p, size_t n) {
+        assert_true(r->n + n <= sizeof(r->b));
+        memcpy(r->b + r->n, p, n);
+        r->n += n;
+}
+
+static void put64(struct raw *r, uint64_t v) { put(r, &v, 8); }
+static void put32(struct raw *r, uint32_t v) { put(r, &v, 4); }
+static void put16(struct raw *r, uint16_t v) { put(r, &v, 2); }
+
+static void pad8(struct raw *r) {
+        while (r->n % 8)
+                r->b[r->n++] = 0;
+}
+
+static void put_str(struct raw *r, const char *s) {
+        put(r, s, strlen(s) + 1);
+        pad8(r);
+}
+
+static const struct perf_event_header *raw_end(struct raw *r, uint32_t type, uint16_t misc) {
+        struct perf_event_header h = { .type = type, .misc = misc };
+
+        pad8(r);
+        h.size = (uint16_t) r->n;
+        memcpy(r->b, &h, sizeof(h));
+        return (const struct perf_event_header *) r->b;
+}
+
+/* ---- lines --------------------------------------------------------------- */
+
+static void save_line(const char *line, size_t n) {
+        const char *path = getenv("EVMON_LINES_OUT");
+        FILE *f;
+
+        if (!path || !*path)
+                return;
+        f = fopen(path, "ae");
+        assert_non_null(f);
+        assert_int_equal(fwrite(line, 1, n, f), n);
+        fclose(f);
+}
+
+/* The one line in B: ends in '\n', has no other, parses as an object. */
+static json_object *parse_line(const struct jbuf *b) {
+        json_object *o;
+
+        assert_true(b->len > 0);
+        assert_int_equal(b->data[b->len - 1], '\n');
+        assert_null(memchr(b->data, '\n', b->len - 1));
+        save_line(b->data, b->len);
+        o = json_tokener_parse(strndupa(b->data, b->len - 1));
+        assert_non_null(o);
+        assert_true(json_object_is_type(o, json_type_object));
+        return o;
+}
+
+static json_object *get(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                fail_msg("no \"%s\" in %s", key, json_object_to_json_string(o));
+        return v;
+}
+
+static bool has(json_object *o, const char *key) {
+        return json_object_object_get_ex(o, key, NULL);
+}
+
+static int64_t geti(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+
+        assert_true(json_object_is_type(v, json_type_int));
+        return json_object_get_int64(v);
+}
+
+static const char *gets(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+
+        assert_true(json_object_is_type(v, json_type_string));
+        return json_object_get_string(v);
+}
+
+static bool getb(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+
+        assert_true(json_object_is_type(v, json_type_boolean));
+        return json_object_get_boolean(v);
+}
+
+static json_object *at(json_object *a, size_t i) {
+        assert_true(json_object_is_type(a, json_type_array));
+        assert_true(i < json_object_array_length(a));
+        return json_object_array_get_idx(a, i);
+}
+
+/* A JSON array of strings as "a,b,c". */
+static const char *names(json_object *a) {
+        static char buf[512];
+        size_t n = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                n += (size_t) snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "",
+                                       json_object_get_string(at(a, i)));
+        return buf;
+}
+
+static const char *id_names(uint64_t id, void *userdata) {
+        switch (id) {
+        case 101:
+                return "software:cpu-clock";
+        case 102:
+                return "software:task-clock";
+        default:
+                return NULL;
+        }
+}
+
+static const struct encode_ids test_ids = { .name = id_names };
+
+/* Parses R as a sample of ATTR, encodes it for an event without a format
+ * and returns the whole line (put it); *ret_sample gets its "sample". */
+static json_object *sample_line(const struct perf_event_attr *attr, struct raw *r, json_object **ret_sample) {
+        _cleanup_(encoder_freep) struct encoder *e = NULL;
+        struct jbuf b = {};
+        struct perf_sample s;
+        json_object *o;
+
+        assert_int_equal(sample_parse(attr, raw_end(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER), &s), 0);
+        assert_int_equal(encoder_new("software:cpu-clock", NULL, &e), 0);
+        encoder_set_ids(e, &test_ids);
+        assert_int_equal(encode_event(&b, e, &s, 1000000000), 0);
+        o = parse_line(&b);
+        jbuf_done(&b);
+        assert_string_equal(gets(o, "type"), "event");
+        assert_string_equal(gets(o, "event"), "software:cpu-clock");
+        assert_false(has(o, "fields"));
+        *ret_sample = has(o, "sample") ? get(o, "sample") : NULL;
+        return o;
+}
+
+/* ---- samples ---------------------------------------------------------- */
+
+static void test_sample_scalars(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                               PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+                               PERF_SAMPLE_PERIOD,
+        };
+        struct raw r;
+        json_object *o, *s;
+
+        raw_begin(&r);
+        put64(&r, 101);                         /* identifier */
+        put64(&r, 0xffffffff81000010ULL);       /* ip */
+        put32(&r, 42);                          /* pid */
+        put32(&r, 43);                          /* tid */
+        put64(&r, 5000000000ULL);               /* time */
+        put64(&r, 0x7ffd0000beefULL);           /* addr */
+        put64(&r, 101);                         /* id */
+        put64(&r, 77);                          /* stream_id */
+        put32(&r, 1);                           /* cpu */
+        put32(&r, 0);                           /* res */
+        put64(&r, 250000);                      /* period */
+        o = sample_line(&a, &r, &s);
+
+        assert_int_equal(geti(o, "ts"), 5000000000);
+        assert_string_equal(gets(o, "time"), "1970-01-01T00:00:06.000000000Z");
+        assert_int_equal(geti(o, "cpu"), 1);
+        assert_int_equal(geti(o, "pid"), 42);
+        assert_int_equal(geti(o, "tid"), 43);
+        assert_non_null(s);
+        assert_string_equal(gets(s, "ip"), "0xffffffff81000010");
+        assert_string_equal(gets(s, "addr"), "0x7ffd0000beef");
+        assert_int_equal(geti(s, "id"), 101);
+        assert_int_equal(geti(s, "stream_id"), 77);
+        assert_int_equal(geti(s, "period"), 250000);
+        /* Top-level fields are not repeated. */
+        assert_false(has(s, "time") || has(s, "cpu") || has(s, "pid") || has(s, "tid") || has(s, "identifier"));
+        assert_int_equal(json_object_object_length(s), 5);
+        json_object_put(o);
+}
+
+/* Only what the top level carries: no "sample" at all. */
+static void test_sample_none(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+        };
+        struct raw r;
+        json_object *o, *s;
+
+        raw_begin(&r);
+        put64(&r, 9);
+        put32(&r, 1);
+        put32(&r, 1);
+        put64(&r, 10);
+        put32(&r, 0);
+        put32(&r, 0);
+        o = sample_line(&a, &r, &s);
+        assert_null(s);
+        json_object_put(o);
+}
+
+static void test_sample_read_single(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_READ,
+                .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+                               PERF_FORMAT_ID | PERF_FORMAT_LOST,
+        };
+        struct raw r;
+        json_object *o, *s, *rd, *v;
+
+        raw_begin(&r);
+        put64(&r, 12345);       /* value */
+        put64(&r, 2000);        /* enabled */
+        put64(&r, 1000);        /* running */
+        put64(&r, 101);         /* id */
+        put64(&r, 3);           /* lost */
+        o = sample_line(&a, &r, &s);
+        rd = get(s, "read");
+        assert_false(getb(rd, "group"));
+        assert_int_equal(geti(rd, "time_enabled"), 2000);
+        assert_int_equal(geti(rd, "time_running"), 1000);
+        assert_int_equal(json_object_array_length(get(rd, "values")), 1);
+        v = at(get(rd, "values"), 0);
+        assert_int_equal(geti(v, "value"), 12345);
+        assert_int_equal(geti(v, "id"), 101);
+        assert_string_equal(gets(v, "event"), "software:cpu-clock");
+        assert_int_equal(geti(v, "lost"), 3);
+        json_object_put(o);
+}
+
+static void test_sample_read_group(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_READ,
+                .read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED,
+        };
+        struct raw r;
+        json_object *o, *s, *rd, *v;
+
+        raw_begin(&r);
+        put64(&r, 3);           /* nr */
+        put64(&r, 900);         /* enabled */
+        put64(&r, 11);          /* value, id */
+        put64(&r, 101);
+        put64(&r, 22);
+        put64(&r, 102);
+        put64(&r, 33);
+        put64(&r, 999);         /* an id nobody names */
+        o = sample_line(&a, &r, &s);
+        rd = get(s, "read");
+        assert_true(getb(rd, "group"));
+        assert_int_equal(geti(rd, "time_enabled"), 900);
+        assert_false(has(rd, "time_running"));
+        assert_int_equal(json_object_array_length(get(rd, "values")), 3);
+        v = at(get(rd, "values"), 0);
+        assert_int_equal(geti(v, "value"), 11);
+        assert_string_equal(gets(v, "event"), "software:cpu-clock");
+        v = at(get(rd, "values"), 1);
+        assert_int_equal(geti(v, "value"), 22);
+        assert_int_equal(geti(v, "id"), 102);
+        assert_string_equal(gets(v, "event"), "software:task-clock");
+        assert_false(has(v, "lost"));
+        v = at(get(rd, "values"), 2);
+        assert_int_equal(geti(v, "id"), 999);
+        assert_false(has(v, "event"));
+        json_object_put(o);
+}
+
+static void test_sample_callchain(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN };
+        struct raw r;
+        json_object *o, *s, *cc, *seg;
+
+        raw_begin(&r);
+        put64(&r, 0x401000);
+        put64(&r, 7);
+        put64(&r, 0xffffffff81000001ULL);       /* before any marker */
+        put64(&r, PERF_CONTEXT_KERNEL);
+        put64(&r, 0xffffffff81000002ULL);
+        put64(&r, 0xffffffff81000003ULL);
+        put64(&r, PERF_CONTEXT_USER);
+        put64(&r, 0x401000);
+        put64(&r, PERF_CONTEXT_GUEST_USER);
+        o = sample_line(&a, &r, &s);
+        cc = get(s, "callchain");
+        assert_int_equal(json_object_array_length(cc), 4);
+        seg = at(cc, 0);
+        assert_string_equal(gets(seg, "context"), "none");
+        assert_string_equal(names(get(seg, "ips")), "0xffffffff81000001");
+        seg = at(cc, 1);
+        assert_string_equal(gets(seg, "context"), "kernel");
+        assert_string_equal(names(get(seg, "ips")), "0xffffffff81000002,0xffffffff81000003");
+        seg = at(cc, 2);
+        assert_string_equal(gets(seg, "context"), "user");
+        assert_string_equal(names(get(seg, "ips")), "0x401000");
+        seg = at(cc, 3);
+        assert_string_equal(gets(seg, "context"), "guest_user");
+        assert_int_equal(json_object_array_length(get(seg, "ips")), 0);
+        json_object_put(o);
+}
+
+static void test_sample_callchain_empty(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_CALLCHAIN };
+        struct raw r;
+        json_object *o, *s;
+
+        raw_begin(&r);
+        put64(&r, 0);
+        o = sample_line(&a, &r, &s);
+        assert_int_equal(json_object_array_length(get(s, "callchain")), 0);
+        json_object_put(o);
+}
+
+static void test_sample_raw(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD };
+        struct raw r;
+        json_object *o, *s;
+
+        raw_begin(&r);
+        put64(&r, 1);
+        put32(&r, 5);
+        put(&r, "\x01\xab\x00\xff\x10", 5);
+        o = sample_line(&a, &r, &s);
+        assert_string_equal(gets(s, "raw"), "01ab00ff10");
+        json_object_put(o);
+}
+
+static void test_sample_branch_stack(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_BRANCH_STACK,
+                .branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_HW_INDEX,
+        };
+        struct raw r;
+        json_object *o, *s, *bs, *e;
+
+        raw_begin(&r);
+        put64(&r, 2);           /* nr */
+        put64(&r, (uint64_t) -1);       /* hw_idx */
+        put64(&r, 0x401000);
+        put64(&r, 0x402000);
+        /* mispred, cycles 300, type call (4), spec 3, priv user (1) */
+        put64(&r, 1ULL | (300ULL << 4) | (4ULL << 20) | (3ULL << 24) | (1ULL << 30));
+        put64(&r, 0xffffffff81000000ULL);
+        put64(&r, 0x403000);
+        /* predicted, in_tx, abort, type extend_abi with new_type fault_data (1), priv kernel */
+        put64(&r, 2ULL | 4ULL | 8ULL | (15ULL << 20) | (1ULL << 26) | (2ULL << 30));
+        o = sample_line(&a, &r, &s);
+        bs = get(s, "branch_stack");
+        assert_int_equal(geti(bs, "hw_idx"), -1);
+        assert_int_equal(json_object_array_length(get(bs, "entries")), 2);
+        e = at(get(bs, "entries"), 0);
+        assert_string_equal(gets(e, "from"), "0x401000");
+        assert_string_equal(gets(e, "to"), "0x402000");
+        assert_true(getb(e, "mispred"));
+        assert_false(getb(e, "predicted"));
+        assert_false(getb(e, "in_tx"));
+        assert_false(getb(e, "abort"));
+        assert_int_equal(geti(e, "cycles"), 300);
+        assert_string_equal(gets(e, "type"), "call");
+        assert_string_equal(gets(e, "spec"), "spec_correct_path");
+        assert_string_equal(gets(e, "priv"), "user");
+        assert_false(has(e, "counters"));
+        e = at(get(bs, "entries"), 1);
+        assert_false(getb(e, "mispred"));
+        assert_true(getb(e, "predicted"));
+        assert_true(getb(e, "in_tx"));
+        assert_true(getb(e, "abort"));
+        assert_int_equal(geti(e, "cycles"), 0);
+        assert_string_equal(gets(e, "type"), "fault_data");
+        assert_string_equal(gets(e, "spec"), "na");
+        assert_string_equal(gets(e, "priv"), "kernel");
+        json_object_put(o);
+}
+
+static void test_sample_branch_counters(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_BRANCH_STACK,
+                .branch_sample_type = PERF_SAMPLE_BRANCH_ANY | (1ULL << 19),    /* BRANCH_COUNTERS */
+        };
+        struct raw r;
+        json_object *o, *s, *bs;
+
+        raw_begin(&r);
+        put64(&r, 1);
+        put64(&r, 1);
+        put64(&r, 2);
+        put64(&r, 6ULL << 20);  /* ret */
+        put64(&r, 0x55);        /* counters[0] */
+        o = sample_line(&a, &r, &s);
+        bs = get(s, "branch_stack");
+        assert_false(has(bs, "hw_idx"));
+        assert_string_equal(gets(at(get(bs, "entries"), 0), "type"), "ret");
+        assert_int_equal(geti(at(get(bs, "entries"), 0), "counters"), 0x55);
+        json_object_put(o);
+}
+
+static void test_sample_regs(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_REGS_INTR,
+                /* ax, sp, ip, r15, xmm0 (two halves) */
+                .sample_regs_user = (1ULL << 0) | (1ULL << 7) | (1ULL << 8) | (1ULL << 23) | (3ULL << 32),
+                .sample_regs_intr = (1ULL << 8) | (1ULL << 30),
+        };
+        struct raw r;
+        json_object *o, *s, *ru, *ri;
+
+        raw_begin(&r);
+        put64(&r, PERF_SAMPLE_REGS_ABI_64);
+        put64(&r, 0x1);
+        put64(&r, 0x7ffe0000);
+        put64(&r, 0x401000);
+        put64(&r, 0xf15);
+        put64(&r, 0xaa);
+        put64(&r, 0xbb);
+        put64(&r, PERF_SAMPLE_REGS_ABI_NONE);   /* intr: no registers follow */
+        o = sample_line(&a, &r, &s);
+        ru = get(s, "regs_user");
+        assert_string_equal(gets(ru, "abi"), "64");
+        ri = get(s, "regs_intr");
+        assert_string_equal(gets(ri, "abi"), "none");
+        assert_false(has(ri, "regs"));
+        ru = get(ru, "regs");
+        assert_int_equal(json_object_object_length(ru), 6);
+#if defined(__x86_64__)
+        assert_string_equal(gets(ru, "ax"), "0x1");
+        assert_string_equal(gets(ru, "sp"), "0x7ffe0000");
+        assert_string_equal(gets(ru, "ip"), "0x401000");
+        assert_string_equal(gets(ru, "r15"), "0xf15");
+        assert_string_equal(gets(ru, "xmm0"), "0xaa");
+        assert_string_equal(gets(ru, "xmm0h"), "0xbb");
+#endif
+        json_object_put(o);
+
+        /* 32-bit ABI, and a bit without a name. */
+        a.sample_type = PERF_SAMPLE_REGS_INTR;
+        raw_begin(&r);
+        put64(&r, PERF_SAMPLE_REGS_ABI_32);
+        put64(&r, 0x8048000);
+        put64(&r, 0x30);
+        o = sample_line(&a, &r, &s);
+        ri = get(s, "regs_intr");
+        assert_string_equal(gets(ri, "abi"), "32");
+#if defined(__x86_64__)
+        assert_string_equal(gets(get(ri, "regs"), "ip"), "0x8048000");
+        assert_string_equal(gets(get(ri, "regs"), "r30"), "0x30");
+#endif
+        json_object_put(o);
+}
+
+static void test_sample_stack_user(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_STACK_USER | PERF_SAMPLE_PHYS_ADDR };
+        struct raw r;
+        json_object *o, *s;
+
+        raw_begin(&r);
+        put64(&r, 16);
+        put64(&r, 0x1111);
+        put64(&r, 0x2222);
+        put64(&r, 12);          /* dyn_size */
+        put64(&r, 0x1234000);   /* phys_addr */
+        o = sample_line(&a, &r, &s);
+        assert_int_equal(geti(get(s, "stack_user"), "size"), 16);
+        assert_int_equal(geti(get(s, "stack_user"), "dyn_size"), 12);
+        assert_string_equal(gets(s, "phys_addr"), "0x1234000");
+        json_object_put(o);
+
+        /* A kernel thread: size 0 and nothing after it. */
+        raw_begin(&r);
+        put64(&r, 0);
+        put64(&r, 0x5000);
+        o = sample_line(&a, &r, &s);
+        assert_int_equal(geti(get(s, "stack_user"), "size"), 0);
+        assert_int_equal(geti(get(s, "stack_user"), "dyn_size"), 0);
+        assert_string_equal(gets(s, "phys_addr"), "0x5000");
+        json_object_put(o);
+}
+
+static void test_sample_weight(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_WEIGHT };
+        struct raw r;
+        json_object *o, *s, *w;
+
+        raw_begin(&r);
+        put64(&r, 87);
+        o = sample_line(&a, &r, &s);
+        assert_int_equal(geti(s, "weight"), 87);
+        json_object_put(o);
+
+        a.sample_type = PERF_SAMPLE_WEIGHT_STRUCT;
+        raw_begin(&r);
+        put32(&r, 400);         /* var1_dw */
+        put16(&r, 25);          /* var2_w */
+        put16(&r, 7);           /* var3_w */
+        o = sample_line(&a, &r, &s);
+        w = get(s, "weight");
+        assert_int_equal(geti(w, "var1_dw"), 400);
+        assert_int_equal(geti(w, "var2_w"), 25);
+        assert_int_equal(geti(w, "var3_w"), 7);
+        json_object_put(o);
+}
+
+static void test_sample_data_src(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_DATA_SRC };
+        uint64_t d = PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, HIT) | PERF_MEM_S(LVL, L3) |
+                     PERF_MEM_S(SNOOP, HITM) | PERF_MEM_S(SNOOPX, FWD) | PERF_MEM_S(LOCK, LOCKED) |
+                     PERF_MEM_S(TLB, MISS) | PERF_MEM_S(TLB, WK) | PERF_MEM_S(LVLNUM, L3) |
+                     PERF_MEM_S(REMOTE, REMOTE) | PERF_MEM_S(BLK, ADDR) | PERF_MEM_S(HOPS, 2);
+        struct raw r;
+        json_object *o, *s, *ds;
+        char raw[32];
+
+        raw_begin(&r);
+        put64(&r, d);
+        o = sample_line(&a, &r, &s);
+        ds = get(s, "data_src");
+        snprintf(raw, sizeof(raw), "0x%llx", (unsigned long long) d);
+        assert_string_equal(gets(ds, "raw"), raw);
+        assert_string_equal(names(get(ds, "mem_op")), "load");
+        assert_string_equal(names(get(ds, "lvl")), "hit,l3");
+        assert_string_equal(names(get(ds, "snoop")), "hitm,fwd");
+        assert_string_equal(names(get(ds, "lock")), "locked");
+        assert_string_equal(names(get(ds, "dtlb")), "miss,wk");
+        assert_string_equal(gets(ds, "lvl_num"), "l3");
+        assert_true(getb(ds, "remote"));
+        assert_string_equal(names(get(ds, "blk")), "addr");
+        assert_string_equal(gets(ds, "hops"), "socket");
+        json_object_put(o);
+
+        /* Nothing known: NA everywhere, no level number, no hops. */
+        raw_begin(&r);
+        put64(&r, PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) | PERF_MEM_S(SNOOP, NA) |
+                  PERF_MEM_S(LOCK, NA) | PERF_MEM_S(TLB, NA));
+        o = sample_line(&a, &r, &s);
+        ds = get(s, "data_src");
+        assert_string_equal(names(get(ds, "mem_op")), "na");
+        assert_string_equal(names(get(ds, "dtlb")), "na");
+        assert_true(json_object_is_type(get(ds, "lvl_num"), json_type_null));
+        assert_true(json_object_is_type(get(ds, "hops"), json_type_null));
+        assert_false(getb(ds, "remote"));
+        assert_int_equal(json_object_array_length(get(ds, "blk")), 0);
+        json_object_put(o);
+}
+
+static void test_sample_transaction(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TRANSACTION };
+        struct raw r;
+        json_object *o, *s, *t;
+
+        raw_begin(&r);
+        put64(&r, PERF_TXN_TRANSACTION | PERF_TXN_CONFLICT | PERF_TXN_RETRY | (0x42ULL << PERF_TXN_ABORT_SHIFT));
+        o = sample_line(&a, &r, &s);
+        t = get(s, "transaction");
+        assert_string_equal(gets(t, "raw"), "0x4200000032");
+        assert_string_equal(names(get(t, "flags")), "transaction,retry,conflict");
+        assert_int_equal(geti(t, "abort_code"), 0x42);
+        json_object_put(o);
+}
+
+static void test_sample_tail(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
+                               PERF_SAMPLE_CODE_PAGE_SIZE | PERF_SAMPLE_AUX,
+        };
+        struct raw r;
+        json_object *o, *s;
+
+        raw_begin(&r);
+        put64(&r, 0xabc000);
+        put64(&r, 4242);
+        put64(&r, 4096);
+        put64(&r, 2097152);
+        put64(&r, 3);           /* aux size */
+        put(&r, "xyz", 3);
+        o = sample_line(&a, &r, &s);
+        assert_string_equal(gets(s, "phys_addr"), "0xabc000");
+        assert_int_equal(geti(s, "cgroup"), 4242);
+        assert_int_equal(geti(s, "data_page_size"), 4096);
+        assert_int_equal(geti(s, "code_page_size"), 2097152);
+        assert_int_equal(geti(get(s, "aux"), "size"), 3);
+        json_object_put(o);
+}
+
+/* Every field at once, in the kernel's order: the parse finds each where
+ * the one before it ended, and the line bound holds. */
+static void test_sample_everything(void **state) {
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                               PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+                               PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+                               PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+                               PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION |
+                               PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP |
+                               PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE,
+                .read_format = PERF_FORMAT_ID,
+                .sample_regs_user = ~0ULL,
+                .sample_regs_intr = 1,
+                .branch_sample_type = PERF_SAMPLE_BRANCH_ANY,
+        };
+        struct raw r;
+        json_object *o, *s;
+
+        raw_begin(&r);
+        put64(&r, 101);
+        put64(&r, 0x10);
+        put32(&r, 1);
+        put32(&r, 2);
+        put64(&r, 3);
+        put64(&r, 0x20);
+        put64(&r, 101);
+        put64(&r, 5);
+        put32(&r, 0);
+        put32(&r, 0);
+        put64(&r, 7);
+        put64(&r, 8);           /* read value */
+        put64(&r, 102);         /* its id */
+        put64(&r, 100);         /* callchain: PERF_MAX_STACK_DEPTH-ish */
+        for (int i = 0; i < 100; i++)
+                put64(&r, i == 0 ? PERF_CONTEXT_KERNEL : i == 50 ? PERF_CONTEXT_USER : UINT64_MAX - 5000 - i);
+        put32(&r, 4);
+        put(&r, "\xff\xff\xff\xff", 4);
+        pad8(&r);
+        put64(&r, 32);          /* branch entries */
+        for (int i = 0; i < 32; i++) {
+                put64(&r, UINT64_MAX);
+                put64(&r, UINT64_MAX);
+                put64(&r, UINT64_MAX);
+        }
+        put64(&r, PERF_SAMPLE_REGS_ABI_64);
+        for (int i = 0; i < 64; i++)
+                put64(&r, UINT64_MAX);
+        put64(&r, 8);
+        put64(&r, 0);
+        put64(&r, 8);
+        put64(&r, UINT64_MAX);  /* weight */
+        put64(&r, UINT64_MAX);  /* data_src */
+        put64(&r, UINT64_MAX);  /* transaction */
+        put64(&r, PERF_SAMPLE_REGS_ABI_64);
+        put64(&r, 1);
+        put64(&r, 0x30);        /* phys */
+        put64(&r, 0x31);        /* cgroup */
+        put64(&r, 0x32);
+        put64(&r, 0x33);
+        o = sample_line(&a, &r, &s);
+        assert_int_equal(json_object_array_length(get(s, "callchain")), 2);
+        assert_string_equal(gets(at(get(get(s, "read"), "values"), 0), "event"), "software:task-clock");
+        assert_int_equal(json_object_array_length(get(get(s, "branch_stack"), "entries")), 32);
+        assert_int_equal(json_object_object_length(get(get(s, "regs_user"), "regs")), 64);
+        assert_string_equal(gets(s, "raw"), "ffffffff");
+        assert_int_equal(geti(s, "code_page_size"), 0x33);
+        assert_int_equal(geti(get(s, "weight"), "var3_w"), 0xffff);
+        json_object_put(o);
+}
+
+/* A trace event keeps its "fields" and shows no raw beside them;
+ * encoder_set_sample_show() leaves out what the daemon asked for itself. */
+static void test_sample_tracepoint(void **state) {
+        static const char fmt_text[] =
+                "name: sched_process_exec\n"
+                "ID: 365\n"
+                "format:\n"
+                "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+                "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+                "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+                "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+                "\n"
+                "\tfield:pid_t pid;\toffset:8;\tsize:4;\tsigned:1;\n"
+                "\n"
+                "print fmt: \"pid=%d\", REC->pid\n";
+        _cleanup_(format_freep) struct format *fmt = NULL;
+        _cleanup_(encoder_freep) struct encoder *e = NULL;
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                               PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP | PERF_SAMPLE_CALLCHAIN,
+        };
+        struct jbuf b = {};
+        struct perf_sample s;
+        struct raw r;
+        json_object *o, *sm;
+
+        assert_int_equal(format_parse(fmt_text, "sched", &fmt), 0);
+        assert_int_equal(encoder_new("sched:sched_process_exec", fmt, &e), 0);
+
+        raw_begin(&r);
+        put64(&r, 1);
+        put32(&r, 10);
+        put32(&r, 11);
+        put64(&r, 12);
+        put32(&r, 0);
+        put32(&r, 0);
+        put64(&r, 2);           /* callchain */
+        put64(&r, PERF_CONTEXT_USER);
+        put64(&r, 0x400100);
+        put32(&r, 12);
+        put16(&r, 365);
+        put16(&r, 0);
+        put32(&r, 10);
+        put32(&r, 4343);        /* pid field */
+        pad8(&r);
+        put64(&r, 77);          /* cgroup */
+        assert_int_equal(sample_parse(&a, raw_end(&r, PERF_RECORD_SAMPLE, 0), &s), 0);
+
+        assert_int_equal(encode_event(&b, e, &s, 0), 0);
+        o = parse_line(&b);
+        assert_int_equal(geti(get(o, "fields"), "pid"), 4343);
+        sm = get(o, "sample");
+        assert_false(has(sm, "raw"));
+        assert_int_equal(geti(sm, "cgroup"), 77);
+        assert_string_equal(gets(at(get(sm, "callchain"), 0), "context"), "user");
+        json_object_put(o);
+
+        b.len = 0;
+        encoder_set_sample_show(e, ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP | PERF_SAMPLE_CALLCHAIN));
+        assert_int_equal(encode_event(&b, e, &s, 0), 0);
+        o = parse_line(&b);
+        assert_false(has(o, "sample"));
+        assert_int_equal(geti(get(o, "fields"), "pid"), 4343);
+        json_object_put(o);
+        jbuf_done(&b);
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+/* sample_id_all with TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
+static const struct perf_event_attr rec_attr = {
+        .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+                       PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
+        .read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID,
+        .sample_id_all = 1,
+};
+
+static void put_sid(struct raw *r) {
+        put32(r, 500);          /* pid */
+        put32(r, 501);          /* tid */
+        put64(r, 3000000000ULL);
+        put64(r, 101);          /* id */
+        put64(r, 9);            /* stream_id */
+        put32(r, 1);            /* cpu */
+        put32(r, 0);
+        put64(r, 101);          /* identifier */
+}
+
+/* Ends R as a record of TYPE with the sample_id trailer, encodes it and
+ * returns the line; *ret_fields gets its "fields". */
+static json_object *record_line_opts(struct raw *r, uint32_t type, uint16_t misc,
+                                     const struct encode_record_opts *opts, json_object **ret_fields) {
+        const struct perf_event_header *h;
+        struct perf_record rec;
+        struct jbuf b = {};
+        json_object *o;
+
+        pad8(r);
+        put_sid(r);
+        h = raw_end(r, type, misc);
+        assert_int_equal(record_parse(&rec_attr, h, &rec), 0);
+        assert_int_equal(encode_record(&b, h, &rec, opts), 0);
+        o = parse_line(&b);
+        jbuf_done(&b);
+        assert_string_equal(gets(o, "type"), "record");
+        *ret_fields = get(o, "fields");
+        assert_true(json_object_is_type(*ret_fields, json_type_object));
+        return o;
+}
+
+static json_object *record_line(struct raw *r, uint32_t type, uint16_t misc, json_object **ret_fields) {
+        struct encode_record_opts opts = {
+                .sample_type = rec_attr.sample_type,
+                .event = "software:dummy",
+                .realtime_offset_ns = 1000000000,
+                .ids = test_ids,
+        };
+        json_object *o = record_line_opts(r, type, misc, &opts, ret_fields);
+
+        assert_string_equal(gets(o, "event"), "software:dummy");
+        assert_int_equal(geti(o, "ts"), 3000000000);
+        assert_string_equal(gets(o, "time"), "1970-01-01T00:00:04.000000000Z");
+        assert_int_equal(geti(o, "cpu"), 1);
+        assert_int_equal(geti(o, "pid"), 500);
+        assert_int_equal(geti(o, "tid"), 501);
+        assert_int_equal(geti(o, "id"), 101);
+        assert_int_equal(geti(o, "stream_id"), 9);
+        return o;
+}
+
+static void test_record_mmap(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put32(&r, 10);
+        put32(&r, 11);
+        put64(&r, 0x400000);
+        put64(&r, 0x1000);
+        put64(&r, 0);
+        put_str(&r, "/usr/bin/true");
+        o = record_line(&r, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_DATA, &f);
+        assert_string_equal(gets(o, "record"), "mmap");
+        assert_int_equal(geti(f, "pid"), 10);
+        assert_int_equal(geti(f, "tid"), 11);
+        assert_string_equal(gets(f, "addr"), "0x400000");
+        assert_int_equal(geti(f, "len"), 0x1000);
+        assert_int_equal(geti(f, "pgoff"), 0);
+        assert_string_equal(gets(f, "filename"), "/usr/bin/true");
+        assert_true(getb(f, "data"));
+        assert_string_equal(gets(f, "cpumode"), "user");
+        json_object_put(o);
+}
+
+static void test_record_mmap2_inode(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put32(&r, 10);
+        put32(&r, 10);
+        put64(&r, 0x7f0000000000ULL);
+        put64(&r, 0x2000);
+        put64(&r, 0x1000);
+        put32(&r, 8);           /* maj */
+        put32(&r, 1);           /* min */
+        put64(&r, 123456);      /* ino */
+        put64(&r, 7);           /* ino_generation */
+        put32(&r, 5);           /* prot r-x */
+        put32(&r, 2);           /* flags MAP_PRIVATE */
+        put_str(&r, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+        o = record_line(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &f);
+        assert_string_equal(gets(o, "record"), "mmap2");
+        assert_int_equal(geti(f, "maj"), 8);
+        assert_int_equal(geti(f, "min"), 1);
+        assert_int_equal(geti(f, "ino"), 123456);
+        assert_int_equal(geti(f, "ino_generation"), 7);
+        assert_int_equal(geti(f, "prot"), 5);
+        assert_int_equal(geti(f, "flags"), 2);
+        assert_int_equal(geti(f, "pgoff"), 0x1000);
+        assert_false(has(f, "build_id"));
+        assert_false(getb(f, "data"));
+        assert_string_equal(gets(f, "filename"), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+        json_object_put(o);
+}
+
+static void test_record_mmap2_build_id(void **state) {
+        static const uint8_t id[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put32(&r, 10);
+        put32(&r, 10);
+        put64(&r, 0x7f0000000000ULL);
+        put64(&r, 0x2000);
+        put64(&r, 0);
+        r.b[r.n++] = 20;        /* build_id_size */
+        r.n += 3;
+        put(&r, id, sizeof(id));
+        put32(&r, 5);
+        put32(&r, 2);
+        put_str(&r, "/tmp/x");
+        o = record_line(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, &f);
+        assert_string_equal(gets(f, "build_id"), "deadbeef0102030405060708090a0b0c0d0e0f10");
+        assert_false(has(f, "ino"));
+        assert_false(has(f, "maj"));
+        json_object_put(o);
+}
+
+static void test_record_comm(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put32(&r, 20);
+        put32(&r, 21);
+        put_str(&r, "evmon-\xff-test");  /* any bytes, still valid JSON */
+        o = record_line(&r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, &f);
+        assert_string_equal(gets(o, "record"), "comm");
+        assert_int_equal(geti(f, "pid"), 20);
+        assert_int_equal(geti(f, "tid"), 21);
+        assert_string_equal(gets(f, "comm"), "evmon-\xc3\xbf-test");
+        assert_true(getb(f, "exec"));
+        json_object_put(o);
+
+        raw_begin(&r);
+        put32(&r, 20);
+        put32(&r, 22);
+        put_str(&r, "thread");
+        o = record_line(&r, PERF_RECORD_COMM, 0, &f);
+        assert_false(getb(f, "exec"));
+        json_object_put(o);
+}
+
+static void test_record_fork_exit(void **state) {
+        static const struct { uint32_t type; const char *name; } t[] = {
+                { PERF_RECORD_FORK, "fork" }, { PERF_RECORD_EXIT, "exit" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                struct raw r;
+                json_object *o, *f;
+
+                raw_begin(&r);
+                put32(&r, 30);
+                put32(&r, 1);
+                put32(&r, 31);
+                put32(&r, 2);
+                put64(&r, 2999999999ULL);
+                o = record_line(&r, t[i].type, 0, &f);
+                assert_string_equal(gets(o, "record"), t[i].name);
+                assert_int_equal(geti(f, "pid"), 30);
+                assert_int_equal(geti(f, "ppid"), 1);
+                assert_int_equal(geti(f, "tid"), 31);
+                assert_int_equal(geti(f, "ptid"), 2);
+                assert_int_equal(geti(f, "time"), 2999999999);
+                json_object_put(o);
+        }
+}
+
+static void test_record_lost(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 101);
+        put64(&r, 17);
+        o = record_line(&r, PERF_RECORD_LOST, 0, &f);
+        assert_string_equal(gets(o, "record"), "lost");
+        assert_int_equal(geti(f, "id"), 101);
+        assert_int_equal(geti(f, "lost"), 17);
+        json_object_put(o);
+}
+
+static void test_record_throttle(void **state) {
+        static const struct { uint32_t type; const char *name; } t[] = {
+                { PERF_RECORD_THROTTLE, "throttle" }, { PERF_RECORD_UNTHROTTLE, "unthrottle" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                struct raw r;
+                json_object *o, *f;
+
+                raw_begin(&r);
+                put64(&r, 123);
+                put64(&r, 101);
+                put64(&r, 9);
+                o = record_line(&r, t[i].type, 0, &f);
+                assert_string_equal(gets(o, "record"), t[i].name);
+                assert_int_equal(geti(f, "time"), 123);
+                assert_int_equal(geti(f, "id"), 101);
+                assert_int_equal(geti(f, "stream_id"), 9);
+                json_object_put(o);
+        }
+}
+
+static void test_record_read(void **state) {
+        struct raw r;
+        json_object *o, *f, *v;
+
+        raw_begin(&r);
+        put32(&r, 40);
+        put32(&r, 41);
+        put64(&r, 2);           /* nr (rec_attr: GROUP | ID) */
+        put64(&r, 1000);
+        put64(&r, 101);
+        put64(&r, 2000);
+        put64(&r, 102);
+        o = record_line(&r, PERF_RECORD_READ, 0, &f);
+        assert_string_equal(gets(o, "record"), "read");
+        assert_int_equal(geti(f, "pid"), 40);
+        assert_int_equal(geti(f, "tid"), 41);
+        assert_true(getb(get(f, "read"), "group"));
+        v = at(get(get(f, "read"), "values"), 1);
+        assert_int_equal(geti(v, "value"), 2000);
+        assert_string_equal(gets(v, "event"), "software:task-clock");
+        json_object_put(o);
+}
+
+static void test_record_aux(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 4096);
+        put64(&r, 512);
+        put64(&r, PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_COLLISION | 0x0100);
+        o = record_line(&r, PERF_RECORD_AUX, 0, &f);
+        assert_string_equal(gets(o, "record"), "aux");
+        assert_int_equal(geti(f, "aux_offset"), 4096);
+        assert_int_equal(geti(f, "aux_size"), 512);
+        assert_int_equal(geti(f, "flags"), 0x109);
+        assert_true(getb(f, "truncated"));
+        assert_false(getb(f, "overwrite"));
+        assert_false(getb(f, "partial"));
+        assert_true(getb(f, "collision"));
+        assert_int_equal(geti(f, "pmu_format_type"), 1);
+        json_object_put(o);
+}
+
+static void test_record_itrace_start(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put32(&r, 50);
+        put32(&r, 51);
+        o = record_line(&r, PERF_RECORD_ITRACE_START, 0, &f);
+        assert_string_equal(gets(o, "record"), "itrace_start");
+        assert_int_equal(geti(f, "pid"), 50);
+        assert_int_equal(geti(f, "tid"), 51);
+        json_object_put(o);
+}
+
+static void test_record_lost_samples(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 99);
+        o = record_line(&r, PERF_RECORD_LOST_SAMPLES, 1 << 15, &f);
+        assert_string_equal(gets(o, "record"), "lost_samples");
+        assert_int_equal(geti(f, "lost"), 99);
+        assert_true(getb(f, "bpf"));
+        json_object_put(o);
+}
+
+static void test_record_switch(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        o = record_line(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, &f);
+        assert_string_equal(gets(o, "record"), "switch");
+        assert_true(getb(f, "out"));
+        assert_true(getb(f, "preempt"));
+        assert_int_equal(json_object_object_length(f), 2);
+        json_object_put(o);
+
+        raw_begin(&r);
+        put32(&r, 60);
+        put32(&r, 61);
+        o = record_line(&r, PERF_RECORD_SWITCH_CPU_WIDE, 0, &f);
+        assert_string_equal(gets(o, "record"), "switch_cpu_wide");
+        assert_int_equal(geti(f, "next_prev_pid"), 60);
+        assert_int_equal(geti(f, "next_prev_tid"), 61);
+        assert_false(getb(f, "out"));
+        /* The preempt bit means EXACT_IP unless the switch is out. */
+        assert_false(getb(f, "preempt"));
+        json_object_put(o);
+}
+
+static void test_record_namespaces(void **state) {
+        struct raw r;
+        json_object *o, *f, *ns;
+
+        raw_begin(&r);
+        put32(&r, 70);
+        put32(&r, 71);
+        put64(&r, 9);
+        for (uint64_t i = 0; i < 9; i++) {
+                put64(&r, 4 + i);               /* dev */
+                put64(&r, 4026531840ULL + i);   /* ino */
+        }
+        o = record_line(&r, PERF_RECORD_NAMESPACES, 0, &f);
+        assert_string_equal(gets(o, "record"), "namespaces");
+        assert_int_equal(geti(f, "pid"), 70);
+        ns = get(f, "namespaces");
+        assert_int_equal(json_object_object_length(ns), 9);
+        assert_int_equal(geti(get(ns, "net"), "ino"), 4026531840);
+        assert_int_equal(geti(get(ns, "net"), "dev"), 4);
+        assert_int_equal(geti(get(ns, "pid"), "ino"), 4026531843);
+        assert_int_equal(geti(get(ns, "cgroup"), "ino"), 4026531846);
+        assert_int_equal(geti(get(ns, "time"), "ino"), 4026531847);
+        assert_int_equal(geti(get(ns, "ns8"), "ino"), 4026531848);
+        json_object_put(o);
+}
+
+static void test_record_ksymbol(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 0xffffffffc0001000ULL);
+        put32(&r, 0x80);
+        put16(&r, 1);           /* bpf */
+        put16(&r, 1);           /* unregister */
+        put_str(&r, "bpf_prog_6deef7357e7b4530_sd_fw_ingress");
+        o = record_line(&r, PERF_RECORD_KSYMBOL, 0, &f);
+        assert_string_equal(gets(o, "record"), "ksymbol");
+        assert_string_equal(gets(f, "addr"), "0xffffffffc0001000");
+        assert_int_equal(geti(f, "len"), 0x80);
+        assert_string_equal(gets(f, "ksym_type"), "bpf");
+        assert_int_equal(geti(f, "flags"), 1);
+        assert_true(getb(f, "unregister"));
+        assert_string_equal(gets(f, "name"), "bpf_prog_6deef7357e7b4530_sd_fw_ingress");
+        json_object_put(o);
+}
+
+static void test_record_bpf_event(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put16(&r, 1);           /* prog_load */
+        put16(&r, 0);
+        put32(&r, 77);
+        put(&r, "\x6d\xee\xf7\x35\x7e\x7b\x45\x30", 8);
+        o = record_line(&r, PERF_RECORD_BPF_EVENT, 0, &f);
+        assert_string_equal(gets(o, "record"), "bpf_event");
+        assert_string_equal(gets(f, "bpf_type"), "prog_load");
+        assert_int_equal(geti(f, "flags"), 0);
+        assert_int_equal(geti(f, "id"), 77);
+        assert_string_equal(gets(f, "tag"), "6deef7357e7b4530");
+        json_object_put(o);
+}
+
+static void test_record_cgroup(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 8888);
+        put_str(&r, "/system.slice/evmon-test.scope");
+        o = record_line(&r, PERF_RECORD_CGROUP, 0, &f);
+        assert_string_equal(gets(o, "record"), "cgroup");
+        assert_int_equal(geti(f, "id"), 8888);
+        assert_string_equal(gets(f, "path"), "/system.slice/evmon-test.scope");
+        json_object_put(o);
+}
+
+static void test_record_text_poke(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 0xffffffff81001000ULL);
+        put16(&r, 5);
+        put16(&r, 5);
+        put(&r, "\x0f\x1f\x44\x00\x00\xe9\x10\x20\x30\x40", 10);
+        o = record_line(&r, PERF_RECORD_TEXT_POKE, 0, &f);
+        assert_string_equal(gets(o, "record"), "text_poke");
+        assert_string_equal(gets(f, "addr"), "0xffffffff81001000");
+        assert_int_equal(geti(f, "old_len"), 5);
+        assert_int_equal(geti(f, "new_len"), 5);
+        assert_string_equal(gets(f, "old"), "0f1f440000");
+        assert_string_equal(gets(f, "new"), "e910203040");
+        json_object_put(o);
+}
+
+static void test_record_aux_output_hw_id(void **state) {
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 0x1d);
+        o = record_line(&r, PERF_RECORD_AUX_OUTPUT_HW_ID, 0, &f);
+        assert_string_equal(gets(o, "record"), "aux_output_hw_id");
+        assert_int_equal(geti(f, "hw_id"), 0x1d);
+        json_object_put(o);
+}
+
+static void test_record_callchain_deferred(void **state) {
+        struct raw r;
+        json_object *o, *f, *cc;
+
+        raw_begin(&r);
+        put64(&r, 0xc00c1e);
+        put64(&r, 3);
+        put64(&r, PERF_CONTEXT_USER);
+        put64(&r, 0x401000);
+        put64(&r, 0x402000);
+        o = record_line(&r, 22, 0, &f);
+        assert_string_equal(gets(o, "record"), "callchain_deferred");
+        assert_int_equal(geti(f, "cookie"), 0xc00c1e);
+        cc = get(f, "callchain");
+        assert_string_equal(gets(at(cc, 0), "context"), "user");
+        assert_string_equal(names(get(at(cc, 0), "ips")), "0x401000,0x402000");
+        json_object_put(o);
+}
+
+/* A type no parser knows: its number and size; perf.data's own types
+ * can be named by the caller. */
+static void test_record_unknown(void **state) {
+        const struct perf_event_header *h;
+        struct perf_record rec;
+        struct jbuf b = {};
+        struct encode_record_opts opts = { .record = "finished_round" };
+        struct raw r;
+        json_object *o, *f;
+
+        raw_begin(&r);
+        put64(&r, 1);
+        put64(&r, 2);
+        h = raw_end(&r, 99, 0);
+        assert_int_equal(record_parse(&rec_attr, h, &rec), 0);
+        assert_int_equal(encode_record(&b, h, &rec, NULL), 0);
+        o = parse_line(&b);
+        assert_string_equal(gets(o, "record"), "unknown");
+        f = get(o, "fields");
+        assert_int_equal(geti(f, "type"), 99);
+        assert_int_equal(geti(f, "size"), 24);
+        assert_false(has(o, "time") || has(o, "cpu") || has(o, "event"));
+        json_object_put(o);
+
+        b.len = 0;
+        raw_begin(&r);
+        h = raw_end(&r, 68, 0);         /* PERF_RECORD_FINISHED_ROUND */
+        assert_int_equal(record_parse(NULL, h, &rec), 0);
+        assert_int_equal(encode_record(&b, h, &rec, &opts), 0);
+        o = parse_line(&b);
+        assert_string_equal(gets(o, "record"), "finished_round");
+        assert_int_equal(geti(get(o, "fields"), "size"), 8);
+        json_object_put(o);
+
+        /* A sample is an event line, never a record line. */
+        raw_begin(&r);
+        h = raw_end(&r, PERF_RECORD_SAMPLE, 0);
+        rec = (struct perf_record) { .type = PERF_RECORD_SAMPLE };
+        assert_int_equal(encode_record(&b, h, &rec, NULL), -EINVAL);
+        jbuf_done(&b);
+}
+
+/* Without sample_id_all: no time, cpu, pid or tid at the top. */
+static void test_record_no_sample_id(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+        const struct perf_event_header *h;
+        struct perf_record rec;
+        struct jbuf b = {};
+        struct encode_record_opts opts = { .sample_type = a.sample_type };
+        struct raw r;
+        json_object *o;
+
+        raw_begin(&r);
+        put32(&r, 1);
+        put32(&r, 1);
+        put_str(&r, "init");
+        h = raw_end(&r, PERF_RECORD_COMM, 0);
+        assert_int_equal(record_parse(&a, h, &rec), 0);
+        assert_int_equal(encode_record(&b, h, &rec, &opts), 0);
+        o = parse_line(&b);
+        assert_false(has(o, "time") || has(o, "ts") || has(o, "pid") || has(o, "tid"));
+        assert_string_equal(gets(get(o, "fields"), "comm"), "init");
+        json_object_put(o);
+        jbuf_done(&b);
+}
+
+static void test_record_names(void **state) {
+        assert_string_equal(encode_record_name(PERF_RECORD_SWITCH_CPU_WIDE), "switch_cpu_wide");
+        assert_string_equal(encode_record_name(PERF_RECORD_BPF_EVENT), "bpf_event");
+        assert_null(encode_record_name(PERF_RECORD_SAMPLE));
+        assert_null(encode_record_name(64));
+        /* Every type record_parse() knows has a name here. */
+        for (uint32_t t = 1; t < 64; t++)
+                if (record_type_to_string(t) && t != PERF_RECORD_SAMPLE)
+                        assert_non_null(encode_record_name(t));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_sample_scalars),
+                cmocka_unit_test(test_sample_none),
+                cmocka_unit_test(test_sample_read_single),
+                cmocka_unit_test(test_sample_read_group),
+                cmocka_unit_test(test_sample_callchain),
+                cmocka_unit_test(test_sample_callchain_empty),
+                cmocka_unit_test(test_sample_raw),
+                cmocka_unit_test(test_sample_branch_stack),
+                cmocka_unit_test(test_sample_branch_counters),
+                cmocka_unit_test(test_sample_regs),
+                cmocka_unit_test(test_sample_stack_user),
+                cmocka_unit_test(test_sample_weight),
+                cmocka_unit_test(test_sample_data_src),
+                cmocka_unit_test(test_sample_transaction),
+                cmocka_unit_test(test_sample_tail),
+                cmocka_unit_test(test_sample_everything),
+                cmocka_unit_test(test_sample_tracepoint),
+                cmocka_unit_test(test_record_mmap),
+                cmocka_unit_test(test_record_mmap2_inode),
+                cmocka_unit_test(test_record_mmap2_build_id),
+                cmocka_unit_test(test_record_comm),
+                cmocka_unit_test(test_record_fork_exit),
+                cmocka_unit_test(test_record_lost),
+                cmocka_unit_test(test_record_throttle),
+                cmocka_unit_test(test_record_read),
+                cmocka_unit_test(test_record_aux),
+                cmocka_unit_test(test_record_itrace_start),
+                cmocka_unit_test(test_record_lost_samples),
+                cmocka_unit_test(test_record_switch),
+                cmocka_unit_test(test_record_namespaces),
+                cmocka_unit_test(test_record_ksymbol),
+                cmocka_unit_test(test_record_bpf_event),
+                cmocka_unit_test(test_record_cgroup),
+                cmocka_unit_test(test_record_text_poke),
+                cmocka_unit_test(test_record_aux_output_hw_id),
+                cmocka_unit_test(test_record_callchain_deferred),
+                cmocka_unit_test(test_record_unknown),
+                cmocka_unit_test(test_record_no_sample_id),
+                cmocka_unit_test(test_record_names),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
