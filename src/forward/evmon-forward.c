@@ -1,0 +1,1136 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* evmon-forward: a client of evmond that publishes every line it gets to
+ * NATS (into a JetStream stream when one is named, waiting for each
+ * publish acknowledgement), and with --read the reader of what such
+ * forwarders published, from any machine.
+ *
+ * Threads: the main thread reads evmond's socket, queues lines and
+ * publishes them; libnats' own threads deliver the JetStream acks
+ * (replies to our inbox) and the connection events. struct fwd's lock
+ * guards what both touch: the queue's head, the in-flight window and the
+ * connection state. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <nats/nats.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "evmon/cleanup.h"
+#include "forward/line.h"
+#include "forward/queue.h"
+
+#define DEFAULT_SOCKET "/run/evmon/evmond.sock"
+#define LINE_MAX_BYTES (1 << 20)
+/* How long a publish may wait for its acknowledgement before it and
+ * everything after it is sent again (the Nats-Msg-Id makes the repeat
+ * count once within the stream's duplicate window). */
+#define ACK_TIMEOUT_MS 3000
+#define RETRY_BACKOFF_MS 250
+#define EVMOND_RETRY_MS 500
+
+static const char *arg_socket;
+static const char *arg_nats;
+static char arg_host[256];
+static const char *arg_stream;
+static bool arg_create;
+static int arg_replicas = 1;
+static int64_t arg_max_age_s;
+static int64_t arg_max_bytes_mib;
+static size_t arg_buffer_mib = 64;
+static unsigned arg_in_flight = 1024;
+static char **arg_events;
+static int arg_n_events;
+static json_object *arg_pids, *arg_cgroups;
+static bool arg_read;
+static int arg_json = -1;
+static bool arg_no_follow;
+static bool arg_new;
+static bool arg_host_given;
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+static void logf_(const char *fmt, ...) _printf_(1, 2);
+static void logf_(const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        fputs("evmon-forward: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t realtime_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+enum slot_state { SLOT_SENT, SLOT_ACKED };
+
+struct fwd {
+        pthread_mutex_t lock;
+        struct queue q;
+        /* The next record to publish: records from the queue's head up to
+         * here are in flight (sent, not yet acknowledged). */
+        uint64_t send_pos, send_seq;
+        unsigned window;                /* a power of two */
+        uint64_t *slot_seq;
+        int64_t *slot_sent;
+        uint8_t *slot_state;
+        bool connected;
+        bool retry;                     /* send again from the head ... */
+        int64_t retry_at;               /* ... at this time */
+        bool sleeping, woken;
+        int wake_fd;
+        bool jetstream;
+
+        /* main thread only */
+        natsConnection *nc;
+        char inbox[128];
+        char host_json[600];
+        uint64_t dropped;               /* not yet reported in a dropped line */
+        uint64_t dropped_total, published_total;
+        uint64_t fwd_start_ns, fwd_lines;
+        int evmond_fd;
+        bool evmond_ever, evmond_down_said;
+        int64_t evmond_retry_at;
+        uint64_t conn_start_ns, conn_lines;
+        char *rbuf;
+        size_t rlen;
+        char *pbuf;
+        bool stream_ready;
+        int64_t stream_retry_at;
+        bool big_said;
+};
+
+static void fwd_wake_locked(struct fwd *f) {
+        uint64_t one = 1;
+
+        if (f->sleeping && !f->woken) {
+                f->woken = true;
+                (void) !write(f->wake_fd, &one, sizeof(one));
+        }
+}
+
+/* Drops acknowledged records from the head. Locked. */
+static void fwd_advance_locked(struct fwd *f) {
+        bool moved = false;
+
+        while (f->q.head_seq < f->send_seq) {
+                unsigned s = (unsigned) (f->q.head_seq & (f->window - 1));
+
+                if (f->slot_seq[s] != f->q.head_seq || f->slot_state[s] != SLOT_ACKED)
+                        break;
+                queue_pop(&f->q);
+                moved = true;
+        }
+        if (moved)
+                fwd_wake_locked(f);
+}
+
+/* A JetStream publish acknowledgement (or its failure), as the reply to
+ * INBOX.SEQ: {"stream":…,"seq":N[,"duplicate":true]}, {"error":{…}}, or
+ * a "no responders" status when no server serves the stream's subjects
+ * just now (a leader election). */
+static void on_ack(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *userdata) {
+        struct fwd *f = userdata;
+        const char *subj = natsMsg_GetSubject(msg), *dot = strrchr(subj, '.');
+        const char *data = natsMsg_GetData(msg);
+        bool ok = !natsMsg_IsNoResponders(msg) && data && !strstr(data, "\"error\"");
+        uint64_t seq;
+
+        if (!dot) {
+                natsMsg_Destroy(msg);
+                return;
+        }
+        seq = strtoull(dot + 1, NULL, 10);
+        pthread_mutex_lock(&f->lock);
+        if (seq >= f->q.head_seq && seq < f->send_seq) {
+                unsigned s = (unsigned) (seq & (f->window - 1));
+
+                if (f->slot_seq[s] == seq) {
+                        if (ok) {
+                                f->slot_state[s] = SLOT_ACKED;
+                                fwd_advance_locked(f);
+                        } else if (!f->retry) {
+                                f->retry = true;
+                                f->retry_at = now_ms() + RETRY_BACKOFF_MS;
+                                fwd_wake_locked(f);
+                        }
+                }
+        }
+        pthread_mutex_unlock(&f->lock);
+        natsMsg_Destroy(msg);
+}
+
+static void on_disconnected(natsConnection *nc, void *userdata) {
+        struct fwd *f = userdata;
+
+        pthread_mutex_lock(&f->lock);
+        f->connected = false;
+        pthread_mutex_unlock(&f->lock);
+        logf_("NATS connection lost; lines wait in the buffer (%zu MiB) until it is back", arg_buffer_mib);
+}
+
+static void on_connected(natsConnection *nc, void *userdata) {
+        struct fwd *f = userdata;
+        char url[256] = "";
+
+        natsConnection_GetConnectedUrl(nc, url, sizeof(url));
+        pthread_mutex_lock(&f->lock);
+        f->connected = true;
+        /* What was in flight may or may not have arrived: send it again. */
+        f->retry = true;
+        f->retry_at = 0;
+        fwd_wake_locked(f);
+        pthread_mutex_unlock(&f->lock);
+        logf_("connected to NATS at %s", url);
+}
+
+static void on_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *userdata) {
+        logf_("NATS: %s", natsStatus_GetText(err));
+}
+
+/* Queues one line with its subject and message id; counts it dropped when
+ * the buffer is full. */
+static void fwd_push(struct fwd *f, const char *subject, const char *id, const char *data, size_t len) {
+        int r;
+
+        pthread_mutex_lock(&f->lock);
+        r = queue_push(&f->q, subject, id, data, len);
+        pthread_mutex_unlock(&f->lock);
+        if (r == -E2BIG && !f->big_said) {
+                logf_("a line of %zu bytes does not fit in the buffer (--buffer-mib %zu); dropped and counted", len, arg_buffer_mib);
+                f->big_said = true;
+        }
+        if (r < 0) {
+                f->dropped++;
+                f->dropped_total++;
+        }
+}
+
+/* Queues a line the forwarder itself says (forwarder, dropped): subject
+ * evmon.HOST._.TYPE, id HOST.fwd.START.N. Returns what queue_push() did. */
+static int fwd_say(struct fwd *f, const char *json) {
+        char subject[512], id[512];
+        struct line_info li;
+        int r;
+
+        r = line_scan(json, strlen(json), &li);
+        if (r < 0)
+                return r;
+        r = line_subject(arg_host, &li, subject, sizeof(subject));
+        if (r < 0)
+                return r;
+        r = line_with_host(json, strlen(json), f->host_json, f->pbuf, LINE_MAX_BYTES + 1024);
+        if (r < 0)
+                return r;
+        snprintf(id, sizeof(id), "%s.fwd.%" PRIu64 ".%" PRIu64, arg_host, f->fwd_start_ns, ++f->fwd_lines);
+        pthread_mutex_lock(&f->lock);
+        r = queue_push(&f->q, subject, id, f->pbuf, (size_t) r);
+        pthread_mutex_unlock(&f->lock);
+        return r;
+}
+
+static void fwd_say_event(struct fwd *f, const char *event, const char *detail) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        char t[40];
+        uint64_t ns = realtime_ns();
+        time_t sec = (time_t) (ns / 1000000000u);
+        struct tm tm;
+        size_t n;
+
+        gmtime_r(&sec, &tm);
+        n = strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(t + n, sizeof(t) - n, ".%09" PRIu64 "Z", ns % 1000000000u);
+        json_object_object_add(o, "type", json_object_new_string("forwarder"));
+        json_object_object_add(o, "event", json_object_new_string(event));
+        json_object_object_add(o, "time", json_object_new_string(t));
+        json_object_object_add(o, "socket", json_object_new_string(arg_socket));
+        if (detail)
+                json_object_object_add(o, "detail", json_object_new_string(detail));
+        json_object_object_add(o, "dropped_total", json_object_new_uint64(f->dropped_total));
+        if (fwd_say(f, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0) {
+                f->dropped++;
+                f->dropped_total++;
+        }
+}
+
+/* After lines were dropped, says how many as soon as the line fits. */
+static void fwd_report_dropped(struct fwd *f) {
+        char json[128];
+
+        if (f->dropped == 0)
+                return;
+        snprintf(json, sizeof(json), "{\"type\":\"dropped\",\"count\":%" PRIu64 ",\"source\":\"evmon-forward\"}", f->dropped);
+        if (fwd_say(f, json) == 0) {
+                logf_("%" PRIu64 " lines did not fit in the buffer and were dropped (said in a dropped line)", f->dropped);
+                f->dropped = 0;
+        }
+}
+
+static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
+        char subject[512], id[512];
+        struct line_info li;
+        int r;
+
+        f->conn_lines++;
+        if (line_scan(line, len, &li) < 0)
+                li = (struct line_info) { .type = "invalid", .type_len = 7 };
+        r = line_subject(arg_host, &li, subject, sizeof(subject));
+        if (r < 0) {
+                li = (struct line_info) { .type = li.type, .type_len = li.type_len };
+                r = line_subject(arg_host, &li, subject, sizeof(subject));
+        }
+        if (r < 0)
+                snprintf(subject, sizeof(subject), "evmon.%s._.invalid", "_");
+        r = line_with_host(line, len, f->host_json, f->pbuf, LINE_MAX_BYTES + 1024);
+        if (r < 0) {
+                f->dropped++;
+                f->dropped_total++;
+                return;
+        }
+        snprintf(id, sizeof(id), "%s.%" PRIu64 ".%" PRIu64, arg_host, f->conn_start_ns, f->conn_lines);
+        fwd_push(f, subject, id, f->pbuf, (size_t) r);
+}
+
+static int send_all(int fd, const char *s) {
+        size_t n = strlen(s);
+
+        while (n > 0) {
+                ssize_t w = write(fd, s, n);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                s += w;
+                n -= (size_t) w;
+        }
+        return 0;
+}
+
+static char *subscribe_line(void) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "type", json_object_new_string("subscribe"));
+        if (arg_n_events > 0) {
+                json_object *a = json_object_new_array();
+                for (int i = 0; i < arg_n_events; i++)
+                        json_object_array_add(a, json_object_new_string(arg_events[i]));
+                json_object_object_add(o, "events", a);
+        }
+        if (arg_pids)
+                json_object_object_add(o, "pids", json_object_get(arg_pids));
+        if (arg_cgroups)
+                json_object_object_add(o, "cgroups", json_object_get(arg_cgroups));
+        return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+}
+
+static int evmond_connect(struct fwd *f) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(freep) char *sub = NULL;
+        _cleanup_(closep) int fd = -1;
+        int r;
+
+        if (strlen(arg_socket) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, arg_socket);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        sub = subscribe_line();
+        if (!sub)
+                return -ENOMEM;
+        r = send_all(fd, sub);
+        if (r == 0)
+                r = send_all(fd, "\n");
+        if (r < 0)
+                return r;
+        f->conn_start_ns = realtime_ns();
+        f->conn_lines = 0;
+        f->rlen = 0;
+        f->evmond_fd = TAKE_FD(fd);
+        logf_("%s evmond at %s", f->evmond_ever ? "reconnected to" : "connected to", arg_socket);
+        fwd_say_event(f, f->evmond_ever ? "reconnected" : "connected", NULL);
+        f->evmond_ever = true;
+        f->evmond_down_said = false;
+        return 0;
+}
+
+static void evmond_lost(struct fwd *f, const char *why) {
+        f->evmond_fd = safe_close(f->evmond_fd);
+        logf_("lost evmond at %s (%s); trying again every %d ms", arg_socket, why, EVMOND_RETRY_MS);
+        fwd_say_event(f, "disconnected", why);
+        f->evmond_retry_at = now_ms() + EVMOND_RETRY_MS;
+}
+
+/* Reads what evmond has; every complete line is queued. */
+static void evmond_read(struct fwd *f) {
+        for (int rounds = 0; rounds < 64; rounds++) {
+                ssize_t n = read(f->evmond_fd, f->rbuf + f->rlen, LINE_MAX_BYTES - f->rlen);
+                size_t start = 0;
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return;
+                        evmond_lost(f, strerror(errno));
+                        return;
+                }
+                if (n == 0) {
+                        evmond_lost(f, "connection closed");
+                        return;
+                }
+                f->rlen += (size_t) n;
+                for (size_t i = 0; i < f->rlen; i++)
+                        if (f->rbuf[i] == '\n') {
+                                fwd_handle_line(f, f->rbuf + start, i - start);
+                                start = i + 1;
+                        }
+                memmove(f->rbuf, f->rbuf + start, f->rlen - start);
+                f->rlen -= start;
+                if (f->rlen == LINE_MAX_BYTES) {
+                        /* A line longer than evmond ever writes: skip it. */
+                        f->rlen = 0;
+                        f->dropped++;
+                        f->dropped_total++;
+                }
+                fwd_report_dropped(f);
+        }
+}
+
+/* Publishes what the in-flight window allows. */
+static void fwd_publish(struct fwd *f) {
+        int64_t now = now_ms();
+
+        pthread_mutex_lock(&f->lock);
+        if (f->connected && f->send_seq > f->q.head_seq) {
+                unsigned s = (unsigned) (f->q.head_seq & (f->window - 1));
+                if (f->slot_seq[s] == f->q.head_seq && now - f->slot_sent[s] > ACK_TIMEOUT_MS && !f->retry) {
+                        f->retry = true;
+                        f->retry_at = now;
+                }
+        }
+        if (f->retry && f->connected && now >= f->retry_at) {
+                f->retry = false;
+                f->send_pos = f->q.head;
+                f->send_seq = f->q.head_seq;
+        }
+        while (f->connected && !f->retry && f->send_seq - f->q.head_seq < f->window) {
+                struct queue_rec rec;
+                uint64_t seq;
+                unsigned s;
+                natsMsg *m = NULL;
+                natsStatus st;
+                char reply[160];
+
+                if (queue_peek(&f->q, &f->send_pos, &rec) == 0)
+                        break;
+                seq = f->send_seq++;
+                s = (unsigned) (seq & (f->window - 1));
+                f->slot_seq[s] = seq;
+                f->slot_state[s] = SLOT_SENT;
+                f->slot_sent[s] = now;
+                pthread_mutex_unlock(&f->lock);
+
+                if (f->jetstream) {
+                        snprintf(reply, sizeof(reply), "%s.%" PRIu64, f->inbox, seq);
+                        st = natsMsg_Create(&m, rec.subject, reply, rec.data, (int) rec.len);
+                        if (st == NATS_OK)
+                                st = natsMsgHeader_Set(m, "Nats-Msg-Id", rec.id);
+                        if (st == NATS_OK)
+                                st = natsMsgHeader_Set(m, "Nats-Expected-Stream", arg_stream);
+                        if (st == NATS_OK)
+                                st = natsConnection_PublishMsg(f->nc, m);
+                        natsMsg_Destroy(m);
+                } else
+                        st = natsConnection_Publish(f->nc, rec.subject, rec.data, (int) rec.len);
+
+                pthread_mutex_lock(&f->lock);
+                if (st != NATS_OK) {
+                        f->retry = true;
+                        f->retry_at = now + RETRY_BACKOFF_MS;
+                        break;
+                }
+                f->published_total++;
+                if (!f->jetstream) {
+                        /* Core NATS has no acknowledgement: handed to the
+                         * connection is as far as it goes. */
+                        f->slot_state[s] = SLOT_ACKED;
+                        fwd_advance_locked(f);
+                }
+        }
+        pthread_mutex_unlock(&f->lock);
+}
+
+static int fwd_create_stream(struct fwd *f) {
+        jsCtx *js = NULL;
+        jsStreamInfo *si = NULL;
+        jsStreamConfig sc;
+        jsErrCode jerr = 0;
+        const char *subjects[] = { "evmon.>" };
+        natsStatus st;
+
+        st = natsConnection_JetStream(&js, f->nc, NULL);
+        if (st != NATS_OK)
+                return -EIO;
+        jsStreamConfig_Init(&sc);
+        sc.Name = arg_stream;
+        sc.Subjects = subjects;
+        sc.SubjectsLen = 1;
+        sc.Retention = js_LimitsPolicy;
+        sc.Storage = js_FileStorage;
+        sc.Replicas = arg_replicas;
+        sc.MaxAge = arg_max_age_s * 1000000000;
+        sc.MaxBytes = arg_max_bytes_mib > 0 ? arg_max_bytes_mib << 20 : -1;
+        sc.Duplicates = (int64_t) 120 * 1000000000;
+        st = js_AddStream(&si, js, &sc, NULL, &jerr);
+        if (st != NATS_OK && jerr == JSStreamNameExistErr) {
+                logf_("stream %s exists already with another config; using it as it is", arg_stream);
+                st = NATS_OK;
+        }
+        jsStreamInfo_Destroy(si);
+        jsCtx_Destroy(js);
+        if (st != NATS_OK) {
+                logf_("cannot create stream %s yet (%s, JetStream error %d); trying again",
+                      arg_stream, nats_GetLastError(NULL), (int) jerr);
+                return -EAGAIN;
+        }
+        logf_("stream %s ready (subjects evmon.>, %d replicas)", arg_stream, arg_replicas);
+        return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+/* Options with --nats' comma-separated servers. */
+static natsStatus nats_options_new(natsOptions **ret) {
+        _cleanup_(freep) char *copy = strdup(arg_nats);
+        const char *servers[16];
+        int n = 0;
+        natsStatus st;
+
+        if (!copy)
+                return NATS_NO_MEMORY;
+        for (char *save = NULL, *tok = strtok_r(copy, ", ", &save); tok && n < (int) ELEMENTSOF(servers);
+             tok = strtok_r(NULL, ", ", &save))
+                servers[n++] = tok;
+        if (n == 0)
+                return NATS_INVALID_ARG;
+        st = natsOptions_Create(ret);
+        if (st == NATS_OK)
+                st = natsOptions_SetServers(*ret, servers, n);
+        if (st == NATS_OK)
+                st = natsOptions_SetName(*ret, arg_read ? "evmon-forward --read" : "evmon-forward");
+        return st;
+}
+
+static int run_forward(void) {
+        struct fwd f = { .evmond_fd = -1, .wake_fd = -1 };
+        natsOptions *opts = NULL;
+        natsSubscription *sub = NULL;
+        _cleanup_(closep) int sfd = -1;
+        sigset_t mask;
+        natsStatus st;
+        int r, ret = 0;
+        int64_t stop_deadline = 0;
+        json_object *hj;
+
+        pthread_mutex_init(&f.lock, NULL);
+        f.window = 1;
+        while (f.window < arg_in_flight)
+                f.window <<= 1;
+        f.slot_seq = calloc(f.window, sizeof(uint64_t));
+        f.slot_sent = calloc(f.window, sizeof(int64_t));
+        f.slot_state = calloc(f.window, 1);
+        f.rbuf = malloc(LINE_MAX_BYTES);
+        f.pbuf = malloc(LINE_MAX_BYTES + 1024);
+        if (!f.slot_seq || !f.slot_sent || !f.slot_state || !f.rbuf || !f.pbuf)
+                return -ENOMEM;
+        for (unsigned i = 0; i < f.window; i++)
+                f.slot_seq[i] = UINT64_MAX;
+        r = queue_init(&f.q, arg_buffer_mib << 20);
+        if (r < 0)
+                return r;
+        hj = json_object_new_string(arg_host);
+        snprintf(f.host_json, sizeof(f.host_json), "%s", json_object_to_json_string_ext(hj, JSON_C_TO_STRING_PLAIN));
+        json_object_put(hj);
+        f.fwd_start_ns = realtime_ns();
+        f.jetstream = arg_stream != NULL;
+        f.stream_ready = !arg_create;
+
+        f.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (f.wake_fd < 0 || sfd < 0)
+                return -errno;
+
+        /* libnats reconnects by itself (forever, every 250 ms, to any of
+         * the URLs and the servers the cluster announces); the forwarder
+         * sends again whatever was in flight when it comes back. */
+        st = nats_options_new(&opts);
+        if (st == NATS_OK)
+                st = natsOptions_SetMaxReconnect(opts, -1);
+        if (st == NATS_OK)
+                st = natsOptions_SetReconnectWait(opts, 250);
+        if (st == NATS_OK)
+                st = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, &f);
+        if (st == NATS_OK)
+                st = natsOptions_SetDisconnectedCB(opts, on_disconnected, &f);
+        if (st == NATS_OK)
+                st = natsOptions_SetReconnectedCB(opts, on_connected, &f);
+        if (st == NATS_OK)
+                st = natsOptions_SetErrorHandler(opts, on_error, &f);
+        if (st == NATS_OK)
+                st = natsOptions_SetMaxPendingMsgs(opts, 1 << 20);
+        if (st != NATS_OK) {
+                logf_("bad NATS options (--nats %s): %s", arg_nats, nats_GetLastError(NULL));
+                return -EINVAL;
+        }
+        st = natsConnection_Connect(&f.nc, opts);
+        if (st == NATS_NOT_YET_CONNECTED)
+                logf_("NATS at %s not reachable yet; lines wait in the buffer meanwhile", arg_nats);
+        else if (st != NATS_OK) {
+                logf_("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
+                natsOptions_Destroy(opts);
+                return -ECONNREFUSED;
+        } else {
+                pthread_mutex_lock(&f.lock);
+                f.connected = true;
+                pthread_mutex_unlock(&f.lock);
+                logf_("connected to NATS at %s", arg_nats);
+        }
+        if (f.jetstream) {
+                natsInbox *inbox = NULL;
+                natsInbox_Create(&inbox);
+                snprintf(f.inbox, sizeof(f.inbox), "%s", (const char *) inbox);
+                natsInbox_Destroy(inbox);
+                char subj[160];
+                snprintf(subj, sizeof(subj), "%s.*", f.inbox);
+                st = natsConnection_Subscribe(&sub, f.nc, subj, on_ack, &f);
+                if (st == NATS_OK)
+                        st = natsSubscription_SetPendingLimits(sub, -1, -1);
+                if (st != NATS_OK) {
+                        logf_("cannot subscribe to the acknowledgements: %s", nats_GetLastError(NULL));
+                        return -EIO;
+                }
+        }
+
+        r = evmond_connect(&f);
+        if (r < 0) {
+                logf_("cannot connect to evmond at %s: %s; trying again every %d ms", arg_socket, strerror(-r), EVMOND_RETRY_MS);
+                f.evmond_retry_at = now_ms() + EVMOND_RETRY_MS;
+                f.evmond_down_said = true;
+        }
+
+        for (;;) {
+                struct pollfd pfd[3] = {
+                        { .fd = f.wake_fd, .events = POLLIN },
+                        { .fd = sfd, .events = POLLIN },
+                        { .fd = f.evmond_fd, .events = POLLIN },
+                };
+                int64_t now = now_ms();
+                bool busy;
+                int timeout;
+
+                if (!f.stream_ready && f.connected && now >= f.stream_retry_at) {
+                        if (fwd_create_stream(&f) == 0)
+                                f.stream_ready = true;
+                        else
+                                f.stream_retry_at = now_ms() + 1000;
+                }
+                if (f.evmond_fd < 0 && !stop && now >= f.evmond_retry_at) {
+                        r = evmond_connect(&f);
+                        if (r < 0)
+                                f.evmond_retry_at = now + EVMOND_RETRY_MS;
+                }
+                if (f.stream_ready)
+                        fwd_publish(&f);
+
+                pthread_mutex_lock(&f.lock);
+                busy = queue_count(&f.q) > 0 || f.retry || f.evmond_fd < 0;
+                if (stop && (queue_count(&f.q) == 0 || now >= stop_deadline)) {
+                        if (queue_count(&f.q) > 0) {
+                                logf_("stopping with %" PRIu64 " lines not acknowledged", queue_count(&f.q));
+                                ret = -ETIMEDOUT;
+                        }
+                        pthread_mutex_unlock(&f.lock);
+                        break;
+                }
+                f.sleeping = true;
+                f.woken = false;
+                pthread_mutex_unlock(&f.lock);
+
+                timeout = busy ? 50 : 1000;
+                r = poll(pfd, f.evmond_fd >= 0 && !stop ? 3 : 2, timeout);
+                pthread_mutex_lock(&f.lock);
+                f.sleeping = false;
+                pthread_mutex_unlock(&f.lock);
+                if (r < 0 && errno != EINTR) {
+                        ret = -errno;
+                        break;
+                }
+                if (pfd[0].revents) {
+                        uint64_t v;
+                        (void) !read(f.wake_fd, &v, sizeof(v));
+                }
+                if (pfd[1].revents) {
+                        struct signalfd_siginfo si;
+                        (void) !read(sfd, &si, sizeof(si));
+                        if (!stop) {
+                                stop = 1;
+                                /* What is queued gets 5 s to be acknowledged. */
+                                stop_deadline = now_ms() + 5000;
+                                logf_("stopping: publishing what is queued");
+                        }
+                }
+                if (f.evmond_fd >= 0 && !stop && pfd[2].revents)
+                        evmond_read(&f);
+                if (f.dropped > 0)
+                        fwd_report_dropped(&f);
+        }
+        logf_("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
+        safe_close(f.evmond_fd);
+        natsSubscription_Destroy(sub);
+        natsConnection_Destroy(f.nc);
+        natsOptions_Destroy(opts);
+        nats_Close();
+        queue_done(&f.q);
+        free(f.slot_seq);
+        free(f.slot_sent);
+        free(f.slot_state);
+        free(f.rbuf);
+        free(f.pbuf);
+        safe_close(f.wake_fd);
+        return ret;
+}
+
+/* ---- the reader ---- */
+
+static void print_value(json_object *v) {
+        if (json_object_is_type(v, json_type_string))
+                fputs(json_object_get_string(v), stdout);
+        else
+                fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), stdout);
+}
+
+/* evmonctl watch's terminal view, with the host first. */
+static void print_human(json_object *o) {
+        json_object *type, *v, *fields, *host;
+        const char *h = json_object_object_get_ex(o, "host", &host) ? json_object_get_string(host) : "?";
+
+        if (!json_object_object_get_ex(o, "type", &type))
+                return;
+        if (strcmp(json_object_get_string(type), "event") != 0) {
+                printf("%s -- %s\n", h, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                return;
+        }
+        printf("%s ", h);
+        if (json_object_object_get_ex(o, "time", &v)) {
+                const char *s = json_object_get_string(v), *tpos = strchr(s, 'T');
+                printf("%.15s ", tpos ? tpos + 1 : s);
+        }
+        if (json_object_object_get_ex(o, "cpu", &v))
+                printf("cpu%d ", json_object_get_int(v));
+        if (json_object_object_get_ex(o, "pid", &v)) {
+                json_object *tid;
+                printf("%d", json_object_get_int(v));
+                if (json_object_object_get_ex(o, "tid", &tid) && json_object_get_int(tid) != json_object_get_int(v))
+                        printf("/%d", json_object_get_int(tid));
+                putchar(' ');
+        }
+        if (json_object_object_get_ex(o, "event", &v))
+                fputs(json_object_get_string(v), stdout);
+        if (json_object_object_get_ex(o, "fields", &fields)) {
+                json_object_object_foreach(fields, key, val) {
+                        printf(" %s=", key);
+                        print_value(val);
+                }
+        }
+        putchar('\n');
+}
+
+/* The subject for EVENT ("SYSTEM:NAME", a pattern allowed): a part with
+ * a wildcard becomes "*" and the reader matches the name itself. */
+static int event_subject(const char *host, const char *event, char *buf, size_t size, bool *ret_glob) {
+        const char *colon = strchr(event, ':');
+        size_t pos = 0;
+        int r;
+
+        *ret_glob = strpbrk(event, "*?[") != NULL;
+        if (!colon || strcmp(event, "*") == 0) {
+                *ret_glob = true;
+                return snprintf(buf, size, "evmon.%s.>", host) < (int) size ? 0 : -ENOBUFS;
+        }
+        pos = (size_t) snprintf(buf, size, "evmon.%s.", host);
+        if (pos >= size)
+                return -ENOBUFS;
+        if (strpbrk(event, "*?[") && strpbrk(event, "*?[") < colon)
+                r = subject_part_append(buf, size, &pos, "*", 1) == 0 ? 0 : -ENOBUFS;
+        else
+                r = subject_part_append(buf, size, &pos, event, (size_t) (colon - event));
+        if (r < 0 || pos + 2 > size)
+                return -ENOBUFS;
+        buf[pos++] = '.';
+        buf[pos] = '\0';
+        if (strpbrk(colon + 1, "*?["))
+                return subject_part_append(buf, size, &pos, "*", 1);
+        return subject_part_append(buf, size, &pos, colon + 1, strlen(colon + 1));
+}
+
+static bool reader_wants(const char *data, int len) {
+        struct line_info li;
+        char ev[512];
+
+        if (arg_n_events == 0)
+                return true;
+        if (line_scan(data, (size_t) len, &li) < 0 || !li.event || li.event_len >= sizeof(ev))
+                return false;
+        memcpy(ev, li.event, li.event_len);
+        ev[li.event_len] = '\0';
+        for (int i = 0; i < arg_n_events; i++)
+                if (fnmatch(arg_events[i], ev, 0) == 0)
+                        return true;
+        return false;
+}
+
+static int run_read(void) {
+        natsOptions *opts = NULL;
+        natsConnection *nc = NULL;
+        natsSubscription *sub = NULL;
+        jsCtx *js = NULL;
+        natsStatus st;
+        char subject[512];
+        bool filter = false;
+        const char *host = arg_host_given ? arg_host : "*";
+        char host_part[260];
+        size_t hp = 0;
+        int ret = 0;
+        bool got_any = false;
+
+        if (strcmp(host, "*") == 0)
+                strcpy(host_part, "*");
+        else if (subject_part_append(host_part, sizeof(host_part), &hp, host, strlen(host)) < 0)
+                return -ENOBUFS;
+        if (arg_n_events == 1) {
+                if (event_subject(host_part, arg_events[0], subject, sizeof(subject), &filter) < 0)
+                        return -ENOBUFS;
+        } else {
+                snprintf(subject, sizeof(subject), "evmon.%s.>", host_part);
+                filter = arg_n_events > 1;
+        }
+
+        st = nats_options_new(&opts);
+        if (st == NATS_OK)
+                st = natsConnection_Connect(&nc, opts);
+        natsOptions_Destroy(opts);
+        if (st != NATS_OK) {
+                logf_("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
+                return -ECONNREFUSED;
+        }
+        if (arg_stream) {
+                jsSubOptions so;
+                jsErrCode jerr = 0;
+
+                st = natsConnection_JetStream(&js, nc, NULL);
+                jsSubOptions_Init(&so);
+                so.Stream = arg_stream;
+                so.Ordered = true;
+                so.Config.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
+                /* A cluster that lost a node takes a few seconds to
+                 * elect new leaders; consumers cannot be made until then. */
+                for (int i = 0; st == NATS_OK && !stop; i++) {
+                        st = js_SubscribeSync(&sub, js, subject, NULL, &so, &jerr);
+                        if (st == NATS_OK || i == 30 || jerr == JSStreamNotFoundErr)
+                                break;
+                        sleep(1);
+                        st = NATS_OK;
+                }
+        } else
+                st = natsConnection_SubscribeSync(&sub, nc, subject);
+        if (st == NATS_OK)
+                /* The stream's history may come faster than it is printed:
+                 * wait in memory rather than drop (libnats' default is
+                 * 65536 messages). */
+                st = natsSubscription_SetPendingLimits(sub, -1, -1);
+        if (st != NATS_OK) {
+                logf_("cannot subscribe to %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "",
+                      arg_stream ? arg_stream : "", natsStatus_GetText(st), nats_GetLastError(NULL));
+                ret = -EIO;
+                goto out;
+        }
+        if (arg_json < 0)
+                arg_json = !isatty(STDOUT_FILENO);
+
+        while (!stop) {
+                natsMsg *m = NULL;
+                const char *data;
+                int len;
+
+                st = natsSubscription_NextMsg(&m, sub, 2000);
+                if (st == NATS_TIMEOUT) {
+                        fflush(stdout);
+                        /* --no-follow: nothing more came; on a stream,
+                         * only when nothing at all matched (otherwise
+                         * NumPending says when we caught up). */
+                        if (arg_no_follow && (!arg_stream || !got_any))
+                                break;
+                        continue;
+                }
+                if (st != NATS_OK) {
+                        logf_("reading %s: %s", subject, natsStatus_GetText(st));
+                        ret = -EIO;
+                        break;
+                }
+                got_any = true;
+                data = natsMsg_GetData(m);
+                len = natsMsg_GetDataLength(m);
+                if (reader_wants(data, len)) {
+                        if (arg_json) {
+                                fwrite(data, 1, (size_t) len, stdout);
+                                putchar('\n');
+                        } else {
+                                _cleanup_(json_object_putp) json_object *o = json_tokener_parse(data);
+                                if (o)
+                                        print_human(o);
+                        }
+                }
+                if (arg_stream && arg_no_follow) {
+                        jsMsgMetaData *meta = NULL;
+                        bool done = natsMsg_GetMetaData(&meta, m) == NATS_OK && meta->NumPending == 0;
+                        jsMsgMetaData_Destroy(meta);
+                        if (done) {
+                                natsMsg_Destroy(m);
+                                break;
+                        }
+                }
+                natsMsg_Destroy(m);
+        }
+        fflush(stdout);
+out:
+        natsSubscription_Destroy(sub);
+        jsCtx_Destroy(js);
+        natsConnection_Destroy(nc);
+        nats_Close();
+        return ret;
+}
+
+static void on_stop_signal(int sig) {
+        stop = 1;
+}
+
+static void help(void) {
+        printf("Usage: evmon-forward [OPTIONS] --nats URL[,URL...] [EVENT...]\n"
+               "       evmon-forward --read --nats URL[,URL...] [--host H] [--stream NAME] [EVENT...]\n"
+               "\n"
+               "Publishes every line evmond sends (all events, or those named; patterns\n"
+               "such as 'syscalls:*' work) to NATS on evmon.HOST.SYSTEM.NAME (events) and\n"
+               "evmon.HOST._.TYPE (lost, dropped, config, forwarder, ... lines), each line\n"
+               "with \"host\" added. With --stream, into that JetStream stream, waiting for\n"
+               "each acknowledgement; a Nats-Msg-Id header makes a repeated publish count\n"
+               "once. While NATS is down or slow, lines wait in a buffer; what does not fit\n"
+               "is dropped, counted and said in a {\"type\":\"dropped\",\"source\":\"evmon-forward\"}\n"
+               "line. Reconnects to NATS and to evmond by itself.\n"
+               "\n"
+               "Options:\n"
+               "  -s, --socket PATH      evmond's socket (default $EVMON_SOCKET or %s)\n"
+               "  -n, --nats URLS        NATS servers, comma-separated (nats://host:4222,...)\n"
+               "  -H, --host NAME        the host part of the subjects (default: the host name)\n"
+               "  -S, --stream NAME      publish into this JetStream stream, acknowledged\n"
+               "  -c, --create           make the stream (subjects evmon.>, file storage,\n"
+               "                         limits retention) when it does not exist\n"
+               "  -r, --replicas N       the stream's replicas with --create (default 1)\n"
+               "      --max-age SECONDS  with --create: keep lines this long (default: no limit)\n"
+               "      --max-bytes MIB    with --create: keep at most this much (default: no limit)\n"
+               "  -b, --buffer-mib N     lines waiting for NATS, at most (default 64)\n"
+               "      --in-flight N      publishes awaiting acknowledgement, at most (default 1024)\n"
+               "  -p, --pid PID          only events of PID (and its children), repeatable\n"
+               "  -g, --cgroup PATH      only events of tasks in the cgroup, repeatable\n"
+               "\n"
+               "Reader (--read): prints what forwarders published, as `evmonctl watch` does\n"
+               "(JSON lines when stdout is not a terminal or with --json):\n"
+               "      --read             read instead of forwarding\n"
+               "  -H, --host NAME        only this host's lines (default: every host)\n"
+               "  -S, --stream NAME      read the stream from its start (live subjects without)\n"
+               "      --new              with --stream: only lines stored from now on\n"
+               "      --no-follow        stop when caught up (or after 2 s without lines)\n"
+               "  -j, --json             JSON lines even on a terminal\n"
+               "  -h, --help             show this help\n",
+               DEFAULT_SOCKET);
+}
+
+static int parse_int(const char *s, const char *opt, long long min, long long max, long long *ret) {
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < min || v > max) {
+                logf_("%s: not a number from %lld to %lld: %s", opt, min, max, s);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+enum { OPT_MAX_AGE = 0x100, OPT_MAX_BYTES, OPT_IN_FLIGHT, OPT_READ, OPT_NO_FOLLOW, OPT_NEW };
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                { "socket", required_argument, NULL, 's' },
+                { "nats", required_argument, NULL, 'n' },
+                { "host", required_argument, NULL, 'H' },
+                { "stream", required_argument, NULL, 'S' },
+                { "create", no_argument, NULL, 'c' },
+                { "replicas", required_argument, NULL, 'r' },
+                { "max-age", required_argument, NULL, OPT_MAX_AGE },
+                { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+                { "buffer-mib", required_argument, NULL, 'b' },
+                { "in-flight", required_argument, NULL, OPT_IN_FLIGHT },
+                { "pid", required_argument, NULL, 'p' },
+                { "cgroup", required_argument, NULL, 'g' },
+                { "read", no_argument, NULL, OPT_READ },
+                { "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+                { "new", no_argument, NULL, OPT_NEW },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        long long v;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "s:n:H:S:cr:b:p:g:jh", options, NULL)) >= 0)
+                switch (c) {
+                case 's':
+                        arg_socket = optarg;
+                        break;
+                case 'n':
+                        arg_nats = optarg;
+                        break;
+                case 'H':
+                        if (!*optarg || strlen(optarg) >= sizeof(arg_host)) {
+                                logf_("--host: a name of 1 to %zu bytes, not \"%s\"", sizeof(arg_host) - 1, optarg);
+                                return 2;
+                        }
+                        strcpy(arg_host, optarg);
+                        arg_host_given = true;
+                        break;
+                case 'S':
+                        arg_stream = optarg;
+                        break;
+                case 'c':
+                        arg_create = true;
+                        break;
+                case 'r':
+                        if (parse_int(optarg, "--replicas", 1, 5, &v) < 0)
+                                return 2;
+                        arg_replicas = (int) v;
+                        break;
+                case OPT_MAX_AGE:
+                        if (parse_int(optarg, "--max-age", 0, INT64_MAX / 1000000000, &v) < 0)
+                                return 2;
+                        arg_max_age_s = v;
+                        break;
+                case OPT_MAX_BYTES:
+                        if (parse_int(optarg, "--max-bytes", 0, 1LL << 40, &v) < 0)
+                                return 2;
+                        arg_max_bytes_mib = v;
+                        break;
+                case 'b':
+                        if (parse_int(optarg, "--buffer-mib", 1, 1 << 16, &v) < 0)
+                                return 2;
+                        arg_buffer_mib = (size_t) v;
+                        break;
+                case OPT_IN_FLIGHT:
+                        if (parse_int(optarg, "--in-flight", 1, 1 << 16, &v) < 0)
+                                return 2;
+                        arg_in_flight = (unsigned) v;
+                        break;
+                case 'p':
+                        if (parse_int(optarg, "--pid", 1, INT_MAX, &v) < 0)
+                                return 2;
+                        if (!arg_pids)
+                                arg_pids = json_object_new_array();
+                        json_object_array_add(arg_pids, json_object_new_int((int) v));
+                        break;
+                case 'g':
+                        if (!arg_cgroups)
+                                arg_cgroups = json_object_new_array();
+                        json_object_array_add(arg_cgroups, json_object_new_string(optarg));
+                        break;
+                case OPT_READ:
+                        arg_read = true;
+                        break;
+                case OPT_NO_FOLLOW:
+                        arg_no_follow = true;
+                        break;
+                case OPT_NEW:
+                        arg_new = true;
+                        break;
+                case 'j':
+                        arg_json = 1;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return 2;
+                }
+        arg_events = argv + optind;
+        arg_n_events = argc - optind;
+        if (!arg_nats) {
+                logf_("--nats URL is required (nats://host:4222, several comma-separated)");
+                return 2;
+        }
+        if (arg_create && !arg_stream) {
+                logf_("--create needs --stream NAME");
+                return 2;
+        }
+        if (!arg_socket)
+                arg_socket = getenv("EVMON_SOCKET") ?: DEFAULT_SOCKET;
+        if (!arg_host_given && gethostname(arg_host, sizeof(arg_host) - 1) < 0) {
+                logf_("cannot get the host name (%m); give --host NAME");
+                return 2;
+        }
+
+        if (arg_read) {
+                struct sigaction sa = { .sa_handler = on_stop_signal };
+                sigaction(SIGINT, &sa, NULL);
+                sigaction(SIGTERM, &sa, NULL);
+                r = run_read();
+        } else
+                r = run_forward();
+        json_object_put(arg_pids);
+        json_object_put(arg_cgroups);
+        return r < 0 ? 1 : 0;
+}

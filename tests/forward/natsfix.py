@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Fixtures for evmon-forward's tests and bench: a real nats-server cluster
+with JetStream on loopback ports, evmond on a socket under /tmp, forwarders
+and the reader, all as child processes that stop() and cleanup() end."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SKIP = 77
+
+
+def skip(why):
+    print(f"SKIP: {why}")
+    sys.exit(SKIP)
+
+
+def require(events=("sched/sched_process_exec",)):
+    """Exits 77 with the reason when this host cannot run the tests."""
+    if os.geteuid() != 0:
+        skip("needs root (evmond opens tracepoints system-wide)")
+    if not shutil.which("nats-server"):
+        skip("nats-server is not installed (apt-get install nats-server; scripts/deps does)")
+    for e in events:
+        enable = f"/sys/kernel/tracing/events/{e}/enable"
+        if not os.path.exists(enable):
+            skip(f"no {e} in /sys/kernel/tracing")
+        # A wedged event_mutex (an earlier oops) blocks every tracefs open.
+        try:
+            subprocess.run(["cat", enable], stdout=subprocess.DEVNULL, timeout=10, check=True)
+        except subprocess.TimeoutExpired:
+            skip(f"reading {enable} hangs: the host's tracing is wedged (see dmesg)")
+
+
+def free_ports(n):
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def wait_for(what, fn, timeout=60, every=0.2):
+    """Calls FN until it returns something true; fails naming WHAT."""
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(every)
+
+
+class Procs:
+    """Every child process started, so that one call ends them all."""
+
+    def __init__(self, prefix):
+        self.dir = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+        self.procs = []
+
+    def start(self, name, argv, **kw):
+        log = open(os.path.join(self.dir, name + ".log"), "ab")
+        p = subprocess.Popen(argv, stdout=kw.pop("stdout", log), stderr=log, **kw)
+        p.name = name
+        p.log = os.path.join(self.dir, name + ".log")
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM, timeout=15):
+        if p.poll() is None:
+            p.send_signal(sig)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if p in self.procs:
+            self.procs.remove(p)
+        return p.returncode
+
+    def cleanup(self, keep=False):
+        for p in reversed(list(self.procs)):
+            self.stop(p)
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Cluster:
+    """N nats-server nodes with JetStream, one cluster, loopback ports kept
+    across restarts (so a node comes back where the others expect it)."""
+
+    def __init__(self, procs, n=3):
+        self.procs = procs
+        ports = free_ports(3 * n)
+        self.client = ports[0:n]
+        self.route = ports[n:2 * n]
+        self.http = ports[2 * n:3 * n]
+        self.nodes = [None] * n
+        for i in range(n):
+            routes = ", ".join(f"nats-route://127.0.0.1:{p}" for j, p in enumerate(self.route) if j != i)
+            conf = os.path.join(procs.dir, f"n{i}.conf")
+            with open(conf, "w") as f:
+                f.write(f"""server_name: n{i}
+listen: 127.0.0.1:{self.client[i]}
+http: 127.0.0.1:{self.http[i]}
+jetstream {{
+  store_dir: "{procs.dir}/js{i}"
+  max_memory_store: 256MB
+  max_file_store: 2GB
+}}
+cluster {{
+  name: evmontest
+  listen: 127.0.0.1:{self.route[i]}
+  routes: [{routes}]
+}}
+""")
+
+    def url(self, i=None):
+        if i is not None:
+            return f"nats://127.0.0.1:{self.client[i]}"
+        return ",".join(f"nats://127.0.0.1:{p}" for p in self.client)
+
+    def start(self, i=None):
+        for k in ([i] if i is not None else range(len(self.nodes))):
+            if self.nodes[k] is None or self.nodes[k].poll() is not None:
+                self.nodes[k] = self.procs.start(f"n{k}", ["nats-server", "-c", os.path.join(self.procs.dir, f"n{k}.conf")])
+        for k in ([i] if i is not None else range(len(self.nodes))):
+            wait_for(f"nats-server n{k} to serve", lambda: self.healthy(k), timeout=60)
+
+    def kill(self, i=None, sig=signal.SIGKILL):
+        for k in ([i] if i is not None else range(len(self.nodes))):
+            if self.nodes[k] is not None:
+                self.procs.stop(self.nodes[k], sig)
+                self.nodes[k] = None
+
+    def monitor(self, i, path):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.http[i]}{path}", timeout=5) as r:
+            return json.load(r)
+
+    def healthy(self, i):
+        try:
+            return self.monitor(i, "/healthz").get("status") == "ok"
+        except Exception:
+            return False
+
+    def stream(self, name):
+        """The stream's config and cluster state as one live node reports it."""
+        for i, n in enumerate(self.nodes):
+            if n is None:
+                continue
+            try:
+                jsz = self.monitor(i, "/jsz?streams=true&config=true")
+            except Exception:
+                continue
+            for acc in jsz.get("account_details", []):
+                for s in acc.get("stream_detail", []):
+                    if s["name"] == name:
+                        return s
+        return None
+
+
+class Evmond:
+    def __init__(self, procs, name, build, config):
+        self.procs, self.name, self.build = procs, name, build
+        self.socket = os.path.join(procs.dir, name + ".sock")
+        self.config = os.path.join(procs.dir, name + ".json")
+        config = dict(config, socket={"path": self.socket, "mode": "0660"})
+        with open(self.config, "w") as f:
+            json.dump(config, f)
+        self.proc = None
+
+    def start(self):
+        self.proc = self.procs.start(self.name, [os.path.join(self.build, "evmond"), "--config", self.config])
+        wait_for(f"{self.name} to serve {self.socket}", self.serving, timeout=30)
+
+    def serving(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"{self.name} exited with {self.proc.returncode}: {open(self.proc.log).read()}")
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(self.socket)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def stop(self):
+        return self.procs.stop(self.proc)
+
+
+def forward_bin(build):
+    return os.path.join(build, "src/forward/evmon-forward")
+
+
+def forwarder(procs, build, name, evmond, nats, host, *args):
+    return procs.start(name, [forward_bin(build), "--socket", evmond.socket, "--nats", nats, "--host", host, *args])
+
+
+def read_stream(build, nats, stream, host=None, events=(), timeout=120):
+    """Every line of STREAM (for HOST and EVENTS), parsed, up to now."""
+    argv = [forward_bin(build), "--read", "--nats", nats, "--stream", stream, "--no-follow", "--json"]
+    if host:
+        argv += ["--host", host]
+    r = subprocess.run(argv + list(events), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    if r.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} exited with {r.returncode}: {r.stderr.decode(errors='replace')}")
+    out = r.stdout
+    return [json.loads(l) for l in out.splitlines() if l.strip()]
+
+
+class Workload:
+    """A child that makes N getppid calls when told (paced in batches so the
+    kernel's rings keep up), and the pid evmond's filter names."""
+
+    CODE = r"""
+import os, sys, time
+for line in sys.stdin:
+    n = int(line)
+    while n > 0:
+        k = min(n, 500)
+        for _ in range(k):
+            os.getppid()
+        n -= k
+        time.sleep(0.005)
+    print("done", flush=True)
+"""
+
+    def __init__(self, procs):
+        self.proc = procs.start("workload", [sys.executable, "-c", self.CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.pid = self.proc.pid
+
+    def run(self, n, wait=True):
+        self.proc.stdin.write(f"{n}\n".encode())
+        self.proc.stdin.flush()
+        if wait:
+            self.wait()
+
+    def wait(self):
+        assert self.proc.stdout.readline().strip() == b"done"

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "forward/line.h"
+
+static void subject_of(const char *host, const char *line, const char *want) {
+        struct line_info li;
+        char buf[256];
+
+        assert_int_equal(line_scan(line, strlen(line), &li), 0);
+        assert_int_equal(line_subject(host, &li, buf, sizeof(buf)), (int) strlen(want));
+        assert_string_equal(buf, want);
+}
+
+static void test_subjects(void **state) {
+        subject_of("web1", "{\"type\":\"event\",\"event\":\"sched:sched_process_exec\",\"cpu\":1}\n",
+                   "evmon.web1.sched.sched_process_exec");
+        /* "event" after nested values, and strings with escaped quotes */
+        subject_of("web1", "{\"fields\":{\"a\":[1,{\"b\":\"}\\\"\"}]},\"s\":\"x\\\"y\",\"event\":\"kprobe:open\",\"type\":\"event\"}",
+                   "evmon.web1.kprobe.open");
+        subject_of("web1", "{\"type\":\"lost\",\"cpu\":0,\"count\":3}", "evmon.web1._.lost");
+        subject_of("web1", "{\"type\":\"counter\",\"event\":\"software:cpu-clock\"}", "evmon.web1._.counter");
+        /* '.', '*', '>' and whitespace inside a part become '_' */
+        subject_of("h.1 *x>", "{\"type\":\"event\",\"event\":\"pmu:msr/tsc/ a.b\"}", "evmon.h_1__x_.pmu.msr/tsc/_a_b");
+        subject_of("web1", "{\"type\":\"event\",\"event\":\"noColon\"}", "evmon.web1._.noColon");
+        subject_of("web1", "{\"type\":\"\"}", "evmon.web1._._");
+}
+
+static void test_scan_rejects(void **state) {
+        struct line_info li;
+
+        assert_int_equal(line_scan("[1]", 3, &li), -EINVAL);
+        assert_int_equal(line_scan("{\"event\":\"a:b\"}", 15, &li), -EINVAL);
+        assert_int_equal(line_scan("{\"type\":\"ev", 11, &li), -EINVAL);
+        assert_int_equal(line_scan("", 0, &li), -EINVAL);
+}
+
+static void test_small_buffer(void **state) {
+        struct line_info li = { .type = "event", .type_len = 5, .event = "sched:x", .event_len = 7 };
+        char buf[16];
+
+        assert_int_equal(line_subject("web1", &li, buf, sizeof(buf)), -ENOBUFS);
+        assert_int_equal(line_subject("web1", &li, buf, 18), -ENOBUFS);
+        assert_int_equal(line_subject("web1", &li, buf, 0), -ENOBUFS);
+}
+
+static void test_with_host(void **state) {
+        char buf[128];
+
+        assert_int_equal(line_with_host("{\"type\":\"lost\"}\n", 16, "\"web1\"", buf, sizeof(buf)), 29);
+        assert_string_equal(buf, "{\"host\":\"web1\",\"type\":\"lost\"}");
+        assert_int_equal(line_with_host("{}", 2, "\"a\\\"b\"", buf, sizeof(buf)), 15);
+        assert_string_equal(buf, "{\"host\":\"a\\\"b\"}");
+        assert_int_equal(line_with_host("{\"type\":\"lost\"}", 15, "\"web1\"", buf, 29), -ENOBUFS);
+        assert_int_equal(line_with_host("nope", 4, "\"web1\"", buf, sizeof(buf)), -EINVAL);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_subjects),
+                cmocka_unit_test(test_scan_rejects),
+                cmocka_unit_test(test_small_buffer),
+                cmocka_unit_test(test_with_host),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
