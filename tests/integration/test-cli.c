@@ -1320,9 +1320,9 @@ static void test_install_layout(void **state) {
         expect_status(&r, 0, "meson setup");
         result_done(&r);
         /* Only what is installed; the tests are not. */
-        run(&r, 0, ninja, "-C", build, "evmond", "evmonctl", "man/evmond.8", "man/evmonctl.1",
-            "man/evmond.json.5", NULL);
-        expect_status(&r, 0, "ninja evmond evmonctl and the man pages");
+        run(&r, 0, ninja, "-C", build, "evmond", "evmonctl", "src/forward/evmon-forward", "man/evmond.8",
+            "man/evmonctl.1", "man/evmond.json.5", NULL);
+        expect_status(&r, 0, "ninja evmond evmonctl evmon-forward and the man pages");
         result_done(&r);
         run(&r, 0, meson, "install", "-C", build, "--destdir", dest, "--no-rebuild", NULL);
         expect_status(&r, 0, "meson install --destdir");
@@ -1348,10 +1348,14 @@ static void test_install_layout(void **state) {
 
         check_installed(dest, "/usr/sbin/evmond", 0111);
         check_installed(dest, "/usr/bin/evmonctl", 0111);
+        check_installed(dest, "/usr/bin/evmon-forward", 0111);
         check_installed(dest, "/etc/evmon/evmond.json", 0);
         check_installed(dest, "/usr/share/man/man8/evmond.8", 0);
         check_installed(dest, "/usr/share/man/man1/evmonctl.1", 0);
         check_installed(dest, "/usr/share/man/man5/evmond.json.5", 0);
+        assert_true(asprintf(&p, "%s/evmon-forward.service", unitdir) >= 0);
+        check_installed(dest, p, 0);
+        free(p);
         assert_true(asprintf(&p, "%s/evmond.service", unitdir) >= 0);
         check_installed(dest, p, 0);
         free(p);
