@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/human.h"
 #include "evmon/cleanup.h"
+#include "evmon/io.h"
 #include "evmon/perfdata.h"
 #include "evmon/tracefs.h"
 /* decode writes the daemon's own event lines: its encoder is in the
@@ -92,18 +94,7 @@ static int connect_daemon(void) {
 }
 
 static int send_line(int fd, const char *line) {
-        size_t n = strlen(line);
-        while (n > 0) {
-                ssize_t w = write(fd, line, n);
-                if (w < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                line += w;
-                n -= (size_t) w;
-        }
-        return 0;
+        return loop_write(fd, line, strlen(line));
 }
 
 /* Reads lines from FD into a growing buffer and calls FN for each; stops
@@ -142,52 +133,6 @@ static int read_lines(int fd, int (*fn)(const char *line, size_t len, void *ud),
         }
 }
 
-static void print_value(json_object *v) {
-        if (json_object_is_type(v, json_type_string))
-                fputs(json_object_get_string(v), stdout);
-        else
-                fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), stdout);
-}
-
-/* The terminal view: one readable line per event. */
-static void print_human(json_object *o) {
-        json_object *type, *v, *fields;
-        const char *t;
-
-        if (!json_object_object_get_ex(o, "type", &type))
-                return;
-        t = json_object_get_string(type);
-        if (strcmp(t, "event") != 0) {
-                if (strcmp(t, "hello") == 0 || strcmp(t, "subscribed") == 0)
-                        return;
-                printf("-- %s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-                return;
-        }
-        if (json_object_object_get_ex(o, "time", &v)) {
-                const char *s = json_object_get_string(v), *tpos = strchr(s, 'T');
-                /* HH:MM:SS.micro of the RFC 3339 time */
-                printf("%.15s ", tpos ? tpos + 1 : s);
-        }
-        if (json_object_object_get_ex(o, "cpu", &v))
-                printf("cpu%d ", json_object_get_int(v));
-        if (json_object_object_get_ex(o, "pid", &v)) {
-                json_object *tid;
-                printf("%d", json_object_get_int(v));
-                if (json_object_object_get_ex(o, "tid", &tid) && json_object_get_int(tid) != json_object_get_int(v))
-                        printf("/%d", json_object_get_int(tid));
-                putchar(' ');
-        }
-        if (json_object_object_get_ex(o, "event", &v))
-                fputs(json_object_get_string(v), stdout);
-        if (json_object_object_get_ex(o, "fields", &fields)) {
-                json_object_object_foreach(fields, key, val) {
-                        printf(" %s=", key);
-                        print_value(val);
-                }
-        }
-        putchar('\n');
-}
-
 static int on_watch_line(const char *line, size_t len, void *ud) {
         _cleanup_(json_object_putp) json_object *o = NULL;
 
@@ -198,7 +143,7 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
         }
         o = json_tokener_parse(line);
         if (o)
-                print_human(o);
+                human_print(stdout, o);
         fflush(stdout);
         return 0;
 }

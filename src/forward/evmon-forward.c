@@ -10,6 +10,7 @@
  * guards what both touch: the queue's head, the in-flight window and the
  * connection state. */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,7 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/human.h"
 #include "evmon/cleanup.h"
+#include "evmon/io.h"
 #include "forward/line.h"
 #include "forward/queue.h"
 
@@ -318,22 +321,6 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
         fwd_push(f, subject, id, f->pbuf, (size_t) r);
 }
 
-static int send_all(int fd, const char *s) {
-        size_t n = strlen(s);
-
-        while (n > 0) {
-                ssize_t w = write(fd, s, n);
-                if (w < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                s += w;
-                n -= (size_t) w;
-        }
-        return 0;
-}
-
 static char *subscribe_line(void) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
@@ -348,7 +335,8 @@ static char *subscribe_line(void) {
                 json_object_object_add(o, "pids", json_object_get(arg_pids));
         if (arg_cgroups)
                 json_object_object_add(o, "cgroups", json_object_get(arg_cgroups));
-        return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        char *line = NULL;
+        return asprintf(&line, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 ? NULL : line;
 }
 
 static int evmond_connect(struct fwd *f) {
@@ -360,7 +348,7 @@ static int evmond_connect(struct fwd *f) {
         if (strlen(arg_socket) >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         strcpy(sa.sun_path, arg_socket);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
@@ -368,11 +356,12 @@ static int evmond_connect(struct fwd *f) {
         sub = subscribe_line();
         if (!sub)
                 return -ENOMEM;
-        r = send_all(fd, sub);
-        if (r == 0)
-                r = send_all(fd, "\n");
+        /* Blocking for this one line, then never again: the loop polls. */
+        r = loop_write(fd, sub, strlen(sub));
         if (r < 0)
                 return r;
+        if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
         f->conn_start_ns = realtime_ns();
         f->conn_lines = 0;
         f->rlen = 0;
@@ -737,49 +726,6 @@ static int run_forward(void) {
 
 /* ---- the reader ---- */
 
-static void print_value(json_object *v) {
-        if (json_object_is_type(v, json_type_string))
-                fputs(json_object_get_string(v), stdout);
-        else
-                fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), stdout);
-}
-
-/* evmonctl watch's terminal view, with the host first. */
-static void print_human(json_object *o) {
-        json_object *type, *v, *fields, *host;
-        const char *h = json_object_object_get_ex(o, "host", &host) ? json_object_get_string(host) : "?";
-
-        if (!json_object_object_get_ex(o, "type", &type))
-                return;
-        if (strcmp(json_object_get_string(type), "event") != 0) {
-                printf("%s -- %s\n", h, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-                return;
-        }
-        printf("%s ", h);
-        if (json_object_object_get_ex(o, "time", &v)) {
-                const char *s = json_object_get_string(v), *tpos = strchr(s, 'T');
-                printf("%.15s ", tpos ? tpos + 1 : s);
-        }
-        if (json_object_object_get_ex(o, "cpu", &v))
-                printf("cpu%d ", json_object_get_int(v));
-        if (json_object_object_get_ex(o, "pid", &v)) {
-                json_object *tid;
-                printf("%d", json_object_get_int(v));
-                if (json_object_object_get_ex(o, "tid", &tid) && json_object_get_int(tid) != json_object_get_int(v))
-                        printf("/%d", json_object_get_int(tid));
-                putchar(' ');
-        }
-        if (json_object_object_get_ex(o, "event", &v))
-                fputs(json_object_get_string(v), stdout);
-        if (json_object_object_get_ex(o, "fields", &fields)) {
-                json_object_object_foreach(fields, key, val) {
-                        printf(" %s=", key);
-                        print_value(val);
-                }
-        }
-        putchar('\n');
-}
-
 /* The subject for EVENT ("SYSTEM:NAME", a pattern allowed): a part with
  * a wildcard becomes "*" and the reader matches the name itself. */
 static int event_subject(const char *host, const char *event, char *buf, size_t size, bool *ret_glob) {
@@ -922,7 +868,7 @@ static int run_read(void) {
                         } else {
                                 _cleanup_(json_object_putp) json_object *o = json_tokener_parse(data);
                                 if (o)
-                                        print_human(o);
+                                        human_print(stdout, o);
                         }
                 }
                 if (arg_stream && arg_no_follow) {

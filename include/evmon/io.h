@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stddef.h>
+#include <unistd.h>
+
+/* Writes all N bytes of BUF to the blocking FD, across short writes and
+ * EINTR (systemd's loop_write()). 0 or -errno. */
+static inline int loop_write(int fd, const void *buf, size_t n) {
+        const char *p = buf;
+
+        while (n > 0) {
+                ssize_t w = write(fd, p, n);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += w;
+                n -= (size_t) w;
+        }
+        return 0;
+}
