@@ -811,7 +811,11 @@ static int run_read(void) {
                 st = natsConnection_JetStream(&js, nc, NULL);
                 jsSubOptions_Init(&so);
                 so.Stream = arg_stream;
-                so.Ordered = true;
+                /* An ephemeral push consumer without acks: the server
+                 * deletes it once the reader is gone. (Not libnats'
+                 * ordered consumer: its reset after a cluster change
+                 * crashed the reader under the fault tests.) */
+                so.Config.AckPolicy = js_AckNone;
                 so.Config.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
                 /* A cluster that lost a node takes a few seconds to
                  * elect new leaders; consumers cannot be made until then. */
