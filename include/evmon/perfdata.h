@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* src/monitor/perfdata.c: perf.data files as `perf record` writes them to a
- * file (the "PERFILE2" layout of tools/perf/Documentation/
- * perf.data-file-format.txt, in this machine's byte order). The records of
- * the data section go through record_parse(), the tracepoint formats the
- * file carries (feature HEADER_TRACING_DATA) through format_parse(), so a
- * recorded sample decodes exactly as a live one does.
+/* src/monitor/perfdata*.c: perf.data files as `perf record` writes them
+ * (the "PERFILE2" layout of tools/perf/Documentation/
+ * perf.data-file-format.txt): to a file or to a pipe (`perf record -o -`,
+ * where the attrs, tracing data and feature sections come in-band as
+ * perf's own records), in either byte order (read into this machine's
+ * order, as perf's session.c swaps them), with zstd-compressed data
+ * (`perf record -z`: PERF_RECORD_COMPRESSED and COMPRESSED2). The records
+ * go through record_parse(), the tracepoint formats the file carries
+ * through format_parse(), so a recorded sample decodes exactly as a live
+ * one does; perf's own records and the feature sections are decoded into
+ * trees of named values (struct perfdata_node) for the encoder.
  *
- * Not read: pipe-mode output (`perf record -o -`), files of the other byte
- * order, the old "PERFFILE" layout, and compressed data (`perf record -z`):
- * those give -EPROTONOSUPPORT or -EOPNOTSUPP, see perfdata_unsupported().
+ * Not read: the old "PERFFILE" layout (-EPROTONOSUPPORT, see
+ * perfdata_unsupported()), perf's directory format (perf record --threads).
  * Functions return 0 (or 1, a count) on success and -errno on failure;
- * none prints. Malformed input gives -EBADMSG and is never read past. */
+ * none prints. Malformed input gives -EBADMSG and is never read past; a
+ * record's size is a u16 and every other length in the file is checked
+ * against what is there before anything is allocated for it. */
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
@@ -33,6 +39,7 @@ enum {
         PERFDATA_FEAT_CLOCKID = 23,
         PERFDATA_FEAT_COMPRESSED = 27,
         PERFDATA_FEAT_CLOCK_DATA = 29,
+        PERFDATA_FEAT_LAST_KNOWN = 31,  /* HEADER_PMU_CAPS */
         PERFDATA_FEAT_MAX = 256,
 };
 
@@ -41,9 +48,25 @@ enum {
  * the kernel. */
 enum {
         PERFDATA_RECORD_USER_TYPE_START = 64,
+        PERFDATA_RECORD_HEADER_ATTR = 64,
+        PERFDATA_RECORD_HEADER_EVENT_TYPE = 65,
+        PERFDATA_RECORD_HEADER_TRACING_DATA = 66,
+        PERFDATA_RECORD_HEADER_BUILD_ID = 67,
         PERFDATA_RECORD_FINISHED_ROUND = 68,
+        PERFDATA_RECORD_ID_INDEX = 69,
+        PERFDATA_RECORD_AUXTRACE_INFO = 70,
         PERFDATA_RECORD_AUXTRACE = 71,
+        PERFDATA_RECORD_AUXTRACE_ERROR = 72,
+        PERFDATA_RECORD_THREAD_MAP = 73,
+        PERFDATA_RECORD_CPU_MAP = 74,
+        PERFDATA_RECORD_STAT_CONFIG = 75,
+        PERFDATA_RECORD_STAT = 76,
+        PERFDATA_RECORD_STAT_ROUND = 77,
+        PERFDATA_RECORD_EVENT_UPDATE = 78,
+        PERFDATA_RECORD_TIME_CONV = 79,
+        PERFDATA_RECORD_HEADER_FEATURE = 80,
         PERFDATA_RECORD_COMPRESSED = 81,
+        PERFDATA_RECORD_FINISHED_INIT = 82,
         PERFDATA_RECORD_COMPRESSED2 = 83,
 };
 
@@ -66,17 +89,78 @@ struct perfdata_clock {
         uint64_t clock_ns;              /* CLOCKID at that instant */
 };
 
+/* A decoded value: feature sections and perf's own records become trees
+ * of these, in one array, linked by index (0 ends a list: the root is
+ * node 0 and never anyone's child or sibling). Keys are static strings;
+ * string values point into the file (or the record) and are NOT
+ * NUL-terminated: use len. */
+enum perfdata_node_kind {
+        PERFDATA_NODE_OBJECT,
+        PERFDATA_NODE_ARRAY,
+        PERFDATA_NODE_U64,
+        PERFDATA_NODE_S64,
+        PERFDATA_NODE_HEX,              /* an address or mask: u shown as "0x..." */
+        PERFDATA_NODE_STRING,           /* s.p, s.len: text (may hold any bytes) */
+        PERFDATA_NODE_BYTES,            /* s.p, s.len: binary, shown as hex digits */
+        PERFDATA_NODE_BOOL,
+        PERFDATA_NODE_DOUBLE,
+};
+
+struct perfdata_node {
+        const char *key;                /* NULL for array elements and the root */
+        enum perfdata_node_kind kind;
+        uint32_t child, next;           /* first child, next sibling; 0: none */
+        union {
+                uint64_t u;
+                int64_t i;
+                double d;
+                bool b;
+                struct { const char *p; size_t len; } s;
+        };
+};
+
+struct perfdata_tree {
+        const struct perfdata_node *nodes;      /* nodes[0] is the root object; NULL: no tree */
+        size_t n;
+};
+
+/* Orders perfdata_next() hands records out in. */
+enum perfdata_order {
+        /* As stored: perf writes each CPU buffer's records in turn, so
+         * only per CPU in time order. */
+        PERFDATA_ORDER_FILE,
+        /* Each round (up to a FINISHED_ROUND) sorted by time as soon as it
+         * ends: every record comes after all records perf wrote in earlier
+         * rounds; one round is held in memory. */
+        PERFDATA_ORDER_CAUSAL,
+        /* perf's own order (util/ordered-events.c, session.c): records are
+         * queued by time and a FINISHED_ROUND flushes those up to the
+         * newest time seen before the previous FINISHED_ROUND, since a
+         * record of one round may still be older than the last of the
+         * round before; the rest at the end. Records without a time (and
+         * perf's own records) pass through where they stand. This is the
+         * order perf script and perf report use. */
+        PERFDATA_ORDER_TIME,
+};
+/* "file", "causal", "time"; -EINVAL for another word. */
+int perfdata_order_from_string(const char *s);
+
 struct perfdata;
 
-/* Maps the file PATH and reads its header, attrs, event names and
- * tracepoint formats. -EBADMSG when it is not a well-formed perf.data file
- * (truncated, sections out of bounds), -EPROTONOSUPPORT for a variant this
- * reader does not take (perfdata_unsupported() says which), -EOPNOTSUPP
- * for compressed data. The caller owns *ret. */
+/* Maps the file PATH (or reads it, when it is a pipe or "-" for standard
+ * input) and reads its header, attrs, event names, tracepoint formats and
+ * feature sections; in pipe mode the in-band records that carry them.
+ * -EBADMSG when it is not a well-formed perf.data file (truncated,
+ * sections out of bounds), -EPROTONOSUPPORT for a variant this reader does
+ * not take (perfdata_unsupported() says which). The caller owns *ret. */
 int perfdata_open(const char *path, struct perfdata **ret);
 /* The same on SIZE bytes at DATA, which must stay valid (and unchanged)
  * until perfdata_free(). */
 int perfdata_new(const void *data, size_t size, struct perfdata **ret);
+/* How perfdata_next() orders records from here on (PERFDATA_ORDER_FILE
+ * until set). Call it before the first perfdata_next() or right after
+ * perfdata_rewind(). */
+int perfdata_set_order(struct perfdata *pd, enum perfdata_order order);
 struct perfdata *perfdata_free(struct perfdata *pd);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct perfdata *, perfdata_free);
 
@@ -95,6 +179,21 @@ int perfdata_clock(const struct perfdata *pd, struct perfdata_clock *ret);
 /* Format texts in the tracing data that format_parse() refused (those
  * events then have no format). */
 size_t perfdata_n_bad_formats(const struct perfdata *pd);
+/* The file was written in the other byte order (and is read swapped). */
+bool perfdata_swapped(const struct perfdata *pd);
+/* Pipe mode: a 16-byte header, everything else in-band. */
+bool perfdata_pipe(const struct perfdata *pd);
+/* The file header and every feature section, decoded: an object with
+ * "byte_order", "pipe", "data_offset", "data_size", "features" (one
+ * member per set feature bit, named as perf names them in lower case:
+ * "hostname", "cpu_topology", ...; a section we do not know is
+ * {"id":N,"size":N} in "unknown_features"; one that does not parse is
+ * {"error":"malformed","offset":N}), and "events" (each attr with its
+ * ids and name). Owned by PD, valid until perfdata_free(). */
+struct perfdata_tree perfdata_header(const struct perfdata *pd);
+/* The offset of the first problem perfdata_open() found in a feature
+ * section (then skipped, see perfdata_header()), or 0. */
+uint64_t perfdata_feature_damage(const struct perfdata *pd);
 
 struct perfdata_record {
         uint64_t offset;                        /* of the record in the file */
@@ -105,18 +204,27 @@ struct perfdata_record {
          * whose id names no event (rec is then not parsed: type and misc only). */
         const struct perfdata_event *event;
         bool parsed;                            /* rec holds the fields, not only type and misc */
+        bool compressed;                        /* came out of a COMPRESSED record at offset */
+        uint64_t time;                          /* the time ordering used; 0: none */
         struct perf_record rec;                 /* pointers into the record */
+        /* perf's own records (type >= PERFDATA_RECORD_USER_TYPE_START):
+         * their fields decoded, valid until the next call; HEADER_FEATURE
+         * as {"feature":NAME, "data":{...the section...}}. */
+        struct perfdata_tree user;
 };
 
-/* Reads the next record of the data section, in file order (perf writes
- * each CPU buffer's records in turn: not sorted by time across CPUs).
- * Returns 1 with *ret filled, 0 at the end, -EBADMSG for a malformed record
- * (reading stops there), -EOPNOTSUPP at a PERF_RECORD_COMPRESSED or a
- * sample whose sample_type has bits of unknown layout. */
+/* Reads the next record in the order perfdata_set_order() chose. Every
+ * record but COMPRESSED ones, whose contents come out instead (offset is
+ * then the COMPRESSED record's, as perf shows it). Returns 1 with *ret
+ * filled, 0 at the end, -EBADMSG for a malformed record (reading stops
+ * there: in time order every record read before it comes out first, then
+ * the error; perfdata_offset() names where), -EOPNOTSUPP at a sample whose
+ * sample_type has bits of unknown layout. */
 int perfdata_next(struct perfdata *pd, struct perfdata_record *ret);
 /* Back to the first record. */
 void perfdata_rewind(struct perfdata *pd);
-/* File offset of the record perfdata_next() reads next, or stopped at. */
+/* File offset of the record perfdata_next() reads next, or stopped at
+ * (in pipe mode counted from the start of the stream). */
 uint64_t perfdata_offset(const struct perfdata *pd);
 
 /* "SAMPLE", "MMAP2", ... for kernel types, "FINISHED_ROUND", "ID_INDEX",

@@ -601,10 +601,7 @@ static int decode_open_error(const char *path, int r) {
                 }
                 fprintf(stderr, "evmonctl: %s: %s is not read by evmonctl decode\n", path,
                         why ? why : "this perf.data variant");
-        } else if (r == -EOPNOTSUPP)
-                fprintf(stderr, "evmonctl: %s holds compressed records (perf record -z), which evmonctl "
-                        "cannot read (no zstd): record again without -z/--compression-level\n", path);
-        else if (r == -EBADMSG)
+        } else if (r == -EBADMSG)
                 fprintf(stderr, "evmonctl: %s is not a well-formed perf.data file (truncated or corrupt; "
                         "evmonctl decode reads what `perf record -o FILE` writes)\n", path);
         else
@@ -671,7 +668,11 @@ static int cmd_decode(const char *path) {
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
         while ((r = perfdata_next(pd, &pr)) > 0) {
                 const struct perfdata_event *ev = pr.event;
-                struct encoder *enc = ev ? encoders.v[ev - perfdata_event(pd, 0)] : NULL;
+                struct encoder *enc = NULL;
+
+                for (size_t i = 0; ev && i < n_events; i++)
+                        if (perfdata_event(pd, i) == ev)
+                                enc = encoders.v[i];
 
                 if (pr.rec.type == PERF_RECORD_SAMPLE && !ev)
                         n_unknown++;
@@ -712,9 +713,9 @@ static int cmd_decode(const char *path) {
 
         if (r < 0) {
                 fprintf(stderr, "evmonctl: %s: %s at byte %" PRIu64 " of the file; stopped there\n", path,
-                        r == -EOPNOTSUPP ? "a record evmonctl cannot read (compressed by perf record -z, "
-                                           "or a sample with fields newer than this evmonctl)" :
-                        r == -EBADMSG ? "a malformed record" : strerror(-r), perfdata_offset(pd));
+                        r == -EOPNOTSUPP ? "a sample with fields newer than this evmonctl" :
+                        r == -EBADMSG ? "damaged or truncated data (a malformed record or section)" : strerror(-r),
+                        perfdata_offset(pd));
                 status = 1;
         }
         if (n_bad > 0)

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* perf.data files written by `perf record` to a file. Layout
+/* perf.data as `perf record` writes it. Layout
  * (tools/perf/Documentation/perf.data-file-format.txt, util/header.c):
  *
- *   struct perf_file_header   magic "PERFILE2", sections, feature bitmap
- *   attrs section             { struct perf_event_attr; section of u64 ids }[]
- *   data section              the records, as the kernel and perf wrote them
- *   feature table             one section per set feature bit, after the data
+ *   file mode: struct perf_file_header   magic "PERFILE2", sections, feature bitmap
+ *              attrs section             { struct perf_event_attr; section of u64 ids }[]
+ *              data section              the records, as the kernel and perf wrote them
+ *              feature table             one section per set feature bit, after the data
+ *   pipe mode: { magic, size = 16 }, then records only: the attrs come as
+ *              HEADER_ATTR, the tracing data as HEADER_TRACING_DATA, the
+ *              features as HEADER_FEATURE records (util/header.c
+ *              perf_event__synthesize_*).
  *
- * Everything is read in place from the mapped file through bounds-checked
- * cursors; a record is copied only when it is not 8-byte aligned. */
+ * Everything is read in place from the mapped (or read) file through
+ * bounds-checked cursors; a record is copied only when it is not 8-byte
+ * aligned, must be byte-swapped, or waits in the time-order queue after
+ * coming out of a compressed record. */
 
-#include <byteswap.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +24,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
-#include "cursor.h"
-#include "evmon/perfdata.h"
+#include "perfdata-int.h"
 
 /* "PERFILE2" as perf writes it: a native-order u64 (util/header.c
  * __perf_magic2), so the other byte order reads as its byte swap. */
@@ -43,11 +48,22 @@ struct file_header {
 /* Pipe mode starts with { magic, size = 16 } and sends the rest in-band. */
 #define PIPE_HEADER_SIZE 16
 
-/* PERF_ATTR_SIZE_VER0: the part of perf_event_attr every writer has. */
-#define ATTR_SIZE_VER0 64
-
 #define ID_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
                  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+/* A record's size is a u16. */
+#define BOUNCE_SIZE 65536
+
+/* What one compressed record may expand to: perf compresses at most one
+ * mmap's worth (HEADER_COMPRESSED mmap_len) into a record; anything that
+ * expands past this is damage, not data. */
+#define DECOMP_MAX (256u << 20)
+
+/* The time-order queue copies records that cannot stay in place into
+ * chunks; past QUEUE_MAX_CHUNKS, half the queue is flushed (as perf does
+ * past its ordered-events memory limit, OE_FLUSH__HALF). */
+#define CHUNK_SIZE (1u << 20)
+#define QUEUE_MAX_CHUNKS 256
 
 /* trace-cmd's tracing data (util/trace-event-info.c). */
 static const char tracing_magic[] = { 0x17, 0x08, 'D', 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -57,14 +73,40 @@ struct id_entry {
         size_t event;
 };
 
+struct chunk {
+        uint8_t *mem;
+        size_t used, refs;
+};
+
+/* A queued record: where its bytes are, and what parsing them gave. */
+struct slot {
+        struct perfdata_record pr;
+        int chunk;                      /* -1: in place in the file */
+};
+
+struct pending {
+        uint64_t time, seq;
+        uint32_t slot;
+};
+
+/* One record as found, in host order and 8-byte aligned. */
+struct raw {
+        const struct perf_event_header *h;
+        uint64_t offset;
+        bool compressed;
+        bool stable;                    /* in place in the file: valid while pd lives */
+        const struct perfdata_event *layout;    /* whose attr lays it out; NULL: not parsed */
+};
+
 struct perfdata {
         const uint8_t *base;
         size_t size;
         void *map;                      /* owned mapping (perfdata_open) */
         size_t map_size;
-        void *buf;                      /* owned copy of a file we could not map */
+        void *buf;                      /* owned copy of what could not be mapped */
+        bool swap, pipe;
 
-        struct perfdata_event *events;
+        struct perfdata_event **events;
         size_t n_events;
         struct id_entry *ids;           /* sorted by id */
         size_t n_ids;
@@ -75,14 +117,47 @@ struct perfdata {
         int sample_id_pos;              /* u64 index of the id in a sample body, -1: none */
         int trailer_id_pos;             /* u64 index back from the end of other records (1: last) */
         bool trailer_uniform;           /* every attr lays the sample_id trailer out alike */
+        bool layout_bad;                /* the attrs disagree on where ids are */
 
         uint64_t features[PERFDATA_FEAT_MAX / 64];
-        struct file_section feat[PERFDATA_FEAT_MAX];
+        struct { const uint8_t *p; size_t size; } feat[PERFDATA_FEAT_MAX];
+        uint64_t feature_damage;
         bool has_clock;
         struct perfdata_clock clock;
+        struct tree header;
+        uint64_t data_offset, data_size;
 
+        /* reading */
         uint64_t data_start, data_end, pos;
-        uint64_t *bounce;               /* 64 KiB: a record's size is a u16 */
+        uint64_t *bounce;
+        struct tree user;
+        int error;                      /* what stopped the reading, sticky */
+        uint64_t error_offset;
+        bool at_end;
+        bool truncated;                 /* the data section runs past the end of the file */
+
+        /* zstd: one stream across all COMPRESSED records (perf compresses
+         * with one context and flushes, util/zstd.c) */
+        ZSTD_DStream *zstd;
+        uint8_t *dbuf;
+        size_t dcap, dlen, dpos;
+        uint64_t doff;                  /* the COMPRESSED record being expanded */
+
+        /* ordering */
+        enum perfdata_order order;
+        struct chunk *chunks;
+        size_t n_chunks;
+        int cur_chunk;
+        struct slot *slots;
+        size_t n_slots, cap_slots;
+        uint32_t *free_slots;
+        size_t n_free;
+        struct pending *pend;
+        size_t n_pend, cap_pend, pend_head;
+        uint64_t seq, max_time, next_flush, flush_limit;
+        bool flushing;
+        bool held;                      /* a FINISHED_ROUND waits for the flush it caused */
+        struct perfdata_record held_pr;
 };
 
 /* A NUL-terminated string that ends inside the cursor. */
@@ -100,8 +175,17 @@ static bool section_ok(const struct perfdata *pd, const struct file_section *s) 
         return s->offset <= pd->size && s->size <= pd->size - s->offset;
 }
 
-static struct cursor section_cursor(const struct perfdata *pd, const struct file_section *s) {
-        return cursor_make(pd->base + s->offset, s->size);
+static uint64_t load_u64(const uint8_t *p) {
+        uint64_t v;
+
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+static uint64_t file_u64(const struct perfdata *pd, const uint8_t *p) {
+        uint64_t v = load_u64(p);
+
+        return pd->swap ? bswap_64(v) : v;
 }
 
 bool perfdata_has_feature(const struct perfdata *pd, unsigned feature) {
@@ -110,25 +194,29 @@ bool perfdata_has_feature(const struct perfdata *pd, unsigned feature) {
         return pd->features[feature / 64] & (1ULL << (feature % 64));
 }
 
-const char *perfdata_unsupported(const void *head, size_t size) {
-        uint64_t magic, hsize;
+static void set_feature(struct perfdata *pd, unsigned feature) {
+        pd->features[feature / 64] |= 1ULL << (feature % 64);
+}
 
-        if (size < 8)
-                return NULL;
-        if (memcmp(head, MAGIC1, 8) == 0)
+const char *perfdata_unsupported(const void *head, size_t size) {
+        if (size >= 8 && memcmp(head, MAGIC1, 8) == 0)
                 return "the old perf.data layout (\"PERFFILE\"); record it again with a newer perf";
-        memcpy(&magic, head, 8);
-        if (magic == bswap_64(MAGIC2))
-                return "a perf.data file of the other byte order; decode it on a machine of that byte order";
-        if (magic == MAGIC2 && size >= 16) {
-                memcpy(&hsize, (const uint8_t *) head + 8, 8);
-                if (hsize == PIPE_HEADER_SIZE)
-                        return "pipe-mode output (perf record -o - or into a pipe); record into a file with perf record -o FILE";
-        }
         return NULL;
 }
 
-/* ---- sample ids ------------------------------------------------------ */
+int perfdata_order_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        if (strcmp(s, "file") == 0)
+                return PERFDATA_ORDER_FILE;
+        if (strcmp(s, "causal") == 0)
+                return PERFDATA_ORDER_CAUSAL;
+        if (strcmp(s, "time") == 0)
+                return PERFDATA_ORDER_TIME;
+        return -EINVAL;
+}
+
+/* ---- events and sample ids ------------------------------------------- */
 
 /* Where perf finds a record's id (util/evsel.c __evsel__calc_id_pos and
  * __evsel__calc_is_pos): IDENTIFIER is always first in a sample and last
@@ -159,93 +247,42 @@ static struct perfdata_event *event_by_id(const struct perfdata *pd, uint64_t id
         const struct id_entry key = { .id = id };
         const struct id_entry *e;
 
+        if (pd->n_ids == 0)
+                return NULL;
         e = bsearch(&key, pd->ids, pd->n_ids, sizeof(*pd->ids), id_cmp);
-        return e ? &pd->events[e->event] : NULL;
+        return e ? pd->events[e->event] : NULL;
 }
 
-/* Several events share one data section: each record must say whose it is,
- * and all must say it at the same place (perf refuses other files too). */
-static int setup_id_positions(struct perfdata *pd) {
-        const struct perf_event_attr *a0 = &pd->events[0].attr;
+/* Adds an event with ATTR (host order) and N_IDS ids at IDS (file order). */
+static int add_event(struct perfdata *pd, const struct perf_event_attr *attr, const uint8_t *ids, size_t n_ids) {
+        struct perfdata_event **a, *ev;
+        struct id_entry *e;
 
-        pd->sample_id_pos = calc_sample_id_pos(a0->sample_type);
-        pd->trailer_id_pos = a0->sample_id_all ? calc_trailer_id_pos(a0->sample_type) : -1;
-        pd->trailer_uniform = true;
-
-        for (size_t i = 1; i < pd->n_events; i++) {
-                const struct perf_event_attr *a = &pd->events[i].attr;
-
-                if ((a->sample_type & ID_BITS) != (a0->sample_type & ID_BITS))
-                        pd->trailer_uniform = false;
-                if (a->sample_id_all != a0->sample_id_all)
-                        return -EBADMSG;
-                if (calc_sample_id_pos(a->sample_type) != pd->sample_id_pos)
-                        return -EBADMSG;
-                if (a->sample_id_all && calc_trailer_id_pos(a->sample_type) != pd->trailer_id_pos)
-                        return -EBADMSG;
-        }
-        if (pd->n_events > 1 && pd->sample_id_pos < 0)
-                return -EBADMSG;
-        return 0;
-}
-
-/* ---- header, attrs, features ----------------------------------------- */
-
-static int read_attrs(struct perfdata *pd, const struct file_header *h) {
-        size_t n, n_ids = 0;
-
-        if (!section_ok(pd, &h->attrs))
-                return -EBADMSG;
-        if (h->attr_size < ATTR_SIZE_VER0 + sizeof(struct file_section) || h->attr_size % 8 != 0)
-                return -EBADMSG;
-        if (h->attrs.size % h->attr_size != 0)
-                return -EBADMSG;
-        n = h->attrs.size / h->attr_size;
-        if (n == 0)
-                return -EBADMSG;
-
-        pd->events = calloc(n, sizeof(*pd->events));
-        if (!pd->events)
+        a = realloc(pd->events, (pd->n_events + 1) * sizeof(*a));
+        if (!a)
                 return -ENOMEM;
-        pd->n_events = n;
-
-        for (size_t i = 0; i < n; i++) {
-                const uint8_t *entry = pd->base + h->attrs.offset + i * h->attr_size;
-                struct perfdata_event *ev = &pd->events[i];
-                size_t room = h->attr_size - sizeof(struct file_section);
-                struct file_section ids;
-                uint32_t asz;
-
-                /* The attr's own size says how much of it this writer knew;
-                 * 0 is the first ABI. Beyond our struct: fields we cannot
-                 * use, and none of them changes the record layout. */
-                memcpy(&asz, entry + offsetof(struct perf_event_attr, size), sizeof(asz));
-                if (asz == 0)
-                        asz = ATTR_SIZE_VER0;
-                if (asz < ATTR_SIZE_VER0 || asz > room)
-                        return -EBADMSG;
-                memcpy(&ev->attr, entry, asz < sizeof(ev->attr) ? asz : sizeof(ev->attr));
-                ev->attr.size = sizeof(ev->attr);
-
-                memcpy(&ids, entry + room, sizeof(ids));
-                if (!section_ok(pd, &ids) || ids.size % 8 != 0)
-                        return -EBADMSG;
-                ev->n_ids = ids.size / 8;
-                if (ev->n_ids > 0) {
-                        ev->ids = malloc(ids.size);
-                        if (!ev->ids)
-                                return -ENOMEM;
-                        memcpy(ev->ids, pd->base + ids.offset, ids.size);
-                }
-                n_ids += ev->n_ids;
+        pd->events = a;
+        ev = calloc(1, sizeof(*ev));
+        if (!ev)
+                return -ENOMEM;
+        pd->events[pd->n_events++] = ev;
+        ev->attr = *attr;
+        ev->attr.size = sizeof(ev->attr);
+        if (n_ids > 0) {
+                ev->ids = malloc(n_ids * sizeof(*ev->ids));
+                if (!ev->ids)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n_ids; i++)
+                        ev->ids[i] = file_u64(pd, ids + 8 * i);
+                ev->n_ids = n_ids;
         }
 
-        pd->ids = calloc(n_ids ? n_ids : 1, sizeof(*pd->ids));
-        if (!pd->ids)
+        e = realloc(pd->ids, (pd->n_ids + n_ids + 1) * sizeof(*e));
+        if (!e)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                for (size_t k = 0; k < pd->events[i].n_ids; k++)
-                        pd->ids[pd->n_ids++] = (struct id_entry) { .id = pd->events[i].ids[k], .event = i };
+        pd->ids = e;
+        for (size_t i = 0; i < n_ids; i++)
+                pd->ids[pd->n_ids++] = (struct id_entry) { .id = ev->ids[i], .event = pd->n_events - 1 };
         qsort(pd->ids, pd->n_ids, sizeof(*pd->ids), id_cmp);
         for (size_t i = 1; i < pd->n_ids; i++)
                 if (pd->ids[i].id == pd->ids[i - 1].id && pd->ids[i].event != pd->ids[i - 1].event)
@@ -253,32 +290,127 @@ static int read_attrs(struct perfdata *pd, const struct file_header *h) {
         return 0;
 }
 
-/* The feature sections follow the data, one per set bit, in bit order. */
+/* An attr of SIZE bytes as stored to a host-order, zero-extended copy. */
+static int read_attr(const struct perfdata *pd, const uint8_t *p, size_t room, struct perf_event_attr *ret) {
+        uint8_t buf[sizeof(*ret)] = {};
+        uint32_t asz;
+
+        if (room < PERF_ATTR_SIZE_VER0)
+                return -EBADMSG;
+        /* The attr's own size says how much of it this writer knew; 0 is
+         * the first ABI. Beyond our struct: fields we cannot use, and none
+         * of them changes the record layout. */
+        memcpy(&asz, p + offsetof(struct perf_event_attr, size), sizeof(asz));
+        if (pd->swap)
+                asz = bswap_32(asz);
+        if (asz == 0)
+                asz = PERF_ATTR_SIZE_VER0;
+        if (asz < PERF_ATTR_SIZE_VER0 || asz > room)
+                return -EBADMSG;
+        memcpy(buf, p, asz < sizeof(buf) ? asz : sizeof(buf));
+        if (pd->swap)
+                swap_attr(buf, asz < sizeof(buf) ? asz : sizeof(buf));
+        memcpy(ret, buf, sizeof(*ret));
+        return 0;
+}
+
+/* Several events share one data section: each record must say whose it is,
+ * and all must say it at the same place (perf refuses other files too). */
+static void setup_id_positions(struct perfdata *pd) {
+        const struct perf_event_attr *a0;
+
+        pd->layout_bad = false;
+        pd->sample_id_pos = pd->trailer_id_pos = -1;
+        pd->trailer_uniform = true;
+        if (pd->n_events == 0)
+                return;
+        a0 = &pd->events[0]->attr;
+        pd->sample_id_pos = calc_sample_id_pos(a0->sample_type);
+        pd->trailer_id_pos = a0->sample_id_all ? calc_trailer_id_pos(a0->sample_type) : -1;
+
+        for (size_t i = 1; i < pd->n_events; i++) {
+                const struct perf_event_attr *a = &pd->events[i]->attr;
+
+                if ((a->sample_type & ID_BITS) != (a0->sample_type & ID_BITS))
+                        pd->trailer_uniform = false;
+                if (a->sample_id_all != a0->sample_id_all ||
+                    calc_sample_id_pos(a->sample_type) != pd->sample_id_pos ||
+                    (a->sample_id_all && calc_trailer_id_pos(a->sample_type) != pd->trailer_id_pos))
+                        pd->layout_bad = true;
+        }
+        if (pd->n_events > 1 && pd->sample_id_pos < 0)
+                pd->layout_bad = true;
+}
+
+/* ---- header, attrs, features ----------------------------------------- */
+
+static int read_attrs(struct perfdata *pd, const struct file_header *h) {
+        size_t n;
+
+        if (!section_ok(pd, &h->attrs))
+                return -EBADMSG;
+        if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct file_section) || h->attr_size % 8 != 0)
+                return -EBADMSG;
+        if (h->attrs.size % h->attr_size != 0)
+                return -EBADMSG;
+        n = h->attrs.size / h->attr_size;
+        if (n == 0)
+                return -EBADMSG;
+
+        for (size_t i = 0; i < n; i++) {
+                const uint8_t *entry = pd->base + h->attrs.offset + i * h->attr_size;
+                size_t room = h->attr_size - sizeof(struct file_section);
+                struct perf_event_attr attr;
+                struct file_section ids;
+                int r;
+
+                r = read_attr(pd, entry, room, &attr);
+                if (r < 0)
+                        return r;
+                ids.offset = file_u64(pd, entry + room);
+                ids.size = file_u64(pd, entry + room + 8);
+                if (!section_ok(pd, &ids) || ids.size % 8 != 0)
+                        return -EBADMSG;
+                r = add_event(pd, &attr, pd->base + ids.offset, ids.size / 8);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The feature sections follow the data, one per set bit, in bit order. A
+ * section out of bounds is dropped (and remembered), not fatal: the
+ * records are still there. */
 static int read_feature_table(struct perfdata *pd, const struct file_header *h) {
         struct file_section table = { .offset = h->data.offset + h->data.size };
         unsigned n = 0;
-        struct cursor c;
+        struct pcur c;
 
         for (unsigned b = 0; b < PERFDATA_FEAT_MAX; b++)
                 if (perfdata_has_feature(pd, b))
                         n++;
         table.size = (uint64_t) n * sizeof(struct file_section);
-        if (!section_ok(pd, &table))
-                return -EBADMSG;
-        c = section_cursor(pd, &table);
+        if (!section_ok(pd, &table)) {
+                pd->feature_damage = table.offset;
+                memset(pd->features, 0, sizeof(pd->features));
+                return 0;
+        }
+        c = pcur_make(pd->base + table.offset, table.size, pd->swap);
         for (unsigned b = 0; b < PERFDATA_FEAT_MAX; b++) {
-                struct file_section *s = &pd->feat[b];
-                int r;
+                struct file_section s;
 
                 if (!perfdata_has_feature(pd, b))
                         continue;
-                r = cursor_u64(&c, &s->offset);
-                if (r >= 0)
-                        r = cursor_u64(&c, &s->size);
-                if (r < 0)
-                        return r;
-                if (!section_ok(pd, s))
+                if (pcur_u64(&c, &s.offset) < 0 || pcur_u64(&c, &s.size) < 0)
                         return -EBADMSG;
+                if (!section_ok(pd, &s)) {
+                        if (!pd->feature_damage)
+                                pd->feature_damage = table.offset + 16 * (uint64_t) b;
+                        pd->features[b / 64] &= ~(1ULL << (b % 64));
+                        continue;
+                }
+                pd->feat[b].p = pd->base + s.offset;
+                pd->feat[b].size = s.size;
         }
         return 0;
 }
@@ -289,7 +421,9 @@ static int read_feature_table(struct perfdata *pd, const struct file_header *h) 
  *   "header_page\0" u64 size + text, "header_event\0" u64 size + text,
  *   u32 n ftrace formats { u64 size + text },
  *   u32 n systems { "system\0" u32 n { u64 size + format text } },
- *   then kallsyms, printk formats and saved cmdlines, which we skip. */
+ *   then kallsyms, printk formats and saved cmdlines, which we skip.
+ * Its numbers are in the recording machine's order, which big_endian
+ * says. */
 static int add_format(struct perfdata *pd, const char *system, const void *text, uint64_t size) {
         _cleanup_(freep) char *copy = NULL;
         struct format **a, *f = NULL;
@@ -315,87 +449,83 @@ static int add_format(struct perfdata *pd, const char *system, const void *text,
         return 0;
 }
 
-static int skip_named_text(struct cursor *c, const char *name) {
+static int skip_named_text(struct pcur *c, const char *name) {
         const char *s;
         uint64_t n;
         int r;
 
-        r = cursor_cstr(c, &s);
+        r = cursor_cstr(&c->c, &s);
         if (r < 0)
                 return r;
         if (strcmp(s, name) != 0)
                 return -EBADMSG;
-        r = cursor_u64(c, &n);
+        r = pcur_u64(c, &n);
         if (r < 0)
                 return r;
-        return cursor_take(c, n, NULL);
+        return cursor_take(&c->c, n, NULL);
 }
 
-static int read_tracing_data(struct perfdata *pd) {
-        struct cursor c = section_cursor(pd, &pd->feat[PERFDATA_FEAT_TRACING_DATA]);
+static int read_tracing_data(struct perfdata *pd, const uint8_t *p, size_t size) {
+        struct pcur c = pcur_make(p, size, false);
         const char *version;
         const void *magic;
         uint8_t big_endian, long_size;
         uint32_t page_size, n;
         int r;
 
-        r = cursor_take(&c, sizeof(tracing_magic), &magic);
+        r = cursor_take(&c.c, sizeof(tracing_magic), &magic);
         if (r < 0)
                 return r;
         if (memcmp(magic, tracing_magic, sizeof(tracing_magic)) != 0)
                 return -EBADMSG;
-        r = cursor_cstr(&c, &version);
+        r = cursor_cstr(&c.c, &version);
         if (r >= 0)
-                r = cursor_u8(&c, &big_endian);
+                r = cursor_u8(&c.c, &big_endian);
         if (r >= 0)
-                r = cursor_u8(&c, &long_size);
-        if (r >= 0)
-                r = cursor_u32(&c, &page_size);
+                r = cursor_u8(&c.c, &long_size);
         if (r < 0)
                 return r;
-        /* The numbers below are in the recording machine's order, which
-         * the file's magic already said is ours. */
-        if (big_endian != (__BYTE_ORDER == __BIG_ENDIAN))
-                return -EBADMSG;
-
-        r = skip_named_text(&c, "header_page");
+        c.swap = !!big_endian != (__BYTE_ORDER == __BIG_ENDIAN);
+        r = pcur_u32(&c, &page_size);
+        if (r >= 0)
+                r = skip_named_text(&c, "header_page");
         if (r >= 0)
                 r = skip_named_text(&c, "header_event");
         if (r >= 0)
-                r = cursor_u32(&c, &n);
+                r = pcur_u32(&c, &n);
         if (r < 0)
                 return r;
         for (uint32_t i = 0; i < n; i++) {
-                uint64_t size;
+                uint64_t sz;
 
-                r = cursor_u64(&c, &size);
+                r = pcur_u64(&c, &sz);
                 if (r >= 0)
-                        r = cursor_take(&c, size, NULL);
+                        r = cursor_take(&c.c, sz, NULL);
                 if (r < 0)
                         return r;
         }
 
-        r = cursor_u32(&c, &n);
+        r = pcur_u32(&c, &n);
         if (r < 0)
                 return r;
         for (uint32_t i = 0; i < n; i++) {
                 const char *system;
                 uint32_t m;
 
-                r = cursor_cstr(&c, &system);
+                r = cursor_cstr(&c.c, &system);
                 if (r >= 0)
-                        r = cursor_u32(&c, &m);
+                        r = pcur_u32(&c, &m);
                 if (r < 0)
                         return r;
                 for (uint32_t k = 0; k < m; k++) {
                         const void *text;
-                        uint64_t size;
+                        uint64_t sz;
 
-                        r = cursor_u64(&c, &size);
+                        r = pcur_u64(&c, &sz);
                         if (r >= 0)
-                                r = cursor_take(&c, size, &text);
+                                r = cursor_take(&c.c, sz, &text);
                         if (r >= 0)
-                                r = add_format(pd, system, text, size);
+                                r = add_format(pd, system, text, sz);
                         if (r < 0)
                                 return r;
                 }
@@ -406,29 +536,30 @@ static int read_tracing_data(struct perfdata *pd) {
 /* HEADER_EVENT_DESC: u32 nr, u32 attr_size, then per event the attr,
  * u32 nr_ids, a perf string (u32 len, len bytes NUL-padded) and the ids. */
 static int read_event_desc(struct perfdata *pd) {
-        struct cursor c = section_cursor(pd, &pd->feat[PERFDATA_FEAT_EVENT_DESC]);
+        struct pcur c = pcur_make(pd->feat[PERFDATA_FEAT_EVENT_DESC].p, pd->feat[PERFDATA_FEAT_EVENT_DESC].size,
+                                  pd->swap);
         uint32_t nr, attr_size;
         int r;
 
-        r = cursor_u32(&c, &nr);
+        r = pcur_u32(&c, &nr);
         if (r >= 0)
-                r = cursor_u32(&c, &attr_size);
+                r = pcur_u32(&c, &attr_size);
         if (r < 0)
                 return r;
         for (uint32_t i = 0; i < nr; i++) {
                 struct perfdata_event *ev = NULL;
-                const void *name, *ids;
-                uint32_t nr_ids, len;
+                const void *ids;
+                const char *name;
+                uint32_t nr_ids;
+                size_t len;
 
-                r = cursor_take(&c, attr_size, NULL);
+                r = cursor_take(&c.c, attr_size, NULL);
                 if (r >= 0)
-                        r = cursor_u32(&c, &nr_ids);
+                        r = pcur_u32(&c, &nr_ids);
                 if (r >= 0)
-                        r = cursor_u32(&c, &len);
+                        r = pcur_perf_string(&c, &name, &len);
                 if (r >= 0)
-                        r = cursor_take(&c, len, &name);
-                if (r >= 0)
-                        r = cursor_take_array(&c, nr_ids, 8, &ids);
+                        r = cursor_take_array(&c.c, nr_ids, 8, &ids);
                 if (r < 0)
                         return r;
                 if (len == 0 || !memchr(name, 0, len))
@@ -436,14 +567,10 @@ static int read_event_desc(struct perfdata *pd) {
 
                 /* Whose: by its first id, else by position (both are
                  * written in the order of the attrs). */
-                if (nr_ids > 0) {
-                        uint64_t id;
-
-                        memcpy(&id, ids, sizeof(id));
-                        ev = event_by_id(pd, id);
-                }
+                if (nr_ids > 0)
+                        ev = event_by_id(pd, file_u64(pd, ids));
                 if (!ev && nr == pd->n_events)
-                        ev = &pd->events[i];
+                        ev = pd->events[i];
                 if (!ev || ev->name)
                         continue;
                 ev->name = strdup(name);
@@ -456,17 +583,18 @@ static int read_event_desc(struct perfdata *pd) {
 /* HEADER_CLOCK_DATA: u32 version (1), u32 clockid, u64 wall-clock ns,
  * u64 clockid ns, taken together (util/header.c write_clock_data). */
 static int read_clock_data(struct perfdata *pd) {
-        struct cursor c = section_cursor(pd, &pd->feat[PERFDATA_FEAT_CLOCK_DATA]);
+        struct pcur c = pcur_make(pd->feat[PERFDATA_FEAT_CLOCK_DATA].p, pd->feat[PERFDATA_FEAT_CLOCK_DATA].size,
+                                  pd->swap);
         uint32_t version, clockid;
         int r;
 
-        r = cursor_u32(&c, &version);
+        r = pcur_u32(&c, &version);
         if (r >= 0)
-                r = cursor_u32(&c, &clockid);
+                r = pcur_u32(&c, &clockid);
         if (r >= 0)
-                r = cursor_u64(&c, &pd->clock.wall_ns);
+                r = pcur_u64(&c, &pd->clock.wall_ns);
         if (r >= 0)
-                r = cursor_u64(&c, &pd->clock.clock_ns);
+                r = pcur_u64(&c, &pd->clock.clock_ns);
         if (r < 0)
                 return r;
         if (version < 1)
@@ -480,7 +608,7 @@ static int read_clock_data(struct perfdata *pd) {
  * ID names and decodes the event. */
 static int name_events(struct perfdata *pd) {
         for (size_t i = 0; i < pd->n_events; i++) {
-                struct perfdata_event *ev = &pd->events[i];
+                struct perfdata_event *ev = pd->events[i];
 
                 if (ev->attr.type != PERF_TYPE_TRACEPOINT)
                         continue;
@@ -501,61 +629,822 @@ static int name_events(struct perfdata *pd) {
         return 0;
 }
 
-static int perfdata_parse(struct perfdata *pd) {
-        struct file_header h;
+/* A feature whose section does not parse is left out of what we use and
+ * marked in the header; the records are still read. */
+static void feature_bad(struct perfdata *pd, unsigned b) {
+        if (!pd->feature_damage)
+                pd->feature_damage = pd->feat[b].p ? (uint64_t) (pd->feat[b].p - pd->base) : 1;
+}
+
+static int use_features(struct perfdata *pd) {
         int r;
 
-        if (pd->size < 8)
-                return -EBADMSG;
-        if (perfdata_unsupported(pd->base, pd->size))
-                return -EPROTONOSUPPORT;
-        if (pd->size < sizeof(h))
-                return -EBADMSG;
-        memcpy(&h, pd->base, sizeof(h));
-        if (h.magic != MAGIC2 || h.size < sizeof(h) || h.size > pd->size)
-                return -EBADMSG;
-        memcpy(pd->features, h.features, sizeof(pd->features));
-
-        if (!section_ok(pd, &h.data) || h.data.offset < h.size)
-                return -EBADMSG;
-        pd->data_start = pd->pos = h.data.offset;
-        pd->data_end = h.data.offset + h.data.size;
-
-        r = read_feature_table(pd, &h);
-        if (r < 0)
-                return r;
-        if (perfdata_has_feature(pd, PERFDATA_FEAT_COMPRESSED))
-                return -EOPNOTSUPP;
-
-        r = read_attrs(pd, &h);
-        if (r < 0)
-                return r;
-        r = setup_id_positions(pd);
-        if (r < 0)
-                return r;
         if (perfdata_has_feature(pd, PERFDATA_FEAT_EVENT_DESC)) {
                 r = read_event_desc(pd);
-                if (r < 0)
+                if (r == -ENOMEM)
                         return r;
+                if (r < 0)
+                        feature_bad(pd, PERFDATA_FEAT_EVENT_DESC);
         }
-        if (perfdata_has_feature(pd, PERFDATA_FEAT_TRACING_DATA)) {
-                r = read_tracing_data(pd);
-                if (r < 0)
+        if (perfdata_has_feature(pd, PERFDATA_FEAT_TRACING_DATA) && pd->feat[PERFDATA_FEAT_TRACING_DATA].p) {
+                r = read_tracing_data(pd, pd->feat[PERFDATA_FEAT_TRACING_DATA].p,
+                                      pd->feat[PERFDATA_FEAT_TRACING_DATA].size);
+                if (r == -ENOMEM)
                         return r;
+                if (r < 0)
+                        feature_bad(pd, PERFDATA_FEAT_TRACING_DATA);
         }
         if (perfdata_has_feature(pd, PERFDATA_FEAT_CLOCK_DATA)) {
                 r = read_clock_data(pd);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        feature_bad(pd, PERFDATA_FEAT_CLOCK_DATA);
+        }
+        return name_events(pd);
+}
+
+/* The header line's tree: see perfdata_header(). */
+static int build_header(struct perfdata *pd) {
+        struct tree *t = &pd->header;
+        uint32_t root, feats, unknown = 0, evs;
+        uint32_t nr_cpus = 0;
+
+        tree_reset(t);
+        root = tree_add(t, 0, NULL, PERFDATA_NODE_OBJECT);
+        tree_str(t, root, "byte_order", (__BYTE_ORDER == __BIG_ENDIAN) != pd->swap ? "big" : "little", 6);
+        tree_bool(t, root, "pipe", pd->pipe);
+        if (!pd->pipe) {
+                tree_u64(t, root, "data_offset", pd->data_offset);
+                tree_u64(t, root, "data_size", pd->data_size);
+        }
+        if (perfdata_has_feature(pd, 7) && pd->feat[7].size >= 4) {
+                struct pcur c = pcur_make(pd->feat[7].p, pd->feat[7].size, pd->swap);
+
+                (void) pcur_u32(&c, &nr_cpus);
+        }
+        feats = tree_add(t, root, "features", PERFDATA_NODE_OBJECT);
+        for (unsigned b = 1; b < PERFDATA_FEAT_MAX; b++) {
+                int r;
+
+                if (!perfdata_has_feature(pd, b))
+                        continue;
+                if (!feature_name(b)) {
+                        uint32_t e;
+
+                        if (!unknown)
+                                unknown = tree_add(t, root, "unknown_features", PERFDATA_NODE_ARRAY);
+                        e = tree_add(t, unknown, NULL, PERFDATA_NODE_OBJECT);
+                        tree_u64(t, e, "id", b);
+                        tree_u64(t, e, "size", pd->feat[b].size);
+                        continue;
+                }
+                r = feature_decode_nrcpus(t, feats, b, pd->feat[b].p ? pd->feat[b].p : (const uint8_t *) "",
+                                          pd->feat[b].size, pd->swap, nr_cpus);
+                if (r < 0 && r != -EOPNOTSUPP)
+                        feature_bad(pd, b);
+        }
+        evs = tree_add(t, root, "events", PERFDATA_NODE_ARRAY);
+        for (size_t i = 0; i < pd->n_events; i++) {
+                const struct perfdata_event *ev = pd->events[i];
+                uint32_t e = tree_add(t, evs, NULL, PERFDATA_NODE_OBJECT), ids;
+
+                if (ev->name)
+                        tree_str(t, e, "name", ev->name, strlen(ev->name));
+                attr_decode(t, e, &ev->attr);
+                ids = tree_add(t, e, "ids", PERFDATA_NODE_ARRAY);
+                for (size_t k = 0; k < ev->n_ids; k++)
+                        tree_u64(t, ids, NULL, ev->ids[k]);
+        }
+        return t->oom ? -ENOMEM : 0;
+}
+
+/* ---- the stream of records -------------------------------------------- */
+
+/* The extra payload that follows some of perf's records and is not
+ * counted in their size: AUXTRACE's trace data (its first u64), the
+ * tracing data after HEADER_TRACING_DATA (its u32, already padded to 8). */
+static int record_payload(const struct perfdata *pd, const struct perf_event_header *h, const uint8_t *p,
+                          uint64_t *ret) {
+        *ret = 0;
+        if (h->type == PERFDATA_RECORD_AUXTRACE) {
+                if (h->size < 16)
+                        return -EBADMSG;
+                *ret = file_u64(pd, p + 8);
+        } else if (h->type == PERFDATA_RECORD_HEADER_TRACING_DATA) {
+                uint32_t v;
+
+                if (h->size < 12)
+                        return -EBADMSG;
+                memcpy(&v, p + 8, 4);
+                *ret = pd->swap ? bswap_32(v) : v;
+        }
+        return 0;
+}
+
+static void read_header(const struct perfdata *pd, const uint8_t *p, struct perf_event_header *h) {
+        memcpy(h, p, sizeof(*h));
+        if (pd->swap) {
+                h->type = bswap_32(h->type);
+                h->misc = bswap_16(h->misc);
+                h->size = bswap_16(h->size);
+        }
+}
+
+static int fail(struct perfdata *pd, int r, uint64_t offset) {
+        pd->error = r;
+        pd->error_offset = offset;
+        return r;
+}
+
+static int decompress(struct perfdata *pd, const uint8_t *src, size_t n) {
+        ZSTD_inBuffer in = { .src = src, .size = n };
+
+        if (!pd->zstd) {
+                pd->zstd = ZSTD_createDStream();
+                if (!pd->zstd)
+                        return -ENOMEM;
+                ZSTD_initDStream(pd->zstd);
+        }
+        /* A record may straddle two compressed records (util/session.c
+         * keeps the rest of the last one): move it to the front. */
+        if (pd->dpos > 0)
+                memmove(pd->dbuf, pd->dbuf + pd->dpos, pd->dlen - pd->dpos);
+        pd->dlen -= pd->dpos;
+        pd->dpos = 0;
+        for (;;) {
+                ZSTD_outBuffer out;
+                size_t ret;
+
+                if (pd->dcap - pd->dlen < BOUNCE_SIZE) {
+                        size_t cap = pd->dcap ? pd->dcap * 2 : 4 * BOUNCE_SIZE;
+                        uint8_t *b;
+
+                        if (cap > DECOMP_MAX)
+                                return -EBADMSG;
+                        b = realloc(pd->dbuf, cap);
+                        if (!b)
+                                return -ENOMEM;
+                        pd->dbuf = b;
+                        pd->dcap = cap;
+                }
+                out = (ZSTD_outBuffer) { .dst = pd->dbuf + pd->dlen, .size = pd->dcap - pd->dlen };
+                ret = ZSTD_decompressStream(pd->zstd, &out, &in);
+                if (ZSTD_isError(ret))
+                        return -EBADMSG;
+                pd->dlen += out.pos;
+                if (in.pos == in.size && out.pos < out.size)
+                        return 0;
+        }
+}
+
+/* The next record in file order, COMPRESSED ones expanded. */
+static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_event_header *ret_h,
+                    uint64_t *ret_offset, bool *ret_compressed) {
+        for (;;) {
+                struct perf_event_header h;
+                const uint8_t *p;
+                uint64_t left, extra;
+                int r;
+
+                if (pd->dpos < pd->dlen && pd->dlen - pd->dpos >= sizeof(h)) {
+                        p = pd->dbuf + pd->dpos;
+                        read_header(pd, p, &h);
+                        if (h.size < sizeof(h))
+                                return fail(pd, -EBADMSG, pd->doff);
+                        if (h.size <= pd->dlen - pd->dpos) {
+                                pd->dpos += h.size;
+                                *ret_p = p;
+                                *ret_h = h;
+                                *ret_offset = pd->doff;
+                                *ret_compressed = true;
+                                return 1;
+                        }
+                        /* The rest comes with the next COMPRESSED record. */
+                }
+
+                if (pd->pos >= pd->data_end) {
+                        if (pd->dpos < pd->dlen)
+                                return fail(pd, -EBADMSG, pd->doff);
+                        if (pd->truncated)
+                                return fail(pd, -EBADMSG, pd->pos);
+                        /* Records whole, but a feature section was damaged. */
+                        if (pd->feature_damage)
+                                return fail(pd, -EBADMSG, pd->feature_damage);
+                        return 0;
+                }
+                left = pd->data_end - pd->pos;
+                if (left < sizeof(h))
+                        return fail(pd, -EBADMSG, pd->pos);
+                p = pd->base + pd->pos;
+                read_header(pd, p, &h);
+                if (h.size < sizeof(h) || h.size > left)
+                        return fail(pd, -EBADMSG, pd->pos);
+                r = record_payload(pd, &h, p, &extra);
+                if (r < 0 || extra > left - h.size)
+                        return fail(pd, -EBADMSG, pd->pos);
+
+                if (h.type == PERFDATA_RECORD_COMPRESSED || h.type == PERFDATA_RECORD_COMPRESSED2) {
+                        const uint8_t *data = p + sizeof(h);
+                        uint64_t n = h.size - sizeof(h);
+
+                        if (h.type == PERFDATA_RECORD_COMPRESSED2) {
+                                /* u64 data_size, then the data padded to 8 */
+                                if (n < 8)
+                                        return fail(pd, -EBADMSG, pd->pos);
+                                n = file_u64(pd, data);
+                                data += 8;
+                                if (n > h.size - sizeof(h) - 8u)
+                                        return fail(pd, -EBADMSG, pd->pos);
+                        }
+                        r = decompress(pd, data, n);
+                        if (r < 0)
+                                return fail(pd, r, pd->pos);
+                        pd->doff = pd->pos;
+                        pd->pos += h.size;
+                        continue;
+                }
+                if (pd->dpos < pd->dlen)
+                        /* A record cut off at the end of the compressed data. */
+                        return fail(pd, -EBADMSG, pd->doff);
+
+                *ret_p = p;
+                *ret_h = h;
+                *ret_offset = pd->pos;
+                *ret_compressed = false;
+                pd->pos += h.size + extra;
+                return 1;
+        }
+}
+
+/* Which event laid a kernel record out (P: the record as stored);
+ * -EBADMSG when the record is too short to hold the id that says so. */
+static int find_event(const struct perfdata *pd, const uint8_t *p, const struct perf_event_header *h,
+                       const struct perfdata_event **ret_ev, const struct perfdata_event **ret_layout) {
+        const struct perfdata_event *ev = NULL, *layout = NULL;
+        uint64_t body = h->size - sizeof(*h);
+
+        if (pd->n_events == 1)
+                ev = layout = pd->events[0];
+        else if (pd->n_events == 0 || pd->layout_bad)
+                ;
+        else if (h->type == PERF_RECORD_SAMPLE) {
+                uint64_t at = 8 * (uint64_t) pd->sample_id_pos;
+
+                if (body < at + 8)
+                        return -EBADMSG;
+                ev = layout = event_by_id(pd, file_u64(pd, p + sizeof(*h) + at));
+        } else if (pd->trailer_id_pos > 0) {
+                uint64_t back = 8 * (uint64_t) pd->trailer_id_pos;
+
+                if (body < back)
+                        return -EBADMSG;
+                ev = layout = event_by_id(pd, file_u64(pd, p + h->size - back));
+                /* perf's synthesized records (the tasks and maps that
+                 * existed before recording) carry an id of 0. */
+                if (!layout && pd->trailer_uniform)
+                        layout = pd->events[0];
+        } else
+                layout = pd->events[0];         /* no trailer to lay out */
+        *ret_ev = ev;
+        *ret_layout = layout;
+        return 0;
+}
+
+/* The next record in file order, in host order at an aligned address,
+ * parsed (kernel records) or decoded (perf's own, into pd->user). */
+static int read_one(struct perfdata *pd, struct perfdata_record *ret, struct raw *raw) {
+        const struct perfdata_event *ev = NULL, *layout = NULL;
+        struct perf_event_header h;
+        const uint8_t *p;
+        uint64_t offset;
+        bool compressed, user;
+        int r;
+
+        r = raw_next(pd, &p, &h, &offset, &compressed);
+        if (r <= 0)
+                return r;
+
+        user = h.type >= PERFDATA_RECORD_USER_TYPE_START;
+        if (!user && find_event(pd, p, &h, &ev, &layout) < 0)
+                return fail(pd, -EBADMSG, offset);
+
+        *raw = (struct raw) { .offset = offset, .compressed = compressed, .stable = !compressed };
+        if (pd->swap || (uintptr_t) p % 8 != 0) {
+                struct perf_event_header *c = (struct perf_event_header *) pd->bounce;
+
+                memcpy(c, p, h.size);
+                *c = h;
+                if (pd->swap && !user && layout) {
+                        r = swap_record(c, &layout->attr, ev ? ev->format : NULL);
+                        if (r < 0)
+                                return fail(pd, r, offset);
+                }
+                raw->h = c;
+                raw->stable = false;
+        } else
+                raw->h = (const struct perf_event_header *) p;
+
+        *ret = (struct perfdata_record) {
+                .offset = offset,
+                .header = raw->h,
+                .compressed = compressed,
+                .event = ev,
+                .rec = { .type = h.type, .misc = h.misc },
+        };
+        if (user) {
+                r = user_record_decode(&pd->user, raw->h, pd->swap);
+                if (r == -ENOMEM)
+                        return fail(pd, r, offset);
+                if (r < 0)
+                        return fail(pd, -EBADMSG, offset);
+                ret->user = tree_get(&pd->user);
+                return 1;
+        }
+        raw->layout = layout;
+        return 1;
+}
+
+/* Parses kernel record PR (its header where it stays) with LAYOUT's attr
+ * and finds its time (0: none, delivered where it stands). */
+static int parse_record(struct perfdata *pd, struct perfdata_record *pr, const struct perfdata_event *layout) {
+        uint64_t t;
+        int r;
+
+        pr->time = 0;
+        if (!layout)
+                return 0;
+        r = record_parse(&layout->attr, pr->header, &pr->rec);
+        if (r < 0)
+                return fail(pd, r, pr->offset);
+        pr->parsed = true;
+        t = layout->attr.sample_type;
+        if (pr->rec.type == PERF_RECORD_SAMPLE) {
+                if (t & PERF_SAMPLE_TIME)
+                        pr->time = pr->rec.sample.time;
+        } else if (pr->rec.has_sid && (t & PERF_SAMPLE_TIME))
+                pr->time = pr->rec.sid.time;
+        return 0;
+}
+
+/* ---- the time-order queue --------------------------------------------- */
+
+static void chunk_release(struct perfdata *pd, int i) {
+        if (i < 0)
+                return;
+        if (--pd->chunks[i].refs == 0 && i != pd->cur_chunk)
+                pd->chunks[i].used = 0;
+}
+
+/* A copy of SIZE bytes that stays until chunk_release(). */
+static int chunk_copy(struct perfdata *pd, const void *src, size_t size, const void **ret, int *ret_chunk) {
+        size_t need = (size + 7) & ~(size_t) 7;
+        struct chunk *c = pd->cur_chunk >= 0 ? &pd->chunks[pd->cur_chunk] : NULL;
+
+        if (!c || CHUNK_SIZE - c->used < need) {
+                int found = -1;
+
+                if (c && c->refs == 0)
+                        c->used = 0;
+                for (size_t i = 0; i < pd->n_chunks; i++)
+                        if ((int) i != pd->cur_chunk && pd->chunks[i].refs == 0) {
+                                found = (int) i;
+                                break;
+                        }
+                if (found < 0) {
+                        struct chunk *a;
+
+                        if (pd->n_chunks >= QUEUE_MAX_CHUNKS)
+                                return -ENOBUFS;
+                        a = realloc(pd->chunks, (pd->n_chunks + 1) * sizeof(*a));
+                        if (!a)
+                                return -ENOMEM;
+                        pd->chunks = a;
+                        a[pd->n_chunks] = (struct chunk) { .mem = malloc(CHUNK_SIZE) };
+                        if (!a[pd->n_chunks].mem)
+                                return -ENOMEM;
+                        found = (int) pd->n_chunks++;
+                }
+                pd->cur_chunk = found;
+                c = &pd->chunks[found];
+                c->used = 0;
+        }
+        memcpy(c->mem + c->used, src, size);
+        *ret = c->mem + c->used;
+        c->used += need;
+        c->refs++;
+        *ret_chunk = pd->cur_chunk;
+        return 0;
+}
+
+static int pending_cmp(const void *a, const void *b) {
+        const struct pending *x = a, *y = b;
+
+        if (x->time != y->time)
+                return x->time < y->time ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int slot_get(struct perfdata *pd, uint32_t *ret) {
+        if (pd->n_free > 0) {
+                *ret = pd->free_slots[--pd->n_free];
+                return 0;
+        }
+        if (pd->n_slots == pd->cap_slots) {
+                size_t cap = pd->cap_slots ? pd->cap_slots * 2 : 1024;
+                struct slot *s;
+                uint32_t *f;
+
+                if (cap > UINT32_MAX)
+                        return -ENOBUFS;
+                s = realloc(pd->slots, cap * sizeof(*s));
+                if (!s)
+                        return -ENOMEM;
+                pd->slots = s;
+                f = realloc(pd->free_slots, cap * sizeof(*f));
+                if (!f)
+                        return -ENOMEM;
+                pd->free_slots = f;
+                pd->cap_slots = cap;
+        }
+        *ret = (uint32_t) pd->n_slots++;
+        return 0;
+}
+
+/* Queues kernel record PR (header per RAW) with time PR->time. */
+static int enqueue(struct perfdata *pd, struct perfdata_record *pr, const struct raw *raw) {
+        struct slot *s;
+        uint32_t i;
+        int r;
+
+        if (pd->n_pend == pd->cap_pend) {
+                size_t cap = pd->cap_pend ? pd->cap_pend * 2 : 1024;
+                struct pending *a = realloc(pd->pend, cap * sizeof(*a));
+
+                if (!a)
+                        return -ENOMEM;
+                pd->pend = a;
+                pd->cap_pend = cap;
+        }
+        r = slot_get(pd, &i);
+        if (r < 0)
+                return r;
+        s = &pd->slots[i];
+        s->chunk = -1;
+        if (!raw->stable) {
+                const void *copy;
+
+                r = chunk_copy(pd, raw->h, raw->h->size, &copy, &s->chunk);
+                if (r < 0) {
+                        pd->free_slots[pd->n_free++] = i;
+                        return r;
+                }
+                pr->header = copy;
+        }
+        r = parse_record(pd, pr, raw->layout);
+        if (r < 0)
+                return r;
+        s->pr = *pr;
+        pd->pend[pd->n_pend++] = (struct pending) { .time = pr->time, .seq = pd->seq++, .slot = i };
+        if (pr->time > pd->max_time)
+                pd->max_time = pr->time;
+        return 0;
+}
+
+/* Starts handing out queued records up to LIMIT, oldest first. */
+static void flush_start(struct perfdata *pd, uint64_t limit) {
+        if (pd->n_pend > 1)
+                qsort(pd->pend, pd->n_pend, sizeof(*pd->pend), pending_cmp);
+        pd->pend_head = 0;
+        pd->flush_limit = limit;
+        pd->flushing = true;
+}
+
+/* The next queued record within the flush, or 0 when the flush is done. */
+static int flush_next(struct perfdata *pd, struct perfdata_record *ret) {
+        struct slot *s;
+
+        if (pd->pend_head < pd->n_pend && pd->pend[pd->pend_head].time <= pd->flush_limit) {
+                uint32_t i = pd->pend[pd->pend_head++].slot;
+
+                s = &pd->slots[i];
+                *ret = s->pr;
+                /* The bytes stay until a later call copies over them. */
+                chunk_release(pd, s->chunk);
+                pd->free_slots[pd->n_free++] = i;
+                return 1;
+        }
+        if (pd->pend_head > 0)
+                memmove(pd->pend, pd->pend + pd->pend_head, (pd->n_pend - pd->pend_head) * sizeof(*pd->pend));
+        pd->n_pend -= pd->pend_head;
+        pd->pend_head = 0;
+        pd->flushing = false;
+        return 0;
+}
+
+static int next_file_order(struct perfdata *pd, struct perfdata_record *ret) {
+        struct raw raw;
+        int r;
+
+        r = read_one(pd, ret, &raw);
+        if (r <= 0)
+                return r;
+        if (ret->rec.type < PERFDATA_RECORD_USER_TYPE_START) {
+                r = parse_record(pd, ret, raw.layout);
                 if (r < 0)
                         return r;
         }
-        r = name_events(pd);
-        if (r < 0)
-                return r;
+        return 1;
+}
 
-        pd->bounce = malloc(1 << 16);
+int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
+        int r;
+
+        if (!pd || !ret)
+                return -EINVAL;
+        if (pd->order == PERFDATA_ORDER_FILE) {
+                if (pd->error < 0)
+                        return pd->error;
+                return next_file_order(pd, ret);
+        }
+
+        for (;;) {
+                struct perfdata_record pr;
+                struct raw raw;
+
+                if (pd->flushing) {
+                        if (flush_next(pd, ret) > 0)
+                                return 1;
+                        if (pd->held) {
+                                pd->held = false;
+                                *ret = pd->held_pr;
+                                return 1;
+                        }
+                }
+                if (pd->at_end)
+                        return pd->error;
+
+                r = read_one(pd, &pr, &raw);
+                if (r <= 0) {
+                        /* The end, or damage: first everything before it. */
+                        pd->at_end = true;
+                        flush_start(pd, UINT64_MAX);
+                        continue;
+                }
+                if (pr.rec.type >= PERFDATA_RECORD_USER_TYPE_START) {
+                        if (pr.rec.type != PERFDATA_RECORD_FINISHED_ROUND) {
+                                *ret = pr;
+                                return 1;
+                        }
+                        /* util/ordered-events.c OE_FLUSH__ROUND: up to the
+                         * newest time seen before the previous round. */
+                        if (pd->order == PERFDATA_ORDER_TIME) {
+                                flush_start(pd, pd->next_flush);
+                                pd->next_flush = pd->max_time;
+                        } else
+                                flush_start(pd, UINT64_MAX);
+                        pd->held = true;
+                        pd->held_pr = pr;
+                        continue;
+                }
+                if (!raw.layout) {
+                        *ret = pr;
+                        return 1;
+                }
+                /* perf delivers what has no time at once (session.c:
+                 * perf_session__queue_event gives -ETIME). Peek at the
+                 * time without copying: parse where it is. */
+                if (raw.stable || pd->order == PERFDATA_ORDER_FILE) {
+                        r = parse_record(pd, &pr, raw.layout);
+                        if (r < 0)
+                                return r;
+                        if (pr.time == 0) {
+                                *ret = pr;
+                                return 1;
+                        }
+                        r = enqueue(pd, &pr, &raw);
+                } else {
+                        struct perfdata_record probe = pr;
+
+                        r = parse_record(pd, &probe, raw.layout);
+                        if (r < 0)
+                                return r;
+                        if (probe.time == 0) {
+                                *ret = probe;
+                                return 1;
+                        }
+                        r = enqueue(pd, &pr, &raw);
+                }
+                if (r == -ENOBUFS) {
+                        /* Too much waiting: flush the older half
+                         * (ordered-events.c OE_FLUSH__HALF), then queue. */
+                        uint64_t lo = UINT64_MAX, hi = 0;
+
+                        for (size_t i = 0; i < pd->n_pend; i++) {
+                                lo = pd->pend[i].time < lo ? pd->pend[i].time : lo;
+                                hi = pd->pend[i].time > hi ? pd->pend[i].time : hi;
+                        }
+                        pd->seq--;
+                        flush_start(pd, lo + (hi - lo) / 2);
+                        /* The record is read again after the flush. */
+                        pd->pos = pr.compressed ? pd->pos : pr.offset;
+                        if (pr.compressed)
+                                pd->dpos -= pr.header->size;
+                        continue;
+                }
+                if (r < 0)
+                        return fail(pd, r, pr.offset);
+        }
+}
+
+static void queue_clear(struct perfdata *pd) {
+        pd->n_pend = pd->pend_head = 0;
+        pd->n_free = 0;
+        pd->n_slots = 0;
+        for (size_t i = 0; i < pd->n_chunks; i++)
+                pd->chunks[i].used = pd->chunks[i].refs = 0;
+        pd->cur_chunk = -1;
+        pd->seq = pd->max_time = pd->next_flush = 0;
+        pd->flushing = pd->held = false;
+}
+
+void perfdata_rewind(struct perfdata *pd) {
+        if (!pd)
+                return;
+        pd->pos = pd->data_start;
+        pd->dpos = pd->dlen = 0;
+        if (pd->zstd)
+                ZSTD_initDStream(pd->zstd);
+        pd->error = 0;
+        pd->error_offset = 0;
+        pd->at_end = false;
+        queue_clear(pd);
+}
+
+int perfdata_set_order(struct perfdata *pd, enum perfdata_order order) {
+        if (!pd || (unsigned) order > PERFDATA_ORDER_TIME)
+                return -EINVAL;
+        pd->order = order;
+        return 0;
+}
+
+uint64_t perfdata_offset(const struct perfdata *pd) {
+        if (!pd)
+                return 0;
+        return pd->error < 0 ? pd->error_offset : pd->pos;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+/* Pipe mode: the attrs, tracing data, event names and features come as
+ * records before the data they describe. Take them all in first, so that
+ * the header is whole before the first record is handed out. A damaged
+ * stream stops this quietly: reading the records finds the damage. */
+static int pipe_prescan(struct perfdata *pd) {
+        uint64_t pos = pd->data_start;
+        int r;
+
+        while (pos < pd->size && pd->size - pos >= sizeof(struct perf_event_header)) {
+                struct perf_event_header h;
+                const uint8_t *p = pd->base + pos, *body;
+                uint64_t extra, left = pd->size - pos;
+                struct pcur c;
+
+                read_header(pd, p, &h);
+                if (h.size < sizeof(h) || h.size > left)
+                        break;
+                if (record_payload(pd, &h, p, &extra) < 0 || extra > left - h.size)
+                        break;
+                body = p + sizeof(h);
+                c = pcur_make(body, h.size - sizeof(h), pd->swap);
+                switch (h.type) {
+                case PERFDATA_RECORD_HEADER_ATTR: {
+                        struct perf_event_attr attr;
+                        uint32_t asz;
+
+                        if (h.size - sizeof(h) < PERF_ATTR_SIZE_VER0)
+                                return 0;
+                        if (read_attr(pd, body, h.size - sizeof(h), &attr) < 0)
+                                return 0;
+                        memcpy(&asz, body + 4, 4);
+                        asz = pd->swap ? bswap_32(asz) : asz;
+                        asz = asz ? asz : PERF_ATTR_SIZE_VER0;
+                        r = add_event(pd, &attr, body + asz, (h.size - sizeof(h) - asz) / 8);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                return 0;
+                        break;
+                }
+                case PERFDATA_RECORD_HEADER_TRACING_DATA:
+                        r = read_tracing_data(pd, p + h.size, extra);
+                        if (r == -ENOMEM)
+                                return r;
+                        break;
+                case PERFDATA_RECORD_EVENT_UPDATE: {
+                        uint64_t type, id;
+                        struct perfdata_event *ev;
+
+                        if (pcur_u64(&c, &type) < 0 || pcur_u64(&c, &id) < 0)
+                                break;
+                        ev = event_by_id(pd, id);
+                        if (type != 2 || !ev || ev->name)
+                                break;
+                        ev->name = strndup((const char *) c.c.p, cursor_left(&c.c));
+                        if (!ev->name)
+                                return -ENOMEM;
+                        break;
+                }
+                case PERFDATA_RECORD_HEADER_FEATURE: {
+                        uint64_t feat;
+
+                        /* An empty one (HEADER_LAST_FEATURE) ends the list
+                         * (header.c perf_event__synthesize_features). */
+                        if (pcur_u64(&c, &feat) < 0 || feat >= PERFDATA_FEAT_MAX || cursor_left(&c.c) == 0)
+                                break;
+                        set_feature(pd, (unsigned) feat);
+                        pd->feat[feat].p = c.c.p;
+                        pd->feat[feat].size = cursor_left(&c.c);
+                        break;
+                }
+                }
+                pos += h.size + extra;
+        }
+        return 0;
+}
+
+static int perfdata_parse(struct perfdata *pd) {
+        struct file_header h;
+        uint64_t magic, hsize;
+        int r;
+
+        if (pd->size < 16)
+                return -EBADMSG;
+        if (perfdata_unsupported(pd->base, pd->size))
+                return -EPROTONOSUPPORT;
+        magic = load_u64(pd->base);
+        if (magic == bswap_64(MAGIC2))
+                pd->swap = true;
+        else if (magic != MAGIC2)
+                return -EBADMSG;
+        hsize = file_u64(pd, pd->base + 8);
+
+        pd->bounce = aligned_alloc(8, BOUNCE_SIZE);
         if (!pd->bounce)
                 return -ENOMEM;
-        return 0;
+        pd->cur_chunk = -1;
+
+        if (hsize == PIPE_HEADER_SIZE) {
+                pd->pipe = true;
+                pd->data_start = pd->pos = PIPE_HEADER_SIZE;
+                pd->data_end = pd->size;
+                r = pipe_prescan(pd);
+                if (r < 0)
+                        return r;
+        } else {
+                if (pd->size < sizeof(h))
+                        return -EBADMSG;
+                memcpy(&h, pd->base, sizeof(h));
+                if (pd->swap) {
+                        uint64_t *w = (uint64_t *) &h;
+
+                        for (size_t i = 0; i < sizeof(h) / 8; i++)
+                                w[i] = bswap_64(w[i]);
+                }
+                if (h.size < sizeof(h) || h.size > pd->size)
+                        return -EBADMSG;
+                memcpy(pd->features, h.features, sizeof(pd->features));
+                if (h.data.offset < h.size || h.data.offset > pd->size)
+                        return -EBADMSG;
+                pd->data_start = pd->pos = h.data.offset;
+                pd->data_end = h.data.offset + h.data.size;
+                if (h.data.size > pd->size - h.data.offset) {
+                        /* Cut short (perf killed, a copy interrupted): the
+                         * records that are there, then the error at the
+                         * end of what is there. */
+                        pd->data_end = pd->size;
+                        pd->truncated = true;
+                }
+                pd->data_offset = h.data.offset;
+                pd->data_size = h.data.size;
+                if (pd->truncated)
+                        memset(pd->features, 0, sizeof(pd->features));
+                else {
+                        r = read_feature_table(pd, &h);
+                        if (r < 0)
+                                return r;
+                }
+                r = read_attrs(pd, &h);
+                if (r < 0)
+                        return r;
+        }
+        setup_id_positions(pd);
+        if (pd->layout_bad)
+                return -EBADMSG;
+        r = use_features(pd);
+        if (r < 0)
+                return r;
+        return build_header(pd);
 }
 
 int perfdata_new(const void *data, size_t size, struct perfdata **ret) {
@@ -576,7 +1465,7 @@ int perfdata_new(const void *data, size_t size, struct perfdata **ret) {
         return 0;
 }
 
-/* For what cannot be mapped (a pipe, /dev/stdin). */
+/* For what cannot be mapped (a pipe, standard input). */
 static int read_all(int fd, void **ret, size_t *ret_size) {
         _cleanup_(freep) uint8_t *buf = NULL;
         size_t len = 0, cap = 0;
@@ -616,9 +1505,15 @@ int perfdata_open(const char *path, struct perfdata **ret) {
 
         if (!path || !ret)
                 return -EINVAL;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
+        if (strcmp(path, "-") == 0) {
+                fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+                if (fd < 0)
+                        return -errno;
+        } else {
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+        }
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (S_ISDIR(st.st_mode))
@@ -627,9 +1522,7 @@ int perfdata_open(const char *path, struct perfdata **ret) {
         pd = calloc(1, sizeof(*pd));
         if (!pd)
                 return -ENOMEM;
-        if (S_ISREG(st.st_mode)) {
-                if (st.st_size == 0)
-                        return -EBADMSG;
+        if (S_ISREG(st.st_mode) && st.st_size > 0) {
                 if ((uint64_t) st.st_size > SIZE_MAX)
                         return -EFBIG;
                 pd->map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -645,6 +1538,8 @@ int perfdata_open(const char *path, struct perfdata **ret) {
                 if (r < 0)
                         return r;
                 pd->base = pd->buf;
+                if (!pd->base)
+                        return -EBADMSG;
         }
 
         r = perfdata_parse(pd);
@@ -658,8 +1553,11 @@ struct perfdata *perfdata_free(struct perfdata *pd) {
         if (!pd)
                 return NULL;
         for (size_t i = 0; i < pd->n_events; i++) {
-                free(pd->events[i].ids);
-                free(pd->events[i].name);
+                if (!pd->events[i])
+                        continue;
+                free(pd->events[i]->ids);
+                free(pd->events[i]->name);
+                free(pd->events[i]);
         }
         free(pd->events);
         free(pd->ids);
@@ -667,6 +1565,17 @@ struct perfdata *perfdata_free(struct perfdata *pd) {
                 format_free(pd->formats[i]);
         free(pd->formats);
         free(pd->bounce);
+        tree_done(&pd->header);
+        tree_done(&pd->user);
+        if (pd->zstd)
+                ZSTD_freeDStream(pd->zstd);
+        free(pd->dbuf);
+        for (size_t i = 0; i < pd->n_chunks; i++)
+                free(pd->chunks[i].mem);
+        free(pd->chunks);
+        free(pd->slots);
+        free(pd->free_slots);
+        free(pd->pend);
         if (pd->map)
                 munmap(pd->map, pd->map_size);
         free(pd->buf);
@@ -681,7 +1590,7 @@ size_t perfdata_n_events(const struct perfdata *pd) {
 const struct perfdata_event *perfdata_event(const struct perfdata *pd, size_t i) {
         if (!pd || i >= pd->n_events)
                 return NULL;
-        return &pd->events[i];
+        return pd->events[i];
 }
 
 int perfdata_clock(const struct perfdata *pd, struct perfdata_clock *ret) {
@@ -697,107 +1606,20 @@ size_t perfdata_n_bad_formats(const struct perfdata *pd) {
         return pd ? pd->n_bad_formats : 0;
 }
 
-/* ---- the data section ------------------------------------------------ */
-
-void perfdata_rewind(struct perfdata *pd) {
-        if (pd)
-                pd->pos = pd->data_start;
+bool perfdata_swapped(const struct perfdata *pd) {
+        return pd && pd->swap;
 }
 
-uint64_t perfdata_offset(const struct perfdata *pd) {
-        return pd ? pd->pos : 0;
+bool perfdata_pipe(const struct perfdata *pd) {
+        return pd && pd->pipe;
 }
 
-static uint64_t load_u64(const uint8_t *p) {
-        uint64_t v;
-
-        memcpy(&v, p, sizeof(v));
-        return v;
+struct perfdata_tree perfdata_header(const struct perfdata *pd) {
+        return pd ? tree_get(&pd->header) : (struct perfdata_tree) {};
 }
 
-int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
-        const struct perfdata_event *ev = NULL, *layout = NULL;
-        struct perf_event_header h;
-        const uint8_t *p;
-        uint64_t left, total, body;
-        int r;
-
-        if (!pd || !ret)
-                return -EINVAL;
-        if (pd->pos >= pd->data_end)
-                return 0;
-        left = pd->data_end - pd->pos;
-        if (left < sizeof(h))
-                return -EBADMSG;
-        p = pd->base + pd->pos;
-        memcpy(&h, p, sizeof(h));
-        if (h.size < sizeof(h) || h.size > left)
-                return -EBADMSG;
-        total = h.size;
-        body = h.size - sizeof(h);
-
-        /* AUXTRACE's payload follows the record and is not counted in its
-         * size: the record's first u64 says how long it is. */
-        if (h.type == PERFDATA_RECORD_AUXTRACE) {
-                uint64_t aux;
-
-                if (body < 8)
-                        return -EBADMSG;
-                aux = load_u64(p + sizeof(h));
-                if (aux > left - total)
-                        return -EBADMSG;
-                total += aux;
-        }
-        if (h.type == PERFDATA_RECORD_COMPRESSED || h.type == PERFDATA_RECORD_COMPRESSED2)
-                return -EOPNOTSUPP;
-
-        /* Parsers read u64s through pointers into the record. */
-        if ((uintptr_t) p % 8 != 0) {
-                memcpy(pd->bounce, p, h.size);
-                p = (const uint8_t *) pd->bounce;
-        }
-
-        *ret = (struct perfdata_record) {
-                .offset = pd->pos,
-                .header = (const struct perf_event_header *) p,
-                .rec = { .type = h.type, .misc = h.misc },
-        };
-
-        if (h.type >= PERFDATA_RECORD_USER_TYPE_START) {
-                pd->pos += total;
-                return 1;
-        }
-
-        if (pd->n_events == 1)
-                ev = layout = &pd->events[0];
-        else if (h.type == PERF_RECORD_SAMPLE) {
-                uint64_t at = 8 * (uint64_t) pd->sample_id_pos;
-
-                if (body < at + 8)
-                        return -EBADMSG;
-                ev = layout = event_by_id(pd, load_u64(p + sizeof(h) + at));
-        } else if (pd->trailer_id_pos > 0) {
-                uint64_t back = 8 * (uint64_t) pd->trailer_id_pos;
-
-                if (body < back)
-                        return -EBADMSG;
-                ev = layout = event_by_id(pd, load_u64(p + h.size - back));
-                /* perf's synthesized records (the tasks and maps that
-                 * existed before recording) carry an id of 0. */
-                if (!layout && pd->trailer_uniform)
-                        layout = &pd->events[0];
-        } else
-                layout = &pd->events[0];        /* no trailer to lay out */
-
-        if (layout) {
-                r = record_parse(&layout->attr, ret->header, &ret->rec);
-                if (r < 0)
-                        return r;
-                ret->parsed = true;
-        }
-        ret->event = ev;
-        pd->pos += total;
-        return 1;
+uint64_t perfdata_feature_damage(const struct perfdata *pd) {
+        return pd ? pd->feature_damage : 0;
 }
 
 static const char *const user_type_table[] = {

@@ -300,15 +300,24 @@ static void test_fixture_refused(void **state) {
         fclose(f);
         assert_true(n > 10000);
 
+        /* Cut inside the header: nothing to read. */
         snprintf(path, sizeof(path), "%s/cut.data", tmpdir);
-        write_file(path, whole, 5000);
+        write_file(path, whole, 100);
         expect_refused(path, "not a well-formed perf.data file");
 
-        /* Pipe mode: the 16-byte header perf record -o - writes. */
-        memcpy(whole + 8, &(uint64_t) { 16 }, 8);
-        snprintf(path, sizeof(path), "%s/pipe.data", tmpdir);
-        write_file(path, whole, 4096);
-        expect_refused(path, "pipe-mode output");
+        /* Cut inside the data: the records before the cut, then the
+         * error naming where. */
+        write_file(path, whole, 1000);
+        {
+                const char *argv[] = { evmonctl(), "decode", "--all", path, NULL };
+
+                assert_int_equal(run_capture(argv, 30000, &out, &err), 1);
+                assert_true(strlen(out) > 0);
+                if (!strstr(err, "damaged or truncated data") || !strstr(err, "at byte"))
+                        fail_msg("evmonctl decode of a cut file said \"%s\"", err);
+                free(out);
+                free(err);
+        }
 
         expect_refused("/nonexistent/perf.data", "cannot read /nonexistent/perf.data");
 

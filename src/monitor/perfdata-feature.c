@@ -1,0 +1,1258 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The feature sections of a perf.data header and perf's own records, as
+ * trees of named values. Layouts: tools/perf/util/header.c (write_* and
+ * process_* of each feature), tools/lib/perf/include/perf/event.h (the
+ * user records), perf.data-file-format.txt. Everything is read through
+ * bounds-checked cursors in the file's byte order; counts are checked
+ * against the bytes left before they are used. */
+
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfdata-int.h"
+
+/* ---- value trees ------------------------------------------------------ */
+
+void tree_reset(struct tree *t) {
+        t->n = 0;
+        t->oom = false;
+}
+
+void tree_done(struct tree *t) {
+        free(t->nodes);
+        free(t->last);
+        *t = (struct tree) {};
+}
+
+uint32_t tree_add(struct tree *t, uint32_t parent, const char *key, enum perfdata_node_kind kind) {
+        uint32_t i;
+
+        if (t->n > 0 && parent == 0 && t->oom)
+                return 0;
+        if (t->n == t->cap) {
+                size_t cap = t->cap ? t->cap * 2 : 64;
+                struct perfdata_node *n;
+                uint32_t *l;
+
+                if (cap > UINT32_MAX) {
+                        t->oom = true;
+                        return 0;
+                }
+                n = realloc(t->nodes, cap * sizeof(*n));
+                if (!n) {
+                        t->oom = true;
+                        return 0;
+                }
+                t->nodes = n;
+                l = realloc(t->last, cap * sizeof(*l));
+                if (!l) {
+                        t->oom = true;
+                        return 0;
+                }
+                t->last = l;
+                t->cap = cap;
+        }
+        i = (uint32_t) t->n++;
+        t->nodes[i] = (struct perfdata_node) { .key = key, .kind = kind };
+        t->last[i] = 0;
+        if (i == 0)
+                return 0;               /* the root */
+        if (t->last[parent])
+                t->nodes[t->last[parent]].next = i;
+        else
+                t->nodes[parent].child = i;
+        t->last[parent] = i;
+        return i;
+}
+
+void tree_u64(struct tree *t, uint32_t parent, const char *key, uint64_t v) {
+        uint32_t i = tree_add(t, parent, key, PERFDATA_NODE_U64);
+
+        if (i)
+                t->nodes[i].u = v;
+}
+
+void tree_s64(struct tree *t, uint32_t parent, const char *key, int64_t v) {
+        uint32_t i = tree_add(t, parent, key, PERFDATA_NODE_S64);
+
+        if (i)
+                t->nodes[i].i = v;
+}
+
+void tree_hex(struct tree *t, uint32_t parent, const char *key, uint64_t v) {
+        uint32_t i = tree_add(t, parent, key, PERFDATA_NODE_HEX);
+
+        if (i)
+                t->nodes[i].u = v;
+}
+
+void tree_bool(struct tree *t, uint32_t parent, const char *key, bool v) {
+        uint32_t i = tree_add(t, parent, key, PERFDATA_NODE_BOOL);
+
+        if (i)
+                t->nodes[i].b = v;
+}
+
+void tree_double(struct tree *t, uint32_t parent, const char *key, double v) {
+        uint32_t i = tree_add(t, parent, key, PERFDATA_NODE_DOUBLE);
+
+        if (i)
+                t->nodes[i].d = v;
+}
+
+void tree_str(struct tree *t, uint32_t parent, const char *key, const void *p, size_t len) {
+        uint32_t i = tree_add(t, parent, key, PERFDATA_NODE_STRING);
+
+        if (i) {
+                t->nodes[i].s.p = p;
+                t->nodes[i].s.len = strnlen(p, len);
+        }
+}
+
+void tree_bytes(struct tree *t, uint32_t parent, const char *key, const void *p, size_t len) {
+        uint32_t i = tree_add(t, parent, key, PERFDATA_NODE_BYTES);
+
+        if (i) {
+                t->nodes[i].s.p = p;
+                t->nodes[i].s.len = len;
+        }
+}
+
+struct perfdata_tree tree_get(const struct tree *t) {
+        if (t->n == 0)
+                return (struct perfdata_tree) {};
+        return (struct perfdata_tree) { .nodes = t->nodes, .n = t->n };
+}
+
+int pcur_perf_string(struct pcur *c, const char **ret, size_t *ret_len) {
+        const void *p;
+        uint32_t len;
+        int r;
+
+        r = pcur_u32(c, &len);
+        if (r >= 0)
+                r = cursor_take(&c->c, len, &p);
+        if (r < 0)
+                return r;
+        *ret = p;
+        *ret_len = len;
+        return 0;
+}
+
+/* A perf string straight into the tree. */
+static int put_string(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
+        const char *s;
+        size_t len;
+        int r;
+
+        r = pcur_perf_string(c, &s, &len);
+        if (r < 0)
+                return r;
+        tree_str(t, parent, key, s, len);
+        return 0;
+}
+
+static int put_u32(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
+        uint32_t v;
+        int r = pcur_u32(c, &v);
+
+        if (r >= 0)
+                tree_u64(t, parent, key, v);
+        return r;
+}
+
+static int put_u64(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
+        uint64_t v;
+        int r = pcur_u64(c, &v);
+
+        if (r >= 0)
+                tree_u64(t, parent, key, v);
+        return r;
+}
+
+/* A u32 count of things of at least MIN bytes each, checked against what
+ * is left so that a corrupt count cannot make us loop for long. */
+static int get_count32(struct pcur *c, size_t min, uint32_t *ret) {
+        int r = pcur_u32(c, ret);
+
+        if (r < 0)
+                return r;
+        if (min > 0 && *ret > cursor_left(&c->c) / min)
+                return -EBADMSG;
+        return 0;
+}
+
+static int get_count64(struct pcur *c, size_t min, uint64_t *ret) {
+        int r = pcur_u64(c, ret);
+
+        if (r < 0)
+                return r;
+        if (min > 0 && *ret > cursor_left(&c->c) / min)
+                return -EBADMSG;
+        return 0;
+}
+
+/* u32 nr, then nr perf strings, as an array. */
+static int put_string_list(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 4, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, parent, key, PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                r = put_string(t, a, NULL, c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- perf_event_attr -------------------------------------------------- */
+
+/* The flag bitfields after read_format, in uapi order (bit 15 and 16 are
+ * precise_ip, shown as a number). */
+static const char *const attr_flag_names[] = {
+        "disabled", "inherit", "pinned", "exclusive", "exclude_user", "exclude_kernel",
+        "exclude_hv", "exclude_idle", "mmap", "comm", "freq", "inherit_stat",
+        "enable_on_exec", "task", "watermark", NULL, NULL, "mmap_data", "sample_id_all",
+        "exclude_host", "exclude_guest", "exclude_callchain_kernel", "exclude_callchain_user",
+        "mmap2", "comm_exec", "use_clockid", "context_switch", "write_backward", "namespaces",
+        "ksymbol", "bpf_event", "aux_output", "cgroup", "text_poke", "build_id",
+        "inherit_thread", "remove_on_exec", "sigtrap", "aux_start_paused", "aux_pause",
+        "aux_resume",
+};
+
+#define ATTR_FLAGS_OFFSET 40
+
+void attr_decode(struct tree *t, uint32_t parent, const struct perf_event_attr *a) {
+        uint64_t flags;
+        uint32_t fl;
+
+        memcpy(&flags, (const uint8_t *) a + ATTR_FLAGS_OFFSET, sizeof(flags));
+        tree_u64(t, parent, "type", a->type);
+        tree_u64(t, parent, "size", a->size);
+        tree_hex(t, parent, "config", a->config);
+        if (a->freq)
+                tree_u64(t, parent, "sample_freq", a->sample_freq);
+        else
+                tree_u64(t, parent, "sample_period", a->sample_period);
+        tree_hex(t, parent, "sample_type", a->sample_type);
+        tree_hex(t, parent, "read_format", a->read_format);
+        fl = tree_add(t, parent, "flags", PERFDATA_NODE_ARRAY);
+        for (size_t b = 0; b < ELEMENTSOF(attr_flag_names); b++)
+                if ((flags & (1ULL << b)) && attr_flag_names[b])
+                        tree_str(t, fl, NULL, attr_flag_names[b], strlen(attr_flag_names[b]));
+        if (a->precise_ip)
+                tree_u64(t, parent, "precise_ip", a->precise_ip);
+        if (a->wakeup_events)
+                tree_u64(t, parent, a->watermark ? "wakeup_watermark" : "wakeup_events", a->wakeup_events);
+        if (a->bp_type)
+                tree_u64(t, parent, "bp_type", a->bp_type);
+        if (a->config1)
+                tree_hex(t, parent, a->type == PERF_TYPE_BREAKPOINT ? "bp_addr" : "config1", a->config1);
+        if (a->config2)
+                tree_hex(t, parent, a->type == PERF_TYPE_BREAKPOINT ? "bp_len" : "config2", a->config2);
+        if (a->branch_sample_type)
+                tree_hex(t, parent, "branch_sample_type", a->branch_sample_type);
+        if (a->sample_regs_user)
+                tree_hex(t, parent, "sample_regs_user", a->sample_regs_user);
+        if (a->sample_stack_user)
+                tree_u64(t, parent, "sample_stack_user", a->sample_stack_user);
+        if (a->use_clockid)
+                tree_s64(t, parent, "clockid", a->clockid);
+        if (a->sample_regs_intr)
+                tree_hex(t, parent, "sample_regs_intr", a->sample_regs_intr);
+        if (a->aux_watermark)
+                tree_u64(t, parent, "aux_watermark", a->aux_watermark);
+        if (a->sample_max_stack)
+                tree_u64(t, parent, "sample_max_stack", a->sample_max_stack);
+        if (a->aux_sample_size)
+                tree_u64(t, parent, "aux_sample_size", a->aux_sample_size);
+}
+
+/* An attr of SIZE stored bytes at P (the attr's own size field may say
+ * less) into a host-order, zero-extended copy. */
+static int attr_read(const void *p, size_t size, bool swap, struct perf_event_attr *ret) {
+        uint8_t buf[sizeof(*ret)] = {};
+        size_t n = size < sizeof(buf) ? size : sizeof(buf);
+
+        if (size < PERF_ATTR_SIZE_VER0)
+                return -EBADMSG;
+        memcpy(buf, p, n);
+        if (swap)
+                swap_attr(buf, n);
+        memcpy(ret, buf, sizeof(*ret));
+        return 0;
+}
+
+/* ---- cpu maps --------------------------------------------------------- */
+
+/* perf_record_cpu_map_data (tools/lib/perf/include/perf/event.h): u16
+ * type, then a list of u16 CPUs (0), a bitmask (1) of u32 or u64 words
+ * (long_size), or a range (2). Gives an array of CPU numbers (-1: any). */
+int cpu_map_decode(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
+        uint16_t type, nr, long_size, start, end;
+        uint32_t a;
+        int r;
+
+        r = pcur_u16(c, &type);
+        if (r < 0)
+                return r;
+        a = tree_add(t, parent, key, PERFDATA_NODE_ARRAY);
+        switch (type) {
+        case 0:
+                r = pcur_u16(c, &nr);
+                if (r < 0)
+                        return r;
+                for (uint16_t i = 0; i < nr; i++) {
+                        uint16_t cpu;
+
+                        r = pcur_u16(c, &cpu);
+                        if (r < 0)
+                                return r;
+                        tree_s64(t, a, NULL, cpu == UINT16_MAX ? -1 : cpu);
+                }
+                return 0;
+        case 1:
+                r = pcur_u16(c, &nr);
+                if (r >= 0)
+                        r = pcur_u16(c, &long_size);
+                if (r < 0)
+                        return r;
+                if (long_size == 8) {
+                        uint32_t pad;
+
+                        r = pcur_u32(c, &pad);
+                        if (r < 0)
+                                return r;
+                } else if (long_size != 4)
+                        return -EBADMSG;
+                for (uint16_t i = 0; i < nr; i++) {
+                        uint64_t w;
+
+                        if (long_size == 4) {
+                                uint32_t w32;
+
+                                r = pcur_u32(c, &w32);
+                                w = w32;
+                        } else
+                                r = pcur_u64(c, &w);
+                        if (r < 0)
+                                return r;
+                        for (unsigned b = 0; b < 8u * long_size; b++)
+                                if (w & (1ULL << b))
+                                        tree_s64(t, a, NULL, (int64_t) i * 8 * long_size + b);
+                }
+                return 0;
+        case 2: {
+                uint8_t any, pad;
+
+                r = cursor_u8(&c->c, &any);
+                if (r >= 0)
+                        r = cursor_u8(&c->c, &pad);
+                if (r >= 0)
+                        r = pcur_u16(c, &start);
+                if (r >= 0)
+                        r = pcur_u16(c, &end);
+                if (r < 0)
+                        return r;
+                if (any)
+                        tree_s64(t, a, NULL, -1);
+                for (uint32_t cpu = start; cpu <= end; cpu++)
+                        tree_s64(t, a, NULL, cpu);
+                return 0;
+        }
+        default:
+                return -EBADMSG;
+        }
+}
+
+/* ---- feature sections ------------------------------------------------- */
+
+static const char *const feature_names[] = {
+        [1] = "tracing_data", [2] = "build_id", [3] = "hostname", [4] = "osrelease",
+        [5] = "version", [6] = "arch", [7] = "nrcpus", [8] = "cpudesc", [9] = "cpuid",
+        [10] = "total_mem", [11] = "cmdline", [12] = "event_desc", [13] = "cpu_topology",
+        [14] = "numa_topology", [15] = "branch_stack", [16] = "pmu_mappings",
+        [17] = "group_desc", [18] = "auxtrace", [19] = "stat", [20] = "cache",
+        [21] = "sample_time", [22] = "mem_topology", [23] = "clockid", [24] = "dir_format",
+        [25] = "bpf_prog_info", [26] = "bpf_btf", [27] = "compressed", [28] = "cpu_pmu_caps",
+        [29] = "clock_data", [30] = "hybrid_topology", [31] = "pmu_caps",
+};
+
+const char *feature_name(unsigned feat) {
+        return feat < ELEMENTSOF(feature_names) ? feature_names[feat] : NULL;
+}
+
+/* build_id_event records (util/build-id.c): header, s32 pid, 24 bytes of
+ * build id (20 and a u8 size when misc has PERF_RECORD_MISC_BUILD_ID_SIZE),
+ * the file name padded to the record's size. */
+#define MISC_BUILD_ID_SIZE (1 << 15)
+
+static int build_id_decode(struct tree *t, uint32_t parent, struct pcur *c, uint16_t misc, size_t body) {
+        struct pcur b;
+        const void *bytes, *id;
+        uint32_t pid;
+        int r;
+
+        r = cursor_take(&c->c, body, &bytes);
+        if (r < 0)
+                return r;
+        b = pcur_make(bytes, body, c->swap);
+        r = pcur_u32(&b, &pid);
+        if (r >= 0)
+                r = cursor_take(&b.c, 24, &id);
+        if (r < 0)
+                return r;
+        tree_s64(t, parent, "pid", (int32_t) pid);
+        if (misc & MISC_BUILD_ID_SIZE) {
+                uint8_t size = ((const uint8_t *) id)[20];
+
+                tree_bytes(t, parent, "build_id", id, size <= 20 ? size : 20);
+        } else
+                tree_bytes(t, parent, "build_id", id, 20);
+        tree_str(t, parent, "filename", b.c.p, cursor_left(&b.c));
+        return 0;
+}
+
+static int feat_build_id(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t a = tree_add(t, o, "build_ids", PERFDATA_NODE_ARRAY);
+
+        while (cursor_left(&c->c) > 0) {
+                uint32_t type, e;
+                uint16_t misc, size;
+                int r;
+
+                r = pcur_u32(c, &type);
+                if (r >= 0)
+                        r = pcur_u16(c, &misc);
+                if (r >= 0)
+                        r = pcur_u16(c, &size);
+                if (r < 0)
+                        return r;
+                if (size < sizeof(struct perf_event_header))
+                        return -EBADMSG;
+                e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+                tree_str(t, e, "kind", (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+                                       (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_GUEST_KERNEL ?
+                                       "kernel" : "user", 6);
+                r = build_id_decode(t, e, c, misc, size - sizeof(struct perf_event_header));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The start of trace-cmd's tracing data (util/trace-event-read.c): the
+ * rest (formats) is read by perfdata.c, which lists the events. */
+static int feat_tracing_data(struct tree *t, uint32_t o, struct pcur *c) {
+        static const char magic[] = { 0x17, 0x08, 'D', 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+        const void *m;
+        const char *version;
+        uint8_t big_endian, long_size;
+        uint32_t page_size;
+        const uint8_t *nul;
+        int r;
+
+        tree_u64(t, o, "size", cursor_left(&c->c));
+        r = cursor_take(&c->c, sizeof(magic), &m);
+        if (r < 0)
+                return r;
+        if (memcmp(m, magic, sizeof(magic)) != 0)
+                return -EBADMSG;
+        version = (const char *) c->c.p;
+        nul = memchr(c->c.p, 0, cursor_left(&c->c));
+        if (!nul)
+                return -EBADMSG;
+        c->c.p = nul + 1;
+        r = cursor_u8(&c->c, &big_endian);
+        if (r >= 0)
+                r = cursor_u8(&c->c, &long_size);
+        if (r >= 0)
+                r = pcur_u32(c, &page_size);
+        if (r < 0)
+                return r;
+        tree_str(t, o, "version", version, (size_t) ((const char *) nul - version));
+        tree_bool(t, o, "big_endian", big_endian);
+        tree_u64(t, o, "long_size", long_size);
+        tree_u64(t, o, "page_size", page_size);
+        return 0;
+}
+
+static int feat_event_desc(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, attr_size, a;
+        int r;
+
+        r = get_count32(c, 0, &nr);
+        if (r >= 0)
+                r = pcur_u32(c, &attr_size);
+        if (r < 0)
+                return r;
+        if (attr_size < PERF_ATTR_SIZE_VER0 || nr > cursor_left(&c->c) / attr_size)
+                return -EBADMSG;
+        a = tree_add(t, o, "events", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                struct perf_event_attr attr;
+                const void *p;
+                uint32_t nr_ids, e, ids;
+                const char *name;
+                size_t len;
+
+                r = cursor_take(&c->c, attr_size, &p);
+                if (r >= 0)
+                        r = attr_read(p, attr_size, c->swap, &attr);
+                if (r >= 0)
+                        r = get_count32(c, 8, &nr_ids);
+                if (r >= 0)
+                        r = pcur_perf_string(c, &name, &len);
+                if (r < 0)
+                        return r;
+                e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+                tree_str(t, e, "name", name, len);
+                attr_decode(t, e, &attr);
+                if (nr_ids > cursor_left(&c->c) / 8)
+                        return -EBADMSG;
+                ids = tree_add(t, e, "ids", PERFDATA_NODE_ARRAY);
+                for (uint32_t k = 0; k < nr_ids; k++) {
+                        r = put_u64(t, ids, NULL, c);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* u32 nr_cores, core siblings; u32 nr_threads, thread siblings; then, when
+ * the section goes on, {u32 core_id, u32 socket_id} per available CPU, u32
+ * nr_dies, die siblings, u32 die_id per CPU (util/header.c
+ * process_cpu_topology: each part is optional, newer perfs write more). */
+static int feat_cpu_topology(struct tree *t, uint32_t o, struct pcur *c, uint32_t nr_cpus) {
+        uint32_t a;
+        int r;
+
+        r = put_string_list(t, o, "core_siblings", c);
+        if (r >= 0)
+                r = put_string_list(t, o, "thread_siblings", c);
+        if (r < 0)
+                return r;
+        if (cursor_left(&c->c) == 0 || nr_cpus == 0 || nr_cpus > cursor_left(&c->c) / 8)
+                return 0;
+        a = tree_add(t, o, "cpus", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr_cpus; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                tree_u64(t, e, "cpu", i);
+                r = put_u32(t, e, "core_id", c);
+                if (r >= 0)
+                        r = put_u32(t, e, "socket_id", c);
+                if (r < 0)
+                        return r;
+        }
+        if (cursor_left(&c->c) == 0)
+                return 0;
+        r = put_string_list(t, o, "die_siblings", c);
+        if (r < 0)
+                return r;
+        for (uint32_t i = 0, e = t->nodes[a].child; i < nr_cpus && e; i++, e = t->nodes[e].next) {
+                r = put_u32(t, e, "die_id", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int feat_numa_topology(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 24, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, o, "nodes", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                r = put_u32(t, e, "node", c);
+                if (r >= 0)
+                        r = put_u64(t, e, "mem_total_kb", c);
+                if (r >= 0)
+                        r = put_u64(t, e, "mem_free_kb", c);
+                if (r >= 0)
+                        r = put_string(t, e, "cpus", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int feat_pmu_mappings(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 8, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, o, "pmus", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                r = put_u32(t, e, "type", c);
+                if (r >= 0)
+                        r = put_string(t, e, "name", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int feat_group_desc(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 12, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, o, "groups", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                r = put_string(t, e, "name", c);
+                if (r >= 0)
+                        r = put_u32(t, e, "leader_idx", c);
+                if (r >= 0)
+                        r = put_u32(t, e, "nr_members", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The AUXTRACE index: tables of u64 nr, {u64 offset, u64 size}[nr]. */
+static int feat_auxtrace(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t a = tree_add(t, o, "index", PERFDATA_NODE_ARRAY);
+
+        while (cursor_left(&c->c) > 0) {
+                uint64_t nr;
+                int r;
+
+                r = get_count64(c, 16, &nr);
+                if (r < 0)
+                        return r;
+                for (uint64_t i = 0; i < nr; i++) {
+                        uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                        r = put_u64(t, e, "offset", c);
+                        if (r >= 0)
+                                r = put_u64(t, e, "size", c);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int feat_cache(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t version, nr, a;
+        int r;
+
+        r = pcur_u32(c, &version);
+        if (r >= 0)
+                r = get_count32(c, 28, &nr);
+        if (r < 0)
+                return r;
+        if (version != 1)
+                return -EBADMSG;
+        a = tree_add(t, o, "caches", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                r = put_u32(t, e, "level", c);
+                if (r >= 0)
+                        r = put_u32(t, e, "line_size", c);
+                if (r >= 0)
+                        r = put_u32(t, e, "sets", c);
+                if (r >= 0)
+                        r = put_u32(t, e, "ways", c);
+                if (r >= 0)
+                        r = put_string(t, e, "cache_type", c);
+                if (r >= 0)
+                        r = put_string(t, e, "size", c);
+                if (r >= 0)
+                        r = put_string(t, e, "map", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* u64 version, block_size, nr; per node u64 node, size (blocks), then a
+ * bitmap: u64 bits and the u64 words (util/header.c do_write_bitmap).
+ * The blocks are given as [first, last] ranges of set bits. */
+static int feat_mem_topology(struct tree *t, uint32_t o, struct pcur *c) {
+        uint64_t version, nr;
+        uint32_t a;
+        int r;
+
+        r = pcur_u64(c, &version);
+        if (r >= 0)
+                r = put_u64(t, o, "block_size", c);
+        if (r >= 0)
+                r = get_count64(c, 24, &nr);
+        if (r < 0)
+                return r;
+        tree_u64(t, o, "version", version);
+        a = tree_add(t, o, "nodes", PERFDATA_NODE_ARRAY);
+        for (uint64_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT), ranges;
+                uint64_t bits, words, start = UINT64_MAX, bit = 0;
+
+                r = put_u64(t, e, "node", c);
+                if (r >= 0)
+                        r = put_u64(t, e, "size", c);
+                if (r >= 0)
+                        r = pcur_u64(c, &bits);
+                if (r < 0)
+                        return r;
+                words = bits / 64 + (bits % 64 != 0);
+                if (words > cursor_left(&c->c) / 8)
+                        return -EBADMSG;
+                ranges = tree_add(t, e, "blocks", PERFDATA_NODE_ARRAY);
+                for (uint64_t w = 0; w < words; w++) {
+                        uint64_t v;
+
+                        r = pcur_u64(c, &v);
+                        if (r < 0)
+                                return r;
+                        for (unsigned b = 0; b < 64; b++, bit++) {
+                                bool set = bit < bits && (v & (1ULL << b));
+
+                                if (set && start == UINT64_MAX)
+                                        start = bit;
+                                if (!set && start != UINT64_MAX) {
+                                        uint32_t rg = tree_add(t, ranges, NULL, PERFDATA_NODE_ARRAY);
+
+                                        tree_u64(t, rg, NULL, start);
+                                        tree_u64(t, rg, NULL, bit - 1);
+                                        start = UINT64_MAX;
+                                }
+                        }
+                }
+                if (start != UINT64_MAX) {
+                        uint32_t rg = tree_add(t, ranges, NULL, PERFDATA_NODE_ARRAY);
+
+                        tree_u64(t, rg, NULL, start);
+                        tree_u64(t, rg, NULL, bit - 1);
+                }
+        }
+        return 0;
+}
+
+/* struct perf_bpil (util/bpf-utils.h): u32 info_len, u32 data_len, u64
+ * arrays, then info_len bytes of struct bpf_prog_info and data_len bytes
+ * of the arrays it points to. Only the info's fixed head is shown. */
+static int feat_bpf_prog_info(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 16, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, o, "programs", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+                uint32_t info_len, data_len;
+                uint64_t arrays;
+                const uint8_t *info;
+                struct pcur ic;
+
+                r = pcur_u32(c, &info_len);
+                if (r >= 0)
+                        r = pcur_u32(c, &data_len);
+                if (r >= 0)
+                        r = pcur_u64(c, &arrays);
+                if (r >= 0)
+                        r = cursor_take(&c->c, info_len, (const void **) &info);
+                if (r >= 0)
+                        r = cursor_take(&c->c, data_len, NULL);
+                if (r < 0)
+                        return r;
+                tree_u64(t, e, "info_len", info_len);
+                tree_u64(t, e, "data_len", data_len);
+                if (info_len < offsetof(struct bpf_prog_info, name) + BPF_OBJ_NAME_LEN)
+                        continue;
+                ic = pcur_make(info, info_len, c->swap);
+                (void) put_u32(t, e, "prog_type", &ic);
+                (void) put_u32(t, e, "id", &ic);
+                tree_bytes(t, e, "tag", info + offsetof(struct bpf_prog_info, tag), BPF_TAG_SIZE);
+                tree_str(t, e, "name", info + offsetof(struct bpf_prog_info, name), BPF_OBJ_NAME_LEN);
+        }
+        return 0;
+}
+
+static int feat_bpf_btf(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 8, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, o, "btfs", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT), size;
+
+                r = put_u32(t, e, "id", c);
+                if (r >= 0)
+                        r = pcur_u32(c, &size);
+                if (r >= 0)
+                        r = cursor_take(&c->c, size, NULL);
+                if (r < 0)
+                        return r;
+                tree_u64(t, e, "size", size);
+        }
+        return 0;
+}
+
+/* u32 nr, then {name, value} perf string pairs. */
+static int put_caps(struct tree *t, uint32_t parent, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 8, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, parent, "caps", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                r = put_string(t, e, "name", c);
+                if (r >= 0)
+                        r = put_string(t, e, "value", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* u32 nr_pmu, then per PMU its caps and its name (util/header.c
+ * write_pmu_caps). */
+static int feat_pmu_caps(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 8, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, o, "pmus", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                r = put_caps(t, e, c);
+                if (r >= 0)
+                        r = put_string(t, e, "pmu", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int feat_hybrid_topology(struct tree *t, uint32_t o, struct pcur *c) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, 8, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, o, "pmus", PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                r = put_string(t, e, "pmu", c);
+                if (r >= 0)
+                        r = put_string(t, e, "cpus", c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int feature_body(struct tree *t, uint32_t o, unsigned feat, struct pcur *c, uint32_t nr_cpus) {
+        int r;
+
+        switch (feat) {
+        case 1:
+                return feat_tracing_data(t, o, c);
+        case 2:
+                return feat_build_id(t, o, c);
+        case 3: case 4: case 5: case 6: case 8: case 9:
+                return put_string(t, o, "value", c);
+        case 7:
+                r = put_u32(t, o, "available", c);
+                if (r >= 0)
+                        r = put_u32(t, o, "online", c);
+                return r;
+        case 10:
+                return put_u64(t, o, "kb", c);
+        case 11:
+                return put_string_list(t, o, "args", c);
+        case 12:
+                return feat_event_desc(t, o, c);
+        case 13:
+                return feat_cpu_topology(t, o, c, nr_cpus);
+        case 14:
+                return feat_numa_topology(t, o, c);
+        case 15: case 19:
+                return 0;               /* a flag, no data */
+        case 16:
+                return feat_pmu_mappings(t, o, c);
+        case 17:
+                return feat_group_desc(t, o, c);
+        case 18:
+                return feat_auxtrace(t, o, c);
+        case 20:
+                return feat_cache(t, o, c);
+        case 21:
+                r = put_u64(t, o, "first", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "last", c);
+                return r;
+        case 22:
+                return feat_mem_topology(t, o, c);
+        case 23:
+                return put_u64(t, o, "res_ns", c);
+        case 24:
+                return put_u64(t, o, "version", c);
+        case 25:
+                return feat_bpf_prog_info(t, o, c);
+        case 26:
+                return feat_bpf_btf(t, o, c);
+        case 27:
+                r = put_u32(t, o, "version", c);
+                if (r >= 0)
+                        r = put_u32(t, o, "compression", c);    /* 1: zstd */
+                if (r >= 0)
+                        r = put_u32(t, o, "level", c);
+                if (r >= 0)
+                        r = put_u32(t, o, "ratio", c);
+                if (r >= 0)
+                        r = put_u32(t, o, "mmap_len", c);
+                return r;
+        case 28:
+                return put_caps(t, o, c);
+        case 29: {
+                uint32_t clockid;
+
+                r = put_u32(t, o, "version", c);
+                if (r >= 0)
+                        r = pcur_u32(c, &clockid);
+                if (r >= 0)
+                        tree_s64(t, o, "clockid", (int32_t) clockid);
+                if (r >= 0)
+                        r = put_u64(t, o, "wall_ns", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "clockid_ns", c);
+                return r;
+        }
+        case 30:
+                return feat_hybrid_topology(t, o, c);
+        case 31:
+                return feat_pmu_caps(t, o, c);
+        }
+        return -EOPNOTSUPP;
+}
+
+int feature_decode_nrcpus(struct tree *t, uint32_t parent, unsigned feat, const void *p, size_t size,
+                          bool swap, uint32_t nr_cpus) {
+        const char *name = feature_name(feat);
+        struct pcur c = pcur_make(p, size, swap);
+        uint32_t o;
+        int r;
+
+        if (!name)
+                return -EOPNOTSUPP;
+        o = tree_add(t, parent, name, PERFDATA_NODE_OBJECT);
+        r = feature_body(t, o, feat, &c, nr_cpus);
+        if (r < 0)
+                tree_u64(t, o, "error_at", (uint64_t) ((const uint8_t *) c.c.p - (const uint8_t *) p));
+        return r;
+}
+
+int feature_decode(struct tree *t, uint32_t parent, unsigned feat, const void *p, size_t size, bool swap) {
+        return feature_decode_nrcpus(t, parent, feat, p, size, swap, 0);
+}
+
+/* ---- perf's own records ----------------------------------------------- */
+
+static int user_body(struct tree *t, uint32_t o, const struct perf_event_header *h, struct pcur *c) {
+        uint64_t nr, v;
+        uint32_t a, u32;
+        int r;
+
+        switch (h->type) {
+        case PERFDATA_RECORD_HEADER_ATTR: {
+                struct perf_event_attr attr;
+                uint32_t size;
+
+                if (cursor_left(&c->c) < PERF_ATTR_SIZE_VER0)
+                        return -EBADMSG;
+                memcpy(&size, c->c.p + 4, sizeof(size));
+                if (c->swap)
+                        size = bswap_32(size);
+                if (size == 0)
+                        size = PERF_ATTR_SIZE_VER0;
+                if (size < PERF_ATTR_SIZE_VER0 || size > cursor_left(&c->c))
+                        return -EBADMSG;
+                r = attr_read(c->c.p, size, c->swap, &attr);
+                if (r < 0)
+                        return r;
+                c->c.p += size;
+                attr_decode(t, tree_add(t, o, "attr", PERFDATA_NODE_OBJECT), &attr);
+                a = tree_add(t, o, "ids", PERFDATA_NODE_ARRAY);
+                while (cursor_left(&c->c) >= 8) {
+                        r = put_u64(t, a, NULL, c);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        case PERFDATA_RECORD_HEADER_EVENT_TYPE:
+                r = put_u64(t, o, "event_id", c);
+                if (r >= 0)
+                        tree_str(t, o, "name", c->c.p, cursor_left(&c->c));
+                return r;
+        case PERFDATA_RECORD_HEADER_TRACING_DATA:
+                return put_u32(t, o, "size", c);
+        case PERFDATA_RECORD_HEADER_BUILD_ID:
+                return build_id_decode(t, o, c, h->misc, cursor_left(&c->c));
+        case PERFDATA_RECORD_FINISHED_ROUND:
+        case PERFDATA_RECORD_FINISHED_INIT:
+                return 0;
+        case PERFDATA_RECORD_ID_INDEX:
+                r = get_count64(c, 32, &nr);
+                if (r < 0)
+                        return r;
+                a = tree_add(t, o, "entries", PERFDATA_NODE_ARRAY);
+                for (uint64_t i = 0; i < nr; i++) {
+                        uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+
+                        r = put_u64(t, e, "id", c);
+                        if (r >= 0)
+                                r = put_u64(t, e, "idx", c);
+                        if (r >= 0)
+                                r = pcur_u64(c, &v);
+                        if (r >= 0)
+                                tree_s64(t, e, "cpu", (int64_t) v);
+                        if (r >= 0)
+                                r = pcur_u64(c, &v);
+                        if (r >= 0)
+                                tree_s64(t, e, "tid", (int64_t) v);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        case PERFDATA_RECORD_AUXTRACE_INFO:
+                r = put_u32(t, o, "auxtrace_type", c);
+                if (r >= 0)
+                        r = pcur_u32(c, &u32);
+                if (r < 0)
+                        return r;
+                a = tree_add(t, o, "priv", PERFDATA_NODE_ARRAY);
+                while (cursor_left(&c->c) >= 8) {
+                        r = pcur_u64(c, &v);
+                        if (r < 0)
+                                return r;
+                        tree_hex(t, a, NULL, v);
+                }
+                return 0;
+        case PERFDATA_RECORD_AUXTRACE:
+                r = put_u64(t, o, "size", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "offset", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "reference", c);
+                if (r >= 0)
+                        r = put_u32(t, o, "idx", c);
+                if (r >= 0)
+                        r = put_u32(t, o, "tid", c);
+                if (r >= 0)
+                        r = pcur_u32(c, &u32);
+                if (r >= 0)
+                        tree_s64(t, o, "cpu", (int32_t) u32);
+                return r;
+        case PERFDATA_RECORD_AUXTRACE_ERROR: {
+                const void *msg;
+
+                r = put_u32(t, o, "error_type", c);
+                if (r >= 0)
+                        r = put_u32(t, o, "code", c);
+                if (r >= 0)
+                        r = pcur_u32(c, &u32);
+                if (r >= 0)
+                        tree_s64(t, o, "cpu", (int32_t) u32);
+                if (r >= 0)
+                        r = pcur_u32(c, &u32);
+                if (r >= 0)
+                        tree_s64(t, o, "pid", (int32_t) u32);
+                if (r >= 0)
+                        r = pcur_u32(c, &u32);
+                if (r >= 0)
+                        tree_s64(t, o, "tid", (int32_t) u32);
+                if (r >= 0)
+                        r = put_u32(t, o, "fmt", c);
+                if (r >= 0)
+                        r = pcur_u64(c, &v);
+                if (r >= 0)
+                        tree_hex(t, o, "ip", v);
+                if (r >= 0)
+                        r = cursor_take(&c->c, 64, &msg);
+                if (r >= 0)
+                        tree_str(t, o, "msg", msg, 64);
+                return r;
+        }
+        case PERFDATA_RECORD_THREAD_MAP:
+                r = get_count64(c, 24, &nr);
+                if (r < 0)
+                        return r;
+                a = tree_add(t, o, "threads", PERFDATA_NODE_ARRAY);
+                for (uint64_t i = 0; i < nr; i++) {
+                        uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+                        const void *comm;
+
+                        r = pcur_u64(c, &v);
+                        if (r >= 0)
+                                r = cursor_take(&c->c, 16, &comm);
+                        if (r < 0)
+                                return r;
+                        tree_s64(t, e, "pid", (int64_t) v);
+                        tree_str(t, e, "comm", comm, 16);
+                }
+                return 0;
+        case PERFDATA_RECORD_CPU_MAP:
+                return cpu_map_decode(t, o, "cpus", c);
+        case PERFDATA_RECORD_STAT_CONFIG:
+                r = get_count64(c, 16, &nr);
+                if (r < 0)
+                        return r;
+                a = tree_add(t, o, "config", PERFDATA_NODE_ARRAY);
+                for (uint64_t i = 0; i < nr; i++) {
+                        static const char *const tags[] = { "aggr_mode", "interval", "scale", "aggr_level" };
+                        uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
+                        uint64_t tag;
+
+                        r = pcur_u64(c, &tag);
+                        if (r >= 0)
+                                r = put_u64(t, e, "value", c);
+                        if (r < 0)
+                                return r;
+                        tree_u64(t, e, "tag", tag);
+                        if (tag < ELEMENTSOF(tags))
+                                tree_str(t, e, "name", tags[tag], strlen(tags[tag]));
+                }
+                return 0;
+        case PERFDATA_RECORD_STAT:
+                r = put_u64(t, o, "id", c);
+                if (r >= 0)
+                        r = pcur_u32(c, &u32);
+                if (r >= 0)
+                        tree_s64(t, o, "cpu", (int32_t) u32);
+                if (r >= 0)
+                        r = pcur_u32(c, &u32);
+                if (r >= 0)
+                        tree_s64(t, o, "thread", (int32_t) u32);
+                if (r >= 0)
+                        r = put_u64(t, o, "val", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "ena", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "run", c);
+                return r;
+        case PERFDATA_RECORD_STAT_ROUND:
+                r = pcur_u64(c, &v);
+                if (r >= 0)
+                        tree_str(t, o, "round", v == 0 ? "interval" : "final", v == 0 ? 8 : 5);
+                if (r >= 0)
+                        r = put_u64(t, o, "time", c);
+                return r;
+        case PERFDATA_RECORD_EVENT_UPDATE: {
+                uint64_t type;
+
+                r = pcur_u64(c, &type);
+                if (r >= 0)
+                        r = put_u64(t, o, "id", c);
+                if (r < 0)
+                        return r;
+                switch (type) {
+                case 0:         /* PERF_EVENT_UPDATE__UNIT */
+                        tree_str(t, o, "unit", c->c.p, cursor_left(&c->c));
+                        return 0;
+                case 1: {       /* __SCALE: a double in the file's order */
+                        double d;
+
+                        r = pcur_u64(c, &v);
+                        if (r < 0)
+                                return r;
+                        memcpy(&d, &v, sizeof(d));
+                        tree_double(t, o, "scale", d);
+                        return 0;
+                }
+                case 2:         /* __NAME */
+                        tree_str(t, o, "name", c->c.p, cursor_left(&c->c));
+                        return 0;
+                case 3:         /* __CPUS */
+                        return cpu_map_decode(t, o, "cpus", c);
+                }
+                tree_u64(t, o, "update_type", type);
+                return 0;
+        }
+        case PERFDATA_RECORD_TIME_CONV: {
+                uint8_t zero, short_;
+
+                r = put_u64(t, o, "time_shift", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "time_mult", c);
+                if (r >= 0)
+                        r = put_u64(t, o, "time_zero", c);
+                if (r < 0 || cursor_left(&c->c) < 24)
+                        return r;       /* the first layout stops here */
+                r = put_u64(t, o, "time_cycles", c);
+                if (r >= 0)
+                        r = pcur_u64(c, &v);
+                if (r >= 0)
+                        tree_hex(t, o, "time_mask", v);
+                if (r >= 0)
+                        r = cursor_u8(&c->c, &zero);
+                if (r >= 0)
+                        r = cursor_u8(&c->c, &short_);
+                if (r < 0)
+                        return r;
+                tree_bool(t, o, "cap_user_time_zero", zero);
+                tree_bool(t, o, "cap_user_time_short", short_);
+                return 0;
+        }
+        case PERFDATA_RECORD_HEADER_FEATURE:
+                r = pcur_u64(c, &v);
+                if (r < 0)
+                        return r;
+                tree_u64(t, o, "feature_id", v);
+                if (!feature_name((unsigned) v) || v > UINT32_MAX)
+                        return 0;
+                r = feature_decode(t, o, (unsigned) v, c->c.p, cursor_left(&c->c), c->swap);
+                return r == -EOPNOTSUPP ? 0 : r;
+        }
+        return 0;
+}
+
+int user_record_decode(struct tree *t, const struct perf_event_header *h, bool swap) {
+        struct pcur c = pcur_make(h + 1, h->size - sizeof(*h), swap);
+        uint32_t o;
+
+        tree_reset(t);
+        o = tree_add(t, 0, NULL, PERFDATA_NODE_OBJECT);
+        if (t->oom)
+                return -ENOMEM;
+        return user_body(t, o, h, &c);
+}
