@@ -164,6 +164,25 @@ static int put_u32(struct tree *t, uint32_t parent, const char *key, struct pcur
         return r;
 }
 
+/* A u32 that perf declares signed (cpu, pid: -1 is "any"). */
+static int put_s32(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
+        uint32_t v;
+        int r = pcur_u32(c, &v);
+
+        if (r >= 0)
+                tree_s64(t, parent, key, (int32_t) v);
+        return r;
+}
+
+static int put_hex64(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
+        uint64_t v;
+        int r = pcur_u64(c, &v);
+
+        if (r >= 0)
+                tree_hex(t, parent, key, v);
+        return r;
+}
+
 static int put_u64(struct tree *t, uint32_t parent, const char *key, struct pcur *c) {
         uint64_t v;
         int r = pcur_u64(c, &v);
@@ -211,6 +230,68 @@ static int put_string_list(struct tree *t, uint32_t parent, const char *key, str
         }
         return 0;
 }
+
+/* Fields of one element of a list, in file order. */
+enum field_kind_pd { F_U32, F_S32, F_U64, F_STR };
+
+struct field_spec {
+        const char *key;
+        enum field_kind_pd kind;
+};
+
+static int put_fields(struct tree *t, uint32_t o, struct pcur *c, const struct field_spec *f, size_t n) {
+        int r = 0;
+
+        for (size_t i = 0; i < n && r >= 0; i++)
+                switch (f[i].kind) {
+                case F_U32:
+                        r = put_u32(t, o, f[i].key, c);
+                        break;
+                case F_S32:
+                        r = put_s32(t, o, f[i].key, c);
+                        break;
+                case F_U64:
+                        r = put_u64(t, o, f[i].key, c);
+                        break;
+                case F_STR:
+                        r = put_string(t, o, f[i].key, c);
+                        break;
+                }
+        return r;
+}
+
+/* u32 nr, then nr elements of fields F (each at least MIN bytes), as an
+ * array of objects under KEY. */
+static int put_list(struct tree *t, uint32_t parent, const char *key, struct pcur *c, size_t min,
+                    const struct field_spec *f, size_t n) {
+        uint32_t nr, a;
+        int r;
+
+        r = get_count32(c, min, &nr);
+        if (r < 0)
+                return r;
+        a = tree_add(t, parent, key, PERFDATA_NODE_ARRAY);
+        for (uint32_t i = 0; i < nr; i++) {
+                r = put_fields(t, tree_add(t, a, NULL, PERFDATA_NODE_OBJECT), c, f, n);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const struct field_spec numa_node_fields[] = {
+        { "node", F_U32 }, { "mem_total_kb", F_U64 }, { "mem_free_kb", F_U64 }, { "cpus", F_STR },
+};
+static const struct field_spec pmu_mapping_fields[] = { { "type", F_U32 }, { "name", F_STR } };
+static const struct field_spec group_fields[] = {
+        { "name", F_STR }, { "leader_idx", F_U32 }, { "nr_members", F_U32 },
+};
+static const struct field_spec cache_fields[] = {
+        { "level", F_U32 }, { "line_size", F_U32 }, { "sets", F_U32 }, { "ways", F_U32 },
+        { "cache_type", F_STR }, { "size", F_STR }, { "map", F_STR },
+};
+static const struct field_spec cap_fields[] = { { "name", F_STR }, { "value", F_STR } };
+static const struct field_spec hybrid_fields[] = { { "pmu", F_STR }, { "cpus", F_STR } };
 
 /* ---- perf_event_attr -------------------------------------------------- */
 
@@ -566,72 +647,6 @@ static int feat_cpu_topology(struct tree *t, uint32_t o, struct pcur *c, uint32_
         return 0;
 }
 
-static int feat_numa_topology(struct tree *t, uint32_t o, struct pcur *c) {
-        uint32_t nr, a;
-        int r;
-
-        r = get_count32(c, 24, &nr);
-        if (r < 0)
-                return r;
-        a = tree_add(t, o, "nodes", PERFDATA_NODE_ARRAY);
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
-
-                r = put_u32(t, e, "node", c);
-                if (r >= 0)
-                        r = put_u64(t, e, "mem_total_kb", c);
-                if (r >= 0)
-                        r = put_u64(t, e, "mem_free_kb", c);
-                if (r >= 0)
-                        r = put_string(t, e, "cpus", c);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int feat_pmu_mappings(struct tree *t, uint32_t o, struct pcur *c) {
-        uint32_t nr, a;
-        int r;
-
-        r = get_count32(c, 8, &nr);
-        if (r < 0)
-                return r;
-        a = tree_add(t, o, "pmus", PERFDATA_NODE_ARRAY);
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
-
-                r = put_u32(t, e, "type", c);
-                if (r >= 0)
-                        r = put_string(t, e, "name", c);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int feat_group_desc(struct tree *t, uint32_t o, struct pcur *c) {
-        uint32_t nr, a;
-        int r;
-
-        r = get_count32(c, 12, &nr);
-        if (r < 0)
-                return r;
-        a = tree_add(t, o, "groups", PERFDATA_NODE_ARRAY);
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
-
-                r = put_string(t, e, "name", c);
-                if (r >= 0)
-                        r = put_u32(t, e, "leader_idx", c);
-                if (r >= 0)
-                        r = put_u32(t, e, "nr_members", c);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 /* The AUXTRACE index: tables of u64 nr, {u64 offset, u64 size}[nr]. */
 static int feat_auxtrace(struct tree *t, uint32_t o, struct pcur *c) {
         uint32_t a = tree_add(t, o, "index", PERFDATA_NODE_ARRAY);
@@ -657,37 +672,15 @@ static int feat_auxtrace(struct tree *t, uint32_t o, struct pcur *c) {
 }
 
 static int feat_cache(struct tree *t, uint32_t o, struct pcur *c) {
-        uint32_t version, nr, a;
+        uint32_t version;
         int r;
 
         r = pcur_u32(c, &version);
-        if (r >= 0)
-                r = get_count32(c, 28, &nr);
         if (r < 0)
                 return r;
         if (version != 1)
                 return -EBADMSG;
-        a = tree_add(t, o, "caches", PERFDATA_NODE_ARRAY);
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
-
-                r = put_u32(t, e, "level", c);
-                if (r >= 0)
-                        r = put_u32(t, e, "line_size", c);
-                if (r >= 0)
-                        r = put_u32(t, e, "sets", c);
-                if (r >= 0)
-                        r = put_u32(t, e, "ways", c);
-                if (r >= 0)
-                        r = put_string(t, e, "cache_type", c);
-                if (r >= 0)
-                        r = put_string(t, e, "size", c);
-                if (r >= 0)
-                        r = put_string(t, e, "map", c);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        return put_list(t, o, "caches", c, 28, cache_fields, ELEMENTSOF(cache_fields));
 }
 
 /* u64 version, block_size, nr; per node u64 node, size (blocks), then a
@@ -817,27 +810,6 @@ static int feat_bpf_btf(struct tree *t, uint32_t o, struct pcur *c) {
         return 0;
 }
 
-/* u32 nr, then {name, value} perf string pairs. */
-static int put_caps(struct tree *t, uint32_t parent, struct pcur *c) {
-        uint32_t nr, a;
-        int r;
-
-        r = get_count32(c, 8, &nr);
-        if (r < 0)
-                return r;
-        a = tree_add(t, parent, "caps", PERFDATA_NODE_ARRAY);
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
-
-                r = put_string(t, e, "name", c);
-                if (r >= 0)
-                        r = put_string(t, e, "value", c);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 /* u32 nr_pmu, then per PMU its caps and its name (util/header.c
  * write_pmu_caps). */
 static int feat_pmu_caps(struct tree *t, uint32_t o, struct pcur *c) {
@@ -851,29 +823,9 @@ static int feat_pmu_caps(struct tree *t, uint32_t o, struct pcur *c) {
         for (uint32_t i = 0; i < nr; i++) {
                 uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
 
-                r = put_caps(t, e, c);
+                r = put_list(t, e, "caps", c, 8, cap_fields, ELEMENTSOF(cap_fields));
                 if (r >= 0)
                         r = put_string(t, e, "pmu", c);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int feat_hybrid_topology(struct tree *t, uint32_t o, struct pcur *c) {
-        uint32_t nr, a;
-        int r;
-
-        r = get_count32(c, 8, &nr);
-        if (r < 0)
-                return r;
-        a = tree_add(t, o, "pmus", PERFDATA_NODE_ARRAY);
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t e = tree_add(t, a, NULL, PERFDATA_NODE_OBJECT);
-
-                r = put_string(t, e, "pmu", c);
-                if (r >= 0)
-                        r = put_string(t, e, "cpus", c);
                 if (r < 0)
                         return r;
         }
@@ -904,13 +856,13 @@ static int feature_body(struct tree *t, uint32_t o, unsigned feat, struct pcur *
         case 13:
                 return feat_cpu_topology(t, o, c, nr_cpus);
         case 14:
-                return feat_numa_topology(t, o, c);
+                return put_list(t, o, "nodes", c, 24, numa_node_fields, ELEMENTSOF(numa_node_fields));
         case 15: case 19:
                 return 0;               /* a flag, no data */
         case 16:
-                return feat_pmu_mappings(t, o, c);
+                return put_list(t, o, "pmus", c, 8, pmu_mapping_fields, ELEMENTSOF(pmu_mapping_fields));
         case 17:
-                return feat_group_desc(t, o, c);
+                return put_list(t, o, "groups", c, 12, group_fields, ELEMENTSOF(group_fields));
         case 18:
                 return feat_auxtrace(t, o, c);
         case 20:
@@ -942,7 +894,7 @@ static int feature_body(struct tree *t, uint32_t o, unsigned feat, struct pcur *
                         r = put_u32(t, o, "mmap_len", c);
                 return r;
         case 28:
-                return put_caps(t, o, c);
+                return put_list(t, o, "caps", c, 8, cap_fields, ELEMENTSOF(cap_fields));
         case 29: {
                 uint32_t clockid;
 
@@ -958,7 +910,7 @@ static int feature_body(struct tree *t, uint32_t o, unsigned feat, struct pcur *
                 return r;
         }
         case 30:
-                return feat_hybrid_topology(t, o, c);
+                return put_list(t, o, "pmus", c, 8, hybrid_fields, ELEMENTSOF(hybrid_fields));
         case 31:
                 return feat_pmu_caps(t, o, c);
         }
@@ -1079,9 +1031,7 @@ static int user_body(struct tree *t, uint32_t o, const struct perf_event_header 
                 if (r >= 0)
                         r = put_u32(t, o, "tid", c);
                 if (r >= 0)
-                        r = pcur_u32(c, &u32);
-                if (r >= 0)
-                        tree_s64(t, o, "cpu", (int32_t) u32);
+                        r = put_s32(t, o, "cpu", c);
                 return r;
         case PERFDATA_RECORD_AUXTRACE_ERROR: {
                 const void *msg;
@@ -1090,23 +1040,15 @@ static int user_body(struct tree *t, uint32_t o, const struct perf_event_header 
                 if (r >= 0)
                         r = put_u32(t, o, "code", c);
                 if (r >= 0)
-                        r = pcur_u32(c, &u32);
+                        r = put_s32(t, o, "cpu", c);
                 if (r >= 0)
-                        tree_s64(t, o, "cpu", (int32_t) u32);
+                        r = put_s32(t, o, "pid", c);
                 if (r >= 0)
-                        r = pcur_u32(c, &u32);
-                if (r >= 0)
-                        tree_s64(t, o, "pid", (int32_t) u32);
-                if (r >= 0)
-                        r = pcur_u32(c, &u32);
-                if (r >= 0)
-                        tree_s64(t, o, "tid", (int32_t) u32);
+                        r = put_s32(t, o, "tid", c);
                 if (r >= 0)
                         r = put_u32(t, o, "fmt", c);
                 if (r >= 0)
-                        r = pcur_u64(c, &v);
-                if (r >= 0)
-                        tree_hex(t, o, "ip", v);
+                        r = put_hex64(t, o, "ip", c);
                 if (r >= 0)
                         r = cursor_take(&c->c, 64, &msg);
                 if (r >= 0)
@@ -1156,13 +1098,9 @@ static int user_body(struct tree *t, uint32_t o, const struct perf_event_header 
         case PERFDATA_RECORD_STAT:
                 r = put_u64(t, o, "id", c);
                 if (r >= 0)
-                        r = pcur_u32(c, &u32);
+                        r = put_s32(t, o, "cpu", c);
                 if (r >= 0)
-                        tree_s64(t, o, "cpu", (int32_t) u32);
-                if (r >= 0)
-                        r = pcur_u32(c, &u32);
-                if (r >= 0)
-                        tree_s64(t, o, "thread", (int32_t) u32);
+                        r = put_s32(t, o, "thread", c);
                 if (r >= 0)
                         r = put_u64(t, o, "val", c);
                 if (r >= 0)
@@ -1220,9 +1158,7 @@ static int user_body(struct tree *t, uint32_t o, const struct perf_event_header 
                         return r;       /* the first layout stops here */
                 r = put_u64(t, o, "time_cycles", c);
                 if (r >= 0)
-                        r = pcur_u64(c, &v);
-                if (r >= 0)
-                        tree_hex(t, o, "time_mask", v);
+                        r = put_hex64(t, o, "time_mask", c);
                 if (r >= 0)
                         r = cursor_u8(&c->c, &zero);
                 if (r >= 0)
