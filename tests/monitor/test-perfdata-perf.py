@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The perf.data reader against the installed perf, on files perf records
+now: for each file, every record type's count equals what `perf script -D`
+shows, and the samples agree with `perf script` line for line (time, cpu,
+pid, tid, ip, addr, period, callchain addresses, tracepoint fields, page
+sizes, a group's members). Then the same files cut short and bit-flipped:
+never a crash or a hang, the records before the damage, then -EBADMSG.
+
+Usage: test-perfdata-perf.py PERFDATA_DUMP  (root and perf, else exit 77)
+"""
+
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DUMP = sys.argv[1]
+EBADMSG = -74
+# perf's callchain context markers (uapi PERF_CONTEXT_*) are >= -4095.
+CONTEXT_MAX = (1 << 64) - 4095
+CONTEXT_KERNEL = (1 << 64) - 128
+CONTEXT_USER = (1 << 64) - 512
+
+BUSY = "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done"
+LS = "ls / >/dev/null; true"
+
+# name: (perf record options, workload, perf script -F fields, how)
+FILES = {
+    "tracepoints": (["-e", "sched:sched_process_exec", "-e", "sched:sched_process_fork",
+                     "-e", "sched:sched_process_exit"], LS,
+                    "event,pid,tid,cpu,time,period,ip,trace", ""),
+    "callchain": (["-g", "-e", "cpu-clock", "-c", "200000"], BUSY + "; " + LS,
+                  "pid,tid,time,period,ip", ""),
+    "dwarf": (["--call-graph", "dwarf,4096", "-e", "cpu-clock", "-c", "400000"], BUSY,
+              "pid,tid,time,period,ip", "dwarf"),
+    "cpu-clock": (["-a", "-e", "cpu-clock", "-F", "997"], "sleep 0.2",
+                  "pid,tid,cpu,time,period,ip", ""),
+    "switches": (["--switch-events", "--namespaces", "--all-cgroups", "-e", "cpu-clock",
+                  "-c", "200000"], BUSY + "; " + LS, "pid,tid,time,period,ip", ""),
+    "pagesizes": (["-d", "--phys-data", "--data-page-size", "--code-page-size",
+                   "-e", "cpu-clock", "-c", "200000"], BUSY,
+                  "pid,tid,time,period,addr,ip,phys_addr,data_page_size,code_page_size", ""),
+    "group": (["-e", "{cpu-clock,task-clock}:S", "-c", "200000"], BUSY,
+              "event,pid,tid,time,period,ip", "group"),
+    "realtime": (["-k", "CLOCK_REALTIME", "--sample-identifier", "-e", "cpu-clock", "-c", "200000"],
+                 BUSY, "pid,tid,time,period,ip", ""),
+    "pipe": (["-e", "cpu-clock", "-c", "200000", "-g"], BUSY, "pid,tid,time,period,ip", "pipe"),
+    "compressed": (["-z", "-e", "cpu-clock", "-c", "100000", "-g"], BUSY + "; " + LS,
+                   "pid,tid,time,period,ip", ""),
+    "compressed-tracepoints": (["-z", "-e", "sched:sched_process_exec", "-e", "sched:sched_process_exit"],
+                               LS + "; " + LS, "event,pid,tid,cpu,time,period,ip,trace", ""),
+}
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg, flush=True)
+
+
+def skip(why):
+    print("SKIP: " + why)
+    sys.exit(77)
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, capture_output=True, timeout=120, **kw)
+
+
+def dump(path, order="time", stdin=None):
+    argv = [DUMP, "--order", order, path]
+    p = subprocess.run(argv, capture_output=True, timeout=60, stdin=stdin)
+    if p.returncode not in (0, 1):
+        return None, "perfdata-dump exited %d: %s" % (p.returncode, p.stderr.decode(errors="replace"))
+    lines = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    return lines, None
+
+
+def perf_counts(path):
+    out = run(["perf", "script", "-D", "-i", path]).stdout.decode(errors="replace")
+    counts = {}
+    for m in re.finditer(r"\]: PERF_RECORD_([A-Z0-9_]+)", out):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return counts
+
+
+def perf_lines(path, fields):
+    """perf script's samples: (head tokens, callchain frames) each."""
+    out = run(["perf", "script", "--ns", "-F", fields, "-i", path]).stdout.decode(errors="replace")
+    samples = []
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("\t"):
+            samples[-1][1].append(line.split()[0])
+            continue
+        samples.append((line.split(), []))
+    return samples
+
+
+def page_size(v):
+    if v == 0:
+        return "N/A"
+    for unit, n in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if v % n == 0:
+            return "%d%s" % (v // n, unit)
+    return str(v)
+
+
+def norm_trace(tok):
+    """perf prints a tracepoint field as name=value; we give the value."""
+    if "=" in tok:
+        tok = tok.split("=", 1)[1]
+    return {"true": "1", "false": "0"}.get(tok, tok)
+
+
+def expect(s, fields, how, ev_by_id, prev, periods):
+    """perf script's lines for our sample S: [(head tokens, frames)]."""
+    def head(event, period):
+        t = ["%d/%d" % (s["pid"], s["tid"])]
+        if "cpu" in fields.split(","):
+            t.append("[%03d]" % s["cpu"])
+        t.append("%d.%09d:" % (s["time"] // 10**9, s["time"] % 10**9))
+        t.append(str(period))
+        if "event" in fields.split(","):
+            t.append(event + ":")
+        if "trace" in fields.split(","):
+            t += s.get("fields", [])
+        if "addr" in fields.split(","):
+            t.append(s["addr"].lstrip("0") or "0")
+        return t
+
+    chain = [int(x, 16) for x in s.get("callchain", [])]
+    frames = ["%x" % a for a in chain if a < CONTEXT_MAX]
+    tail = []
+    if not chain:
+        tail = [s["ip"]]
+    if "phys_addr" in fields:
+        tail += [s["phys_addr"], page_size(s["data_page_size"]), page_size(s["code_page_size"])]
+
+    if how == "group":
+        lines = []
+        for sid, value in s["read"]:
+            period = value - prev.get(sid, 0)
+            prev[sid] = value
+            lines.append((head(ev_by_id[sid], period) + tail, frames))
+        return lines
+    # Without PERF_SAMPLE_PERIOD (perf record -c N) perf shows the attr's.
+    return [(head(s["event"], s.get("period", periods.get(s["event"], 0))) + tail, frames)]
+
+
+def same_frames(ours, theirs):
+    """Kernel addresses as they are; perf shows a user frame it has a map
+    for relative to that map (ip - start + pgoff), which keeps the offset
+    within the page."""
+    if len(ours) != len(theirs):
+        return False
+    for a, b in zip(ours, theirs):
+        a, b = int(a, 16), int(b, 16)
+        if a >= 0xffff800000000000:
+            if a != b:
+                return False
+        elif (a - b) % 4096 != 0:
+            return False
+    return True
+
+
+def compare(name, path, fields, how):
+    lines, err = dump(path)
+    if err:
+        return fail("%s: %s" % (name, err))
+    end = lines[-1]
+    if end["end"] != 0:
+        fail("%s: reading ended with %d at %d" % (name, end["end"], end["offset"]))
+    ours = lines[-2]["counts"]
+    # COMPRESSED records are containers: perf -D shows what they hold.
+    theirs = perf_counts(path)
+    if ours != theirs:
+        fail("%s: record counts %s, perf script -D: %s" % (name, ours, theirs))
+    ev_by_id = {i: e["name"] for e in lines[0]["events"] for i in e["ids"]}
+    periods = {e["name"]: e["period"] for e in lines[0]["events"]}
+    prev = {}
+    want = []
+    for l in lines:
+        if "sample" in l:
+            want += expect(l["sample"], fields, how, ev_by_id, prev, periods)
+    got = perf_lines(path, fields)
+    if len(got) != len(want):
+        fail("%s: %d sample lines, perf script printed %d" % (name, len(want), len(got)))
+    for i, ((wt, wf), (gt, gf)) in enumerate(zip(want, got)):
+        gt = [norm_trace(t) for t in gt]
+        if "trace" in fields:
+            wt = [norm_trace(t) for t in wt]
+        if how == "dwarf":
+            # perf unwinds the user stack itself: our frames (what the
+            # kernel wrote, or the ip) lead its list.
+            if not wf:
+                wf, wt = [wt[-1]], wt[:-1]
+            ok = wt == gt and len(gf) >= len(wf) and same_frames(wf, gf[:len(wf)])
+        else:
+            ok = wt == gt and same_frames(wf, gf)
+        if not ok:
+            fail("%s: sample line %d: ours %s %s, perf script %s %s" % (name, i, wt, wf, gt, gf))
+            break
+    print("%s: %d records (%s), %d sample lines checked against perf script" %
+          (name, sum(ours.values()), ", ".join("%s %d" % kv for kv in sorted(ours.items())), len(got)),
+          flush=True)
+    return lines
+
+
+def orders(name, path):
+    """file, causal and time order hold the same records; time order is
+    perf's; causal order never goes back in time within a round."""
+    base, _ = dump(path, "file")
+    for order in ("causal", "time"):
+        other, err = dump(path, order)
+        if err:
+            return fail("%s: %s" % (name, err))
+        if other[-2] != base[-2]:
+            fail("%s: %s order counts %s, file order %s" % (name, order, other[-2], base[-2]))
+        a = sorted(json.dumps(l, sort_keys=True) for l in base if "sample" in l)
+        b = sorted(json.dumps(l, sort_keys=True) for l in other if "sample" in l)
+        if a != b:
+            fail("%s: %s order has other samples than file order" % (name, order))
+
+
+def damage(name, path, rnd):
+    """Cut short and bit-flipped copies: an answer, never a crash or a hang;
+    a cut file gives a prefix of the file-order samples, then -EBADMSG."""
+    data = open(path, "rb").read()
+    full, _ = dump(path, "file")
+    # A cut in the feature sections loses the event names and formats
+    # (they are features): compare what the records themselves hold.
+    def bare(lines):
+        out = []
+        for l in lines:
+            if "sample" in l:
+                s = dict(l["sample"])
+                s.pop("event", None)
+                s.pop("fields", None)
+                out.append(s)
+        return out
+    full_samples = bare(full)
+    copy = path + ".damaged"
+    for n in sorted(rnd.sample(range(1, len(data)), min(40, len(data) - 1))):
+        with open(copy, "wb") as f:
+            f.write(data[:n])
+        for order in ("file", "time"):
+            lines, err = dump(copy, order)
+            if err:
+                return fail("%s cut at %d (%s order): %s" % (name, n, order, err))
+            if "open" in lines[0]:
+                if lines[0]["open"] != EBADMSG:
+                    fail("%s cut at %d: open gave %d" % (name, n, lines[0]["open"]))
+                continue
+            # A stream cut right between two records just ends there.
+            pipe_end = lines[-1]["end"] == 0 and lines[-1]["offset"] == n and name == "pipe"
+            if (lines[-1]["end"] != EBADMSG and not pipe_end) or lines[-1]["offset"] > n:
+                fail("%s cut at %d (%s order): ended %s" % (name, n, order, lines[-1]))
+            s = bare(lines)
+            if order == "file" and s != full_samples[:len(s)]:
+                fail("%s cut at %d: samples are not those before the cut" % (name, n))
+            if order == "time" and not all(x in full_samples for x in s):
+                fail("%s cut at %d (time order): a sample the whole file lacks" % (name, n))
+    for _ in range(60):
+        b = bytearray(data)
+        for _ in range(rnd.randint(1, 3)):
+            pos = rnd.randrange(len(b))
+            b[pos] ^= 1 << rnd.randrange(8)
+        with open(copy, "wb") as f:
+            f.write(b)
+        for order in ("file", "time", "causal"):
+            try:
+                lines, err = dump(copy, order)
+            except subprocess.TimeoutExpired:
+                return fail("%s: a bit-flipped copy hangs the reader (%s order)" % (name, order))
+            if err:
+                return fail("%s bit-flipped: %s" % (name, err))
+            if "open" not in lines[0] and lines[-1]["end"] not in (0, EBADMSG, -95):
+                fail("%s bit-flipped: ended %s" % (name, lines[-1]))
+    os.unlink(copy)
+
+
+def main():
+    if os.geteuid() != 0:
+        skip("perf record of tracepoints and system-wide needs root")
+    if not shutil.which("perf") or run(["perf", "--version"]).returncode != 0:
+        skip("perf is not installed (linux-perf)")
+    if not os.path.exists("/sys/kernel/tracing/events/sched/sched_process_exec"):
+        skip("no tracefs with sched tracepoints")
+    tmp = tempfile.mkdtemp(prefix="evmon-perfdata-")
+    rnd = random.Random(13)
+    try:
+        for name, (opts, work, fields, how) in FILES.items():
+            path = os.path.join(tmp, name + ".data")
+            if how == "pipe":
+                with open(path, "wb") as f:
+                    p = subprocess.run(["perf", "record", "-q", "-o", "-"] + opts + ["--", "sh", "-c", work],
+                                       stdout=f, stderr=subprocess.PIPE, timeout=120)
+            else:
+                p = run(["perf", "record", "-q", "-o", path] + opts + ["--", "sh", "-c", work])
+            if p.returncode != 0:
+                fail("%s: perf record %s failed: %s" % (name, " ".join(opts), p.stderr.decode(errors="replace")))
+                continue
+            compare(name, path, fields, how)
+            orders(name, path)
+            if how == "pipe":
+                # The same stream on standard input.
+                with open(path, "rb") as f:
+                    a, err = dump("-", stdin=f)
+                b, _ = dump(path)
+                if err or a != b:
+                    fail("pipe: reading standard input gives other lines than reading the file")
+            if name in ("tracepoints", "pipe", "compressed", "group"):
+                damage(name, path, rnd)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print("%d failed" % len(failures))
+        sys.exit(1)
+    print("all perf.data checks passed")
+
+
+main()
