@@ -248,7 +248,7 @@ def damage(name, path, rnd):
         return out
     full_samples = bare(full)
     copy = path + ".damaged"
-    for n in sorted(rnd.sample(range(1, len(data)), min(40, len(data) - 1))):
+    for n in sorted(rnd.sample(range(1, len(data)), min(20, len(data) - 1))):
         with open(copy, "wb") as f:
             f.write(data[:n])
         for order in ("file", "time"):
@@ -268,7 +268,7 @@ def damage(name, path, rnd):
                 fail("%s cut at %d: samples are not those before the cut" % (name, n))
             if order == "time" and not all(x in full_samples for x in s):
                 fail("%s cut at %d (time order): a sample the whole file lacks" % (name, n))
-    for _ in range(60):
+    for _ in range(30):
         b = bytearray(data)
         for _ in range(rnd.randint(1, 3)):
             pos = rnd.randrange(len(b))
