@@ -85,6 +85,36 @@ int itest_client_send(struct itest_client *c, const char *line) {
         return write(c->fd, line, n) == (ssize_t) n ? 0 : -EIO;
 }
 
+/* Every line a test client reads is kept for the schema test
+ * (tests/integration/test-schema.c validates them against
+ * doc/evmon.schema.json): with EVMON_LINES_DIR set, each test program
+ * writes DIR/NAME[-ARG].jsonl afresh when it starts. */
+static int lines_fd = -1;
+
+/* glibc hands constructors main's arguments. */
+__attribute__((constructor)) static void lines_open(int argc, char **argv, char **envp) {
+        const char *dir = getenv("EVMON_LINES_DIR"), *arg = argc > 1 ? argv[1] : NULL;
+        char path[1024];
+
+        if (!dir || !*dir || argc < 1 || (arg && strchr(arg, '/')))
+                return;
+        (void) mkdir(dir, 0755);
+        snprintf(path, sizeof(path), "%s/%s%s%s.jsonl", dir, program_invocation_short_name,
+                 arg ? "-" : "", arg ? arg : "");
+        lines_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+}
+
+/* Keeps the whole lines of TEXT (N bytes). */
+static void lines_save(const char *text, size_t n) {
+        const char *last;
+
+        if (lines_fd < 0 || n == 0)
+                return;
+        last = memrchr(text, '\n', n);
+        if (last && write(lines_fd, text, (size_t) (last - text) + 1) < 0)
+                lines_fd = -1;
+}
+
 static uint64_t now_ms(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -105,6 +135,7 @@ json_object *itest_client_next(struct itest_client *c, int timeout_ms) {
                                 abort();
                         }
                         json_tokener_free(tok);
+                        lines_save(c->buf, n);
                         memmove(c->buf, c->buf + n, c->len - n);
                         c->len -= n;
                         return o;
@@ -285,6 +316,7 @@ char *itest_client_slurp(struct itest_client *c, int quiet_ms, int max_ms, size_
         }
         buf[len] = 0;
         *ret_len = len;
+        lines_save(buf, len);
         return buf;
 }
 
