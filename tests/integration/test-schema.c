@@ -5,7 +5,8 @@
  * dropped), evmonctl decode's lines for the perf.data fixtures, the unit
  * test's lines from raw records (every sample field and record type), and
  * the lines every other integration test's clients read in this build
- * (itest.c keeps them in $EVMON_LINES_DIR; this test runs last).
+ * (itest.c keeps them in $EVMON_LINES_DIR; this test runs last), and
+ * the examples of doc/protocol.md.
  * Root and tracefs for the daemon part, else 77; 77 without jsonschema. */
 
 #include <dirent.h>
@@ -170,7 +171,7 @@ static void unit_lines(const char *to) {
 }
 
 int main(void) {
-        char schema[512], validator[512], evmond[512], path[1024], *cmd, *out = NULL;
+        char schema[512], doc[512], validator[512], evmond[512], path[1024], *cmd, *out = NULL;
         const char *lines_dir = getenv("EVMON_LINES_DIR");
         struct stat st_evmond;
         size_t n_cmd = 1 << 16;
@@ -207,9 +208,10 @@ int main(void) {
         cmd = malloc(n_cmd);
         if (!cmd)
                 die("out of memory");
-        snprintf(cmd, n_cmd, "python3 %s --require %s %s %s/*.jsonl", validator,
+        source_path("doc/protocol.md", doc, sizeof(doc));
+        snprintf(cmd, n_cmd, "python3 %s --require %s %s %s %s/*.jsonl", validator,
                  geteuid() == 0 ? "event,record,hello,subscribed,error,status,reload,config,dropped" : "event,record",
-                 schema, dir);
+                 schema, doc, dir);
         itest_build_path("evmond", evmond, sizeof(evmond));
         if (stat(evmond, &st_evmond) < 0)
                 die("no %s", evmond);
