@@ -2,7 +2,8 @@
 /* perfdata-dump [--order file|causal|time] FILE|-: what the perf.data
  * reader gives, one JSON object a line, for test-perfdata-perf.py to hold
  * against `perf script` and `perf script -D` on the same file:
- *   {"events":[{"name","ids"}...]}                 first
+ *   {"header":{...perfdata_header()...}}           first
+ *   {"events":[{"name","period","ids"}...]}
  *   {"sample":{"event","pid","tid","cpu","time","period","addr","ip",
  *              "callchain":[hex...],"fields":[values of the non-common
  *              tracepoint fields, as text]}}   per sample, in order
@@ -49,6 +50,49 @@ static void put_json_string(const char *p, size_t n) {
                         putchar(c);
         }
         putchar('"');
+}
+
+static void put_node(const struct perfdata_node *n, uint32_t i) {
+        const struct perfdata_node *x = &n[i];
+
+        if (x->key)
+                printf("\"%s\":", x->key);
+        switch (x->kind) {
+        case PERFDATA_NODE_OBJECT:
+        case PERFDATA_NODE_ARRAY:
+                putchar(x->kind == PERFDATA_NODE_OBJECT ? '{' : '[');
+                for (uint32_t c = x->child; c; c = n[c].next) {
+                        put_node(n, c);
+                        if (n[c].next)
+                                putchar(',');
+                }
+                putchar(x->kind == PERFDATA_NODE_OBJECT ? '}' : ']');
+                break;
+        case PERFDATA_NODE_U64:
+                printf("%" PRIu64, x->u);
+                break;
+        case PERFDATA_NODE_S64:
+                printf("%" PRId64, x->i);
+                break;
+        case PERFDATA_NODE_HEX:
+                printf("\"0x%" PRIx64 "\"", x->u);
+                break;
+        case PERFDATA_NODE_STRING:
+                put_json_string(x->s.p, x->s.len);
+                break;
+        case PERFDATA_NODE_BYTES:
+                putchar('"');
+                for (size_t k = 0; k < x->s.len; k++)
+                        printf("%02x", (unsigned char) x->s.p[k]);
+                putchar('"');
+                break;
+        case PERFDATA_NODE_BOOL:
+                printf(x->b ? "true" : "false");
+                break;
+        case PERFDATA_NODE_DOUBLE:
+                printf("%.17g", x->d);
+                break;
+        }
 }
 
 static void put_fields(const struct format *f, const struct perf_sample *s) {
@@ -159,7 +203,9 @@ int main(int argc, char **argv) {
                 printf("{\"open\":%d}\n", r);
                 return 1;
         }
-        printf("{\"events\":[");
+        printf("{\"header\":");
+        put_node(perfdata_header(pd).nodes, 0);
+        printf("}\n{\"events\":[");
         for (size_t i = 0; i < perfdata_n_events(pd); i++) {
                 const struct perfdata_event *ev = perfdata_event(pd, i);
 

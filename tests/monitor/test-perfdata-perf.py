@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 DUMP = sys.argv[1]
+SWAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perfdata-swap.py")
 EBADMSG = -74
 # perf's callchain context markers (uapi PERF_CONTEXT_*) are >= -4095.
 CONTEXT_MAX = (1 << 64) - 4095
@@ -183,8 +184,8 @@ def compare(name, path, fields, how):
     theirs = perf_counts(path)
     if ours != theirs:
         fail("%s: record counts %s, perf script -D: %s" % (name, ours, theirs))
-    ev_by_id = {i: e["name"] for e in lines[0]["events"] for i in e["ids"]}
-    periods = {e["name"]: e["period"] for e in lines[0]["events"]}
+    ev_by_id = {i: e["name"] for e in lines[1]["events"] for i in e["ids"]}
+    periods = {e["name"]: e["period"] for e in lines[1]["events"]}
     prev = {}
     want = []
     for l in lines:
@@ -228,6 +229,145 @@ def orders(name, path):
         b = sorted(json.dumps(l, sort_keys=True) for l in other if "sample" in l)
         if a != b:
             fail("%s: %s order has other samples than file order" % (name, order))
+
+
+def big_endian(name, path, how):
+    """A big-endian copy made by perfdata-swap.py reads to the same lines
+    (header but its byte order, events, samples, counts); perf script
+    reads it as it reads the original, which checks the tool."""
+    be = path + ".be"
+    p = run([sys.executable, SWAP, path, be])
+    if p.returncode != 0:
+        return fail("%s: perfdata-swap.py failed: %s" % (name, p.stderr.decode(errors="replace")[-300:]))
+    a, err = dump(path)
+    b, err2 = dump(be)
+    if err or err2:
+        return fail("%s big-endian: %s" % (name, err or err2))
+    if b[0]["header"]["byte_order"] != "big" or a[0]["header"]["byte_order"] != "little":
+        fail("%s: byte orders %s and %s" % (name, a[0]["header"]["byte_order"], b[0]["header"]["byte_order"]))
+    b[0]["header"]["byte_order"] = "little"
+    if "tracing_data" in b[0]["header"]["features"]:
+        b[0]["header"]["features"]["tracing_data"]["big_endian"] = False
+    if a != b:
+        diff = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y) if len(a) == len(b) else "count"
+        fail("%s: the big-endian copy reads differently (line %s)" % (name, diff))
+    if how != "dwarf":
+        # perf unwinds a dwarf stack from its raw bytes, which a real
+        # big-endian machine would have written big-endian: not comparable.
+        # (perf names an anonymous executable map after /tmp/perf-PID.map
+        # only when the file is of its own byte order.)
+        x = run(["perf", "script", "-i", path]).stdout.replace(b"/tmp/perf-", b"//anon-")
+        y = run(["perf", "script", "-i", be]).stdout.replace(b"/tmp/perf-", b"//anon-")
+        x = re.sub(rb"//anon-\d+\.map", b"//anon", x)
+        y = re.sub(rb"//anon-\d+\.map", b"//anon", y)
+        if x != y:
+            fail("%s: perf script reads the big-endian copy differently: the swap tool is wrong" % name)
+    print("%s: big-endian copy reads to the same %d lines" % (name, len(a)), flush=True)
+    os.unlink(be)
+
+
+def ranges(nums):
+    out, start = [], None
+    for i, n in enumerate(nums):
+        if start is None:
+            start = n
+        if i + 1 == len(nums) or nums[i + 1] != n + 1:
+            out.append(str(start) if start == n else "%d-%d" % (start, n))
+            start = None
+    return ",".join(out)
+
+
+def header_check(name, path, h):
+    """The header's sections against perf report --header-only -I."""
+    out = run(["perf", "report", "--header-only", "-I", "-i", path]).stdout.decode(errors="replace")
+    f = h["features"]
+    want = {}
+    simple = {"hostname": "hostname", "os release": "osrelease", "perf version": "version",
+              "arch": "arch", "cpudesc": "cpudesc", "cpuid": "cpuid"}
+    for label, key in simple.items():
+        if key in f:
+            want[label] = f[key]["value"]
+    if "nrcpus" in f:
+        want["nrcpus online"] = str(f["nrcpus"]["online"])
+        want["nrcpus avail"] = str(f["nrcpus"]["available"])
+    if "total_mem" in f:
+        want["total memory"] = "%d kB" % f["total_mem"]["kb"]
+    if "cmdline" in f:
+        want["cmdline"] = " ".join(f["cmdline"]["args"])
+    got = {}
+    lists = {"event": [], "sibling sockets": [], "sibling threads": [], "sibling dies": [], "CPU": [],
+             "node": []}
+    for line in out.splitlines():
+        m = re.match(r"# ([a-z ]+?)\s*: (.*)$", line)
+        if m and m.group(1) in lists:
+            lists[m.group(1)].append(m.group(2).strip())
+        elif m:
+            got[m.group(1)] = m.group(2).rstrip()
+        m = re.match(r"# (CPU \d+: .*)$", line)
+        if m:
+            lists["CPU"].append(m.group(1))
+        m = re.match(r"# (node\d+ (meminfo|cpu list)\s*: .*)$", line)
+        if m:
+            lists["node"].append(re.sub(r"\s+", " ", m.group(1)))
+    for label, value in want.items():
+        if got.get(label) != value:
+            fail("%s header: %s is %r, perf report says %r" % (name, label, value, got.get(label)))
+    if "event_desc" in f:
+        ours = ["name = %s, , id = { %s }" % (e["name"], ", ".join(map(str, e["ids"])))
+                for e in f["event_desc"]["events"]]
+        theirs = [", ".join(e.split(", ")[:3]).rstrip(",") for e in lists["event"]]
+        theirs = [re.sub(r"(id = \{[^}]*\}).*", r"\1", e) for e in lists["event"]]
+        if ours != theirs:
+            fail("%s header: events %s, perf report %s" % (name, ours, theirs))
+    if "cpu_topology" in f:
+        t = f["cpu_topology"]
+        if t["core_siblings"] != lists["sibling sockets"] or t["thread_siblings"] != lists["sibling threads"] \
+                or t.get("die_siblings", []) != lists["sibling dies"]:
+            fail("%s header: cpu topology %s, perf report %s" % (name, t, lists))
+        cpus = ["CPU %d: Core ID %d, Die ID %d, Socket ID %d" % (c["cpu"], c["core_id"], c.get("die_id", -1),
+                                                               c["socket_id"]) for c in t.get("cpus", [])]
+        if cpus != lists["CPU"]:
+            fail("%s header: cpus %s, perf report %s" % (name, cpus, lists["CPU"]))
+    if "numa_topology" in f:
+        nodes = []
+        for n in f["numa_topology"]["nodes"]:
+            nodes.append("node%d meminfo : total = %d kB, free = %d kB" % (n["node"], n["mem_total_kb"],
+                                                                        n["mem_free_kb"]))
+            nodes.append("node%d cpu list : %s" % (n["node"], n["cpus"]))
+        if nodes != lists["node"]:
+            fail("%s header: numa %s, perf report %s" % (name, nodes, lists["node"]))
+    if "pmu_mappings" in f:
+        pm = ", ".join("%s = %d" % (p["name"], p["type"]) for p in f["pmu_mappings"]["pmus"])
+        m = re.search(r"# pmu mappings: (.*)", out)
+        if not m or m.group(1).strip() != pm:
+            fail("%s header: pmu mappings %r, perf report %r" % (name, pm, m and m.group(1)))
+    if "sample_time" in f:
+        for key, label in (("first", "time of first sample"), ("last", "time of last sample")):
+            v = f["sample_time"][key]
+            if got.get(label) != "%d.%06d" % (v // 10**9, v % 10**9 // 1000):
+                fail("%s header: %s %d, perf report %r" % (name, label, v, got.get(label)))
+    if "mem_topology" in f:
+        mt = f["mem_topology"]
+        m = re.search(r"# memory nodes \(nr (\d+), block size (0x[0-9a-f]+)\):\n((?:#\s+\d+ .*\n)*)", out)
+        blocks = [ranges([b for r in n["blocks"] for b in range(r[0], r[1] + 1)]) for n in mt["nodes"]]
+        theirs = re.findall(r": (\S+)\n", m.group(3)) if m else None
+        if not m or int(m.group(1)) != len(mt["nodes"]) or int(m.group(2), 16) != mt["block_size"] \
+                or theirs != blocks:
+            fail("%s header: memory nodes %s, perf report %r" % (name, mt, m and m.group(0)))
+    if "compressed" in f:
+        c = f["compressed"]
+        want_c = "Zstd, level = %d, ratio = %d" % (c["level"], c["ratio"])
+        if got.get("compressed") != want_c:
+            fail("%s header: compressed %r, perf report %r" % (name, want_c, got.get("compressed")))
+    if "clock_data" in f:
+        m = re.search(r"# clockid: \S+ \((\d+)\)", out)
+        if not m or int(m.group(1)) != f["clock_data"]["clockid"]:
+            fail("%s header: clockid %s, perf report %r" % (name, f["clock_data"], m and m.group(0)))
+    m = re.search(r"# missing features: (.*)", out)
+    for feat in (m.group(1).split() if m else []):
+        if feat.lower() in f:
+            fail("%s header: perf report says %s is missing, we have it" % (name, feat))
+    print("%s: header agrees with perf report --header-only -I (%s)" % (name, ", ".join(sorted(f))), flush=True)
 
 
 def damage(name, path, rnd):
@@ -308,7 +448,9 @@ def main():
             if p.returncode != 0:
                 fail("%s: perf record %s failed: %s" % (name, " ".join(opts), p.stderr.decode(errors="replace")))
                 continue
-            compare(name, path, fields, how)
+            lines = compare(name, path, fields, how)
+            if lines:
+                header_check(name, path, lines[0]["header"])
             orders(name, path)
             if how == "pipe":
                 # The same stream on standard input.
@@ -317,6 +459,8 @@ def main():
                 b, _ = dump(path)
                 if err or a != b:
                     fail("pipe: reading standard input gives other lines than reading the file")
+            if how not in ("pipe",) and not name.startswith("compressed"):
+                big_endian(name, path, how)
             if name in ("tracepoints", "pipe", "compressed", "group"):
                 damage(name, path, rnd)
     finally:
