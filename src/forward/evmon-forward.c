@@ -92,6 +92,9 @@ static uint64_t realtime_ns(void) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+/* Set on SIGTERM/SIGINT: the forwarder drains its queue and exits. */
+static volatile sig_atomic_t stop;
+
 enum slot_state { SLOT_SENT, SLOT_ACKED };
 
 struct fwd {
@@ -196,7 +199,8 @@ static void on_disconnected(natsConnection *nc, void *userdata) {
         pthread_mutex_lock(&f->lock);
         f->connected = false;
         pthread_mutex_unlock(&f->lock);
-        logf_("NATS connection lost; lines wait in the buffer (%zu MiB) until it is back", arg_buffer_mib);
+        if (!stop)
+                logf_("NATS connection lost; lines wait in the buffer (%zu MiB) until it is back", arg_buffer_mib);
 }
 
 static void on_connected(natsConnection *nc, void *userdata) {
@@ -516,8 +520,6 @@ static int fwd_create_stream(struct fwd *f) {
         logf_("stream %s ready (subjects evmon.>, %d replicas)", arg_stream, arg_replicas);
         return 0;
 }
-
-static volatile sig_atomic_t stop;
 
 /* Options with --nats' comma-separated servers. */
 static natsStatus nats_options_new(natsOptions **ret) {
