@@ -820,7 +820,19 @@ static int run_read(void) {
                 so.Config.AckPolicy = js_AckNone;
                 so.Config.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
                 /* A cluster that lost a node takes a few seconds to
-                 * elect new leaders; consumers cannot be made until then. */
+                 * elect new leaders; consumers cannot be made until then.
+                 * Wait until the stream answers before making one: a
+                 * consumer that failed half-way has crashed libnats 3.4
+                 * here, rarely, in these seconds. */
+                for (int i = 0; st == NATS_OK && !stop && i < 30; i++) {
+                        jsStreamInfo *si = NULL;
+                        natsStatus s2 = js_GetStreamInfo(&si, js, arg_stream, NULL, &jerr);
+
+                        jsStreamInfo_Destroy(si);
+                        if (s2 == NATS_OK || jerr == JSStreamNotFoundErr)
+                                break;
+                        sleep(1);
+                }
                 for (int i = 0; st == NATS_OK && !stop; i++) {
                         st = js_SubscribeSync(&sub, js, subject, NULL, &so, &jerr);
                         if (st == NATS_OK || i == 30 || jerr == JSStreamNotFoundErr)

@@ -10,6 +10,7 @@ on loopback ports, and two evmond+forwarder pairs standing for two hosts:
    once (acknowledged, the stream keeps 3 replicas);
 3. every node down for 10 s: a forwarder with a 1 MiB buffer keeps what
    fits, and delivered + dropped (its dropped lines) = made;
+   a forwarder subscribed to one pid gets that pid's events only;
 4. evmond restarted: the forwarder reconnects and says so in the stream.
 
 Usage: test-forward.py BUILD_DIR (root, tracefs and nats-server, else 77)."""
@@ -151,7 +152,8 @@ def run(procs, build):
 
     # ---- 3. every node down for 10 s; a forwarder with a 1 MiB buffer
     fwd_c = nf.forwarder(procs, build, "forward-c", ev_a, url, "hostc", "--stream", STREAM,
-                         "--buffer-mib", "1", "syscalls:sys_enter_getppid")
+                         "--buffer-mib", "1", "--pid", str(work.pid),
+                         "syscalls:sys_enter_getppid", "sched:sched_process_exec")
     nf.wait_for("forward-c's connected line", lambda: forwarder_lines("hostc"), timeout=60)
     cluster.kill()
     t0 = time.monotonic()
@@ -179,6 +181,15 @@ def run(procs, build):
     nf.wait_for(f"hosta's {LOAD + OUTAGE_LOAD} getppid events", lambda: len(getppid_a()) == LOAD + OUTAGE_LOAD,
                 timeout=180, every=2)
     log(f"forward-a, whose buffer held the outage, delivered all {LOAD + OUTAGE_LOAD}")
+    # forward-c subscribed like `evmonctl watch` with events and a pid:
+    # the marker execs and whatever else runs here are other pids, and
+    # none of them reach hostc.
+    marker_execs(marker, 3)
+    nf.wait_for("3 more marker execs of hosta", lambda: len(markers("hosta")) == 13, timeout=60)
+    lines = [l for l in nf.read_stream(build, url, STREAM, "hostc") if l.get("type") == "event"]
+    bad = [l for l in lines if l["pid"] != work.pid or l["event"] != "syscalls:sys_enter_getppid"]
+    assert lines and not bad, f"hostc subscribed to pid {work.pid} only, got {len(bad)} others: {bad[:3]}"
+    log(f"forward-c's subscription (--pid {work.pid}, getppid and exec): only the workload's {len(lines)} events")
 
     # ---- 4. evmond restarted
     assert ev_a.stop() == 0
@@ -191,7 +202,7 @@ def run(procs, build):
     assert disconnected, "no disconnected line before the reconnected one"
     marker_execs(marker, 3)
     nf.wait_for("3 more marker execs of hosta after the restart",
-                lambda: len(markers("hosta")) == 13, timeout=60)
+                lambda: len(markers("hosta")) == 16, timeout=60)
     log(f"evmond restarted: the stream says {disconnected[-1]['detail']!r}, then reconnected, and events flow again")
 
     for p, name in ((fwd_a, "forward-a"), (fwd_b, "forward-b"), (fwd_c, "forward-c")):
