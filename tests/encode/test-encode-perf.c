@@ -1288,6 +1288,77 @@ static void test_record_names(void **state) {
                         assert_non_null(encode_record_name(t));
 }
 
+/* Random bytes under every sample_type and record type: whatever parses
+ * encodes within the bound encode_event() and encode_record() reserve
+ * (their assert checks it) to one line of valid JSON. A fixed seed keeps
+ * it repeatable. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void) {
+        rnd_state ^= rnd_state << 13;
+        rnd_state ^= rnd_state >> 7;
+        rnd_state ^= rnd_state << 17;
+        return rnd_state;
+}
+
+/* Mostly small numbers, so that counts (nr, sizes) often fit the record. */
+static uint64_t rnd_word(void) {
+        switch (rnd() % 4) {
+        case 0:
+                return rnd() % 8;
+        case 1:
+                return rnd() % 64;
+        case 2:
+                return UINT64_MAX - rnd() % 4096;       /* context markers */
+        default:
+                return rnd();
+        }
+}
+
+static void test_random(void **state) {
+        _cleanup_(encoder_freep) struct encoder *e = NULL;
+        struct jbuf b = {};
+        unsigned n_samples = 0, n_records = 0;
+
+        assert_int_equal(encoder_new("software:cpu-clock", NULL, &e), 0);
+        encoder_set_ids(e, &test_ids);
+        for (unsigned i = 0; i < 20000; i++) {
+                struct perf_event_attr a = {
+                        .sample_type = rnd() & ((1ULL << 25) - 1),
+                        .read_format = rnd() & 0x1f,
+                        .sample_regs_user = rnd(),
+                        .sample_regs_intr = rnd() & 0xffff,
+                        .branch_sample_type = rnd() & ((1ULL << 20) - 1),
+                        .sample_id_all = 1,
+                };
+                const struct perf_event_header *h;
+                struct perf_record rec;
+                struct encode_record_opts opts = { .sample_type = a.sample_type, .event = "x", .ids = test_ids };
+                size_t words = rnd() % 96;
+                struct raw r;
+
+                raw_begin(&r);
+                for (size_t k = 0; k < words; k++)
+                        put64(&r, rnd_word());
+                h = raw_end(&r, i % 2 ? PERF_RECORD_SAMPLE : 1 + (uint32_t) (rnd() % 24), (uint16_t) rnd());
+                if (record_parse(&a, h, &rec) < 0)
+                        continue;
+                b.len = 0;
+                if (rec.type == PERF_RECORD_SAMPLE) {
+                        assert_int_equal(encode_event(&b, e, &rec.sample, (int64_t) rnd()), 0);
+                        n_samples++;
+                } else {
+                        assert_int_equal(encode_record(&b, h, &rec, &opts), 0);
+                        n_records++;
+                }
+                json_object_put(parse_line(&b));
+        }
+        jbuf_done(&b);
+        /* Enough of both got through the parser to mean something. */
+        assert_true(n_samples > 500);
+        assert_true(n_records > 2000);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sample_scalars),
@@ -1329,6 +1400,7 @@ int main(void) {
                 cmocka_unit_test(test_record_unknown),
                 cmocka_unit_test(test_record_no_sample_id),
                 cmocka_unit_test(test_record_names),
+                cmocka_unit_test(test_random),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
