@@ -16,7 +16,6 @@ struct jbuf;
  * 0 or -ENOMEM (the buffer is unchanged). */
 int encode_perfdata_header(struct jbuf *b, const struct perfdata *pd);
 
-/* Appends {"type":"record","record":"finished_round","offset":N,
- * "fields":{...}}\n for perf's own record PR (pr->user); the record name
+/* Appends {"type":"record","record":"finished_round","fields":{...}}\n for perf's own record PR (pr->user); the record name
  * is perf's in lower case. -EINVAL for a kernel record. */
 int encode_perfdata_user(struct jbuf *b, const struct perfdata_record *pr);

@@ -16,6 +16,8 @@
 #include "cli/human.h"
 #include "evmon/cleanup.h"
 #include "evmon/io.h"
+#include "evmon/encode-perf.h"
+#include "evmon/encode-perfdata.h"
 #include "evmon/perfdata.h"
 #include "evmon/tracefs.h"
 /* decode writes the daemon's own event lines: its encoder is in the
@@ -30,6 +32,7 @@ static const char *arg_socket;
 static const char *arg_tracefs;
 static int arg_json = -1;  /* -1: JSON when stdout is not a terminal */
 static bool arg_all;
+static const char *arg_order = "time";
 
 static void help(void) {
         printf("Usage: evmonctl COMMAND [OPTIONS]\n"
@@ -46,23 +49,28 @@ static void help(void) {
                "  describe SYSTEM:NAME   one event's decoder as JSON\n"
                "\n"
                "Commands that read files:\n"
-               "  decode FILE            print the tracepoint samples of a perf.data file\n"
-               "                         (perf record -o FILE) as evmond's JSON event lines,\n"
-               "                         decoded with the formats the file carries, and a\n"
-               "                         {\"type\":\"lost\"} line per PERF_RECORD_LOST; in file\n"
-               "                         order (per CPU buffer, not sorted by time). \"time\"\n"
-               "                         is wall-clock only when the file has a clock\n"
-               "                         reference (perf record -k mono); otherwise it is\n"
-               "                         \"ts\" counted from 1970 (offset 0), as nothing in\n"
-               "                         the file relates perf's clock to the wall clock.\n"
-               "                         Not read: pipe-mode output, compressed (-z) data\n"
+               "  decode FILE|-          a perf.data file (perf record -o FILE, or pipe-mode\n"
+               "                         output on standard input: perf record -o - | evmonctl\n"
+               "                         decode -) as JSON lines: first {\"type\":\"header\"} with\n"
+               "                         the file's feature sections (host, CPUs, events,\n"
+               "                         ...), then each sample as evmond's event line\n"
+               "                         (tracepoint fields decoded with the formats the file\n"
+               "                         carries) and {\"type\":\"lost\"} per PERF_RECORD_LOST.\n"
+               "                         Either byte order, perf record -z data. \"time\" is\n"
+               "                         wall-clock only when the file has a clock reference\n"
+               "                         (perf record -k mono); otherwise it is \"ts\" counted\n"
+               "                         from 1970. A damaged file gives every record before\n"
+               "                         the damage, then an error naming its offset (exit 1)\n"
                "\n"
                "Options:\n"
                "  -s, --socket PATH      evmond's socket (default $EVMON_SOCKET or %s)\n"
                "  -t, --tracefs DIR      tracefs directory (default: from /proc/mounts)\n"
                "  -j, --json             JSON lines even on a terminal\n"
-               "      --all              decode: also one JSON line per other record\n"
-               "                         (MMAP2, COMM, FINISHED_ROUND, ...) with its fields\n"
+               "      --all              decode: also one JSON line per other record: the\n"
+               "                         kernel's (mmap2, comm, fork, ...) and perf's own\n"
+               "                         (header_attr, finished_round, ...) with their fields\n"
+               "      --order ORDER      decode: time (perf's order, the default), causal\n"
+               "                         (each round sorted as it ends) or file (as stored)\n"
                "  -h, --help             show this help\n",
                DEFAULT_SOCKET);
 }
@@ -321,273 +329,6 @@ static void jbuf_donep(struct jbuf *b) {
         jbuf_done(b);
 }
 
-static void json_add_u64(json_object *o, const char *key, uint64_t v) {
-        json_object_object_add(o, key, json_object_new_uint64(v));
-}
-
-static void json_add_hex(json_object *o, const char *key, uint64_t v) {
-        char s[24];
-
-        snprintf(s, sizeof(s), "0x%" PRIx64, v);
-        json_object_object_add(o, key, json_object_new_string(s));
-}
-
-static void json_add_bytes_hex(json_object *o, const char *key, const uint8_t *p, size_t n) {
-        char s[2 * 64 + 1] = "";
-
-        if (n > 64)
-                n = 64;
-        for (size_t i = 0; i < n; i++)
-                snprintf(s + 2 * i, 3, "%02x", p[i]);
-        json_object_object_add(o, key, json_object_new_string(s));
-}
-
-static void json_add_str(json_object *o, const char *key, const char *s) {
-        json_object_object_add(o, key, json_object_new_string(s));
-}
-
-static void json_add_read(json_object *o, const struct perf_read *rd) {
-        json_object *a = json_object_new_array();
-
-        if (rd->read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
-                json_add_u64(o, "time_enabled", rd->time_enabled);
-        if (rd->read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
-                json_add_u64(o, "time_running", rd->time_running);
-        for (uint64_t i = 0; i < rd->nr; i++) {
-                struct perf_read_value v;
-                json_object *e = json_object_new_object();
-
-                if (perf_read_get(rd, i, &v) < 0)
-                        break;
-                json_add_u64(e, "value", v.value);
-                if (rd->read_format & PERF_FORMAT_ID)
-                        json_add_u64(e, "id", v.id);
-                if (rd->read_format & PERF_FORMAT_LOST)
-                        json_add_u64(e, "lost", v.lost);
-                json_object_array_add(a, e);
-        }
-        json_object_object_add(o, "values", a);
-}
-
-/* The generic view of a sample that has no tracepoint format to decode. */
-static void json_add_sample(json_object *o, const struct perf_sample *s) {
-        uint64_t t = s->sample_type;
-
-        if (t & PERF_SAMPLE_IP)
-                json_add_hex(o, "ip", s->ip);
-        if (t & PERF_SAMPLE_TID) {
-                json_add_u64(o, "pid", s->pid);
-                json_add_u64(o, "tid", s->tid);
-        }
-        if (t & PERF_SAMPLE_TIME)
-                json_add_u64(o, "time", s->time);
-        if (t & PERF_SAMPLE_ADDR)
-                json_add_hex(o, "addr", s->addr);
-        if (t & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER))
-                json_add_u64(o, "id", s->id);
-        if (t & PERF_SAMPLE_STREAM_ID)
-                json_add_u64(o, "stream_id", s->stream_id);
-        if (t & PERF_SAMPLE_CPU)
-                json_add_u64(o, "cpu", s->cpu);
-        if (t & PERF_SAMPLE_PERIOD)
-                json_add_u64(o, "period", s->period);
-        if (t & PERF_SAMPLE_READ)
-                json_add_read(o, &s->read);
-        if (t & PERF_SAMPLE_CALLCHAIN)
-                json_add_u64(o, "callchain_nr", s->callchain.nr);
-        if (t & PERF_SAMPLE_RAW)
-                json_add_u64(o, "raw_size", s->raw.size);
-        if (t & PERF_SAMPLE_BRANCH_STACK)
-                json_add_u64(o, "branch_nr", s->branch_stack.nr);
-        if (t & PERF_SAMPLE_STACK_USER)
-                json_add_u64(o, "stack_user_size", s->stack_user.size);
-        if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
-                json_add_u64(o, "weight", s->weight);
-        if (t & PERF_SAMPLE_DATA_SRC)
-                json_add_hex(o, "data_src", s->data_src);
-        if (t & PERF_SAMPLE_TRANSACTION)
-                json_add_hex(o, "transaction", s->transaction);
-        if (t & PERF_SAMPLE_PHYS_ADDR)
-                json_add_hex(o, "phys_addr", s->phys_addr);
-        if (t & PERF_SAMPLE_CGROUP)
-                json_add_u64(o, "cgroup", s->cgroup);
-        if (t & PERF_SAMPLE_DATA_PAGE_SIZE)
-                json_add_u64(o, "data_page_size", s->data_page_size);
-        if (t & PERF_SAMPLE_CODE_PAGE_SIZE)
-                json_add_u64(o, "code_page_size", s->code_page_size);
-        if (t & PERF_SAMPLE_AUX)
-                json_add_u64(o, "aux_size", s->aux.size);
-}
-
-/* One line for a record that is not a decoded tracepoint sample: its type
- * and every field record_parse() gave. */
-static json_object *record_to_json(const struct perfdata_record *pr) {
-        const struct perf_record *r = &pr->rec;
-        const char *name = perfdata_record_type_to_string(r->type);
-        json_object *o = json_object_new_object();
-
-        json_add_str(o, "type", "record");
-        json_add_str(o, "record", name ? name : "unknown");
-        json_add_u64(o, "record_type", r->type);
-        json_add_u64(o, "offset", pr->offset);
-        json_add_u64(o, "size", pr->header->size);
-        json_add_u64(o, "misc", r->misc);
-        if (pr->event && pr->event->name)
-                json_add_str(o, "event", pr->event->name);
-        if (!pr->parsed) {
-                if (r->type < PERFDATA_RECORD_USER_TYPE_START)
-                        json_object_object_add(o, "unparsed", json_object_new_boolean(true));
-                return o;
-        }
-
-        switch (r->type) {
-        case PERF_RECORD_SAMPLE:
-                json_add_sample(o, &r->sample);
-                break;
-        case PERF_RECORD_MMAP:
-                json_add_u64(o, "pid", r->mmap.pid);
-                json_add_u64(o, "tid", r->mmap.tid);
-                json_add_hex(o, "addr", r->mmap.addr);
-                json_add_u64(o, "len", r->mmap.len);
-                json_add_u64(o, "pgoff", r->mmap.pgoff);
-                json_add_str(o, "filename", r->mmap.filename);
-                break;
-        case PERF_RECORD_MMAP2:
-                json_add_u64(o, "pid", r->mmap2.pid);
-                json_add_u64(o, "tid", r->mmap2.tid);
-                json_add_hex(o, "addr", r->mmap2.addr);
-                json_add_u64(o, "len", r->mmap2.len);
-                json_add_u64(o, "pgoff", r->mmap2.pgoff);
-                if (r->mmap2.has_build_id)
-                        json_add_bytes_hex(o, "build_id", r->mmap2.build_id, r->mmap2.build_id_size);
-                else {
-                        json_add_u64(o, "maj", r->mmap2.maj);
-                        json_add_u64(o, "min", r->mmap2.min);
-                        json_add_u64(o, "ino", r->mmap2.ino);
-                        json_add_u64(o, "ino_generation", r->mmap2.ino_generation);
-                }
-                json_add_u64(o, "prot", r->mmap2.prot);
-                json_add_u64(o, "flags", r->mmap2.flags);
-                json_add_str(o, "filename", r->mmap2.filename);
-                break;
-        case PERF_RECORD_LOST:
-                json_add_u64(o, "id", r->lost.id);
-                json_add_u64(o, "lost", r->lost.lost);
-                break;
-        case PERF_RECORD_COMM:
-                json_add_u64(o, "pid", r->comm.pid);
-                json_add_u64(o, "tid", r->comm.tid);
-                json_add_str(o, "comm", r->comm.comm);
-                json_object_object_add(o, "exec", json_object_new_boolean(r->misc & PERF_RECORD_MISC_COMM_EXEC));
-                break;
-        case PERF_RECORD_EXIT:
-        case PERF_RECORD_FORK:
-                json_add_u64(o, "pid", r->task.pid);
-                json_add_u64(o, "ppid", r->task.ppid);
-                json_add_u64(o, "tid", r->task.tid);
-                json_add_u64(o, "ptid", r->task.ptid);
-                json_add_u64(o, "time", r->task.time);
-                break;
-        case PERF_RECORD_THROTTLE:
-        case PERF_RECORD_UNTHROTTLE:
-                json_add_u64(o, "time", r->throttle.time);
-                json_add_u64(o, "id", r->throttle.id);
-                json_add_u64(o, "stream_id", r->throttle.stream_id);
-                break;
-        case PERF_RECORD_READ:
-                json_add_u64(o, "pid", r->read.pid);
-                json_add_u64(o, "tid", r->read.tid);
-                json_add_read(o, &r->read.values);
-                break;
-        case PERF_RECORD_AUX:
-                json_add_u64(o, "aux_offset", r->aux.aux_offset);
-                json_add_u64(o, "aux_size", r->aux.aux_size);
-                json_add_u64(o, "flags", r->aux.flags);
-                break;
-        case PERF_RECORD_ITRACE_START:
-                json_add_u64(o, "pid", r->itrace_start.pid);
-                json_add_u64(o, "tid", r->itrace_start.tid);
-                break;
-        case PERF_RECORD_LOST_SAMPLES:
-                json_add_u64(o, "lost", r->lost_samples.lost);
-                break;
-        case PERF_RECORD_SWITCH_CPU_WIDE:
-                json_add_u64(o, "next_prev_pid", r->switch_cpu_wide.next_prev_pid);
-                json_add_u64(o, "next_prev_tid", r->switch_cpu_wide.next_prev_tid);
-                __attribute__((fallthrough));
-        case PERF_RECORD_SWITCH:
-                json_object_object_add(o, "out", json_object_new_boolean(r->misc & PERF_RECORD_MISC_SWITCH_OUT));
-                break;
-        case PERF_RECORD_NAMESPACES: {
-                json_object *a = json_object_new_array();
-
-                json_add_u64(o, "pid", r->namespaces.pid);
-                json_add_u64(o, "tid", r->namespaces.tid);
-                for (uint64_t i = 0; i < r->namespaces.nr; i++) {
-                        json_object *e = json_object_new_object();
-                        uint64_t dev, ino;
-
-                        memcpy(&dev, &r->namespaces.dev_ino[2 * i], sizeof(dev));
-                        memcpy(&ino, &r->namespaces.dev_ino[2 * i + 1], sizeof(ino));
-                        json_add_u64(e, "dev", dev);
-                        json_add_u64(e, "ino", ino);
-                        json_object_array_add(a, e);
-                }
-                json_object_object_add(o, "namespaces", a);
-                break;
-        }
-        case PERF_RECORD_KSYMBOL:
-                json_add_hex(o, "addr", r->ksymbol.addr);
-                json_add_u64(o, "len", r->ksymbol.len);
-                json_add_u64(o, "ksym_type", r->ksymbol.ksym_type);
-                json_add_u64(o, "flags", r->ksymbol.flags);
-                json_add_str(o, "name", r->ksymbol.name);
-                break;
-        case PERF_RECORD_BPF_EVENT:
-                json_add_u64(o, "bpf_type", r->bpf_event.type);
-                json_add_u64(o, "flags", r->bpf_event.flags);
-                json_add_u64(o, "id", r->bpf_event.id);
-                json_add_bytes_hex(o, "tag", r->bpf_event.tag, 8);
-                break;
-        case PERF_RECORD_CGROUP:
-                json_add_u64(o, "id", r->cgroup.id);
-                json_add_str(o, "path", r->cgroup.path);
-                break;
-        case PERF_RECORD_TEXT_POKE:
-                json_add_hex(o, "addr", r->text_poke.addr);
-                json_add_u64(o, "old_len", r->text_poke.old_len);
-                json_add_u64(o, "new_len", r->text_poke.new_len);
-                break;
-        case PERF_RECORD_AUX_OUTPUT_HW_ID:
-                json_add_u64(o, "hw_id", r->aux_output_hw_id.hw_id);
-                break;
-        case 22: /* PERF_RECORD_CALLCHAIN_DEFERRED, newer than some uapi headers */
-                json_add_u64(o, "cookie", r->callchain_deferred.cookie);
-                json_add_u64(o, "nr", r->callchain_deferred.nr);
-                break;
-        }
-
-        if (r->has_sid) {
-                json_object *sid = json_object_new_object();
-                uint64_t t = pr->event ? pr->event->attr.sample_type : 0;
-
-                /* Without the event (perf's synthesized records carry id 0)
-                 * every trailer field is shown. */
-                if (!pr->event || (t & PERF_SAMPLE_TID)) {
-                        json_add_u64(sid, "pid", r->sid.pid);
-                        json_add_u64(sid, "tid", r->sid.tid);
-                }
-                if (!pr->event || (t & PERF_SAMPLE_TIME))
-                        json_add_u64(sid, "time", r->sid.time);
-                if (!pr->event || (t & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)))
-                        json_add_u64(sid, "id", r->sid.id);
-                if (!pr->event || (t & PERF_SAMPLE_CPU))
-                        json_add_u64(sid, "cpu", r->sid.cpu);
-                json_object_object_add(o, "sample_id", sid);
-        }
-        return o;
-}
-
 static int decode_open_error(const char *path, int r) {
         if (r == -EPROTONOSUPPORT) {
                 uint8_t head[16] = {};
@@ -602,8 +343,8 @@ static int decode_open_error(const char *path, int r) {
                 fprintf(stderr, "evmonctl: %s: %s is not read by evmonctl decode\n", path,
                         why ? why : "this perf.data variant");
         } else if (r == -EBADMSG)
-                fprintf(stderr, "evmonctl: %s is not a well-formed perf.data file (truncated or corrupt; "
-                        "evmonctl decode reads what `perf record -o FILE` writes)\n", path);
+                fprintf(stderr, "evmonctl: %s is not a well-formed perf.data file (its header or attrs are "
+                        "truncated or corrupt; evmonctl decode reads what perf record writes)\n", path);
         else
                 fprintf(stderr, "evmonctl: cannot read %s: %s\n", path, strerror(-r));
         return 1;
@@ -616,92 +357,148 @@ static int decode_flush(struct jbuf *line) {
         return 0;
 }
 
-/* One encoder per event of the file, NULL where it has no format. */
-struct encoders {
-        struct encoder **v;
+struct decode_events {
+        const struct perfdata *pd;
+        struct encoder **enc;           /* per event of the file */
+        char **names;                   /* its wire name */
         size_t n;
 };
 
-static void encoders_done(struct encoders *e) {
-        for (size_t i = 0; e->v && i < e->n; i++)
-                encoder_free(e->v[i]);
-        free(e->v);
+static void decode_events_done(struct decode_events *d) {
+        for (size_t i = 0; i < d->n; i++) {
+                if (d->enc)
+                        encoder_free(d->enc[i]);
+                if (d->names)
+                        free(d->names[i]);
+        }
+        free(d->enc);
+        free(d->names);
 }
 
-static int cmd_decode(const char *path) {
+static ssize_t decode_event_index(const struct decode_events *d, const struct perfdata_event *ev) {
+        for (size_t i = 0; ev && i < d->n; i++)
+                if (perfdata_event(d->pd, i) == ev)
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* Names a read value's id (a group's members) after its event. */
+static const char *decode_id_name(uint64_t id, void *userdata) {
+        const struct decode_events *d = userdata;
+
+        for (size_t i = 0; i < d->n; i++) {
+                const struct perfdata_event *ev = perfdata_event(d->pd, i);
+
+                for (size_t k = 0; k < ev->n_ids; k++)
+                        if (ev->ids[k] == id)
+                                return d->names[i];
+        }
+        return NULL;
+}
+
+/* An encoder per event: a tracepoint's fields from the format the file
+ * carries, any other event's samples with every field in "sample". */
+static int decode_events_new(const char *path, const struct perfdata *pd, struct decode_events *d) {
+        d->pd = pd;
+        d->n = perfdata_n_events(pd);
+        d->enc = calloc(d->n ?: 1, sizeof(*d->enc));
+        d->names = calloc(d->n ?: 1, sizeof(*d->names));
+        if (!d->enc || !d->names)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n; i++) {
+                const struct perfdata_event *ev = perfdata_event(pd, i);
+                const struct encode_ids ids = { .name = decode_id_name, .userdata = d };
+                int r;
+
+                if (ev->name)
+                        d->names[i] = strdup(ev->name);
+                else if (asprintf(&d->names[i], "event%zu", i) < 0)
+                        d->names[i] = NULL;
+                if (!d->names[i])
+                        return -ENOMEM;
+                r = encoder_new(d->names[i], ev->format, &d->enc[i]);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* A format we cannot compile: its samples with
+                         * their raw data, not decoded. */
+                        fprintf(stderr, "evmonctl: %s: cannot decode the fields of %s: %s\n", path, d->names[i],
+                                strerror(-r));
+                        r = encoder_new(d->names[i], NULL, &d->enc[i]);
+                        if (r < 0)
+                                return r;
+                }
+                encoder_set_ids(d->enc[i], &ids);
+        }
+        return 0;
+}
+
+static int cmd_decode(const char *path, const char *order) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(jbuf_donep) struct jbuf line = {};
-        _cleanup_(encoders_done) struct encoders encoders = {};
+        _cleanup_(decode_events_done) struct decode_events d = {};
         struct perfdata_clock clock;
         struct perfdata_record pr;
-        uint64_t n_bad = 0, n_unknown = 0, n_undecodable = 0;
+        uint64_t n_bad = 0, n_unknown = 0;
         int64_t offset = 0;
-        size_t n_events;
-        int r, status = 0;
+        int r, o, status = 0;
 
+        o = perfdata_order_from_string(order);
+        if (o < 0) {
+                fprintf(stderr, "evmonctl: --order %s: use time, causal or file\n", order);
+                return 2;
+        }
         r = perfdata_open(path, &pd);
         if (r < 0)
                 return decode_open_error(path, r);
+        (void) perfdata_set_order(pd, (enum perfdata_order) o);
 
         if (perfdata_clock(pd, &clock) >= 0)
                 offset = (int64_t) (clock.wall_ns - clock.clock_ns);
         else
                 fprintf(stderr, "evmonctl: %s has no clock reference (HEADER_CLOCK_DATA, written by "
                         "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time\n", path);
-
-        n_events = perfdata_n_events(pd);
-        encoders.v = calloc(n_events, sizeof(*encoders.v));
-        if (!encoders.v)
+        if (decode_events_new(path, pd, &d) < 0)
                 return log_oom_cli();
-        encoders.n = n_events;
-        for (size_t i = 0; i < n_events; i++) {
-                const struct perfdata_event *ev = perfdata_event(pd, i);
-
-                if (!ev->format || !ev->name)
-                        continue;
-                r = encoder_new(ev->name, ev->format, &encoders.v[i]);
-                if (r < 0)
-                        fprintf(stderr, "evmonctl: %s: cannot decode %s: %s\n", path, ev->name, strerror(-r));
-        }
 
         /* Full buffering: this is a batch job. */
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+        if (encode_perfdata_header(&line, pd) < 0)
+                return log_oom_cli();
         while ((r = perfdata_next(pd, &pr)) > 0) {
-                const struct perfdata_event *ev = pr.event;
-                struct encoder *enc = NULL;
+                ssize_t i = decode_event_index(&d, pr.event);
 
-                for (size_t i = 0; ev && i < n_events; i++)
-                        if (perfdata_event(pd, i) == ev)
-                                enc = encoders.v[i];
-
-                if (pr.rec.type == PERF_RECORD_SAMPLE && !ev)
-                        n_unknown++;
-                if (pr.rec.type == PERF_RECORD_SAMPLE && enc) {
-                        r = encode_event(&line, enc, &pr.rec.sample, offset);
+                if (pr.rec.type == PERF_RECORD_SAMPLE) {
+                        if (i < 0 || !pr.parsed) {
+                                n_unknown++;
+                                continue;
+                        }
+                        r = encode_event(&line, d.enc[i], &pr.rec.sample, offset);
                         if (r == -EBADMSG) {
                                 n_bad++;
                                 continue;
                         }
                 } else if (pr.rec.type == PERF_RECORD_LOST && pr.parsed) {
-                        const struct perf_event_attr *a = ev ? &ev->attr : &perfdata_event(pd, 0)->attr;
+                        const struct perf_event_attr *a = pr.event ? &pr.event->attr : &perfdata_event(pd, 0)->attr;
                         int cpu = pr.rec.has_sid && (a->sample_type & PERF_SAMPLE_CPU) ? (int) pr.rec.sid.cpu : -1;
 
                         r = encode_lost(&line, cpu, pr.rec.lost.lost);
-                } else if (arg_all) {
-                        _cleanup_(json_object_putp) json_object *o = record_to_json(&pr);
-                        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                                          JSON_C_TO_STRING_NOSLASHESCAPE);
-                        size_t n = strlen(s);
-
-                        r = jbuf_reserve(&line, n + 1);
-                        if (r >= 0) {
-                                jbuf_put_bytes(&line, s, n);
-                                jbuf_put_char(&line, '\n');
-                        }
-                } else {
-                        if (pr.rec.type == PERF_RECORD_SAMPLE && ev)
-                                n_undecodable++;
+                } else if (!arg_all)
                         continue;
+                else if (pr.rec.type >= PERFDATA_RECORD_USER_TYPE_START)
+                        r = encode_perfdata_user(&line, &pr);
+                else {
+                        /* perf's synthesized records carry no id: laid out
+                         * by the first event (perfdata.c), named by none. */
+                        const struct perfdata_event *layout = pr.event ?: perfdata_event(pd, 0);
+                        const struct encode_record_opts ro = {
+                                .sample_type = pr.parsed && layout ? layout->attr.sample_type : 0,
+                                .event = i >= 0 ? d.names[i] : NULL,
+                                .realtime_offset_ns = offset,
+                                .ids = { .name = decode_id_name, .userdata = &d },
+                        };
+
+                        r = encode_record(&line, pr.header, &pr.rec, &ro);
                 }
                 if (r < 0)
                         return log_oom_cli();
@@ -712,19 +509,17 @@ static int cmd_decode(const char *path) {
                 return 0;
 
         if (r < 0) {
-                fprintf(stderr, "evmonctl: %s: %s at byte %" PRIu64 " of the file; stopped there\n", path,
+                fprintf(stderr, "evmonctl: %s: %s at byte %" PRIu64 " of the %s; stopped there, after every "
+                        "record before it\n", path,
                         r == -EOPNOTSUPP ? "a sample with fields newer than this evmonctl" :
                         r == -EBADMSG ? "damaged or truncated data (a malformed record or section)" : strerror(-r),
-                        perfdata_offset(pd));
+                        perfdata_offset(pd), perfdata_pipe(pd) ? "stream" : "file");
                 status = 1;
         }
         if (n_bad > 0)
                 fprintf(stderr, "evmonctl: %s: %" PRIu64 " samples did not decode with their event's format\n", path, n_bad);
         if (n_unknown > 0)
                 fprintf(stderr, "evmonctl: %s: %" PRIu64 " samples name no event of the file (unknown sample id)\n", path, n_unknown);
-        if (n_undecodable > 0 && !arg_all)
-                fprintf(stderr, "evmonctl: %s: %" PRIu64 " samples of events that are not tracepoints or whose "
-                        "format the file lacks were skipped (--all shows them)\n", path, n_undecodable);
         return status;
 }
 
@@ -735,6 +530,7 @@ int main(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
                 { "all", no_argument, NULL, 'A' },
+                { "order", required_argument, NULL, 'O' },
                 {}
         };
         const char *cmd;
@@ -758,6 +554,9 @@ int main(int argc, char **argv) {
                 case 'A':
                         arg_all = true;
                         break;
+                case 'O':
+                        arg_order = optarg;
+                        break;
                 default:
                         fprintf(stderr, "Try 'evmonctl --help'.\n");
                         return 2;
@@ -778,7 +577,7 @@ int main(int argc, char **argv) {
         if (strcmp(cmd, "describe") == 0 && optind + 1 == argc)
                 return cmd_describe(argv[optind]);
         if (strcmp(cmd, "decode") == 0 && optind + 1 == argc)
-                return cmd_decode(argv[optind]);
+                return cmd_decode(argv[optind], arg_order);
         fprintf(stderr, "evmonctl: unknown command or wrong arguments: %s; try 'evmonctl --help'.\n", cmd);
         return 2;
 }

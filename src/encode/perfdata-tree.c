@@ -77,10 +77,7 @@ static char *put_node(char *p, const struct perfdata_node *nodes, uint32_t i) {
         case PERFDATA_NODE_STRING:
                 return json_put_string(p, n->s.p, n->s.len);
         case PERFDATA_NODE_BYTES:
-                *p++ = '"';
-                p = json_put_hexbytes(p, n->s.p, n->s.len);
-                *p++ = '"';
-                return p;
+                return json_put_hexbytes(p, n->s.p, n->s.len);
         case PERFDATA_NODE_BOOL:
                 return json_put_bool(p, n->b);
         case PERFDATA_NODE_DOUBLE:
@@ -129,9 +126,7 @@ int encode_perfdata_user(struct jbuf *b, const struct perfdata_record *pr) {
         p = json_put_literal(p, "{\"type\":\"record\",\"record\":\"");
         for (size_t i = 0; i < len; i++)
                 *p++ = (char) (name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
-        p = json_put_literal(p, "\",\"offset\":");
-        p = json_put_u64(p, pr->offset);
-        p = json_put_literal(p, ",\"fields\":");
+        p = json_put_literal(p, "\",\"fields\":");
         if (pr->user.nodes)
                 p = put_node(p, pr->user.nodes, 0);
         else

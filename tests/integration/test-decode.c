@@ -187,15 +187,19 @@ static void test_fixture_lines(void **state) {
 
         assert_int_equal(run_capture(argv, 30000, &out, &err), 0);
         assert_string_equal(err, "");
-        assert_true(strncmp(out, first, strlen(first)) == 0);
+        /* The header line, then the samples. */
+        assert_true(strncmp(out, "{\"type\":\"header\",", 17) == 0);
+        assert_true(strncmp(strchr(out, '\n') + 1, first, strlen(first)) == 0);
         v = parse_lines(out, &n);
-        assert_int_equal(n, 7);
-        for (size_t i = 0; i < n; i++) {
+        assert_int_equal(n, 8);
+        assert_string_equal(itest_str(v[0], "type"), "header");
+        assert_string_equal(itest_str(v[0], "byte_order"), "little");
+        for (size_t i = 1; i < n; i++) {
                 assert_event_keys(v[i]);
                 assert_int_equal(itest_int(v[i], "pid"), 102);
         }
-        assert_string_equal(itest_str(v[1], "event"), "syscalls:sys_enter_getppid");
-        assert_string_equal(itest_str(v[6], "event"), "sched:sched_process_exec");
+        assert_string_equal(itest_str(v[2], "event"), "syscalls:sys_enter_getppid");
+        assert_string_equal(itest_str(v[7], "event"), "sched:sched_process_exec");
         put_lines(v, n);
         free(out);
         free(err);
@@ -211,10 +215,11 @@ static void test_fixture_no_clock(void **state) {
         assert_int_equal(run_capture(argv, 30000, &out, &err), 0);
         assert_non_null(strstr(err, "no clock reference"));
         v = parse_lines(out, &n);
-        assert_int_equal(n, 5);
-        assert_string_equal(itest_str(v[0], "time"), "1970-01-01T00:00:04.637887867Z");
-        assert_int_equal(itest_int(v[0], "ts"), 4637887867);
-        for (size_t i = 0; i < n; i++) {
+        assert_int_equal(n, 6);
+        assert_string_equal(itest_str(v[0], "type"), "header");
+        assert_string_equal(itest_str(v[1], "time"), "1970-01-01T00:00:04.637887867Z");
+        assert_int_equal(itest_int(v[1], "ts"), 4637887867);
+        for (size_t i = 1; i < n; i++) {
                 json_object *fields;
 
                 assert_event_keys(v[i]);
@@ -237,8 +242,9 @@ static void test_fixture_all(void **state) {
 
         assert_int_equal(run_capture(argv, 30000, &out, &err), 0);
         v = parse_lines(out, &n);
-        assert_int_equal(n, 199);       /* perf report -D counts as many */
-        for (size_t i = 0; i < n; i++) {
+        assert_int_equal(n, 1 + 199);   /* the header, and as many as perf report -D counts */
+        assert_string_equal(itest_str(v[0], "type"), "header");
+        for (size_t i = 1; i < n; i++) {
                 const char *type = itest_str(v[i], "type");
                 json_object *x;
 
@@ -251,12 +257,13 @@ static void test_fixture_all(void **state) {
                 n_records++;
                 assert_false(json_object_object_get_ex(v[i], "unparsed", &x));
                 assert_true(strcmp(itest_str(v[i], "record"), "unknown") != 0);
-                if (strcmp(itest_str(v[i], "record"), "FORK") == 0) {
-                        assert_true(json_object_object_get_ex(v[i], "ppid", &x));
-                        assert_true(json_object_object_get_ex(v[i], "sample_id", &x));
+                if (strcmp(itest_str(v[i], "record"), "fork") == 0) {
+                        assert_true(json_object_object_get_ex(v[i], "fields", &x));
+                        assert_true(json_object_object_get_ex(x, "ppid", &x));
+                        assert_true(json_object_object_get_ex(v[i], "ts", &x));
                         n_fork++;
                 }
-                if (strcmp(itest_str(v[i], "record"), "FINISHED_ROUND") == 0)
+                if (strcmp(itest_str(v[i], "record"), "finished_round") == 0)
                         n_round++;
         }
         assert_int_equal(n_events, 7);

@@ -7,7 +7,10 @@ pid, tid, ip, addr, period, callchain addresses, tracepoint fields, page
 sizes, a group's members). Then the same files cut short and bit-flipped:
 never a crash or a hang, the records before the damage, then -EBADMSG.
 
-Usage: test-perfdata-perf.py PERFDATA_DUMP  (root and perf, else exit 77)
+And evmonctl decode on the same files: the header line is the reader's
+header, one line per record (--all), standard input reads as the file.
+
+Usage: test-perfdata-perf.py PERFDATA_DUMP EVMONCTL  (root and perf, else 77)
 """
 
 import json
@@ -20,6 +23,7 @@ import sys
 import tempfile
 
 DUMP = sys.argv[1]
+EVMONCTL = sys.argv[2] if len(sys.argv) > 2 else None
 SWAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perfdata-swap.py")
 EBADMSG = -74
 # perf's callchain context markers (uapi PERF_CONTEXT_*) are >= -4095.
@@ -370,6 +374,27 @@ def header_check(name, path, h):
     print("%s: header agrees with perf report --header-only -I (%s)" % (name, ", ".join(sorted(f))), flush=True)
 
 
+def evmonctl(name, path, lines, stdin=False):
+    """evmonctl decode --all: the header line first (the reader's header),
+    then a line per record perf -D counts (COMPRESSED ones hold them)."""
+    argv = [EVMONCTL, "decode", "--all", "-" if stdin else path]
+    with open(path, "rb") as f:
+        p = subprocess.run(argv, capture_output=True, timeout=120, stdin=f if stdin else None)
+    if p.returncode != 0:
+        return fail("%s: evmonctl decode exited %d: %s" % (name, p.returncode, p.stderr.decode(errors="replace")))
+    out = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    head = dict(out[0])
+    if head.pop("type") != "header" or head != lines[0]["header"]:
+        fail("%s: evmonctl decode's header line is not the reader's header" % name)
+    n = sum(v for k, v in lines[-2]["counts"].items())
+    if len(out) - 1 != n:
+        fail("%s: evmonctl decode --all wrote %d record lines for %d records" % (name, len(out) - 1, n))
+    samples = sum(1 for o in out if o["type"] == "event")
+    if samples != lines[-2]["counts"].get("SAMPLE", 0):
+        fail("%s: %d event lines for %d samples" % (name, samples, lines[-2]["counts"].get("SAMPLE", 0)))
+    return out
+
+
 def damage(name, path, rnd):
     """Cut short and bit-flipped copies: an answer, never a crash or a hang;
     a cut file gives a prefix of the file-order samples, then -EBADMSG."""
@@ -451,6 +476,9 @@ def main():
             lines = compare(name, path, fields, how)
             if lines:
                 header_check(name, path, lines[0]["header"])
+                out = evmonctl(name, path, lines)
+                if how == "pipe" and out and evmonctl(name, path, lines, stdin=True) != out:
+                    fail("pipe: evmonctl decode - reads standard input other than the file")
             orders(name, path)
             if how == "pipe":
                 # The same stream on standard input.
