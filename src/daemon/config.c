@@ -397,7 +397,8 @@ static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
 }
 
 static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
-        static const char *const keys[] = { "pages", "flush_ms", "idle_flush_ms", NULL };
+        static const char *const keys[] = { "pages", "flush_ms", "busy_flush_ms", "idle_flush_ms", "doorbell", NULL };
+        json_object *b;
         uint64_t v;
         int r;
 
@@ -428,6 +429,21 @@ static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
                             "from flush_ms to idle_flush_ms when the rings are quiet", v, c->flush_ms);
         else
                 c->idle_flush_ms = (unsigned) v;
+        r = get_uint(ps, o, "ring", "busy_flush_ms", 1, 10000, &v);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                c->busy_flush_ms = c->flush_ms > CONFIG_DEFAULT_BUSY_FLUSH_MS ? c->flush_ms : CONFIG_DEFAULT_BUSY_FLUSH_MS;
+        else if (v < c->flush_ms)
+                return fail(ps, "ring.busy_flush_ms", "%" PRIu64 " is below ring.flush_ms (%u): the reader stretches "
+                            "its look from flush_ms up to busy_flush_ms while records pour in", v, c->flush_ms);
+        else
+                c->busy_flush_ms = (unsigned) v;
+        r = get_typed(ps, o, "ring", "doorbell", json_type_boolean, &b);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                c->doorbell = json_object_get_boolean(b);
         return 0;
 }
 
@@ -758,6 +774,8 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         c->ring_pages = CONFIG_DEFAULT_RING_PAGES;
         c->flush_ms = CONFIG_DEFAULT_FLUSH_MS;
         c->idle_flush_ms = CONFIG_DEFAULT_IDLE_FLUSH_MS;
+        c->busy_flush_ms = CONFIG_DEFAULT_BUSY_FLUSH_MS;
+        c->doorbell = true;
         c->clockid = CLOCK_MONOTONIC;
         c->max_clients = 64;
         c->client_queue_bytes = 8u << 20;

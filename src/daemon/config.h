@@ -13,9 +13,14 @@
  * quarter) evmond lost events whenever it waited more than ~3.5 ms for a
  * CPU shared with its client. 256 pages woken at an eighth leave ~13 ms. */
 #define CONFIG_DEFAULT_RING_PAGES 256u
-#define CONFIG_DEFAULT_FLUSH_MS 5u
-/* A timer wakeup costs ~50 us of CPU in a VM here: 1% at the 200/s that
- * flush_ms 5 would take on an idle host, 0.1% at 20/s. */
+/* While records flow, a look every millisecond: the latency target is
+ * 2 ms (p99). Idle, nothing looks: the doorbells ring (src/daemon/reader.c). */
+#define CONFIG_DEFAULT_FLUSH_MS 1u
+/* Past ~32,000 records/s looks stretch up to this: hundreds of records per
+ * wakeup keep a uprobe-rate capture below perf record's CPU per record. */
+#define CONFIG_DEFAULT_BUSY_FLUSH_MS 16u
+/* Only without doorbells: a timer wakeup costs ~50 us of CPU in a VM here,
+ * 1% at 200/s, 0.1% at the 20/s of an idle look every 50 ms. */
 #define CONFIG_DEFAULT_IDLE_FLUSH_MS 50u
 
 enum event_kind {
@@ -46,7 +51,9 @@ struct config {
         char *socket_group;
         unsigned ring_pages;
         unsigned flush_ms;      /* while samples arrive, deliver within this long */
-        unsigned idle_flush_ms; /* the reader's longest sleep once the rings are quiet */
+        unsigned busy_flush_ms; /* ... stretched up to this while they pour in */
+        unsigned idle_flush_ms; /* without doorbells: the reader's longest sleep once the rings are quiet */
+        bool doorbell;          /* wake at the first record after a quiet spell (monitor doorbells) */
         clockid_t clockid;
         char *clock_name;
         unsigned max_clients;

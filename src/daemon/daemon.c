@@ -22,15 +22,6 @@
 #include "evmon/cleanup.h"
 #include "evmon/log.h"
 
-/* Records read from one ring per wakeup before the loop turns to the
- * sockets again: one busy CPU must not starve the clients. */
-#define DRAIN_BUDGET 4096u
-
-struct daemon_ring {
-        struct daemon *daemon;
-        size_t index;
-        sd_event_source *io;
-};
 
 static uint64_t now_ns(clockid_t clock) {
         struct timespec ts;
@@ -90,61 +81,19 @@ static const struct monitor_handler handler = {
         .lost = on_lost,
 };
 
-/* Drains ring I once within the budget; returns the records read. */
-static int daemon_drain(struct daemon *d, size_t i) {
-        return monitor_drain(d->monitor, i, DRAIN_BUDGET, &handler, d);
-}
+static void on_batch(void *ctx) {
+        struct daemon *d = ctx;
 
-/* Drains every ring once; true when any had records. */
-static bool daemon_drain_all(struct daemon *d) {
-        bool any = false, more = false;
-
-        for (size_t i = 0; i < d->n_rings; i++) {
-                int r = daemon_drain(d, i);
-                any |= r > 0;
-                more |= r >= (int) DRAIN_BUDGET;
-        }
         server_flush(d->server);
-        if (more)
-                (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_ONESHOT);
-        return any;
 }
 
-static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        struct daemon_ring *ring = userdata;
-        struct daemon *d = ring->daemon;
-        uint64_t active = d->config->flush_ms * 1000u;
-
-        if (daemon_drain(d, ring->index) >= (int) DRAIN_BUDGET)
-                (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_ONESHOT);
-        server_flush(d->server);
-        /* Samples are flowing: deliver their tail within flush_ms again. */
-        if (d->flush_usec > active) {
-                d->flush_usec = active;
-                (void) sd_event_source_set_time_relative(d->flush_timer, active);
-        }
-        return 0;
-}
-
-static int on_drain_defer(sd_event_source *es, void *userdata) {
-        (void) daemon_drain_all(userdata);
-        return 0;
-}
-
-/* Delivers records below the wakeup watermark: within flush_ms while
- * samples arrive. A tick that finds the rings empty doubles the period, up
- * to idle_flush_ms: the kernel cannot tell us when the first record after a
- * pause is written (its wakeups count bytes, or cost an interrupt per
- * sample), and a timer wakeup costs ~50 us of CPU in a VM. */
-static int on_flush_timer(sd_event_source *es, uint64_t usec, void *userdata) {
-        struct daemon *d = userdata;
-        uint64_t active = d->config->flush_ms * 1000u, idle = d->config->idle_flush_ms * 1000u;
-
-        if (daemon_drain_all(d))
-                d->flush_usec = active;
-        else
-                d->flush_usec = d->flush_usec * 2 < idle ? d->flush_usec * 2 : idle;
-        return sd_event_source_set_time(es, usec + d->flush_usec);
+static struct reader_opts daemon_reader_opts(const struct daemon *d) {
+        return (struct reader_opts) {
+                .doorbell = d->config->doorbell,
+                .flush_usec = d->config->flush_ms * 1000u,
+                .busy_usec = d->config->busy_flush_ms * 1000u,
+                .idle_usec = d->config->idle_flush_ms * 1000u,
+        };
 }
 
 static void daemon_status_text(struct daemon *d, char *buf, size_t size) {
@@ -216,7 +165,7 @@ static char *ops_status(void *userdata) {
         }
         json_object_object_add(o, "events", a);
         a = json_object_new_array();
-        for (size_t i = 0; a && i < d->n_rings; i++) {
+        for (size_t i = 0; a && i < monitor_n_rings(d->monitor); i++) {
                 json_object *e = json_object_new_object();
                 json_object_object_add(e, "cpu", json_object_new_int(monitor_ring_cpu(d->monitor, i)));
                 json_object_object_add(e, "lost", json_object_new_int64((int64_t) monitor_ring_lost(d->monitor, i)));
@@ -228,7 +177,11 @@ static char *ops_status(void *userdata) {
         a = json_object_new_object();
         json_object_object_add(a, "pages", json_object_new_int((int) d->config->ring_pages));
         json_object_object_add(a, "flush_ms", json_object_new_int((int) d->config->flush_ms));
+        json_object_object_add(a, "busy_flush_ms", json_object_new_int((int) d->config->busy_flush_ms));
         json_object_object_add(a, "idle_flush_ms", json_object_new_int((int) d->config->idle_flush_ms));
+        json_object_object_add(a, "doorbell", json_object_new_boolean(d->config->doorbell));
+        json_object_object_add(a, "doorbell_rings", json_object_new_int64((int64_t) reader_n_doorbells(d->reader)));
+        json_object_object_add(a, "ticks", json_object_new_int64((int64_t) reader_n_ticks(d->reader)));
         json_object_object_add(o, "ring", a);
         a = json_object_new_array();
         if (a)
@@ -899,6 +852,8 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
                 .pids = d->pids,
                 .n_pids = d->n_pids,
                 .sample_cgroup = d->cgroup_mount != NULL,
+                /* Not for --check-config: no one would read them. */
+                .doorbell = d->config->doorbell && !d->check_only,
         };
         int r;
 
@@ -929,22 +884,6 @@ int daemon_check_open(struct daemon *d, char **ret_error) {
         for (size_t i = 0; i < d->n_events; i++)
                 d->events[i]->handle = -1;
         return r;
-}
-
-static int daemon_watch_rings(struct daemon *d) {
-        int r;
-
-        d->n_rings = monitor_n_rings(d->monitor);
-        d->rings = calloc(d->n_rings, sizeof(*d->rings));
-        if (!d->rings)
-                return log_oom();
-        for (size_t i = 0; i < d->n_rings; i++) {
-                d->rings[i] = (struct daemon_ring) { .daemon = d, .index = i };
-                r = sd_event_add_io(d->event, &d->rings[i].io, monitor_ring_fd(d->monitor, i), EPOLLIN, on_ring, &d->rings[i]);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to watch the ring of CPU %d: %m", monitor_ring_cpu(d->monitor, i));
-        }
-        return 0;
 }
 
 static int daemon_open_server(struct daemon *d) {
@@ -986,6 +925,7 @@ static int daemon_open_server(struct daemon *d) {
 
 int daemon_start(struct daemon *d) {
         _cleanup_(freep) char *error = NULL;
+        struct reader_opts ro;
         char status[256];
         sigset_t mask;
         int r;
@@ -1015,23 +955,13 @@ int daemon_start(struct daemon *d) {
                 log_error("%s", error ?: strerror(-r));
                 return r;
         }
-        r = daemon_watch_rings(d);
-        if (r < 0)
-                return r;
         r = daemon_open_server(d);
         if (r < 0)
                 return r;
-
-        r = sd_event_add_defer(d->event, &d->drain_defer, on_drain_defer, d);
+        ro = daemon_reader_opts(d);
+        r = reader_new(d->event, d->monitor, &handler, d, on_batch, &ro, &d->reader);
         if (r < 0)
-                return log_error_errno(r, "Failed to set up ring draining: %m");
-        (void) sd_event_source_set_enabled(d->drain_defer, SD_EVENT_OFF);
-        d->flush_usec = d->config->flush_ms * 1000u;
-        r = sd_event_add_time_relative(d->event, &d->flush_timer, CLOCK_MONOTONIC, d->flush_usec,
-                                       1000, on_flush_timer, d);
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up the flush timer: %m");
-        (void) sd_event_source_set_enabled(d->flush_timer, SD_EVENT_ON);
+                return log_error_errno(r, "Failed to watch the rings: %m");
         r = sd_event_add_time_relative(d->event, &d->tick_timer, CLOCK_MONOTONIC, 1000000, 100000, on_tick, d);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the status timer: %m");
@@ -1054,7 +984,7 @@ int daemon_start(struct daemon *d) {
         }
         daemon_status_text(d, status, sizeof(status));
         log_info("Serving %zu events on %s from %zu CPUs (config %s)", d->n_events, d->config->socket_path,
-                 d->n_rings, d->config->path);
+                 monitor_n_rings(d->monitor), d->config->path);
         notify_ready(status);
         return 0;
 }
@@ -1097,6 +1027,7 @@ int daemon_reload(struct daemon *d, char **ret_error) {
         size_t n = 0, n_added = 0, n_removed = 0;
         const char *key;
         json_object *o;
+        struct reader_opts ro;
         char *line;
         int r;
 
@@ -1164,7 +1095,7 @@ int daemon_reload(struct daemon *d, char **ret_error) {
         }
 
         /* What the rings hold of the events about to go is still delivered. */
-        daemon_drain_all(d);
+        reader_drain_all(d->reader);
         for (size_t j = 0; j < d->n_events; j++)
                 if (!kept[j]) {
                         daemon_event_free(d, d->events[j]);
@@ -1180,6 +1111,9 @@ int daemon_reload(struct daemon *d, char **ret_error) {
         config_free(d->config);
         d->config = TAKE_PTR(nc);
         server_events_changed(d->server);
+        /* New periods, and a look soon: a new event may lack a doorbell. */
+        ro = daemon_reader_opts(d);
+        reader_set_opts(d->reader, &ro);
 
         log_info("Reloaded %s: %zu events served, %zu added, %zu removed", d->config->path, d->n_events, n_added, n_removed);
         o = json_object_new_object();
@@ -1222,11 +1156,7 @@ int daemon_run(struct daemon *d) {
 }
 
 void daemon_done(struct daemon *d) {
-        for (size_t i = 0; i < d->n_rings; i++)
-                d->rings[i].io = sd_event_source_disable_unref(d->rings[i].io);
-        free(d->rings);
-        d->drain_defer = sd_event_source_disable_unref(d->drain_defer);
-        d->flush_timer = sd_event_source_disable_unref(d->flush_timer);
+        d->reader = reader_free(d->reader);
         d->tick_timer = sd_event_source_disable_unref(d->tick_timer);
         d->server = server_free(d->server);
         /* Every perf fd first: a probe with an open fd cannot be removed. */

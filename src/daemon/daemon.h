@@ -7,6 +7,7 @@
 
 #include "daemon/config.h"
 #include "daemon/encode.h"
+#include "daemon/reader.h"
 #include "daemon/server.h"
 #include "evmon/monitor.h"
 #include "evmon/probe.h"
@@ -31,8 +32,6 @@ struct daemon_event {
         uint64_t bad;                 /* samples that did not decode */
 };
 
-struct daemon_ring;
-
 struct daemon_args {
         const char *config_path;      /* NULL: the default file or the built-in config */
         const char *socket_path;      /* overrides socket.path */
@@ -47,10 +46,8 @@ struct daemon {
         struct monitor *monitor;
         struct daemon_event **events;
         size_t n_events;
-        struct daemon_ring *rings;
-        size_t n_rings;
-        sd_event_source *drain_defer, *flush_timer, *tick_timer;
-        uint64_t flush_usec;          /* the flush timer's period: flush_ms, idle_flush_ms when quiet */
+        struct reader *reader;        /* when the rings are read */
+        sd_event_source *tick_timer;
         struct server *server;
         struct jbuf line;
         int64_t realtime_offset;      /* realtime - event clock, ns */

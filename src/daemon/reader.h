@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* When evmond reads its rings: at once when a doorbell rings (the first
+ * record after a quiet spell), then on a short tick while records flow,
+ * stretched while each tick finds many; nothing at all while idle. See
+ * reader.c. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "evmon/monitor.h"
+
+struct reader_opts {
+        bool doorbell;          /* the monitor was opened with doorbells */
+        uint64_t flush_usec;    /* the tick while records flow */
+        uint64_t busy_usec;     /* the longest tick while each finds many records */
+        uint64_t idle_usec;     /* without a doorbell (off, or refused for an event): the longest look */
+};
+
+struct reader;
+
+/* Watches every ring of M and its doorbells on E; records go to H with
+ * CTX, and FLUSH(CTX) follows each batch (the sockets). M must outlive the
+ * reader. */
+int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, void *ctx,
+               void (*flush)(void *ctx), const struct reader_opts *opts, struct reader **ret);
+struct reader *reader_free(struct reader *r);
+
+/* New periods (a reload), and a look soon: events opened since may lack
+ * a doorbell. */
+void reader_set_opts(struct reader *r, const struct reader_opts *opts);
+
+/* Reads every ring once (within the budget, more follows from the loop);
+ * true when any had records. */
+bool reader_drain_all(struct reader *r);
+
+/* Doorbell rings and ticks so far (evmonctl status). */
+uint64_t reader_n_doorbells(const struct reader *r);
+uint64_t reader_n_ticks(const struct reader *r);

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The doorbell reader (src/daemon/reader.c) on the real kernel, by counts:
+ * an idle evmond with a client does not wake for events it is not given,
+ * and the last event of a burst is never left behind. Nothing here is
+ * timed; the timeouts only end a test that has already failed. Needs root
+ * and syscall tracepoints (else 77). */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define N_BURSTS 1000
+#define BURST_MAX 64
+
+static struct itest_daemon daemon_;
+static struct itest_client *client;
+
+/* Times evmond went to sleep and was woken: voluntary context switches in
+ * /proc/PID/status (each return to epoll_wait() that blocks is one). */
+static uint64_t wakeups(pid_t pid) {
+        char path[64], line[256];
+        unsigned long long v = 0;
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1) {
+                        found = true;
+                        break;
+                }
+        fclose(f);
+        assert_true(found);
+        return v;
+}
+
+/* Reads events until N of ours came; anything else is a failure. */
+static void expect_ours(unsigned n, unsigned burst) {
+        for (unsigned i = 0; i < n; i++) {
+                json_object *o = itest_client_expect(client, "event", 10000);
+
+                if (!o)
+                        fail_msg("burst %u: event %u of %u never came (nothing follows it to push it out)",
+                                 burst, i + 1, n);
+                assert_int_equal(itest_int(o, "pid"), getpid());
+                json_object_put(o);
+        }
+}
+
+static int setup(void **state) {
+        char config[512];
+
+        /* The filter keeps every other process's getppid() out in the
+         * kernel: those are the events evmond is not given. */
+        snprintf(config, sizeof(config),
+                 "{\"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
+                 (int) getpid());
+        if (itest_daemon_start(&daemon_, config) < 0)
+                return -1;
+        client = calloc(1, sizeof(*client));
+        if (!client || itest_client_connect(client, daemon_.socket) < 0)
+                return -1;
+        json_object *o = itest_client_expect(client, "hello", 5000);
+        if (!o)
+                return -1;
+        json_object_put(o);
+        return 0;
+}
+
+static int teardown(void **state) {
+        if (client) {
+                itest_client_close(client);
+                free(client);
+        }
+        itest_daemon_stop(&daemon_);
+        itest_daemon_cleanup(&daemon_);
+        return 0;
+}
+
+/* Over 3 quiet seconds, while another process calls getppid() 3,000
+ * times, evmond wakes only for its once-a-second housekeeping tick (3,
+ * and a few for slack). Before doorbells its flush timer alone woke it
+ * ~20 times a second. */
+static void test_idle_does_not_wake(void **state) {
+        uint64_t before, after;
+        pid_t child;
+
+        /* One event first: the doorbells are armed once it is read. */
+        syscall(SYS_getppid);
+        expect_ours(1, 0);
+        usleep(300 * 1000);
+
+        before = wakeups(daemon_.pid);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                for (int i = 0; i < 3000; i++) {
+                        syscall(SYS_getppid);
+                        usleep(1000);
+                }
+                _exit(0);
+        }
+        itest_reap(child);
+        after = wakeups(daemon_.pid);
+        /* The child's loop took at least 3 s: 3 ticks, or a few more. */
+        fprintf(stderr, "idle evmond woke %" PRIu64 " times while 3000 events it is not given happened\n",
+                after - before);
+        if (after - before > 3 + 3)
+                fail_msg("idle evmond woke %" PRIu64 " times in ~3 s (at most 6 expected)", after - before);
+
+        /* And a lone event of ours still comes by itself. */
+        syscall(SYS_getppid);
+        expect_ours(1, 0);
+}
+
+/* 1,000 bursts of 1..64 calls, each on a CPU picked at random, with
+ * nothing after a burst until all of it has arrived: a record that sat
+ * below the watermark with no doorbell and no tick would never come. */
+static void test_bursts_never_left_behind(void **state) {
+        unsigned seed = (unsigned) time(NULL), total = 0;
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        cpu_set_t all, one;
+
+        fprintf(stderr, "seed %u\n", seed);
+        srand(seed);
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (unsigned b = 1; b <= N_BURSTS; b++) {
+                unsigned n = 1 + (unsigned) rand() % BURST_MAX;
+                int cpu = (int) ((unsigned) rand() % (unsigned) (ncpu > 0 ? ncpu : 1));
+
+                CPU_ZERO(&one);
+                CPU_SET(cpu, &one);
+                (void) sched_setaffinity(0, sizeof(one), &one);  /* offline or not allowed: anywhere */
+                for (unsigned i = 0; i < n; i++)
+                        syscall(SYS_getppid);
+                expect_ours(n, b);
+                total += n;
+        }
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        fprintf(stderr, "%u events in %u bursts, every one delivered\n", total, N_BURSTS);
+
+        /* Nothing more than we made. */
+        json_object *o = itest_client_expect(client, "event", 200);
+        if (o) {
+                json_object_put(o);
+                fail_msg("an event beyond the %u we made", total);
+        }
+}
+
+int main(void) {
+        static const char *const need[] = { "syscalls/sys_enter_getppid", NULL };
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_idle_does_not_wake),
+                cmocka_unit_test(test_bursts_never_left_behind),
+        };
+
+        itest_require(need);
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
