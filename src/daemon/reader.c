@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon/reader.h"
 #include "evmon/cleanup.h"
@@ -68,6 +69,7 @@ struct reader {
         bool backoff;                   /* the period grew on ticks that found nothing */
 
         uint64_t n_doorbells, n_ticks;
+        unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
 
 static int ring_drain(struct reader *r, size_t i, bool *more) {
@@ -164,6 +166,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
 
                 n += k;
                 if (k == 0 && r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
+                    (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
                     monitor_ring_arm(r->monitor, i) >= 0)
                         /* Records written before the arm did not ring. */
                         n += ring_drain(r, i, &more);
@@ -193,7 +196,9 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
          * must not be followed by a burst of catch-up ticks. */
         if (sd_event_now(r->event, CLOCK_MONOTONIC, &now) < 0)
                 now = usec;
-        return sd_event_source_set_time(es, now + r->period);
+        (void) sd_event_source_set_time(es, now + r->period);
+        /* Time sources are one-shot by default. */
+        return sd_event_source_set_enabled(es, SD_EVENT_ON);
 }
 
 struct reader *reader_free(struct reader *r) {
@@ -232,6 +237,12 @@ int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, 
                 .opts = *opts,
                 .period = opts->flush_usec,
         };
+
+        /* test-latency widens the window between the look that found a
+         * ring empty and the arm, which the read after the arm closes. */
+        const char *e_delay = getenv("EVMON_TEST_ARM_DELAY_USEC");
+        if (e_delay)
+                r->arm_delay_usec = (unsigned) strtoul(e_delay, NULL, 10);
 
         r->n_rings = monitor_n_rings(m);
         r->rings = calloc(r->n_rings, sizeof(*r->rings));

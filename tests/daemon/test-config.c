@@ -75,8 +75,10 @@ static void test_builtin(void **state) {
         assert_int_equal(c->socket_mode, 0660);
         assert_string_equal(c->socket_group, "evmon");
         assert_int_equal(c->ring_pages, CONFIG_DEFAULT_RING_PAGES);
-        assert_int_equal(c->flush_ms, 5);
+        assert_int_equal(c->flush_ms, 1);
+        assert_int_equal(c->busy_flush_ms, 16);
         assert_int_equal(c->idle_flush_ms, 50);
+        assert_true(c->doorbell);
         assert_int_equal(c->clockid, CLOCK_MONOTONIC);
         assert_string_equal(c->clock_name, "monotonic");
         assert_int_equal(c->max_clients, 64);
@@ -144,7 +146,9 @@ static void test_full(void **state) {
         assert_string_equal(c->socket_group, "adm");
         assert_int_equal(c->ring_pages, 16);
         assert_int_equal(c->flush_ms, 20);
+        assert_int_equal(c->busy_flush_ms, 40);
         assert_int_equal(c->idle_flush_ms, 200);
+        assert_false(c->doorbell);
         assert_int_equal(c->max_clients, 8);
         assert_int_equal(c->client_queue_bytes, 256 * 1024);
         assert_int_equal(c->clockid, CLOCK_BOOTTIME);
@@ -241,8 +245,9 @@ static void test_values(void **state) {
                         "{\"ring\": {\"flush_ms\": 1000}, \"clients\": {\"max\": 4096, \"queue_kib\": 64},\n"
                         " \"targets\": {\"pids\": [2147483647], \"cgroups\": []}, " EV1 "}");
                 assert_int_equal(c->flush_ms, 1000);
-                /* Unset, the idle period never undercuts flush_ms. */
+                /* Unset, the idle and busy periods never undercut flush_ms. */
                 assert_int_equal(c->idle_flush_ms, 1000);
+                assert_int_equal(c->busy_flush_ms, 1000);
                 assert_int_equal(c->max_clients, 4096);
                 assert_int_equal(c->client_queue_bytes, 64 * 1024);
                 assert_int_equal(c->n_pids, 1);
@@ -339,7 +344,7 @@ static void test_unknown_keys(void **state) {
         BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group)");
-        BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, idle_flush_ms)");
+        BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
         BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, queue_kib)");
         BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids)");
         BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"},\n    {\"tracepoint\": \"a:c\",\n     \"filtre\": \"x\"}\n  ]\n}",
@@ -394,6 +399,9 @@ static void test_ring(void **state) {
         BAD("{\n \"ring\": {\"idle_flush_ms\": 0},\n " EV1 "}", ":2: ring.idle_flush_ms: ", "0 is out of range (1..10000)");
         BAD("{\n \"ring\": {\"flush_ms\": 20,\n  \"idle_flush_ms\": 10},\n " EV1 "}", ":3: ring.idle_flush_ms: ",
             "10 is below ring.flush_ms (20)");
+        BAD("{\n \"ring\": {\"flush_ms\": 20,\n  \"busy_flush_ms\": 10},\n " EV1 "}", ":3: ring.busy_flush_ms: ",
+            "10 is below ring.flush_ms (20)");
+        BAD("{\n \"ring\": {\"doorbell\": 1},\n " EV1 "}", ":2: ring.doorbell: ", "expected boolean, got int");
         BAD("{\n \"clients\": {\"max\": 0},\n " EV1 "}", ":2: clients.max: ", "0 is out of range (1..4096)");
         BAD("{\n \"clients\": {\"max\": 4097},\n " EV1 "}", ":2: clients.max: ", "out of range");
         BAD("{\n \"clients\": {\"queue_kib\": 63},\n " EV1 "}", ":2: clients.queue_kib: ", "63 is out of range (64..1048576)");

@@ -269,7 +269,8 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         unlink(binary);
 }
 
-/* With no samples the reader backs off from flush_ms (5) to idle_flush_ms
+/* Without doorbells ("doorbell": false; test-latency covers them) and
+ * with no samples the reader backs off from flush_ms (5) to idle_flush_ms
  * (50): about 20 timer wakeups a second, and the status tick, where every
  * 5 ms would be 200. A lone sample, far below the wakeup watermark, still
  * arrives by itself. The event is filtered to this process in the kernel,
@@ -282,7 +283,7 @@ static void test_quiet_rings_back_off(void **state) {
         json_object *o;
 
         snprintf(config_text, sizeof(config_text),
-                 "{\"ring\": {\"flush_ms\": 5, \"idle_flush_ms\": 50},\n"
+                 "{\"ring\": {\"flush_ms\": 5, \"idle_flush_ms\": 50, \"doorbell\": false},\n"
                  " \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
                  (int) getpid());
         assert_int_equal(itest_daemon_start(&quiet_, config_text), 0);
