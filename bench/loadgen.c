@@ -4,6 +4,7 @@
  *
  *   loadgen getppid --threads N --count C     tight syscall(SYS_getppid) loop per thread
  *   loadgen getppid --rate R --seconds S      paced calls, for latency measurements
+ *           [--burst B]                       ... B back-to-back calls every B/R seconds
  *   loadgen uprobe --count C                  C calls of evmon_bench_target(), for uprobes
  *   loadgen exec --count C                    fork + exec /bin/true, C times
  *
@@ -35,6 +36,7 @@ struct options {
         unsigned threads;
         uint64_t count;
         uint64_t rate;
+        uint64_t burst;         /* calls per paced period (1) */
         double seconds;
         bool wait;
 };
@@ -83,8 +85,9 @@ static void run_tight_getppid(struct worker *w) {
 }
 
 static void run_paced_getppid(struct worker *w) {
-        uint64_t period = 1000000000u / w->opts->rate;
-        uint64_t n = (uint64_t) (w->opts->seconds * (double) w->opts->rate);
+        uint64_t burst = w->opts->burst ?: 1;
+        uint64_t period = 1000000000u * burst / w->opts->rate;
+        uint64_t n = (uint64_t) (w->opts->seconds * (double) w->opts->rate) / burst;
         uint64_t next;
 
         w->start_ns = next = now_ns();
@@ -98,11 +101,12 @@ static void run_paced_getppid(struct worker *w) {
                         ;
                 if (now_ns() > next + period)
                         w->late++;
-                (void) syscall(SYS_getppid);
+                for (uint64_t k = 0; k < burst; k++)
+                        (void) syscall(SYS_getppid);
                 next += period;
         }
         w->end_ns = now_ns();
-        w->calls = n;
+        w->calls = n * burst;
 }
 
 static void run_uprobe(struct worker *w) {
@@ -184,7 +188,7 @@ static void print_tids(const struct worker *w, unsigned n) {
 
 static void usage(FILE *f) {
         fputs("Usage: loadgen getppid [--threads N] [--count C] [--wait]\n"
-              "       loadgen getppid --rate R --seconds S [--wait]\n"
+              "       loadgen getppid --rate R --seconds S [--burst B] [--wait]\n"
               "       loadgen uprobe [--count C] [--wait]\n"
               "       loadgen exec [--count C] [--wait]\n", f);
 }
@@ -206,6 +210,7 @@ int main(int argc, char **argv) {
                 { "threads", required_argument, NULL, 't' },
                 { "count",   required_argument, NULL, 'c' },
                 { "rate",    required_argument, NULL, 'r' },
+                { "burst",   required_argument, NULL, 'b' },
                 { "seconds", required_argument, NULL, 's' },
                 { "wait",    no_argument,       NULL, 'w' },
                 { "help",    no_argument,       NULL, 'h' },
@@ -236,7 +241,7 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         optind = 2;
-        while ((c = getopt_long(argc, argv, "t:c:r:s:wh", long_options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "t:c:r:s:b:wh", long_options, NULL)) >= 0) {
                 switch (c) {
                 case 't':
                         if (parse_u64(optarg, &v) < 0 || v == 0 || v > 1024) {
@@ -255,6 +260,12 @@ int main(int argc, char **argv) {
                 case 'r':
                         if (parse_u64(optarg, &o.rate) < 0 || o.rate == 0 || o.rate > 1000000000u) {
                                 fprintf(stderr, "loadgen: --rate wants 1..1e9 calls/s, got \"%s\"\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        break;
+                case 'b':
+                        if (parse_u64(optarg, &o.burst) < 0 || o.burst == 0 || o.burst > 1000000u) {
+                                fprintf(stderr, "loadgen: --burst wants 1..1e6 calls, got \"%s\"\n", optarg);
                                 return EXIT_FAILURE;
                         }
                         break;
@@ -284,6 +295,10 @@ int main(int argc, char **argv) {
         }
         if (o.rate > 0 && o.mode != MODE_GETPPID) {
                 fprintf(stderr, "loadgen: --rate is for the getppid workload\n");
+                return EXIT_FAILURE;
+        }
+        if (o.burst > 0 && o.rate == 0) {
+                fprintf(stderr, "loadgen: --burst goes with --rate\n");
                 return EXIT_FAILURE;
         }
         if (o.rate > 0 && have_count) {
@@ -353,7 +368,7 @@ int main(int argc, char **argv) {
                 printf(",\"ns_per_call\":%.2f", per / o.threads);
         }
         if (o.rate > 0)
-                printf(",\"rate\":%" PRIu64 ",\"late\":%" PRIu64, o.rate, late);
+                printf(",\"rate\":%" PRIu64 ",\"burst\":%" PRIu64 ",\"late\":%" PRIu64, o.rate, o.burst ?: 1, late);
         fputs("}\n", stdout);
 
         free(workers);

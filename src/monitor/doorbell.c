@@ -100,12 +100,16 @@ int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr 
         _cleanup_(closep) int fd = -1;
         struct perf_event_attr attr = *event;
 
-        /* Only the ring matters: an empty sample is the smallest record. */
+        /* A counting event writes no records: nothing to ring for. */
+        if (!attr.freq && attr.sample_period == 0)
+                return -EOPNOTSUPP;
+
+        /* Only the ring matters: an empty sample is the smallest record.
+         * The period stays the event's own, so the copy samples when the
+         * event does (a cpu-clock copy with period 1 would be a storm). */
         attr.sample_type = 0;
         attr.read_format = 0;
         attr.sample_id_all = 0;
-        attr.sample_period = 1;
-        attr.freq = 0;
         attr.disabled = 1;
         attr.watermark = 0;
         attr.wakeup_events = 1;

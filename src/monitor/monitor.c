@@ -52,7 +52,7 @@ struct handle {
         void *userdata;
         size_t n;               /* events opened: n fds, then n ids */
         int *fds;               /* NULL once closed */
-        int *bell_fds;          /* each fd's doorbell member, -1 without one; NULL without doorbells */
+        int *bell_fds;          /* each fd's doorbell member, or -errno without one */
         size_t n_unbelled;      /* fds without a doorbell member */
         uint64_t *ids;          /* the sample id of each event */
         uint64_t *heads;        /* RETIRED: each ring's data_head after the fds closed */
@@ -394,9 +394,10 @@ static void retired_prune(struct monitor *m) {
 }
 
 /* Opens SRC on C for PID (or a cgroup) into C's ring, and with doorbells
- * its member of C's doorbell for target T into *RET_BELL_FD (-1 when the
- * kernel refuses the copy: the event then works, only without a
- * doorbell). */
+ * its member of C's doorbell for target T into *RET_BELL_FD, or -errno
+ * when the kernel refuses the copy (the event then works, only without a
+ * doorbell), -EOPNOTSUPP when it needs none (no doorbells, or an event
+ * that writes no records). */
 static int event_open(struct monitor *m, const struct monitor_source *src, struct perf_cpu *c, size_t t,
                       pid_t pid, unsigned long flags, bool inherit, int *ret_fd, uint64_t *ret_id,
                       int *ret_bell_fd) {
@@ -422,12 +423,9 @@ static int event_open(struct monitor *m, const struct monitor_source *src, struc
         if (ioctl(fd, PERF_EVENT_IOC_ID, ret_id) < 0)
                 return negative_errno();
 
-        *ret_bell_fd = -1;
-        if (t < c->n_bells) {
+        *ret_bell_fd = -EOPNOTSUPP;
+        if (t < c->n_bells)
                 *ret_bell_fd = doorbell_member_open(&c->bells[t], &attr, pid, flags, src->filter);
-                if (*ret_bell_fd < 0)
-                        *ret_bell_fd = -1;
-        }
 
         *ret_fd = TAKE_FD(fd);
         return 0;
@@ -465,7 +463,7 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                         r = event_open(m, src, c, 0, -1, 0, false, &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
-                        hd.n_unbelled += m->doorbell && hd.bell_fds[hd.n] < 0;
+                        hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
                         hd.n++;
                         continue;
                 }
@@ -475,7 +473,7 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                                        &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
-                        hd.n_unbelled += m->doorbell && hd.bell_fds[hd.n] < 0;
+                        hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
                         hd.n++;
                 }
 
@@ -486,7 +484,7 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                                        &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
-                        hd.n_unbelled += m->doorbell && hd.bell_fds[hd.n] < 0;
+                        hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
                         hd.n++;
                 }
         }
@@ -564,7 +562,7 @@ int monitor_enable(struct monitor *m, int h) {
                 if (ioctl(hd->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
                         return negative_errno();
                 /* Counts only while its disabled leader is armed. */
-                if (hd->bell_fds && hd->bell_fds[i] >= 0 &&
+                if (hd->bell_fds[i] >= 0 &&
                     ioctl(hd->bell_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
                         return negative_errno();
         }
