@@ -66,6 +66,8 @@ struct reader {
         sd_event_source *defer;         /* more than a budget was waiting */
         sd_event_source *timer;         /* the tick; off while every ring is armed */
         uint64_t period;
+        uint64_t n_since_tick;          /* records read since the last tick, by any wakeup */
+        uint64_t last_tick;             /* CLOCK_MONOTONIC usec */
         bool backoff;                   /* the period grew on ticks that found nothing */
 
         uint64_t n_doorbells, n_ticks;
@@ -77,7 +79,10 @@ static int ring_drain(struct reader *r, size_t i, bool *more) {
 
         if (n >= (int) DRAIN_BUDGET)
                 *more = true;
-        return n > 0 ? n : 0;
+        if (n <= 0)
+                return 0;
+        r->n_since_tick += (uint64_t) n;
+        return n;
 }
 
 static void after_drain(struct reader *r, bool more) {
@@ -158,22 +163,29 @@ static int on_defer(sd_event_source *es, void *userdata) {
 static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         struct reader *r = userdata;
         bool more = false, disarmed = false;
-        uint64_t n = 0, now;
+        uint64_t n, now, elapsed;
 
+        if (sd_event_now(r->event, CLOCK_MONOTONIC, &now) < 0)
+                now = usec;
+        elapsed = now > r->last_tick ? now - r->last_tick : r->period;
+        r->last_tick = now;
         r->n_ticks++;
         for (size_t i = 0; i < r->n_rings; i++) {
                 int k = ring_drain(r, i, &more);
 
-                n += k;
                 if (k == 0 && r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
                     (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
                     monitor_ring_arm(r->monitor, i) >= 0)
                         /* Records written before the arm did not ring. */
-                        n += ring_drain(r, i, &more);
+                        (void) ring_drain(r, i, &more);
                 if (!monitor_ring_armed(r->monitor, i))
                         disarmed = true;
         }
         after_drain(r, more);
+        /* The rate since the last tick, whoever read it (the rings'
+         * watermark serves much of a busy host). */
+        n = r->n_since_tick;
+        r->n_since_tick = 0;
 
         if (!disarmed && r->opts.doorbell && monitor_doorbells_cover(r->monitor)) {
                 r->period = r->opts.flush_usec;
@@ -185,7 +197,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         if (n == 0)
                 /* Only without a (complete) doorbell: back off. */
                 r->period = r->period * 2 < r->opts.idle_usec ? r->period * 2 : r->opts.idle_usec;
-        else if (n * 1000000u >= (uint64_t) BUSY_RECORDS_PER_S * r->period)
+        else if (n * 1000000u >= (uint64_t) BUSY_RECORDS_PER_S * elapsed)
                 r->period = r->period * 2 < r->opts.busy_usec ? r->period * 2 : r->opts.busy_usec;
         else
                 r->period = r->opts.flush_usec;
@@ -194,8 +206,6 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
 
         /* From now, not from when it was due: a late tick on a loaded host
          * must not be followed by a burst of catch-up ticks. */
-        if (sd_event_now(r->event, CLOCK_MONOTONIC, &now) < 0)
-                now = usec;
         (void) sd_event_source_set_time(es, now + r->period);
         /* Time sources are one-shot by default. */
         return sd_event_source_set_enabled(es, SD_EVENT_ON);
