@@ -396,6 +396,30 @@ static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
         return 0;
 }
 
+/* ring.KEY, a period that starts from flush_ms and grows (HOW): never
+ * below flush_ms; unset, DEF or flush_ms when that is longer. */
+static int get_ring_period(struct parser *ps, json_object *o, const char *key, unsigned def, const char *how,
+                           const struct config *c, unsigned *ret) {
+        _cleanup_(freep) char *path = NULL;
+        uint64_t v;
+        int r;
+
+        r = get_uint(ps, o, "ring", key, 1, 10000, &v);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                *ret = c->flush_ms > def ? c->flush_ms : def;
+                return 0;
+        }
+        if (v < c->flush_ms) {
+                if (asprintf(&path, "ring.%s", key) < 0)
+                        return -ENOMEM;
+                return fail(ps, path, "%" PRIu64 " is below ring.flush_ms (%u): the reader %s", v, c->flush_ms, how);
+        }
+        *ret = (unsigned) v;
+        return 0;
+}
+
 static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
         static const char *const keys[] = { "pages", "flush_ms", "busy_flush_ms", "idle_flush_ms", "doorbell", NULL };
         json_object *b;
@@ -419,26 +443,15 @@ static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
                 return r;
         if (r > 0)
                 c->flush_ms = (unsigned) v;
-        r = get_uint(ps, o, "ring", "idle_flush_ms", 1, 10000, &v);
+        r = get_ring_period(ps, o, "idle_flush_ms", CONFIG_DEFAULT_IDLE_FLUSH_MS,
+                            "backs off from flush_ms to idle_flush_ms when the rings are quiet", c, &c->idle_flush_ms);
         if (r < 0)
                 return r;
-        if (r == 0)
-                c->idle_flush_ms = c->flush_ms > CONFIG_DEFAULT_IDLE_FLUSH_MS ? c->flush_ms : CONFIG_DEFAULT_IDLE_FLUSH_MS;
-        else if (v < c->flush_ms)
-                return fail(ps, "ring.idle_flush_ms", "%" PRIu64 " is below ring.flush_ms (%u): the reader backs off "
-                            "from flush_ms to idle_flush_ms when the rings are quiet", v, c->flush_ms);
-        else
-                c->idle_flush_ms = (unsigned) v;
-        r = get_uint(ps, o, "ring", "busy_flush_ms", 1, 10000, &v);
+        r = get_ring_period(ps, o, "busy_flush_ms", CONFIG_DEFAULT_BUSY_FLUSH_MS,
+                            "stretches its look from flush_ms up to busy_flush_ms while records pour in", c,
+                            &c->busy_flush_ms);
         if (r < 0)
                 return r;
-        if (r == 0)
-                c->busy_flush_ms = c->flush_ms > CONFIG_DEFAULT_BUSY_FLUSH_MS ? c->flush_ms : CONFIG_DEFAULT_BUSY_FLUSH_MS;
-        else if (v < c->flush_ms)
-                return fail(ps, "ring.busy_flush_ms", "%" PRIu64 " is below ring.flush_ms (%u): the reader stretches "
-                            "its look from flush_ms up to busy_flush_ms while records pour in", v, c->flush_ms);
-        else
-                c->busy_flush_ms = (unsigned) v;
         r = get_typed(ps, o, "ring", "doorbell", json_type_boolean, &b);
         if (r < 0)
                 return r;

@@ -101,6 +101,10 @@ static void daemon_status_text(struct daemon *d, char *buf, size_t size) {
                  d->n_events, server_n_clients(d->server), d->lost_total, server_dropped_total(d->server));
 }
 
+/* The one housekeeping tick, once a second: with the rings on doorbells
+ * (reader.c) it is all an idle evmond wakes for, so whatever else must run
+ * now and then (metrics) belongs here rather than on a timer of its own;
+ * the systemd watchdog is pinged on the loop iteration it wakes. */
 static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         struct daemon *d = userdata;
         char status[256];
