@@ -43,6 +43,9 @@
  *   so a level-triggered epoll does not report the same ring again. */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -95,6 +98,43 @@ void doorbell_close(struct doorbell *b) {
         b->armed = false;
 }
 
+/* The type of the dynamic PMU NAME (/sys/bus/event_source/devices), or -1. */
+static int64_t pmu_type(const char *name) {
+        char path[128], buf[32];
+        _cleanup_(closep) int fd = -1;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        return strtoll(buf, NULL, 10);
+}
+
+bool doorbell_fits(uint32_t type) {
+        static int64_t kprobe = -2, uprobe = -2;
+
+        switch (type) {
+        case PERF_TYPE_TRACEPOINT:
+        case PERF_TYPE_SOFTWARE:
+        case PERF_TYPE_BREAKPOINT:
+                return true;
+        case PERF_TYPE_HARDWARE:
+        case PERF_TYPE_HW_CACHE:
+        case PERF_TYPE_RAW:
+                return false;
+        }
+        if (kprobe == -2)
+                kprobe = pmu_type("kprobe");
+        if (uprobe == -2)
+                uprobe = pmu_type("uprobe");
+        return type == kprobe || type == uprobe;
+}
+
 int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr *event, pid_t target,
                          unsigned long flags, const char *filter) {
         _cleanup_(closep) int fd = -1;
@@ -103,6 +143,8 @@ int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr 
         /* A counting event writes no records: nothing to ring for. */
         if (!attr.freq && attr.sample_period == 0)
                 return -EOPNOTSUPP;
+        if (!doorbell_fits(attr.type))
+                return -EMEDIUMTYPE;
 
         /* Only the ring matters: an empty sample is the smallest record.
          * The period stays the event's own, so the copy samples when the

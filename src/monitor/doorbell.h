@@ -8,6 +8,7 @@
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct doorbell {
@@ -30,9 +31,19 @@ void doorbell_close(struct doorbell *b);
  * samples into the main ring) as a member of B's group, on TARGET (a pid, or a
  * cgroup fd with PERF_FLAG_PID_CGROUP in FLAGS) with the same FILTER, that
  * wakes B's poller with every record it writes into B's ring. Disabled:
- * enable it with the caller's copy. Returns the fd or -errno. */
+ * enable it with the caller's copy. Returns the fd, -EOPNOTSUPP for a
+ * counting event (it writes no records and needs none), -EMEDIUMTYPE for
+ * one that may not join (doorbell_fits()), or the kernel's -errno. */
 int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr *event, pid_t target,
                          unsigned long flags, const char *filter);
+
+/* Whether events of perf TYPE may join a doorbell: those of software-
+ * context PMUs (tracepoints, software events, breakpoints, the kprobe and
+ * uprobe PMUs). A group of hardware-PMU events is scheduled all or nothing
+ * onto the PMU's few counters: copies of several of them could keep the
+ * whole doorbell off, and it would never ring. Such events go without one
+ * (their periodic samples flow anyway). */
+bool doorbell_fits(uint32_t type);
 
 /* Arm: the next member record makes B's fd readable. Disarm: members write
  * nothing (and cost the traced program nothing) until the next arm. */
