@@ -191,6 +191,9 @@ int monitor_add(struct monitor *m, const struct monitor_source *src);
  * caller may free it on return; drain first to get them. -ENOENT for a
  * handle that is not active. */
 int monitor_remove(struct monitor *m, int h);
+/* Enables every fd of handle H. With doorbells, disarms every ring's
+ * doorbells (see monitor_ring_arm()): arm them again, and read the rings
+ * once more, after enabling. */
 int monitor_enable(struct monitor *m, int h);
 
 size_t monitor_n_rings(const struct monitor *m);

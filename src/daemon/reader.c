@@ -149,9 +149,9 @@ static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata
 
         (void) ring_drain(r, rr->index, &more);
         after_drain(r, more);
-        /* An armed ring's doorbell has rung too, and does the rest. */
-        if (!monitor_ring_armed(r->monitor, rr->index))
-                tick_start(r);
+        /* Even on an armed ring (whose doorbell should have rung too): if
+         * it ever does not, the tick still comes for the rest. */
+        tick_start(r);
         return 0;
 }
 
@@ -297,6 +297,12 @@ void reader_set_opts(struct reader *r, const struct reader_opts *opts) {
         if (!r || !opts || opts->flush_usec == 0)
                 return;
         r->opts = *opts;
+        reader_kick(r);
+}
+
+void reader_kick(struct reader *r) {
+        if (!r)
+                return;
         r->backoff = true;      /* so that tick_start() moves even a running tick */
         tick_start(r);
 }

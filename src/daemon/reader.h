@@ -28,9 +28,13 @@ int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, 
                void (*flush)(void *ctx), const struct reader_opts *opts, struct reader **ret);
 struct reader *reader_free(struct reader *r);
 
-/* New periods (a reload), and a look soon: events opened since may lack
- * a doorbell. */
+/* New periods (a reload), and a look soon (reader_kick()): events opened
+ * since may lack a doorbell, and enabling them disarmed the doorbells. */
 void reader_set_opts(struct reader *r, const struct reader_opts *opts);
+
+/* A tick soon: after monitor_enable() (which disarms the doorbells) or
+ * anything else that may have left records unannounced. */
+void reader_kick(struct reader *r);
 
 /* Reads every ring once (within the budget, more follows from the loop);
  * true when any had records. */

@@ -553,6 +553,7 @@ int monitor_remove(struct monitor *m, int h) {
 
 int monitor_enable(struct monitor *m, int h) {
         struct handle *hd;
+        int r;
 
         hd = handle_get(m, h);
         if (!hd)
@@ -561,10 +562,21 @@ int monitor_enable(struct monitor *m, int h) {
         for (size_t i = 0; i < hd->n; i++) {
                 if (ioctl(hd->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
                         return negative_errno();
-                /* Counts only while its disabled leader is armed. */
+                /* Counts only while its leader is armed. */
                 if (hd->bell_fds[i] >= 0 &&
                     ioctl(hd->bell_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
                         return negative_errno();
+        }
+
+        /* A member enabled while its group is already on was seen to stay
+         * off (an event added by a live reload rang nothing while another
+         * evmond armed and disarmed its own doorbells). Disarmed, the next
+         * arm schedules every member with its leader; the reader arms
+         * (and reads once more) on its next tick. */
+        for (size_t i = 0; i < m->n_cpus; i++) {
+                r = monitor_ring_disarm(m, i);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
