@@ -110,6 +110,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         char status[256];
 
         daemon_update_offset(d);
+        (void) reader_sweep(d->reader);
         daemon_status_text(d, status, sizeof(status));
         notify_status(status);
         return sd_event_source_set_time(es, usec + 1000000u);
@@ -186,6 +187,7 @@ static char *ops_status(void *userdata) {
         json_object_object_add(a, "doorbell", json_object_new_boolean(d->config->doorbell));
         json_object_object_add(a, "doorbell_rings", json_object_new_int64((int64_t) reader_n_doorbells(d->reader)));
         json_object_object_add(a, "ticks", json_object_new_int64((int64_t) reader_n_ticks(d->reader)));
+        json_object_object_add(a, "swept", json_object_new_int64((int64_t) reader_n_swept(d->reader)));
         json_object_object_add(o, "ring", a);
         a = json_object_new_array();
         if (a)

@@ -70,7 +70,7 @@ struct reader {
         uint64_t last_tick;             /* CLOCK_MONOTONIC usec */
         bool backoff;                   /* the period grew on ticks that found nothing */
 
-        uint64_t n_doorbells, n_ticks;
+        uint64_t n_doorbells, n_ticks, n_swept;
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
 
@@ -305,6 +305,30 @@ void reader_kick(struct reader *r) {
                 return;
         r->backoff = true;      /* so that tick_start() moves even a running tick */
         tick_start(r);
+}
+
+uint64_t reader_sweep(struct reader *r) {
+        int enabled = SD_EVENT_OFF;
+        bool more = false;
+        uint64_t n = 0;
+
+        if (!r)
+                return 0;
+        (void) sd_event_source_get_enabled(r->timer, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return 0;       /* ticking: it looks anyway */
+        for (size_t i = 0; i < r->n_rings; i++)
+                n += ring_drain(r, i, &more);
+        after_drain(r, more);
+        if (n > 0) {
+                r->n_swept += n;
+                tick_start(r);
+        }
+        return n;
+}
+
+uint64_t reader_n_swept(const struct reader *r) {
+        return r ? r->n_swept : 0;
 }
 
 uint64_t reader_n_doorbells(const struct reader *r) {
