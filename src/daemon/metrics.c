@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/metrics.h"
+#include "evmon/cleanup.h"
+
+/* Label values escape backslash, double quote and line feed; nothing
+ * else (https://prometheus.io/docs/instrumenting/exposition_formats/). */
+static void put_label_value(FILE *f, const char *s) {
+        fputc('"', f);
+        for (; s && *s; s++) {
+                if (*s == '\\')
+                        fputs("\\\\", f);
+                else if (*s == '"')
+                        fputs("\\\"", f);
+                else if (*s == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*s, f);
+        }
+        fputc('"', f);
+}
+
+static void put_family(FILE *f, const char *name, const char *type, const char *help) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+
+        put_family(f, "evmon_events_total", "counter", "Samples received, per event.");
+        for (size_t i = 0; i < m->n_events; i++) {
+                fputs("evmon_events_total{event=", f);
+                put_label_value(f, m->events[i].name);
+                fprintf(f, "} %" PRIu64 "\n", m->events[i].count);
+        }
+        put_family(f, "evmon_undecodable_total", "counter", "Samples that did not decode, per event.");
+        for (size_t i = 0; i < m->n_events; i++) {
+                fputs("evmon_undecodable_total{event=", f);
+                put_label_value(f, m->events[i].name);
+                fprintf(f, "} %" PRIu64 "\n", m->events[i].undecodable);
+        }
+        put_family(f, "evmon_event_enabled", "gauge",
+                   "1 for an event served with its perf fds enabled, 0 for one open but disabled.");
+        for (size_t i = 0; i < m->n_events; i++) {
+                fputs("evmon_event_enabled{event=", f);
+                put_label_value(f, m->events[i].name);
+                fputs(",kind=", f);
+                put_label_value(f, m->events[i].kind);
+                fprintf(f, "} %d\n", m->events[i].enabled ? 1 : 0);
+        }
+        put_family(f, "evmon_lost_total", "counter", "Records the kernel could not write to the CPU's ring.");
+        for (size_t i = 0; i < m->n_cpus; i++)
+                fprintf(f, "evmon_lost_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].lost);
+        put_family(f, "evmon_malformed_records_total", "counter", "Records of the CPU's ring rejected as malformed.");
+        for (size_t i = 0; i < m->n_cpus; i++)
+                fprintf(f, "evmon_malformed_records_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].malformed);
+        put_family(f, "evmon_clients", "gauge", "Clients connected.");
+        fprintf(f, "evmon_clients %zu\n", m->n_clients);
+        put_family(f, "evmon_client_dropped_total", "counter",
+                   "Lines dropped for a connected client that fell behind.");
+        for (size_t i = 0; i < m->n_clients; i++)
+                fprintf(f, "evmon_client_dropped_total{client=\"%u\",pid=\"%d\",uid=\"%u\"} %" PRIu64 "\n",
+                        m->clients[i].id, (int) m->clients[i].pid, (unsigned) m->clients[i].uid, m->clients[i].dropped);
+        put_family(f, "evmon_dropped_total", "counter", "Lines dropped for slow clients, all clients since start.");
+        fprintf(f, "evmon_dropped_total %" PRIu64 "\n", m->dropped_total);
+        put_family(f, "evmon_reloads_total", "counter", "Config reloads applied.");
+        fprintf(f, "evmon_reloads_total %" PRIu64 "\n", m->reloads);
+        put_family(f, "evmon_reload_failures_total", "counter", "Config reloads refused (the running config stayed).");
+        fprintf(f, "evmon_reload_failures_total %" PRIu64 "\n", m->reload_failures);
+        if (m->process_table >= 0) {
+                put_family(f, "evmon_process_table_entries", "gauge", "Processes in evmond's process table.");
+                fprintf(f, "evmon_process_table_entries %" PRId64 "\n", m->process_table);
+        }
+        put_family(f, "evmon_start_time_seconds", "gauge", "When evmond started, in seconds since 1970.");
+        fprintf(f, "evmon_start_time_seconds %" PRIu64 ".%06" PRIu64 "\n",
+                m->start_time_usec / 1000000, m->start_time_usec % 1000000);
+
+        if (fclose(f) != 0 || !text) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret = text;
+        *ret_size = size;
+        return 0;
+}
+
+int metrics_write_file(const char *path, const char *text, size_t size) {
+        _cleanup_(freep) char *tmp = NULL;
+        _cleanup_(closep) int fd = -1;
+        size_t done = 0;
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        while (done < size) {
+                ssize_t k = write(fd, text + done, size - done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        goto fail;
+                }
+                done += (size_t) k;
+        }
+        if (fchmod(fd, 0644) < 0)
+                goto fail;
+        if (rename(tmp, path) < 0)
+                goto fail;
+        return 0;
+fail:;
+        int r = -errno;
+        (void) unlink(tmp);
+        return r;
+}

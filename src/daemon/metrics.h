@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Where prometheus-node-exporter's textfile collector reads on Debian
+ * (its --collector.textfile.directory in /etc/default/prometheus-node-exporter). */
+#define METRICS_DEFAULT_PATH "/var/lib/prometheus/node-exporter/evmon.prom"
+#define METRICS_DEFAULT_INTERVAL_MS 5000u
+
+struct metrics_event {
+        const char *name;             /* the wire name */
+        const char *kind;             /* "tracepoint", "kprobe", ... */
+        uint64_t count;               /* samples received */
+        uint64_t undecodable;         /* samples that did not decode */
+        bool enabled;                 /* its perf fds are enabled */
+};
+
+struct metrics_cpu {
+        int cpu;
+        uint64_t lost;                /* records the kernel could not write */
+        uint64_t malformed;           /* records evmond rejected */
+};
+
+struct metrics_client {
+        unsigned id;
+        pid_t pid;
+        uid_t uid;
+        uint64_t dropped;             /* lines dropped because it fell behind */
+};
+
+/* One snapshot of evmond's counters; metrics_format() reads it only. */
+struct metrics {
+        const struct metrics_event *events;
+        size_t n_events;
+        const struct metrics_cpu *cpus;
+        size_t n_cpus;
+        const struct metrics_client *clients;
+        size_t n_clients;
+        uint64_t dropped_total;       /* all clients since start, gone ones too */
+        uint64_t reloads, reload_failures;
+        uint64_t start_time_usec;     /* CLOCK_REALTIME */
+        int64_t process_table;        /* entries; < 0: there is no process table */
+};
+
+/* Formats M in Prometheus' text exposition format (version 0.0.4): a
+ * # HELP and # TYPE line per metric, label values escaped. Returns 0 and
+ * the text in *ret (caller frees) with its length in *ret_size, or
+ * -ENOMEM. */
+int metrics_format(const struct metrics *m, char **ret, size_t *ret_size);
+
+/* Replaces PATH with TEXT atomically: writes a temporary file beside it
+ * (PATH.XXXXXX, which the textfile collector ignores: it reads *.prom),
+ * makes it 0644 (node-exporter runs as its own user), and renames it over
+ * PATH, so a reader sees the old file or the new one, never half of one.
+ * 0 or -errno (-ENOENT: the directory does not exist). */
+int metrics_write_file(const char *path, const char *text, size_t size);
