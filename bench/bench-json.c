@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon/encode.h"
+#include "evmon/encode.h"
 #include "evmon/cleanup.h"
 
 #define COMMON_FIELDS \

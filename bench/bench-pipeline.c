@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/encode.h"
-#include "daemon/server.h"
+#include "evmon/encode.h"
+#include "server.h"
 #include "evmon/monitor.h"
 #include "evmon/tracefs.h"
 

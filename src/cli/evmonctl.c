@@ -13,20 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/human.h"
 #include "evmon/cleanup.h"
+#include "evmon/encode.h"
+#include "evmon/human.h"
 #include "evmon/io.h"
 #include "evmon/encode-perf.h"
 #include "evmon/encode-perfdata.h"
+#include "evmon/jsonc.h"
 #include "evmon/perfdata.h"
+#include "evmon/protocol.h"
 #include "evmon/tracefs.h"
-/* decode writes the daemon's own event lines: its encoder is in the
- * same static library. */
-#include "daemon/encode.h"
-
-#define DEFAULT_SOCKET "/run/evmon/evmond.sock"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static const char *arg_socket;
 static const char *arg_tracefs;
@@ -72,7 +68,7 @@ static void help(void) {
                "      --order ORDER      decode: time (perf's order, the default), causal\n"
                "                         (each round sorted as it ends) or file (as stored)\n"
                "  -h, --help             show this help\n",
-               DEFAULT_SOCKET);
+               EVMON_SOCKET_PATH_DEFAULT);
 }
 
 static int connect_daemon(void) {
@@ -81,7 +77,7 @@ static int connect_daemon(void) {
         int fd;
 
         if (!path)
-                path = DEFAULT_SOCKET;
+                path = EVMON_SOCKET_PATH_DEFAULT;
         if (strlen(path) >= sizeof(sa.sun_path)) {
                 fprintf(stderr, "evmonctl: socket path too long: %s\n", path);
                 return -ENAMETOOLONG;
@@ -101,8 +97,8 @@ static int connect_daemon(void) {
         return fd;
 }
 
-static int send_line(int fd, const char *line) {
-        return loop_write(fd, line, strlen(line));
+static int send_line(int fd, const char *line, size_t n) {
+        return loop_write(fd, line, n);
 }
 
 /* Reads lines from FD into a growing buffer and calls FN for each; stops
@@ -166,17 +162,13 @@ static int cmd_watch(char **events) {
         if (fd < 0)
                 return 1;
         if (events && *events) {
-                _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-                json_object *a = json_object_new_array();
-                _cleanup_(freep) char *line = NULL;
+                _cleanup_(jbuf_donep) struct jbuf line = {};
+                size_t n = 0;
 
-                json_object_object_add(o, "type", json_object_new_string("subscribe"));
-                for (char **e = events; *e; e++)
-                        json_object_array_add(a, json_object_new_string(*e));
-                json_object_object_add(o, "events", a);
-                if (asprintf(&line, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0)
-                        return 1;
-                if (send_line(fd, line) < 0)
+                while (events[n])
+                        n++;
+                if (encode_subscribe(&line, (const char *const *) events, n) < 0 ||
+                    send_line(fd, line.data, line.len) < 0)
                         return 1;
         }
         /* Full buffering on a pipe: lines reach the reader in big writes. */
@@ -203,7 +195,7 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
 
         if (!o || !json_object_object_get_ex(o, "type", &t))
                 return 0;
-        if (strcmp(json_object_get_string(t), "error") == 0) {
+        if (strcmp(json_object_get_string(t), EVMON_LINE_ERROR) == 0) {
                 json_object *e;
                 json_object_object_get_ex(o, "error", &e);
                 fprintf(stderr, "evmonctl: evmond says: %s\n", json_object_get_string(e));
@@ -223,15 +215,14 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
 
 static int cmd_request(const char *type) {
         _cleanup_(closep) int fd = -1;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
         struct request req = { .type = type };
-        char line[64];
         int r;
 
         fd = connect_daemon();
         if (fd < 0)
                 return 1;
-        snprintf(line, sizeof(line), "{\"type\":\"%s\"}\n", type);
-        if (send_line(fd, line) < 0)
+        if (encode_request(&line, type) < 0 || send_line(fd, line.data, line.len) < 0)
                 return 1;
         r = read_lines(fd, on_reply_line, &req);
         if (r <= 0) {
@@ -323,10 +314,6 @@ static int cmd_describe(const char *event) {
 static int log_oom_cli(void) {
         fprintf(stderr, "evmonctl: out of memory\n");
         return 1;
-}
-
-static void jbuf_donep(struct jbuf *b) {
-        jbuf_done(b);
 }
 
 static int decode_open_error(const char *path, int r) {
@@ -569,9 +556,9 @@ int main(int argc, char **argv) {
         if (strcmp(cmd, "watch") == 0)
                 return cmd_watch(argv + optind);
         if (strcmp(cmd, "status") == 0 && optind == argc)
-                return cmd_request("status");
+                return cmd_request(EVMON_REQUEST_STATUS);
         if (strcmp(cmd, "reload") == 0 && optind == argc)
-                return cmd_request("reload");
+                return cmd_request(EVMON_REQUEST_RELOAD);
         if (strcmp(cmd, "list") == 0 && optind == argc)
                 return cmd_list();
         if (strcmp(cmd, "describe") == 0 && optind + 1 == argc)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon/cgroup.h"
+#include "cgroup.h"
 #include "evmon/cleanup.h"
 
 int cgroup_find_mount(char **ret) {

@@ -9,67 +9,71 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "daemon/cgroup.h"
-#include "daemon/client.h"
+#include "cgroup.h"
+#include "client.h"
 #include "evmon/cleanup.h"
+#include "evmon/encode.h"
+#include "evmon/jsonc.h"
 #include "evmon/log.h"
+#include "evmon/protocol.h"
 
 #define CLIENT_IOV_MAX 64
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
-
-static int client_send_json(struct client *c, json_object *o) {
-        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        size_t n = strlen(s);
-        _cleanup_(freep) char *line = malloc(n + 1);
-
-        if (!line)
-                return -ENOMEM;
-        memcpy(line, s, n);
-        line[n] = '\n';
-        return server_send(c->server, c, line, n + 1);
+/* Queues the line(s) in LINE for C alone. */
+static int client_send(struct client *c, const struct jbuf *line) {
+        return server_send(c->server, c, line->data, line->len);
 }
 
 static int client_send_error(struct client *c, const char *fmt, ...) _printf_(2, 3);
 static int client_send_error(struct client *c, const char *fmt, ...) {
-        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        _cleanup_(jbuf_donep) struct jbuf line = {};
         char msg[512];
         va_list ap;
+        int r;
 
-        if (!o)
-                return -ENOMEM;
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        json_object_object_add(o, "type", json_object_new_string("error"));
-        json_object_object_add(o, "error", json_object_new_string(msg));
-        return client_send_json(c, o);
+        r = encode_error(&line, msg);
+        if (r < 0)
+                return r;
+        return client_send(c, &line);
 }
 
-static json_object *events_json(struct client *c, bool subscribed_only) {
+/* The names of the events served (or those C subscribed to), in index
+ * order; the strings belong to the daemon. Caller frees the array. */
+static int event_names(struct client *c, bool subscribed_only, const char ***ret, size_t *ret_n) {
         void *ud;
         const struct server_ops *ops = server_get_ops(c->server, &ud);
-        json_object *a = json_object_new_array();
-        size_t n = ops->n_events(ud);
+        size_t n = ops->n_events(ud), k = 0;
+        const char **names = calloc(n ? n : 1, sizeof(char *));
 
-        for (size_t i = 0; a && i < n; i++) {
+        if (!names)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
                 if (subscribed_only && !c->all_events &&
                     !((i >> 6) < c->n_event_bits && (c->event_bits[i >> 6] & (UINT64_C(1) << (i & 63)))))
                         continue;
-                json_object_array_add(a, json_object_new_string(ops->event_name(ud, i)));
+                names[k++] = ops->event_name(ud, i);
         }
-        return a;
+        *ret = names;
+        *ret_n = k;
+        return 0;
 }
 
 static int client_send_hello(struct client *c) {
-        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = NULL;
+        size_t n;
+        int r;
 
-        if (!o)
-                return -ENOMEM;
-        json_object_object_add(o, "type", json_object_new_string("hello"));
-        json_object_object_add(o, "version", json_object_new_int(1));
-        json_object_object_add(o, "events", events_json(c, false));
-        return client_send_json(c, o);
+        r = event_names(c, false, &names, &n);
+        if (r < 0)
+                return r;
+        r = encode_hello(&line, names, n);
+        if (r < 0)
+                return r;
+        return client_send(c, &line);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -119,6 +123,32 @@ void client_resolve(struct client *c) {
         c->n_event_bits = n_bits;
 }
 
+static int client_send_subscribed(struct client *c, json_object *msg) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = NULL;
+        _cleanup_(freep) const char **cgroups = NULL;
+        size_t n, n_cgroups = 0;
+        json_object *v;
+        int r;
+
+        r = event_names(c, true, &names, &n);
+        if (r < 0)
+                return r;
+        /* The cgroups as the client wrote them (subscribe checked they are strings). */
+        if (json_object_object_get_ex(msg, "cgroups", &v) && json_object_is_type(v, json_type_array)) {
+                n_cgroups = json_object_array_length(v);
+                cgroups = calloc(n_cgroups ? n_cgroups : 1, sizeof(char *));
+                if (!cgroups)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n_cgroups; i++)
+                        cgroups[i] = json_object_get_string(json_object_array_get_idx(v, i));
+        }
+        r = encode_subscribed(&line, names, n, c->pids, c->n_pids, cgroups, n_cgroups);
+        if (r < 0)
+                return r;
+        return client_send(c, &line);
+}
+
 static int client_subscribe(struct client *c, json_object *msg) {
         void *ud;
         const struct server_ops *ops = server_get_ops(c->server, &ud);
@@ -128,7 +158,7 @@ static int client_subscribe(struct client *c, json_object *msg) {
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(freep) uint64_t *cgroups = NULL;
         size_t n_pids = 0, n_cgroups = 0;
-        json_object *v, *reply;
+        json_object *v;
         int r;
 
         json_object_object_foreach(msg, key, val) {
@@ -236,35 +266,18 @@ static int client_subscribe(struct client *c, json_object *msg) {
         c->cgroups = TAKE_PTR(cgroups);
         c->n_cgroups = n_cgroups;
 
-        reply = json_object_new_object();
-        if (!reply)
-                return -ENOMEM;
-        json_object_object_add(reply, "type", json_object_new_string("subscribed"));
-        json_object_object_add(reply, "events", events_json(c, true));
-        if (c->pids) {
-                json_object *a = json_object_new_array();
-                for (size_t i = 0; a && i < c->n_pids; i++)
-                        json_object_array_add(a, json_object_new_int(c->pids[i]));
-                json_object_object_add(reply, "pids", a);
-        }
-        if (json_object_object_get_ex(msg, "cgroups", &v) && json_object_is_type(v, json_type_array))
-                json_object_object_add(reply, "cgroups", json_object_get(v));
-        r = client_send_json(c, reply);
-        json_object_put(reply);
-        return r;
+        return client_send_subscribed(c, msg);
 }
 
-static int client_send_raw_line(struct client *c, char *line) {
-        size_t n;
+/* A status or reload request: the daemon writes the answer. */
+static int client_answer(struct client *c, int (*answer)(void *userdata, struct jbuf *line), void *userdata) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
         int r;
 
-        if (!line)
-                return -ENOMEM;
-        n = strlen(line);
-        line[n] = '\n';  /* replaces the NUL: the line is sent by length */
-        r = server_send(c->server, c, line, n + 1);
-        free(line);
-        return r;
+        r = answer(userdata, &line);
+        if (r < 0)
+                return r;
+        return client_send(c, &line);
 }
 
 static int client_handle_line(struct client *c, const char *line, size_t len) {
@@ -295,12 +308,12 @@ static int client_handle_line(struct client *c, const char *line, size_t len) {
             !json_object_is_type(type, json_type_string))
                 return client_send_error(c, "expected {\"type\":\"subscribe\",...}");
         t = json_object_get_string(type);
-        if (strcmp(t, "subscribe") == 0)
+        if (strcmp(t, EVMON_REQUEST_SUBSCRIBE) == 0)
                 return client_subscribe(c, msg);
-        if (strcmp(t, "status") == 0 && ops->status)
-                return client_send_raw_line(c, ops->status(ud));
-        if (strcmp(t, "reload") == 0 && ops->reload)
-                return client_send_raw_line(c, ops->reload(ud));
+        if (strcmp(t, EVMON_REQUEST_STATUS) == 0 && ops->status)
+                return client_answer(c, ops->status, ud);
+        if (strcmp(t, EVMON_REQUEST_RELOAD) == 0 && ops->reload)
+                return client_answer(c, ops->reload, ud);
         return client_send_error(c, "unknown message type \"%s\" (known: subscribe, status, reload)", t);
 }
 
@@ -404,10 +417,12 @@ int client_flush(struct client *c) {
 
                 if (c->q_len == 0) {
                         /* Caught up after drops: tell the client how many. */
-                        char line[64];
-                        int k = snprintf(line, sizeof(line), "{\"type\":\"dropped\",\"count\":%" PRIu64 "}\n", c->dropped);
+                        _cleanup_(jbuf_donep) struct jbuf line = {};
+
+                        if (encode_dropped(&line, c->dropped) < 0)
+                                return -ENOMEM;
                         c->dropped = 0;
-                        if (server_send(c->server, c, line, (size_t) k) < 0)
+                        if (client_send(c, &line) < 0)
                                 return -ENOMEM;
                         continue;
                 }

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
-#include "daemon/server.h"
+#include "server.h"
 
 #define CLIENT_INBUF_SIZE 65536u
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/config.h"
+#include "config.h"
 #include "evmon/cleanup.h"
 
 const char config_builtin[] =
@@ -778,7 +778,7 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         if (!c)
                 return -ENOMEM;
         c->path = strdup(path);
-        c->socket_path = strdup(CONFIG_DEFAULT_SOCKET);
+        c->socket_path = strdup(EVMON_SOCKET_PATH_DEFAULT);
         c->socket_group = strdup("evmon");
         c->clock_name = strdup("monotonic");
         if (!c->path || !c->socket_path || !c->socket_group || !c->clock_name)

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #define CONFIG_DEFAULT_PATH "/etc/evmon/evmond.json"
-#define CONFIG_DEFAULT_SOCKET "/run/evmon/evmond.sock"
 /* 1 MiB per CPU. bench/run on 2 cores: a getppid loop makes ~1.1 M
  * samples/s of 64 bytes; with 64 pages (4.7 ms of samples, woken at a
  * quarter) evmond lost events whenever it waited more than ~3.5 ms for a
@@ -82,4 +81,5 @@ struct config *config_free(struct config *c);
 extern const char config_builtin[];
 
 #include "evmon/cleanup.h"
+#include "evmon/protocol.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct config *, config_free);

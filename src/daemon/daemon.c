@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,10 +14,10 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
-#include "daemon/daemon.h"
-#include "daemon/cgroup.h"
-#include "daemon/notify.h"
-#include "daemon/privs.h"
+#include "daemon.h"
+#include "cgroup.h"
+#include "notify.h"
+#include "privs.h"
 #include "evmon/cleanup.h"
 #include "evmon/log.h"
 
@@ -148,97 +147,84 @@ static const char *ops_event_name(void *userdata, size_t i) {
         return d->events[i]->wire_name;
 }
 
-static char *ops_status(void *userdata) {
+static int ops_status(void *userdata, struct jbuf *line) {
         struct daemon *d = userdata;
-        json_object *o = json_object_new_object(), *a;
-        char *line = NULL;
-        const char *s;
-
-        if (!o)
-                return NULL;
-        json_object_object_add(o, "type", json_object_new_string("status"));
-        json_object_object_add(o, "config", json_object_new_string(d->config->path));
-        json_object_object_add(o, "probe_group", json_object_new_string(d->probe_group));
-        json_object_object_add(o, "uptime_s", json_object_new_double((now_ns(CLOCK_MONOTONIC) / 1000 - d->start_usec) / 1e6));
-        a = json_object_new_array();
-        for (size_t i = 0; a && i < d->n_events; i++) {
-                json_object *e = json_object_new_object();
-                json_object_object_add(e, "event", json_object_new_string(d->events[i]->wire_name));
-                json_object_object_add(e, "count", json_object_new_int64((int64_t) d->events[i]->count));
-                json_object_object_add(e, "undecodable", json_object_new_int64((int64_t) d->events[i]->bad));
-                json_object_array_add(a, e);
-        }
-        json_object_object_add(o, "events", a);
-        a = json_object_new_array();
-        for (size_t i = 0; a && i < monitor_n_rings(d->monitor); i++) {
-                json_object *e = json_object_new_object();
-                json_object_object_add(e, "cpu", json_object_new_int(monitor_ring_cpu(d->monitor, i)));
-                json_object_object_add(e, "lost", json_object_new_int64((int64_t) monitor_ring_lost(d->monitor, i)));
-                json_object_object_add(e, "malformed", json_object_new_int64((int64_t) monitor_ring_bad(d->monitor, i)));
-                json_object_array_add(a, e);
-        }
-        json_object_object_add(o, "cpus", a);
-        /* What the rings run with now (pages stay as they were at start until a restart). */
-        a = json_object_new_object();
-        json_object_object_add(a, "pages", json_object_new_int((int) d->config->ring_pages));
-        json_object_object_add(a, "flush_ms", json_object_new_int((int) d->config->flush_ms));
-        json_object_object_add(a, "busy_flush_ms", json_object_new_int((int) d->config->busy_flush_ms));
-        json_object_object_add(a, "idle_flush_ms", json_object_new_int((int) d->config->idle_flush_ms));
-        json_object_object_add(a, "doorbell", json_object_new_boolean(d->config->doorbell));
-        json_object_object_add(a, "doorbell_rings", json_object_new_int64((int64_t) reader_n_doorbells(d->reader)));
-        json_object_object_add(a, "ticks", json_object_new_int64((int64_t) reader_n_ticks(d->reader)));
-        json_object_object_add(a, "swept", json_object_new_int64((int64_t) reader_n_swept(d->reader)));
-        json_object_object_add(o, "ring", a);
-        a = json_object_new_array();
-        if (a)
-                server_clients_json(d->server, a);
-        json_object_object_add(o, "clients", a);
-        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (s)
-                line = strdup(s);
-        json_object_put(o);
-        return line;
-}
-
-static json_object *daemon_events_json(struct daemon *d) {
-        json_object *a = json_object_new_array();
-        for (size_t i = 0; a && i < d->n_events; i++)
-                json_object_array_add(a, json_object_new_string(d->events[i]->wire_name));
-        return a;
-}
-
-static char *json_line(json_object *o) {
-        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        return s ? strdup(s) : NULL;
-}
-
-static char *ops_reload(void *userdata) {
-        struct daemon *d = userdata;
-        _cleanup_(freep) char *error = NULL;
-        json_object *o = json_object_new_object();
-        char *line;
+        size_t n_rings = monitor_n_rings(d->monitor);
+        _cleanup_(freep) struct encode_status_event *events = NULL;
+        _cleanup_(freep) struct encode_status_cpu *cpus = NULL;
+        _cleanup_(freep) struct encode_status_client *clients = NULL;
+        struct encode_status st = {
+                .config = d->config->path,
+                .probe_group = d->probe_group,
+                .uptime_s = (now_ns(CLOCK_MONOTONIC) / 1000 - d->start_usec) / 1e6,
+                /* What the rings run with now (pages stay as they were at start until a restart). */
+                .ring_pages = d->config->ring_pages,
+                .flush_ms = d->config->flush_ms,
+                .busy_flush_ms = d->config->busy_flush_ms,
+                .idle_flush_ms = d->config->idle_flush_ms,
+                .doorbell = d->config->doorbell,
+                .doorbell_rings = reader_n_doorbells(d->reader),
+                .ticks = reader_n_ticks(d->reader),
+                .swept = reader_n_swept(d->reader),
+                .n_events = d->n_events,
+                .n_cpus = n_rings,
+        };
         int r;
 
-        if (!o)
-                return NULL;
+        events = calloc(d->n_events ?: 1, sizeof(*events));
+        cpus = calloc(n_rings ?: 1, sizeof(*cpus));
+        if (!events || !cpus)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n_events; i++)
+                events[i] = (struct encode_status_event) {
+                        .event = d->events[i]->wire_name,
+                        .count = d->events[i]->count,
+                        .undecodable = d->events[i]->bad,
+                };
+        for (size_t i = 0; i < n_rings; i++)
+                cpus[i] = (struct encode_status_cpu) {
+                        .cpu = monitor_ring_cpu(d->monitor, i),
+                        .lost = monitor_ring_lost(d->monitor, i),
+                        .malformed = monitor_ring_bad(d->monitor, i),
+                };
+        r = server_clients_status(d->server, &clients, &st.n_clients);
+        if (r < 0)
+                return r;
+        st.events = events;
+        st.cpus = cpus;
+        st.clients = clients;
+        return encode_status(line, &st);
+}
+
+/* The wire names of the events served, in index order (the strings stay
+ * the events'). Caller frees the array. */
+static const char **daemon_event_names(struct daemon *d) {
+        const char **names = calloc(d->n_events ?: 1, sizeof(char *));
+
+        for (size_t i = 0; names && i < d->n_events; i++)
+                names[i] = d->events[i]->wire_name;
+        return names;
+}
+
+static int ops_reload(void *userdata, struct jbuf *line) {
+        struct daemon *d = userdata;
+        _cleanup_(freep) char *error = NULL;
+        _cleanup_(freep) const char **names = NULL;
+        char status[256];
+        int r;
+
         log_info("Client asked to reload %s", d->config->path);
         notify_reloading();
         r = daemon_reload(d, &error);
-        json_object_object_add(o, "type", json_object_new_string("reload"));
-        json_object_object_add(o, "ok", json_object_new_boolean(r >= 0));
-        if (r < 0) {
+        if (r < 0)
                 log_error("Reload failed, the running config stays: %s", error ?: "out of memory");
-                json_object_object_add(o, "error", json_object_new_string(error ?: "out of memory"));
-        }
-        json_object_object_add(o, "events", daemon_events_json(d));
-        {
-                char status[256];
-                daemon_status_text(d, status, sizeof(status));
-                notify_reloaded(status);
-        }
-        line = json_line(o);
-        json_object_put(o);
-        return line;
+        daemon_status_text(d, status, sizeof(status));
+        notify_reloaded(status);
+
+        names = daemon_event_names(d);
+        if (!names)
+                return -ENOMEM;
+        return encode_reload(line, r >= 0, error, names, d->n_events);
 }
 
 static const struct server_ops server_ops = {
@@ -658,7 +644,7 @@ static int daemon_probe_setup(struct daemon *d) {
         if (d->check_only) {
                 if (asprintf(&d->probe_group, "evmoncheck%d", (int) getpid()) < 0)
                         return -ENOMEM;
-        } else if (strcmp(sock, CONFIG_DEFAULT_SOCKET) == 0) {
+        } else if (strcmp(sock, EVMON_SOCKET_PATH_DEFAULT) == 0) {
                 if (!(d->probe_group = strdup(PROBE_GROUP_DEFAULT)))
                         return -ENOMEM;
         } else {
@@ -1032,9 +1018,9 @@ int daemon_reload(struct daemon *d, char **ret_error) {
         _cleanup_(freep) bool *kept = NULL;
         size_t n = 0, n_added = 0, n_removed = 0;
         const char *key;
-        json_object *o;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = NULL;
         struct reader_opts ro;
-        char *line;
         int r;
 
         *ret_error = NULL;
@@ -1122,18 +1108,9 @@ int daemon_reload(struct daemon *d, char **ret_error) {
         reader_set_opts(d->reader, &ro);
 
         log_info("Reloaded %s: %zu events served, %zu added, %zu removed", d->config->path, d->n_events, n_added, n_removed);
-        o = json_object_new_object();
-        if (o) {
-                json_object_object_add(o, "type", json_object_new_string("config"));
-                json_object_object_add(o, "events", daemon_events_json(d));
-                line = json_line(o);
-                json_object_put(o);
-                if (line) {
-                        size_t k = strlen(line);
-                        line[k] = '\n';
-                        server_broadcast_all(d->server, line, k + 1);
-                        free(line);
-                }
+        names = daemon_event_names(d);
+        if (names && encode_config(&line, names, d->n_events) >= 0) {
+                server_broadcast_all(d->server, line.data, line.len);
                 server_flush(d->server);
         }
         return 0;

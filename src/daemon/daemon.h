@@ -5,10 +5,10 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "daemon/config.h"
-#include "daemon/encode.h"
-#include "daemon/reader.h"
-#include "daemon/server.h"
+#include "config.h"
+#include "evmon/encode.h"
+#include "reader.h"
+#include "server.h"
 #include "evmon/monitor.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "daemon/daemon.h"
+#include "daemon.h"
 #include "evmon/cleanup.h"
 #include "evmon/log.h"
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/metrics.h"
+#include "metrics.h"
 #include "evmon/cleanup.h"
 
 /* Label values escape backslash, double quote and line feed; nothing

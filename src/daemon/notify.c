@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <systemd/sd-daemon.h>
 
-#include "daemon/notify.h"
+#include "notify.h"
 
 /* sd_notify() is a no-op outside systemd (no NOTIFY_SOCKET), so these can
  * be called unconditionally. */

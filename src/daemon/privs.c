@@ -7,7 +7,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
-#include "daemon/privs.h"
+#include "privs.h"
 #include "evmon/cleanup.h"
 
 #ifndef CAP_PERFMON

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/reader.h"
+#include "reader.h"
 #include "evmon/cleanup.h"
 
 /* Records read from one ring per wakeup before the loop turns to the

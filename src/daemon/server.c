@@ -2,13 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "daemon/client.h"
-#include "daemon/server.h"
+#include "client.h"
+#include "server.h"
 #include "evmon/cleanup.h"
 #include "evmon/log.h"
 
@@ -203,19 +202,25 @@ uint64_t server_dropped_total(const struct server *s) {
         return n;
 }
 
-void server_clients_json(const struct server *s, struct json_object *array) {
-        for (const struct client *c = s->clients; c; c = c->next) {
-                json_object *o = json_object_new_object();
-                if (!o)
-                        return;
-                json_object_object_add(o, "id", json_object_new_int64((int64_t) c->id));
-                json_object_object_add(o, "pid", json_object_new_int(c->cred.pid));
-                json_object_object_add(o, "uid", json_object_new_int64(c->cred.uid));
-                json_object_object_add(o, "queued_bytes", json_object_new_int64((int64_t) c->queued));
-                json_object_object_add(o, "lines", json_object_new_int64((int64_t) c->lines_queued));
-                json_object_object_add(o, "dropped", json_object_new_int64((int64_t) c->dropped_total));
-                json_object_array_add(array, o);
-        }
+int server_clients_status(const struct server *s, struct encode_status_client **ret, size_t *ret_n) {
+        struct encode_status_client *a;
+        size_t n = 0;
+
+        a = calloc(s->n_clients ? s->n_clients : 1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        for (const struct client *c = s->clients; c && n < s->n_clients; c = c->next)
+                a[n++] = (struct encode_status_client) {
+                        .id = c->id,
+                        .pid = c->cred.pid,
+                        .uid = c->cred.uid,
+                        .queued_bytes = c->queued,
+                        .lines = c->lines_queued,
+                        .dropped = c->dropped_total,
+                };
+        *ret = a;
+        *ret_n = n;
+        return 0;
 }
 
 static int on_accept_resume(sd_event_source *es, uint64_t usec, void *userdata) {
@@ -250,8 +255,10 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 return 0;
         }
         if (s->n_clients >= s->opts.max_clients) {
-                static const char msg[] = "{\"type\":\"error\",\"error\":\"too many clients (clients.max in the config)\"}\n";
-                (void) !write(cfd, msg, sizeof(msg) - 1);
+                _cleanup_(jbuf_donep) struct jbuf line = {};
+
+                if (encode_error(&line, "too many clients (clients.max in the config)") >= 0)
+                        (void) !write(cfd, line.data, line.len);
                 log_warning("Refused a client: already %zu clients (clients.max)", s->n_clients);
                 return 0;
         }

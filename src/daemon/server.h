@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
+#include "evmon/encode.h"
+
 struct server;
 struct client;
 
@@ -44,9 +46,9 @@ struct server_ops {
         size_t (*n_events)(void *userdata);
         const char *(*event_name)(void *userdata, size_t i);
         /* {"type":"status"} and {"type":"reload"} from a client; each
-         * returns a complete JSON line (without '\n'), caller frees. */
-        char *(*status)(void *userdata);
-        char *(*reload)(void *userdata);
+         * appends its answer line to LINE (src/encode/), 0 or -errno. */
+        int (*status)(void *userdata, struct jbuf *line);
+        int (*reload)(void *userdata, struct jbuf *line);
 };
 
 struct server_opts {
@@ -81,7 +83,6 @@ void server_events_changed(struct server *s);
 
 size_t server_n_clients(const struct server *s);
 uint64_t server_dropped_total(const struct server *s);
-/* Appends a JSON array of the clients (pid, uid, queued bytes, drops) to
- * a json-c array object. */
-struct json_object;
-void server_clients_json(const struct server *s, struct json_object *array);
+/* The clients (pid, uid, queued bytes, drops) for the status line, in
+ * *RET (caller frees) and *RET_N. 0 or -ENOMEM. */
+int server_clients_status(const struct server *s, struct encode_status_client **ret, size_t *ret_n);

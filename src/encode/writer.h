@@ -7,8 +7,9 @@
 
 #include <stdbool.h>
 
-#include "daemon/encode.h"
 #include "evmon/encode-perf.h"
+#include "evmon/encode.h"
+#include "evmon/json.h"
 
 /* ,"KEY": at P (KEY a string literal without quotes). */
 #define json_put_key(p, key) json_put_literal((p), ",\"" key "\":")

@@ -31,13 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/human.h"
+#include "evmon/human.h"
+#include "evmon/protocol.h"
 #include "evmon/cleanup.h"
 #include "evmon/io.h"
-#include "forward/line.h"
-#include "forward/queue.h"
+#include "line.h"
+#include "queue.h"
 
-#define DEFAULT_SOCKET "/run/evmon/evmond.sock"
 #define LINE_MAX_BYTES (1 << 20)
 /* How long a publish may wait for its acknowledgement before it and
  * everything after it is sent again (the Nats-Msg-Id makes the repeat
@@ -274,7 +274,7 @@ static void fwd_say_event(struct fwd *f, const char *event, const char *detail) 
         gmtime_r(&sec, &tm);
         n = strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
         snprintf(t + n, sizeof(t) - n, ".%09" PRIu64 "Z", ns % 1000000000u);
-        json_object_object_add(o, "type", json_object_new_string("forwarder"));
+        json_object_object_add(o, "type", json_object_new_string(EVMON_LINE_FORWARDER));
         json_object_object_add(o, "event", json_object_new_string(event));
         json_object_object_add(o, "time", json_object_new_string(t));
         json_object_object_add(o, "socket", json_object_new_string(arg_socket));
@@ -328,7 +328,7 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
 static char *subscribe_line(void) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "type", json_object_new_string("subscribe"));
+        json_object_object_add(o, "type", json_object_new_string(EVMON_REQUEST_SUBSCRIBE));
         if (arg_n_events > 0) {
                 json_object *a = json_object_new_array();
                 for (int i = 0; i < arg_n_events; i++)
@@ -950,7 +950,7 @@ static void help(void) {
                "      --no-follow        stop when caught up (or after 2 s without lines)\n"
                "  -j, --json             JSON lines even on a terminal\n"
                "  -h, --help             show this help\n",
-               DEFAULT_SOCKET);
+               EVMON_SOCKET_PATH_DEFAULT);
 }
 
 static int parse_int(const char *s, const char *opt, long long min, long long max, long long *ret) {
@@ -1081,7 +1081,7 @@ int main(int argc, char **argv) {
                 return 2;
         }
         if (!arg_socket)
-                arg_socket = getenv("EVMON_SOCKET") ?: DEFAULT_SOCKET;
+                arg_socket = getenv("EVMON_SOCKET") ?: EVMON_SOCKET_PATH_DEFAULT;
         if (!arg_host_given && gethostname(arg_host, sizeof(arg_host) - 1) < 0) {
                 logf_("cannot get the host name (%m); give --host NAME");
                 return 2;

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "forward/line.h"
+#include "line.h"
 
 static const char *skip_ws(const char *p, const char *end) {
         while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forward/queue.h"
+#include "queue.h"
 
 /* Record header; subject, id and data follow, each with its NUL, and the
  * whole is padded to 8 bytes. SIZE 0 marks the unused end of the arena

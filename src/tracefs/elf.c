@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
-#include "tracefs/error.h"
+#include "error.h"
 #include "evmon/probe.h"
 
 static void elf_endp(Elf **e) {

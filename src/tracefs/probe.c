@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
-#include "tracefs/error.h"
+#include "error.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
 

@@ -20,7 +20,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/tracefs.h"
-#include "tracefs/error.h"
+#include "error.h"
 
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
 #define TRACEFS_DEBUGFS "/sys/kernel/debug/tracing"

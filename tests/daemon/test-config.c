@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
+#include "config.h"
 #include "evmon/cleanup.h"
 
 #define FILE_NAME "/etc/evmon/t.json"
@@ -71,7 +71,7 @@ static void test_builtin(void **state) {
         assert_int_equal(config_parse(config_builtin, "<built-in default>", &c, &error), 0);
         assert_null(error);
         assert_string_equal(c->path, "<built-in default>");
-        assert_string_equal(c->socket_path, CONFIG_DEFAULT_SOCKET);
+        assert_string_equal(c->socket_path, EVMON_SOCKET_PATH_DEFAULT);
         assert_int_equal(c->socket_mode, 0660);
         assert_string_equal(c->socket_group, "evmon");
         assert_int_equal(c->ring_pages, CONFIG_DEFAULT_RING_PAGES);
@@ -113,7 +113,7 @@ static void test_shipped(void **state) {
         assert_int_equal(config_load(path, &c, &error), 0);
         assert_null(error);
         assert_string_equal(c->path, path);
-        assert_string_equal(c->socket_path, CONFIG_DEFAULT_SOCKET);
+        assert_string_equal(c->socket_path, EVMON_SOCKET_PATH_DEFAULT);
         assert_int_equal(c->n_events, 3);
         assert_string_equal(c->events[0].wire_name, "sched:sched_process_exec");
 }

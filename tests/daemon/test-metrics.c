@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/metrics.h"
+#include "metrics.h"
 #include "evmon/cleanup.h"
 
 static void test_format(void **state) {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/encode.h"
+#include "evmon/encode.h"
 #include "evmon/cleanup.h"
 #include "evmon/encode-perf.h"
 #include "evmon/monitor.h"

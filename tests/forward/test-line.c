@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "forward/line.h"
+#include "line.h"
 
 static void subject_of(const char *host, const char *line, const char *want) {
         struct line_info li;

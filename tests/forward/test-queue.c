@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "forward/queue.h"
+#include "queue.h"
 
 static void test_fifo_and_full(void **state) {
         struct queue q;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/encode.h"
+#include "evmon/encode.h"
 #include "evmon/monitor.h"
 #include "evmon/tracefs.h"
 #include "fuzz.h"

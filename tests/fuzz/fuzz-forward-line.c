@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forward/line.h"
+#include "line.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

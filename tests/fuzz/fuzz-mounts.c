@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/cgroup.h"
+#include "cgroup.h"
 #include "evmon/tracefs.h"
 #include "fuzz.h"
 

@@ -34,7 +34,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/config.h"
+#include "config.h"
 #include "evmon/tracefs.h"
 #include "itest.h"
 
@@ -1240,10 +1240,10 @@ static void test_units_verify(void **state) {
         assert_true(file_has_line(socket_in, "SocketGroup=evmon"));
         /* The socket systemd makes is the one evmond and the shipped config
          * use when they are not told otherwise. */
-        assert_true(file_has_line(socket_in, "ListenStream=" CONFIG_DEFAULT_SOCKET));
+        assert_true(file_has_line(socket_in, "ListenStream=" EVMON_SOCKET_PATH_DEFAULT));
         assert_true(asprintf(&conf_path, "%s/conf/evmond.json", source_root) >= 0);
         assert_int_equal(config_load(conf_path, &cfg, &error), 0);
-        assert_string_equal(cfg->socket_path, CONFIG_DEFAULT_SOCKET);
+        assert_string_equal(cfg->socket_path, EVMON_SOCKET_PATH_DEFAULT);
         assert_string_equal(cfg->socket_group, "evmon");
         assert_int_equal(cfg->socket_mode, 0660);
         config_free(cfg);

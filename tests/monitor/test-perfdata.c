@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/encode.h"
+#include "evmon/encode.h"
 #include "evmon/perfdata.h"
 
 #define FIXTURES "tests/monitor/fixtures/perfdata/"

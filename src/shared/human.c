@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <string.h>
 
-#include "cli/human.h"
+#include "evmon/human.h"
 
 static void print_value(FILE *f, json_object *v) {
         if (json_object_is_type(v, json_type_string))

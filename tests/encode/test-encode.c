@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon/encode.h"
+#include "evmon/encode.h"
 #include "evmon/cleanup.h"
 
 /* ---- fixtures: format files as this kernel (6.18, x86_64) writes them ---- */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The wire protocol's lines (src/encode/): every line type evmond and
+ * evmonctl write is built here, named as include/evmon/protocol.h names
+ * it. Event lines (encode.c) are the hot path: compiled once per event
+ * format, written without allocation; sample fields and records are in
+ * evmon/encode-perf.h, perf.data's own lines in evmon/encode-perfdata.h.
+ * The control lines (lines.c) are rare and built with json-c. Each
+ * function appends one line ending in '\n' to B and returns 0 or -errno
+ * (-ENOMEM); on failure B's length is unchanged. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "evmon/json.h"
+#include "evmon/monitor.h"
+#include "evmon/tracefs.h"
+
+/* ---- event lines ------------------------------------------------------- */
+
+/* One event format compiled for output: the pre-escaped line prefix and
+ * field keys, and the constants of the worst-case line size. */
+struct encoder;
+
+/* Compiles FMT for lines naming EVENT_NAME ("sched:sched_process_exec").
+ * FMT must outlive the encoder (its fields are referenced, not copied).
+ * FMT NULL (an event that is no trace event: software, hardware, PMU)
+ * gives lines without "fields" whose raw data, if any, is in "sample".
+ * -EINVAL for a field of unknown kind, -ENOMEM. The caller owns *ret. */
+int encoder_new(const char *event_name, const struct format *fmt, struct encoder **ret);
+struct encode_ids;
+/* Which PERF_SAMPLE_* bits of a sample its "sample" object shows (those
+ * of ENCODE_SAMPLE_TOP never are). By default every bit, but RAW when the
+ * encoder has a format; the daemon leaves out what it asked the kernel
+ * for its own use (such as CGROUP for cgroup targets). */
+void encoder_set_sample_show(struct encoder *e, uint64_t sample_show);
+/* How read values' ids are named (copied; NULL: ids only). */
+void encoder_set_ids(struct encoder *e, const struct encode_ids *ids);
+struct encoder *encoder_free(struct encoder *e);
+const struct format *encoder_format(const struct encoder *e);
+
+static inline void encoder_freep(struct encoder **e) {
+        encoder_free(*e);
+}
+
+/* Appends one line, ending in '\n', for sample S (its raw payload decoded
+ * with E's format):
+ *   {"type":"event","event":NAME,"time":...,"ts":N,"cpu":N,"pid":N,"tid":N,"fields":{...}}
+ * "time"/"ts" appear when S has PERF_SAMPLE_TIME ("time" is s->time +
+ * REALTIME_OFFSET_NS), "cpu" with PERF_SAMPLE_CPU, "pid"/"tid" with
+ * PERF_SAMPLE_TID. "fields" holds the non-common fields (no "fields"
+ * without a format), then ,"sample":{...} the other PERF_SAMPLE_* fields
+ * encoder_set_sample_show() selects (encode_sample_put()).
+ * Returns 0; -EBADMSG when a field does not decode (the line is not
+ * written, b->len and the bytes before it are unchanged: the caller counts
+ * it); -ENOMEM. */
+int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                 int64_t realtime_offset_ns);
+
+/* {"type":"lost","cpu":N,"count":N}\n */
+int encode_lost(struct jbuf *b, int cpu, uint64_t count);
+/* {"type":"dropped","count":N}\n */
+int encode_dropped(struct jbuf *b, uint64_t count);
+
+/* ---- control lines (lines.c) ----------------------------------------- */
+
+/* {"type":"hello","version":EVMON_PROTOCOL_VERSION,"events":[EVENTS...]} */
+int encode_hello(struct jbuf *b, const char *const *events, size_t n_events);
+
+/* {"type":"subscribed","events":[...]} and, when given (not NULL),
+ * "pids":[...] and "cgroups":[...] as the client sent them. */
+int encode_subscribed(struct jbuf *b, const char *const *events, size_t n_events,
+                      const pid_t *pids, size_t n_pids,
+                      const char *const *cgroups, size_t n_cgroups);
+
+/* {"type":"error","error":MESSAGE} */
+int encode_error(struct jbuf *b, const char *message);
+
+/* {"type":"config","events":[...]}: the event list after a reload, sent
+ * to every client. */
+int encode_config(struct jbuf *b, const char *const *events, size_t n_events);
+
+/* {"type":"reload","ok":OK[,"error":ERROR],"events":[...]}: the answer to
+ * a client's reload. */
+int encode_reload(struct jbuf *b, bool ok, const char *error, const char *const *events, size_t n_events);
+
+/* What {"type":"status"} reports. */
+struct encode_status_event {
+        const char *event;
+        uint64_t count, undecodable;
+};
+
+struct encode_status_cpu {
+        int cpu;
+        uint64_t lost, malformed;
+};
+
+struct encode_status_client {
+        uint64_t id;
+        pid_t pid;
+        uid_t uid;
+        uint64_t queued_bytes, lines, dropped;
+};
+
+struct encode_status {
+        const char *config;             /* the config file's path */
+        const char *probe_group;
+        double uptime_s;
+        const struct encode_status_event *events;
+        size_t n_events;
+        const struct encode_status_cpu *cpus;
+        size_t n_cpus;
+        /* "ring": what the rings run with now, and how they were read */
+        unsigned ring_pages, flush_ms, busy_flush_ms, idle_flush_ms;
+        bool doorbell;
+        uint64_t doorbell_rings, ticks, swept;
+        const struct encode_status_client *clients;
+        size_t n_clients;
+};
+
+/* {"type":"status","config":…,"probe_group":…,"uptime_s":…,"events":[…],
+ *  "cpus":[…],"ring":{…},"clients":[…]} */
+int encode_status(struct jbuf *b, const struct encode_status *st);
+
+/* Requests a client writes: {"type":TYPE} (EVMON_REQUEST_STATUS, _RELOAD)
+ * and {"type":"subscribe","events":[EVENTS...]}. */
+int encode_request(struct jbuf *b, const char *type);
+int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events);

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* json-c glue shared by the modules that read or build JSON objects (the
+ * config, client requests, the rare lines of src/encode/lines.c). */
+
+#include <json-c/json.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/json.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+
+/* Appends O as one plain JSON line (no spaces, '/' not escaped) ending in
+ * '\n'. 0 or -ENOMEM (B unchanged then). */
+int jsonc_append_line(struct jbuf *b, json_object *o);

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The wire protocol between evmond and its clients, named once: JSON lines
+ * over a Unix stream socket (DESIGN.md "Wire protocol", doc/protocol.md).
+ * src/encode/ builds every line with these names; evmond and evmonctl read
+ * them with these names. */
+
+/* The "version" of the hello line. */
+#define EVMON_PROTOCOL_VERSION 1
+
+/* Where evmond listens unless told otherwise (config socket.path,
+ * --socket, evmonctl's $EVMON_SOCKET). */
+#define EVMON_SOCKET_PATH_DEFAULT "/run/evmon/evmond.sock"
+
+/* Line types evmond writes ("type"). */
+#define EVMON_LINE_HELLO "hello"
+#define EVMON_LINE_SUBSCRIBED "subscribed"
+#define EVMON_LINE_EVENT "event"
+#define EVMON_LINE_RECORD "record"
+#define EVMON_LINE_LOST "lost"
+#define EVMON_LINE_DROPPED "dropped"
+#define EVMON_LINE_ERROR "error"
+#define EVMON_LINE_STATUS "status"
+#define EVMON_LINE_RELOAD "reload"
+#define EVMON_LINE_CONFIG "config"
+#define EVMON_LINE_RESULT "result"
+/* The line evmon-forward adds to what it publishes. */
+#define EVMON_LINE_FORWARDER "forwarder"
+
+/* Requests a client sends ("type"). */
+#define EVMON_REQUEST_SUBSCRIBE "subscribe"
+#define EVMON_REQUEST_STATUS "status"
+#define EVMON_REQUEST_RELOAD "reload"

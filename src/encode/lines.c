@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The control lines of the wire protocol: hello, subscribed, error,
+ * config, reload and status. They are rare (one per request or reload),
+ * so they are built as json-c objects and serialised once. */
+#include <errno.h>
+#include <string.h>
+
+#include "evmon/encode.h"
+#include "evmon/jsonc.h"
+#include "evmon/protocol.h"
+
+int jsonc_append_line(struct jbuf *b, json_object *o) {
+        const char *s;
+        size_t n;
+        int r;
+
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!s)
+                return -ENOMEM;
+        n = strlen(s);
+        r = jbuf_reserve(b, n + 1);
+        if (r < 0)
+                return r;
+        jbuf_put_bytes(b, s, n);
+        jbuf_put_char(b, '\n');
+        return 0;
+}
+
+/* Adds KEY: V to O; false when V could not be made (out of memory). */
+static bool add(json_object *o, const char *key, json_object *v) {
+        return v && json_object_object_add(o, key, v) == 0;
+}
+
+static bool array_add(json_object *a, json_object *v) {
+        return v && json_object_array_add(a, v) == 0;
+}
+
+static json_object *line_new(const char *type) {
+        json_object *o = json_object_new_object();
+
+        if (o && !add(o, "type", json_object_new_string(type)))
+                o = (json_object_put(o), NULL);
+        return o;
+}
+
+static json_object *strings_new(const char *const *s, size_t n) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n; i++)
+                if (!array_add(a, json_object_new_string(s[i])))
+                        a = (json_object_put(a), NULL);
+        return a;
+}
+
+int encode_hello(struct jbuf *b, const char *const *events, size_t n_events) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_HELLO);
+
+        if (!o || !add(o, "version", json_object_new_int(EVMON_PROTOCOL_VERSION)) ||
+            !add(o, "events", strings_new(events, n_events)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_subscribed(struct jbuf *b, const char *const *events, size_t n_events,
+                      const pid_t *pids, size_t n_pids,
+                      const char *const *cgroups, size_t n_cgroups) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_SUBSCRIBED);
+
+        if (!o || !add(o, "events", strings_new(events, n_events)))
+                return -ENOMEM;
+        if (pids) {
+                json_object *a = json_object_new_array();
+
+                if (!add(o, "pids", a))
+                        return -ENOMEM;
+                for (size_t i = 0; i < n_pids; i++)
+                        if (!array_add(a, json_object_new_int(pids[i])))
+                                return -ENOMEM;
+        }
+        if (cgroups && !add(o, "cgroups", strings_new(cgroups, n_cgroups)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_error(struct jbuf *b, const char *message) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_ERROR);
+
+        if (!o || !add(o, "error", json_object_new_string(message)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_config(struct jbuf *b, const char *const *events, size_t n_events) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_CONFIG);
+
+        if (!o || !add(o, "events", strings_new(events, n_events)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_reload(struct jbuf *b, bool ok, const char *error, const char *const *events, size_t n_events) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_RELOAD);
+
+        if (!o || !add(o, "ok", json_object_new_boolean(ok)))
+                return -ENOMEM;
+        if (!ok && !add(o, "error", json_object_new_string(error ?: "out of memory")))
+                return -ENOMEM;
+        if (!add(o, "events", strings_new(events, n_events)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+static json_object *status_events(const struct encode_status *st) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < st->n_events; i++) {
+                const struct encode_status_event *ev = &st->events[i];
+                json_object *e = json_object_new_object();
+
+                if (!array_add(a, e) ||
+                    !add(e, "event", json_object_new_string(ev->event)) ||
+                    !add(e, "count", json_object_new_int64((int64_t) ev->count)) ||
+                    !add(e, "undecodable", json_object_new_int64((int64_t) ev->undecodable)))
+                        a = (json_object_put(a), NULL);
+        }
+        return a;
+}
+
+static json_object *status_cpus(const struct encode_status *st) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < st->n_cpus; i++) {
+                const struct encode_status_cpu *cpu = &st->cpus[i];
+                json_object *e = json_object_new_object();
+
+                if (!array_add(a, e) ||
+                    !add(e, "cpu", json_object_new_int(cpu->cpu)) ||
+                    !add(e, "lost", json_object_new_int64((int64_t) cpu->lost)) ||
+                    !add(e, "malformed", json_object_new_int64((int64_t) cpu->malformed)))
+                        a = (json_object_put(a), NULL);
+        }
+        return a;
+}
+
+static json_object *status_ring(const struct encode_status *st) {
+        json_object *o = json_object_new_object();
+
+        if (o && (!add(o, "pages", json_object_new_int((int) st->ring_pages)) ||
+                  !add(o, "flush_ms", json_object_new_int((int) st->flush_ms)) ||
+                  !add(o, "busy_flush_ms", json_object_new_int((int) st->busy_flush_ms)) ||
+                  !add(o, "idle_flush_ms", json_object_new_int((int) st->idle_flush_ms)) ||
+                  !add(o, "doorbell", json_object_new_boolean(st->doorbell)) ||
+                  !add(o, "doorbell_rings", json_object_new_int64((int64_t) st->doorbell_rings)) ||
+                  !add(o, "ticks", json_object_new_int64((int64_t) st->ticks)) ||
+                  !add(o, "swept", json_object_new_int64((int64_t) st->swept))))
+                o = (json_object_put(o), NULL);
+        return o;
+}
+
+static json_object *status_clients(const struct encode_status *st) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < st->n_clients; i++) {
+                const struct encode_status_client *c = &st->clients[i];
+                json_object *e = json_object_new_object();
+
+                if (!array_add(a, e) ||
+                    !add(e, "id", json_object_new_int64((int64_t) c->id)) ||
+                    !add(e, "pid", json_object_new_int(c->pid)) ||
+                    !add(e, "uid", json_object_new_int64(c->uid)) ||
+                    !add(e, "queued_bytes", json_object_new_int64((int64_t) c->queued_bytes)) ||
+                    !add(e, "lines", json_object_new_int64((int64_t) c->lines)) ||
+                    !add(e, "dropped", json_object_new_int64((int64_t) c->dropped)))
+                        a = (json_object_put(a), NULL);
+        }
+        return a;
+}
+
+int encode_status(struct jbuf *b, const struct encode_status *st) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_STATUS);
+
+        if (!o ||
+            !add(o, "config", json_object_new_string(st->config)) ||
+            !add(o, "probe_group", json_object_new_string(st->probe_group)) ||
+            !add(o, "uptime_s", json_object_new_double(st->uptime_s)) ||
+            !add(o, "events", status_events(st)) ||
+            !add(o, "cpus", status_cpus(st)) ||
+            !add(o, "ring", status_ring(st)) ||
+            !add(o, "clients", status_clients(st)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_request(struct jbuf *b, const char *type) {
+        _cleanup_(json_object_putp) json_object *o = line_new(type);
+
+        if (!o)
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_REQUEST_SUBSCRIBE);
+
+        if (!o || !add(o, "events", strings_new(events, n_events)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The control lines and record lines of src/encode/: the exact bytes each
+ * line type puts on the wire (DESIGN.md "Wire protocol"). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "evmon/encode.h"
+#include "evmon/protocol.h"
+
+static const char *const events[] = { "sched:sched_process_exec", "kprobe:open" };
+
+/* B holds exactly EXPECTED; B is emptied for the next line. */
+static void check_line(struct jbuf *b, const char *expected) {
+        assert_int_equal(b->len, strlen(expected));
+        assert_memory_equal(b->data, expected, b->len);
+        b->len = 0;
+}
+
+static void test_hello(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+
+        assert_int_equal(encode_hello(&b, events, 2), 0);
+        check_line(&b, "{\"type\":\"hello\",\"version\":1,\"events\":[\"sched:sched_process_exec\",\"kprobe:open\"]}\n");
+        assert_int_equal(encode_hello(&b, NULL, 0), 0);
+        check_line(&b, "{\"type\":\"hello\",\"version\":1,\"events\":[]}\n");
+}
+
+static void test_subscribed(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+        static const pid_t pids[] = { 1, 4242 };
+        static const char *const cgroups[] = { "/system.slice" };
+
+        assert_int_equal(encode_subscribed(&b, events, 1, NULL, 0, NULL, 0), 0);
+        check_line(&b, "{\"type\":\"subscribed\",\"events\":[\"sched:sched_process_exec\"]}\n");
+        assert_int_equal(encode_subscribed(&b, events, 2, pids, 2, cgroups, 1), 0);
+        check_line(&b, "{\"type\":\"subscribed\",\"events\":[\"sched:sched_process_exec\",\"kprobe:open\"],"
+                       "\"pids\":[1,4242],\"cgroups\":[\"/system.slice\"]}\n");
+        /* An empty list is kept: it matches nothing, unlike no list. */
+        assert_int_equal(encode_subscribed(&b, NULL, 0, pids, 0, cgroups, 0), 0);
+        check_line(&b, "{\"type\":\"subscribed\",\"events\":[],\"pids\":[],\"cgroups\":[]}\n");
+}
+
+static void test_error(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+
+        assert_int_equal(encode_error(&b, "subscribe: no event \"x\" is served here"), 0);
+        check_line(&b, "{\"type\":\"error\",\"error\":\"subscribe: no event \\\"x\\\" is served here\"}\n");
+}
+
+static void test_config_reload(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+
+        assert_int_equal(encode_config(&b, events, 2), 0);
+        check_line(&b, "{\"type\":\"config\",\"events\":[\"sched:sched_process_exec\",\"kprobe:open\"]}\n");
+        assert_int_equal(encode_reload(&b, true, NULL, events, 1), 0);
+        check_line(&b, "{\"type\":\"reload\",\"ok\":true,\"events\":[\"sched:sched_process_exec\"]}\n");
+        assert_int_equal(encode_reload(&b, false, "/etc/evmon/evmond.json:3: bad", events, 1), 0);
+        check_line(&b, "{\"type\":\"reload\",\"ok\":false,\"error\":\"/etc/evmon/evmond.json:3: bad\","
+                       "\"events\":[\"sched:sched_process_exec\"]}\n");
+        assert_int_equal(encode_reload(&b, false, NULL, NULL, 0), 0);
+        check_line(&b, "{\"type\":\"reload\",\"ok\":false,\"error\":\"out of memory\",\"events\":[]}\n");
+}
+
+static void test_status(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+        static const struct encode_status_event ev[] = { { "sched:sched_process_exec", 12, 1 } };
+        static const struct encode_status_cpu cpus[] = { { 0, 3, 0 }, { 1, 0, 2 } };
+        static const struct encode_status_client cl[] = { { 7, 4242, 1000, 128, 9, 5 } };
+        struct encode_status st = {
+                .config = "/etc/evmon/evmond.json", .probe_group = "evmon_1234abcd", .uptime_s = 1.5,
+                .events = ev, .n_events = 1, .cpus = cpus, .n_cpus = 2,
+                .ring_pages = 256, .flush_ms = 5, .busy_flush_ms = 1, .idle_flush_ms = 50,
+                .doorbell = true, .doorbell_rings = 2, .ticks = 7, .swept = 0,
+                .clients = cl, .n_clients = 1,
+        };
+
+        assert_int_equal(encode_status(&b, &st), 0);
+        check_line(&b, "{\"type\":\"status\",\"config\":\"/etc/evmon/evmond.json\",\"probe_group\":\"evmon_1234abcd\","
+                       "\"uptime_s\":1.5,\"events\":[{\"event\":\"sched:sched_process_exec\",\"count\":12,\"undecodable\":1}],"
+                       "\"cpus\":[{\"cpu\":0,\"lost\":3,\"malformed\":0},{\"cpu\":1,\"lost\":0,\"malformed\":2}],"
+                       "\"ring\":{\"pages\":256,\"flush_ms\":5,\"busy_flush_ms\":1,\"idle_flush_ms\":50,"
+                       "\"doorbell\":true,\"doorbell_rings\":2,\"ticks\":7,\"swept\":0},"
+                       "\"clients\":[{\"id\":7,\"pid\":4242,\"uid\":1000,\"queued_bytes\":128,\"lines\":9,\"dropped\":5}]}\n");
+}
+
+static void test_requests(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+
+        assert_int_equal(encode_request(&b, EVMON_REQUEST_STATUS), 0);
+        check_line(&b, "{\"type\":\"status\"}\n");
+        assert_int_equal(encode_subscribe(&b, events, 2), 0);
+        check_line(&b, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\",\"kprobe:open\"]}\n");
+}
+
+/* Lines append: one buffer holds several in order (the daemon batches). */
+static void test_lines_append(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+
+        assert_int_equal(encode_dropped(&b, 3), 0);
+        assert_int_equal(encode_error(&b, "x"), 0);
+        check_line(&b, "{\"type\":\"dropped\",\"count\":3}\n{\"type\":\"error\",\"error\":\"x\"}\n");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hello),
+                cmocka_unit_test(test_subscribed),
+                cmocka_unit_test(test_error),
+                cmocka_unit_test(test_config_reload),
+                cmocka_unit_test(test_status),
+                cmocka_unit_test(test_requests),
+                cmocka_unit_test(test_lines_append),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
