@@ -156,7 +156,7 @@ int perf_parse_cpu_list(const char *s, int **ret, size_t *ret_n);
 
 struct monitor_opts {
         unsigned ring_pages;        /* data pages per CPU ring, a power of two */
-        uint32_t wakeup_bytes;      /* wake the reader once this much is pending (0: a quarter of the ring) */
+        uint32_t wakeup_bytes;      /* wake the reader once this much is pending (at most the ring) */
         clockid_t clockid;          /* clock of sample time */
         bool sample_cgroup;         /* add PERF_SAMPLE_CGROUP (Linux 5.7+) to each sample */
         const int *cgroup_fds;      /* open cgroup v2 directories (PERF_FLAG_PID_CGROUP), or NULL */
@@ -175,8 +175,9 @@ struct monitor_source {
 
 struct monitor;
 
-/* Maps one ring per online CPU. OPTS NULL means 64 pages and
- * CLOCK_MONOTONIC; ring_pages 0 means 64. Cgroup fds are duplicated. */
+/* Maps one ring per online CPU. ring_pages and wakeup_bytes must be set
+ * (-EINVAL for 0: the defaults are the caller's). Cgroup fds are
+ * duplicated. */
 int monitor_new(const struct monitor_opts *opts, struct monitor **ret);
 struct monitor *monitor_free(struct monitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct monitor *, monitor_free);

@@ -22,7 +22,6 @@
 #include "evmon/monitor.h"
 #include "doorbell.h"
 
-#define RING_PAGES_DEFAULT 64u
 
 /* One layout for all our events, so one attr parses every sample. */
 #define MONITOR_SAMPLE_TYPE \
@@ -214,10 +213,6 @@ static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
 }
 
 int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
-        static const struct monitor_opts defaults = {
-                .ring_pages = RING_PAGES_DEFAULT,
-                .clockid = CLOCK_MONOTONIC,
-        };
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         _cleanup_(freep) int *cpus = NULL;
         size_t n_cpus = 0, pages;
@@ -225,12 +220,10 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         long ps;
         int r;
 
-        if (!ret)
+        /* The caller (the daemon's config) has the one default of each knob. */
+        if (!opts || !ret || opts->ring_pages == 0 || opts->wakeup_bytes == 0)
                 return -EINVAL;
-        if (!opts)
-                opts = &defaults;
-
-        pages = opts->ring_pages ?: RING_PAGES_DEFAULT;
+        pages = opts->ring_pages;
         if ((pages & (pages - 1)) != 0)
                 return -EINVAL;
         if ((opts->n_cgroups > 0 && !opts->cgroup_fds) || (opts->n_pids > 0 && !opts->pids))
@@ -249,7 +242,7 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         m->data_size = pages * (size_t) ps;
         m->doorbell = opts->doorbell;
 
-        wakeup = opts->wakeup_bytes ?: m->data_size / 4;
+        wakeup = opts->wakeup_bytes;
         if (wakeup > m->data_size || wakeup > UINT32_MAX)
                 return -EINVAL;
 

@@ -24,6 +24,12 @@
 #include <unistd.h>
 
 #include "../host-tracing.h"
+
+/* monitor_new() takes no defaults: these are the tests' (64 pages, woken
+ * at a quarter). */
+#define WAKEUP_QUARTER(pages) ((uint32_t) ((pages) * (size_t) sysconf(_SC_PAGESIZE) / 4))
+#define DEFAULT_OPTS ((const struct monitor_opts) { .ring_pages = 64, .wakeup_bytes = WAKEUP_QUARTER(64), \
+                                                    .clockid = CLOCK_MONOTONIC })
 #include "evmon/monitor.h"
 
 #define N 1000
@@ -145,7 +151,7 @@ static void test_count(void **state) {
         struct run run = {};
         int h, online;
 
-        assert_int_equal(monitor_new(NULL, &m), 0);
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         online = (int) sysconf(_SC_NPROCESSORS_ONLN);
         assert_int_equal(monitor_n_rings(m), online);
         for (size_t i = 0; i < monitor_n_rings(m); i++) {
@@ -184,7 +190,7 @@ static void test_remove(void **state) {
         struct run run = {};
         int ha, hb, hc;
 
-        assert_int_equal(monitor_new(NULL, &m), 0);
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         src = getppid_source(&a);
         ha = monitor_add(m, &src);
         src = getppid_source(&b);
@@ -235,7 +241,7 @@ static void test_filter(void **state) {
         char filter[64];
         int h;
 
-        assert_int_equal(monitor_new(NULL, &m), 0);
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
 
         /* The kernel drops everyone else's samples. */
         snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
@@ -275,7 +281,7 @@ static void test_bad_event(void **state) {
         };
         int r;
 
-        assert_int_equal(monitor_new(NULL, &m), 0);
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         r = monitor_add(m, &src);
         assert_true(r == -ENOENT || r == -EINVAL);
         assert_int_equal(monitor_remove(m, 0), -ENOENT);
@@ -288,6 +294,7 @@ static void test_pid_target_and_loss(void **state) {
         pid_t self = getpid();
         struct monitor_opts opts = {
                 .ring_pages = 1,
+                .wakeup_bytes = WAKEUP_QUARTER(1),
                 .clockid = CLOCK_MONOTONIC,
                 .pids = &self,
                 .n_pids = 1,
@@ -396,6 +403,7 @@ static void test_doorbell(void **state) {
         pid_t self = getpid();
         struct monitor_opts opts = {
                 .ring_pages = 64,
+                .wakeup_bytes = WAKEUP_QUARTER(64),
                 .clockid = CLOCK_MONOTONIC,
                 .pids = &self,
                 .n_pids = 1,
@@ -451,7 +459,8 @@ static void test_doorbell(void **state) {
  * the main ring do not ring it either. */
 static void test_doorbell_filter(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
-        struct monitor_opts opts = { .clockid = CLOCK_MONOTONIC, .doorbell = true };
+        struct monitor_opts opts = { .ring_pages = 64, .wakeup_bytes = WAKEUP_QUARTER(64),
+                                     .clockid = CLOCK_MONOTONIC, .doorbell = true };
         struct monitor_source src;
         struct source a = {};
         struct run run = {};
@@ -550,7 +559,8 @@ static int write_pid(const char *dir, pid_t pid) {
 static void test_cgroup_target(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         char mnt[512], self[1024], home[1600], dir[1700];
-        struct monitor_opts opts = { .clockid = CLOCK_MONOTONIC, .doorbell = true };
+        struct monitor_opts opts = { .ring_pages = 64, .wakeup_bytes = WAKEUP_QUARTER(64),
+                                     .clockid = CLOCK_MONOTONIC, .doorbell = true };
         struct monitor_source src;
         struct source a = {};
         struct run run = {};
@@ -643,7 +653,7 @@ int main(void) {
                        "tracefs not mounted or no syscall tracepoints\n", strerror(-r));
                 return 77;
         }
-        r = monitor_new(NULL, &m);
+        r = monitor_new(&DEFAULT_OPTS, &m);
         if (r == -EACCES || r == -EPERM || r == -ENOSYS || r == -ENOENT) {
                 printf("SKIP: perf_event_open/mmap not available here: %s\n", strerror(-r));
                 return 77;
