@@ -11,7 +11,6 @@
 
 void log_setup(const char *program);
 void log_set_max_level(int level);
-int log_get_max_level(void);
 
 /* Logs at LEVEL; "%m" formats -error. Returns error (negative) so callers
  * can write "return log_error_errno(r, ...)". */

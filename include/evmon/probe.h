@@ -31,11 +31,6 @@
 
 #define PROBE_GROUP_DEFAULT "evmon"
 
-/* Where the daemon records the groups it created probes in, so that a
- * restart after a crash removes them even when the configured group
- * changed in between. */
-#define PROBE_RECORD_PATH_DEFAULT "/run/evmon/probes"
-
 enum probe_kind {
         PROBE_KPROBE,
         PROBE_KRETPROBE,

@@ -20,6 +20,7 @@
 #include "evmon/encode-perf.h"
 #include "evmon/encode-perfdata.h"
 #include "evmon/jsonc.h"
+#include "evmon/log.h"
 #include "evmon/perfdata.h"
 #include "evmon/protocol.h"
 #include "evmon/tracefs.h"
@@ -79,7 +80,7 @@ static int connect_daemon(void) {
         if (!path)
                 path = EVMON_SOCKET_PATH_DEFAULT;
         if (strlen(path) >= sizeof(sa.sun_path)) {
-                fprintf(stderr, "evmonctl: socket path too long: %s\n", path);
+                log_error("socket path too long: %s", path);
                 return -ENAMETOOLONG;
         }
         strcpy(sa.sun_path, path);
@@ -88,7 +89,7 @@ static int connect_daemon(void) {
                 return -errno;
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
                 int r = -errno;
-                fprintf(stderr, "evmonctl: cannot connect to evmond at %s: %s%s\n", path, strerror(errno),
+                log_error("cannot connect to evmond at %s: %s%s", path, strerror(errno),
                         errno == EACCES ? " (are you in the socket's group?)" :
                         errno == ENOENT || errno == ECONNREFUSED ? " (is evmond running? `systemctl status evmond`)" : "");
                 close(fd);
@@ -177,7 +178,7 @@ static int cmd_watch(char **events) {
         r = read_lines(fd, on_watch_line, NULL);
         fflush(stdout);
         if (r < 0 && r != -EPIPE) {
-                fprintf(stderr, "evmonctl: reading from evmond failed: %s\n", strerror(-r));
+                log_error("reading from evmond failed: %s", strerror(-r));
                 return 1;
         }
         return 0;
@@ -198,7 +199,7 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
         if (strcmp(json_object_get_string(t), EVMON_LINE_ERROR) == 0) {
                 json_object *e;
                 json_object_object_get_ex(o, "error", &e);
-                fprintf(stderr, "evmonctl: evmond says: %s\n", json_object_get_string(e));
+                log_error("evmond says: %s", json_object_get_string(e));
                 req->status = 1;
                 return 1;
         }
@@ -226,7 +227,7 @@ static int cmd_request(const char *type) {
                 return 1;
         r = read_lines(fd, on_reply_line, &req);
         if (r <= 0) {
-                fprintf(stderr, "evmonctl: evmond closed the connection without answering \"%s\"\n", type);
+                log_error("evmond closed the connection without answering \"%s\"", type);
                 return 1;
         }
         return req.status;
@@ -235,7 +236,7 @@ static int cmd_request(const char *type) {
 static int open_tracefs(struct tracefs **ret) {
         int r = tracefs_open(arg_tracefs, ret);
         if (r < 0)
-                fprintf(stderr, "evmonctl: cannot open tracefs%s%s: %s%s\n", arg_tracefs ? " at " : "",
+                log_error("cannot open tracefs%s%s: %s%s", arg_tracefs ? " at " : "",
                         arg_tracefs ? arg_tracefs : "", strerror(-r),
                         r == -EACCES || r == -EPERM ? " (run as root)" : "");
         return r;
@@ -250,7 +251,7 @@ static int cmd_list(void) {
                 return 1;
         r = tracefs_list_events(t, &names);
         if (r < 0) {
-                fprintf(stderr, "evmonctl: cannot list events in %s: %s\n", tracefs_path(t), strerror(-r));
+                log_error("cannot list events in %s: %s", tracefs_path(t), strerror(-r));
                 return 1;
         }
         for (char **n = names; *n; n++)
@@ -268,7 +269,7 @@ static int cmd_describe(const char *event) {
         int r;
 
         if (!colon || colon == event || !colon[1]) {
-                fprintf(stderr, "evmonctl: \"%s\" is not SYSTEM:NAME (for example sched:sched_process_exec)\n", event);
+                log_error("\"%s\" is not SYSTEM:NAME (for example sched:sched_process_exec)", event);
                 return 2;
         }
         system = strndup(event, colon - event);
@@ -276,7 +277,7 @@ static int cmd_describe(const char *event) {
                 return 1;
         r = tracefs_event_format(t, system, colon + 1, &f);
         if (r < 0) {
-                fprintf(stderr, "evmonctl: %s: %s\n", event,
+                log_error("%s: %s", event,
                         r == -ENOENT ? "no such event in this kernel (`evmonctl list` shows them)" : strerror(-r));
                 return 1;
         }
@@ -312,7 +313,7 @@ static int cmd_describe(const char *event) {
 /* ---- decode: perf.data files ------------------------------------------ */
 
 static int log_oom_cli(void) {
-        fprintf(stderr, "evmonctl: out of memory\n");
+        log_oom();
         return 1;
 }
 
@@ -327,13 +328,13 @@ static int decode_open_error(const char *path, int r) {
                         if (n > 0)
                                 why = perfdata_unsupported(head, (size_t) n);
                 }
-                fprintf(stderr, "evmonctl: %s: %s is not read by evmonctl decode\n", path,
+                log_error("%s: %s is not read by evmonctl decode", path,
                         why ? why : "this perf.data variant");
         } else if (r == -EBADMSG)
-                fprintf(stderr, "evmonctl: %s is not a well-formed perf.data file (its header or attrs are "
-                        "truncated or corrupt; evmonctl decode reads what perf record writes)\n", path);
+                log_error("%s is not a well-formed perf.data file (its header or attrs are "
+                        "truncated or corrupt; evmonctl decode reads what perf record writes)", path);
         else
-                fprintf(stderr, "evmonctl: cannot read %s: %s\n", path, strerror(-r));
+                log_error("cannot read %s: %s", path, strerror(-r));
         return 1;
 }
 
@@ -409,7 +410,7 @@ static int decode_events_new(const char *path, const struct perfdata *pd, struct
                 if (r < 0) {
                         /* A format we cannot compile: its samples with
                          * their raw data, not decoded. */
-                        fprintf(stderr, "evmonctl: %s: cannot decode the fields of %s: %s\n", path, d->names[i],
+                        log_error("%s: cannot decode the fields of %s: %s", path, d->names[i],
                                 strerror(-r));
                         r = encoder_new(d->names[i], NULL, &d->enc[i]);
                         if (r < 0)
@@ -432,7 +433,7 @@ static int cmd_decode(const char *path, const char *order) {
 
         o = perfdata_order_from_string(order);
         if (o < 0) {
-                fprintf(stderr, "evmonctl: --order %s: use time, causal or file\n", order);
+                log_error("--order %s: use time, causal or file", order);
                 return 2;
         }
         r = perfdata_open(path, &pd);
@@ -443,8 +444,8 @@ static int cmd_decode(const char *path, const char *order) {
         if (perfdata_clock(pd, &clock) >= 0)
                 offset = (int64_t) (clock.wall_ns - clock.clock_ns);
         else
-                fprintf(stderr, "evmonctl: %s has no clock reference (HEADER_CLOCK_DATA, written by "
-                        "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time\n", path);
+                log_error("%s has no clock reference (HEADER_CLOCK_DATA, written by "
+                        "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", path);
         if (decode_events_new(path, pd, &d) < 0)
                 return log_oom_cli();
 
@@ -496,17 +497,17 @@ static int cmd_decode(const char *path, const char *order) {
                 return 0;
 
         if (r < 0) {
-                fprintf(stderr, "evmonctl: %s: %s at byte %" PRIu64 " of the %s; stopped there, after every "
-                        "record before it\n", path,
+                log_error("%s: %s at byte %" PRIu64 " of the %s; stopped there, after every "
+                        "record before it", path,
                         r == -EOPNOTSUPP ? "a sample with fields newer than this evmonctl" :
                         r == -EBADMSG ? "damaged or truncated data (a malformed record or section)" : strerror(-r),
                         perfdata_offset(pd), perfdata_pipe(pd) ? "stream" : "file");
                 status = 1;
         }
         if (n_bad > 0)
-                fprintf(stderr, "evmonctl: %s: %" PRIu64 " samples did not decode with their event's format\n", path, n_bad);
+                log_error("%s: %" PRIu64 " samples did not decode with their event's format", path, n_bad);
         if (n_unknown > 0)
-                fprintf(stderr, "evmonctl: %s: %" PRIu64 " samples name no event of the file (unknown sample id)\n", path, n_unknown);
+                log_error("%s: %" PRIu64 " samples name no event of the file (unknown sample id)", path, n_unknown);
         return status;
 }
 
@@ -523,6 +524,7 @@ int main(int argc, char **argv) {
         const char *cmd;
         int c;
 
+        log_setup("evmonctl");
         signal(SIGPIPE, SIG_IGN);
         while ((c = getopt_long(argc, argv, "s:t:jh", options, NULL)) >= 0)
                 switch (c) {
@@ -545,7 +547,7 @@ int main(int argc, char **argv) {
                         arg_order = optarg;
                         break;
                 default:
-                        fprintf(stderr, "Try 'evmonctl --help'.\n");
+                        log_error("Try 'evmonctl --help'.");
                         return 2;
                 }
         if (optind >= argc) {
@@ -565,6 +567,6 @@ int main(int argc, char **argv) {
                 return cmd_describe(argv[optind]);
         if (strcmp(cmd, "decode") == 0 && optind + 1 == argc)
                 return cmd_decode(argv[optind], arg_order);
-        fprintf(stderr, "evmonctl: unknown command or wrong arguments: %s; try 'evmonctl --help'.\n", cmd);
+        log_error("unknown command or wrong arguments: %s; try 'evmonctl --help'.", cmd);
         return 2;
 }

@@ -26,10 +26,6 @@ void log_set_max_level(int level) {
         log_max_level = level;
 }
 
-int log_get_max_level(void) {
-        return log_max_level;
-}
-
 int log_internal(int level, int error, const char *fmt, ...) {
         char buf[2048];
         va_list ap;
