@@ -77,6 +77,10 @@ int line_scan(const char *line, size_t len, struct line_info *ret) {
                 if (p >= end || *p != ':')
                         return -EINVAL;
                 val = skip_ws(p + 1, end);
+                /* A line that ends after the colon has no value to look
+                 * at (fuzz-forward-line read past it). */
+                if (val >= end)
+                        return -EINVAL;
                 vend = skip_value(val, end);
                 if (!vend)
                         return -EINVAL;

@@ -39,6 +39,9 @@ static void test_scan_rejects(void **state) {
         assert_int_equal(line_scan("{\"event\":\"a:b\"}", 15, &li), -EINVAL);
         assert_int_equal(line_scan("{\"type\":\"ev", 11, &li), -EINVAL);
         assert_int_equal(line_scan("", 0, &li), -EINVAL);
+        /* Ends right after a colon (found by fuzz-forward-line). */
+        assert_int_equal(line_scan("{\"type\":", 8, &li), -EINVAL);
+        assert_int_equal(line_scan("{\"type\": ", 9, &li), -EINVAL);
 }
 
 static void test_small_buffer(void **state) {
