@@ -171,6 +171,18 @@ struct monitor_source {
         uint64_t config, config1, config2;
         const char *filter;         /* ftrace filter, or NULL */
         void *userdata;             /* handed back with each sample */
+        /* Any perf event (attr_from_spec()): when set, type and config
+         * above are ignored and this attr is opened as it is, but for what
+         * the monitor alone chooses: IDENTIFIER, TID, TIME and CPU in
+         * sample_type, PERF_FORMAT_ID, sample_id_all, disabled, the ring's
+         * clock, and inherit (pid targets only). A counting attr
+         * (sample_period 0, no freq) samples nothing: read it with
+         * monitor_read(). */
+        const struct perf_event_attr *attr;
+        /* Open as a member of handle GROUP's perf group (added before,
+         * on the same rings and targets), one group per CPU and target. */
+        bool in_group;
+        int group;
 };
 
 struct monitor;
@@ -206,6 +218,9 @@ struct monitor_handler {
         void (*sample)(void *event, int cpu, const struct perf_sample *s, void *ctx);
         /* Kernel-side loss (PERF_RECORD_LOST) on CPU. */
         void (*lost)(int cpu, uint64_t count, void *ctx);
+        /* Any other record (COMM, MMAP2, SWITCH, THROTTLE, ...): EVENT is
+         * the userdata of the source whose id its sample_id carries. */
+        void (*record)(void *event, int cpu, const struct perf_record *r, void *ctx);
 };
 
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
@@ -231,6 +246,21 @@ bool monitor_ring_armed(const struct monitor *m, size_t i);
  * it): its first records after a quiet spell wake no one, so the reader
  * must still look now and then. */
 bool monitor_doorbells_cover(const struct monitor *m);
+
+/* Handle H's perf fds: one per ring (CPU) and target, in monitor_add()'s
+ * order (each CPU: the cgroups, then the pids; or one system-wide).
+ * monitor_handle_fd() gives fd I's CPU in *RET_CPU. */
+size_t monitor_handle_n_fds(const struct monitor *m, int h);
+int monitor_handle_fd(const struct monitor *m, int h, size_t i, int *ret_cpu);
+/* The attr handle H was opened with (the monitor's additions included). */
+const struct perf_event_attr *monitor_handle_attr(const struct monitor *m, int h);
+
+/* Reads fd I of handle H (read(2): its read_format layout) into BUF of
+ * SIZE bytes and parses it into *RET, which points into BUF. A group
+ * leader with PERF_FORMAT_GROUP gives every member's value with its id. */
+int monitor_read(struct monitor *m, int h, size_t i, void *buf, size_t size, struct perf_read *ret);
+/* The userdata of the source that sample id ID belongs to, or NULL. */
+void *monitor_id_userdata(const struct monitor *m, uint64_t id);
 
 /* Total PERF_RECORD_LOST count of ring I, and malformed records skipped. */
 uint64_t monitor_ring_lost(const struct monitor *m, size_t i);

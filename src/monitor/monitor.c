@@ -20,6 +20,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/monitor.h"
+#include "cursor.h"
 #include "doorbell.h"
 
 
@@ -49,6 +50,7 @@ enum handle_state {
 struct handle {
         enum handle_state state;
         void *userdata;
+        struct perf_event_attr attr;    /* as opened: the layout of its samples and records */
         size_t n;               /* events opened: n fds, then n ids */
         int *fds;               /* NULL once closed */
         int *bell_fds;          /* each fd's doorbell member, or -errno without one */
@@ -390,22 +392,22 @@ static void retired_prune(struct monitor *m) {
  * its member of C's doorbell for target T into *RET_BELL_FD, or -errno
  * when the kernel refuses the copy (the event then works, only without a
  * doorbell), -EOPNOTSUPP when it needs none (no doorbells, or an event
- * that writes no records). */
-static int event_open(struct monitor *m, const struct monitor_source *src, struct perf_cpu *c, size_t t,
-                      pid_t pid, unsigned long flags, bool inherit, int *ret_fd, uint64_t *ret_id,
-                      int *ret_bell_fd) {
+ * that writes no records, as a counting one). */
+static int event_open(struct monitor *m, const struct monitor_source *src, const struct perf_event_attr *tmpl,
+                      struct perf_cpu *c, size_t t, pid_t pid, unsigned long flags, bool inherit, int group_fd,
+                      int *ret_fd, uint64_t *ret_id, int *ret_bell_fd) {
         _cleanup_(closep) int fd = -1;
-        struct perf_event_attr attr = m->attr;
+        struct perf_event_attr attr = *tmpl;
 
-        attr.type = src->type;
-        attr.config = src->config;
-        attr.config1 = src->config1;
-        attr.config2 = src->config2;
-        attr.inherit = inherit;
+        /* Only a task's events follow its children (the kernel refuses
+         * inherit on a CPU-wide event). */
+        attr.inherit = inherit && attr.inherit;
+        if (!attr.inherit)
+                attr.inherit_thread = 0;
 
         /* ENOENT/EINVAL (no such event, bad attr) go back as they are: the
          * caller knows which event it was. */
-        fd = perf_event_open_fd(&attr, pid, c->cpu, -1, flags);
+        fd = perf_event_open_fd(&attr, pid, c->cpu, group_fd, flags);
         if (fd < 0)
                 return fd;
 
@@ -417,17 +419,61 @@ static int event_open(struct monitor *m, const struct monitor_source *src, struc
                 return negative_errno();
 
         *ret_bell_fd = -EOPNOTSUPP;
-        if (t < c->n_bells)
+        if (t < c->n_bells && (attr.sample_period != 0 || attr.freq || attr.sample_type & PERF_SAMPLE_RAW))
                 *ret_bell_fd = doorbell_member_open(&c->bells[t], &attr, pid, flags, src->filter);
 
         *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
+/* What the monitor alone chooses, over what the source asks for: samples
+ * and records carry IDENTIFIER (first in a sample, last in a record's
+ * sample_id: the ring mixes every event's records, and this is how we
+ * tell whose layout to parse with), TID, TIME and CPU for the line's
+ * header, reads carry ids, and every event shares the ring's clock (the
+ * kernel refuses SET_OUTPUT across clocks). */
+static int source_attr(const struct monitor *m, const struct monitor_source *src, struct perf_event_attr *ret) {
+        struct perf_event_attr a;
+
+        if (!src->attr) {
+                a = m->attr;
+                a.type = src->type;
+                a.config = src->config;
+                a.config1 = src->config1;
+                a.config2 = src->config2;
+                a.inherit = 1;
+                *ret = a;
+                return 0;
+        }
+
+        a = *src->attr;
+        if (a.size == 0 || a.size > sizeof(a))
+                a.size = sizeof(a);
+        a.sample_type |= MONITOR_SAMPLE_TYPE & ~(uint64_t) PERF_SAMPLE_RAW;
+        if (m->attr.sample_type & PERF_SAMPLE_CGROUP)
+                a.sample_type |= PERF_SAMPLE_CGROUP;
+        if (a.read_format || (a.sample_type & PERF_SAMPLE_READ))
+                a.read_format |= PERF_FORMAT_ID;
+        a.sample_id_all = 1;
+        a.disabled = 1;
+        a.use_clockid = m->attr.use_clockid;
+        a.clockid = m->attr.clockid;
+        a.watermark = 0;
+        a.wakeup_events = 0;
+        *ret = a;
+        return 0;
+}
+
+static struct handle *handle_get(struct monitor *m, int h);
+
+/* The group leader's fd for our I-th fd (same CPU and target), or -1. */
+#define GROUP_FD(leader, i) ((leader) ? ((i) < (leader)->n ? (leader)->fds[i] : -2) : -1)
+
 int monitor_add(struct monitor *m, const struct monitor_source *src) {
         size_t n_targets, n_max, h;
         struct handle hd = {};
         struct handle *handles;
+        const struct handle *leader = NULL;
         int r;
 
         if (!m || !src)
@@ -437,9 +483,20 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
 
         retired_prune(m);
 
+        r = source_attr(m, src, &hd.attr);
+        if (r < 0)
+                return r;
+        if (src->in_group) {
+                leader = handle_get(m, src->group);
+                if (!leader)
+                        return -ENOENT;
+        }
+
         /* No targets: system-wide. Otherwise each cgroup and each pid. */
         n_targets = m->n_cgroups + m->n_pids ?: 1;
         n_max = m->n_cpus * n_targets;
+        if (leader && leader->n != n_max)
+                return -EINVAL;
 
         hd.fds = malloc(n_max * sizeof(*hd.fds));
         hd.ids = malloc(n_max * sizeof(*hd.ids));
@@ -453,7 +510,8 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                 struct perf_cpu *c = &m->cpus[i];
 
                 if (m->n_cgroups + m->n_pids == 0) {
-                        r = event_open(m, src, c, 0, -1, 0, false, &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
+                        r = event_open(m, src, &hd.attr, c, 0, -1, 0, false, GROUP_FD(leader, hd.n),
+                                       &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
                         hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
@@ -462,8 +520,8 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                 }
 
                 for (size_t g = 0; g < m->n_cgroups; g++) {
-                        r = event_open(m, src, c, g, m->cgroup_fds[g], PERF_FLAG_PID_CGROUP, false,
-                                       &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
+                        r = event_open(m, src, &hd.attr, c, g, m->cgroup_fds[g], PERF_FLAG_PID_CGROUP, false,
+                                       GROUP_FD(leader, hd.n), &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
                         hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
@@ -473,8 +531,8 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                 /* inherit: threads and children forked later count too;
                  * their samples go to this event's ring and carry its id. */
                 for (size_t p = 0; p < m->n_pids; p++) {
-                        r = event_open(m, src, c, m->n_cgroups + p, m->pids[p], 0, true, &hd.fds[hd.n], &hd.ids[hd.n],
-                                       &hd.bell_fds[hd.n]);
+                        r = event_open(m, src, &hd.attr, c, m->n_cgroups + p, m->pids[p], 0, true,
+                                       GROUP_FD(leader, hd.n), &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
                         if (r < 0)
                                 goto fail;
                         hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
@@ -671,13 +729,16 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
         const struct id_entry *e;
         const struct handle *hd;
         struct perf_sample s;
+        uint64_t id;
 
-        if (sample_parse(&d->m->attr, hdr, &s) < 0) {
+        /* IDENTIFIER leads every sample whatever else its event asked for
+         * (source_attr()): find the event, then parse with its layout. */
+        if (hdr->size < sizeof(*hdr) + sizeof(id)) {
                 d->c->bad++;
                 return 0;
         }
-
-        e = index_find(d->m, s.id);
+        memcpy(&id, hdr + 1, sizeof(id));
+        e = index_find(d->m, id);
         if (!e) {
                 d->c->bad++;
                 return 0;
@@ -687,6 +748,11 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
         hd = &d->m->handles[e->handle];
         if (hd->state != HANDLE_ACTIVE)
                 return 0;
+
+        if (sample_parse(&hd->attr, hdr, &s) < 0) {
+                d->c->bad++;
+                return 0;
+        }
 
         if (d->h && d->h->sample)
                 d->h->sample(hd->userdata, d->c->cpu, &s, d->ctx);
@@ -707,6 +773,37 @@ static int drain_lost(struct drain *d, const struct perf_event_header *hdr) {
         return 0;
 }
 
+/* Side records (the records option, THROTTLE, LOST_SAMPLES, ...): with
+ * sample_id_all, IDENTIFIER is the record's last u64 (perf_event_open(2),
+ * "sample_id"), which names the event and so the trailer's layout. */
+static int drain_record(struct drain *d, const struct perf_event_header *hdr) {
+        const struct id_entry *e;
+        const struct handle *hd;
+        struct perf_record rec;
+        uint64_t id;
+
+        if (!d->h || !d->h->record)
+                return 0;
+        if (hdr->size < sizeof(*hdr) + sizeof(id)) {
+                d->c->bad++;
+                return 0;
+        }
+        memcpy(&id, (const uint8_t *) hdr + hdr->size - sizeof(id), sizeof(id));
+        e = index_find(d->m, id);
+        if (!e)
+                return 0;       /* the ring owner's own, or an event gone */
+        hd = &d->m->handles[e->handle];
+        if (hd->state != HANDLE_ACTIVE)
+                return 0;
+
+        if (record_parse(&hd->attr, hdr, &rec) < 0) {
+                d->c->bad++;
+                return 0;
+        }
+        d->h->record(hd->userdata, d->c->cpu, &rec, d->ctx);
+        return 0;
+}
+
 static int drain_one(const struct perf_event_header *hdr, void *userdata) {
         struct drain *d = userdata;
 
@@ -717,9 +814,7 @@ static int drain_one(const struct perf_event_header *hdr, void *userdata) {
                 /* In-band: the kernel had no room for this many records. */
                 return drain_lost(d, hdr);
         default:
-                /* We ask for nothing else (no mmap/comm/task tracking);
-                 * THROTTLE and the like carry nothing for our subscribers. */
-                return 0;
+                return drain_record(d, hdr);
         }
 }
 
@@ -731,4 +826,59 @@ int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct mon
 
         d = (struct drain) { .m = m, .c = &m->cpus[i], .h = h, .ctx = ctx };
         return ring_read(&m->cpus[i].ring, budget, drain_one, &d);
+}
+
+size_t monitor_handle_n_fds(const struct monitor *m, int h) {
+        const struct handle *hd = handle_get((struct monitor *) m, h);
+
+        return hd ? hd->n : 0;
+}
+
+int monitor_handle_fd(const struct monitor *m, int h, size_t i, int *ret_cpu) {
+        const struct handle *hd = handle_get((struct monitor *) m, h);
+        size_t per_cpu;
+
+        if (!hd || i >= hd->n)
+                return -EINVAL;
+        /* monitor_add() opens the targets of one CPU after another. */
+        per_cpu = m->n_cgroups + m->n_pids ?: 1;
+        if (ret_cpu)
+                *ret_cpu = m->cpus[i / per_cpu].cpu;
+        return hd->fds[i];
+}
+
+const struct perf_event_attr *monitor_handle_attr(const struct monitor *m, int h) {
+        const struct handle *hd = handle_get((struct monitor *) m, h);
+
+        return hd ? &hd->attr : NULL;
+}
+
+int monitor_read(struct monitor *m, int h, size_t i, void *buf, size_t size, struct perf_read *ret) {
+        const struct handle *hd = handle_get(m, h);
+        struct cursor c;
+        ssize_t n;
+
+        if (!hd || i >= hd->n || !buf || !ret)
+                return -EINVAL;
+        n = read(hd->fds[i], buf, size);
+        if (n < 0)
+                return negative_errno();
+        /* A read that returns nothing: the event could not be scheduled
+         * in a way the kernel can report (an error state, pinned and
+         * evicted): perf_read() returns 0 then. */
+        if (n == 0)
+                return -ENODATA;
+        c = cursor_make(buf, (size_t) n);
+        return read_format_parse(&c, hd->attr.read_format, ret);
+}
+
+void *monitor_id_userdata(const struct monitor *m, uint64_t id) {
+        const struct id_entry *e;
+
+        if (!m)
+                return NULL;
+        e = index_find(m, id);
+        if (!e || m->handles[e->handle].state != HANDLE_ACTIVE)
+                return NULL;
+        return m->handles[e->handle].userdata;
 }
