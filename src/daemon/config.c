@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "evmon/attr.h"
 #include "evmon/cleanup.h"
 
 const char config_builtin[] =
@@ -25,6 +26,12 @@ static const char *const event_kind_table[_EVENT_KIND_MAX] = {
         [EVENT_KRETPROBE] = "kretprobe",
         [EVENT_UPROBE] = "uprobe",
         [EVENT_URETPROBE] = "uretprobe",
+        [EVENT_SOFTWARE] = "software",
+        [EVENT_HARDWARE] = "hardware",
+        [EVENT_CACHE] = "cache",
+        [EVENT_RAW] = "raw",
+        [EVENT_BREAKPOINT] = "breakpoint",
+        [EVENT_PMU] = "pmu",
 };
 
 const char *event_kind_to_string(enum event_kind k) {
@@ -555,11 +562,193 @@ static void event_config_done(struct event_config *e) {
         free(e->filter);
         free(e->where);
         free(e->filter_where);
+        free(e->group);
+}
+
+/* A list of names at PATH.KEY into a NULL-terminated vector of pointers
+ * into O (valid while O lives); absent: *RET stays NULL. */
+static int get_names(struct parser *ps, json_object *o, const char *path, const char *key, const char ***ret) {
+        char child[128];
+        json_object *v;
+        size_t n;
+
+        *ret = NULL;
+        if (!json_object_object_get_ex(o, key, &v))
+                return 0;
+        snprintf(child, sizeof(child), "%s.%s", path, key);
+        if (!json_object_is_type(v, json_type_array))
+                return fail(ps, child, "expected an array of names, got %s", json_type_name(v));
+        n = json_object_array_length(v);
+        *ret = calloc(n + 1, sizeof(char *));
+        if (!*ret)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *a = json_object_array_get_idx(v, i);
+
+                if (!json_object_is_type(a, json_type_string)) {
+                        snprintf(child, sizeof(child), "%s.%s[%zu]", path, key, i);
+                        return fail(ps, child, "expected a name, got %s", json_type_name(a));
+                }
+                (*ret)[i] = json_object_get_string(a);
+        }
+        return 0;
+}
+
+static int get_bool(struct parser *ps, json_object *o, const char *path, const char *key, bool *ret) {
+        json_object *v;
+        int r;
+
+        r = get_typed(ps, o, path, key, json_type_boolean, &v);
+        if (r > 0)
+                *ret = json_object_get_boolean(v);
+        return r < 0 ? r : 0;
+}
+
+/* A u64 given as a number or as a "0x..." string (config words). */
+static int get_u64(struct parser *ps, json_object *o, const char *path, const char *key, bool *ret_has,
+                   uint64_t *ret) {
+        char child[128];
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return 0;
+        snprintf(child, sizeof(child), "%s.%s", path, key);
+        if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0)
+                *ret = (uint64_t) json_object_get_int64(v);
+        else if (json_object_is_type(v, json_type_string)) {
+                const char *s = json_object_get_string(v);
+                char *end;
+
+                errno = 0;
+                *ret = strtoull(s, &end, 0);
+                if (!*s || *s == '-' || errno != 0 || *end)
+                        return fail(ps, child, "\"%s\" is not a number (0x... for hex)", s);
+        } else
+                return fail(ps, child, "expected a number or a \"0x...\" string, got %s", json_type_name(v));
+        if (ret_has)
+                *ret_has = true;
+        return 0;
+}
+
+/* The perf_event_attr options of any perf event entry (DESIGN.md, "Every
+ * perf event"), built with attr_from_spec() so that a bad name is a config
+ * error naming its key; what the kernel refuses is found at open time. */
+static int parse_perf_event(struct parser *ps, const char *path, json_object *o, struct event_config *e) {
+        _cleanup_(freep) const char **sample = NULL, **read = NULL, **regs_user = NULL, **regs_intr = NULL,
+                                    **branch = NULL, **exclude = NULL, **records = NULL;
+        struct attr_spec spec = { .kind = (enum attr_kind) (e->kind - EVENT_SOFTWARE), .name = e->target,
+                                  .inherit = true };
+        struct attr_error err = {};
+        char child[128];
+        json_object *v;
+        uint64_t u;
+        int r;
+
+        r = get_typed(ps, o, path, "access", json_type_string, &v);
+        if (r < 0)
+                return r;
+        if (v)
+                spec.access = json_object_get_string(v);
+        u = 0;
+        r = get_uint(ps, o, path, "len", 1, 8, &u);
+        if (r < 0)
+                return r;
+        spec.len = (unsigned) u;
+        if ((spec.access || spec.len) && e->kind != EVENT_BREAKPOINT)
+                return fail(ps, path, "\"access\" and \"len\" are for breakpoints");
+
+        if ((r = get_bool(ps, o, path, "count", &spec.count)) < 0 ||
+            (r = get_uint(ps, o, path, "period", 1, UINT64_MAX >> 1, &spec.period)) < 0 ||
+            (r = get_uint(ps, o, path, "freq", 1, UINT32_MAX, &spec.freq)) < 0 ||
+            (r = get_names(ps, o, path, "sample", &sample)) < 0 ||
+            (r = get_names(ps, o, path, "read", &read)) < 0 ||
+            (r = get_names(ps, o, path, "regs_user", &regs_user)) < 0 ||
+            (r = get_names(ps, o, path, "regs_intr", &regs_intr)) < 0 ||
+            (r = get_names(ps, o, path, "branch", &branch)) < 0 ||
+            (r = get_names(ps, o, path, "exclude", &exclude)) < 0 ||
+            (r = get_names(ps, o, path, "records", &records)) < 0 ||
+            (r = get_bool(ps, o, path, "inherit", &spec.inherit)) < 0 ||
+            (r = get_bool(ps, o, path, "inherit_thread", &spec.inherit_thread)) < 0 ||
+            (r = get_bool(ps, o, path, "pinned", &spec.pinned)) < 0 ||
+            (r = get_bool(ps, o, path, "exclusive", &spec.exclusive)) < 0 ||
+            (r = get_bool(ps, o, path, "enable_on_exec", &spec.enable_on_exec)) < 0 ||
+            (r = get_bool(ps, o, path, "remove_on_exec", &spec.remove_on_exec)) < 0 ||
+            (r = get_u64(ps, o, path, "config1", &spec.has_config1, &spec.config1)) < 0 ||
+            (r = get_u64(ps, o, path, "config2", &spec.has_config2, &spec.config2)) < 0 ||
+            (r = get_u64(ps, o, path, "config3", &spec.has_config3, &spec.config3)) < 0)
+                return r;
+        spec.sample = sample;
+        spec.read = read;
+        spec.regs_user = regs_user;
+        spec.regs_intr = regs_intr;
+        spec.branch = branch;
+        spec.exclude = exclude;
+        spec.records = records;
+
+        u = 0;
+        r = get_uint(ps, o, path, "stack_user", 8, UINT32_MAX, &u);
+        if (r < 0)
+                return r;
+        spec.stack_user = (uint32_t) u;
+        u = 0;
+        r = get_uint(ps, o, path, "precise_ip", 0, 3, &u);
+        if (r < 0)
+                return r;
+        spec.precise_ip = (unsigned) u;
+
+        r = get_typed(ps, o, path, "callchain", json_type_object, &v);
+        if (r < 0)
+                return r;
+        if (v) {
+                static const char *const cc_keys[] = { "max_stack", "kernel", "user", NULL };
+                bool kernel = true, user = true;
+
+                snprintf(child, sizeof(child), "%s.callchain", path);
+                u = 0;
+                if ((r = check_keys(ps, v, child, cc_keys)) < 0 ||
+                    (r = get_uint(ps, v, child, "max_stack", 1, UINT16_MAX, &u)) < 0 ||
+                    (r = get_bool(ps, v, child, "kernel", &kernel)) < 0 ||
+                    (r = get_bool(ps, v, child, "user", &user)) < 0)
+                        return r;
+                spec.callchain = true;
+                spec.max_stack = (unsigned) u;
+                spec.callchain_no_kernel = !kernel;
+                spec.callchain_no_user = !user;
+        }
+
+        r = get_typed(ps, o, path, "group", json_type_string, &v);
+        if (r < 0)
+                return r;
+        if (v && !(e->group = strdup(json_object_get_string(v))))
+                return -ENOMEM;
+
+        r = attr_from_spec(&spec, NULL, &e->attr, &err);
+        if (r < 0) {
+                if (strcmp(err.key, "name") == 0)
+                        snprintf(child, sizeof(child), "%s.%s", path, event_kind_table[e->kind]);
+                else
+                        snprintf(child, sizeof(child), "%s.%s", path, err.key);
+                return fail(ps, child, "%s%s%s%s", err.value ? "\"" : "", err.value ?: "", err.value ? "\": " : "",
+                            err.reason);
+        }
+        e->count = spec.count;
+        return 0;
 }
 
 static int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
         static const char *const keys[] = { "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe",
-                                            "name", "fetch", "filter", NULL };
+                                            "software", "hardware", "cache", "raw", "breakpoint", "pmu",
+                                            "name", "fetch", "filter",
+                                            "access", "len", "count", "period", "freq", "sample", "read",
+                                            "callchain", "regs_user", "regs_intr", "stack_user", "branch",
+                                            "precise_ip", "exclude", "inherit", "inherit_thread", "pinned",
+                                            "exclusive", "enable_on_exec", "remove_on_exec", "records",
+                                            "config1", "config2", "config3", "group", NULL };
+        static const char *const perf_keys[] = { "access", "len", "count", "period", "freq", "sample", "read",
+                                                 "callchain", "regs_user", "regs_intr", "stack_user", "branch",
+                                                 "precise_ip", "exclude", "inherit", "inherit_thread", "pinned",
+                                                 "exclusive", "enable_on_exec", "remove_on_exec", "records",
+                                                 "config1", "config2", "config3", "group", NULL };
         char path[64], child[96];
         json_object *v, *kind_val = NULL;
         int kind = -1, r;
@@ -582,7 +771,15 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
                 kind_val = v;
         }
         if (kind < 0)
-                return fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", \"uretprobe\"");
+                return fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", "
+                            "\"uretprobe\", \"software\", \"hardware\", \"cache\", \"raw\", \"breakpoint\", \"pmu\"");
+        if (!event_kind_is_perf(kind))
+                for (const char *const *k = perf_keys; *k; k++)
+                        if (json_object_object_get_ex(o, *k, &v)) {
+                                snprintf(child, sizeof(child), "%s.%s", path, *k);
+                                return fail(ps, child, "is a perf event option: for software, hardware, cache, "
+                                            "raw, breakpoint and pmu entries");
+                        }
         e->kind = kind;
         snprintf(child, sizeof(child), "%s.%s", path, event_kind_table[kind]);
         if (!json_object_is_type(kind_val, json_type_string))
@@ -591,7 +788,41 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
         if (asprintf(&e->where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, child) < 0)
                 return -ENOMEM;
 
-        if (kind == EVENT_TRACEPOINT) {
+        if (event_kind_is_perf(kind)) {
+                const char *s = json_object_get_string(kind_val);
+
+                if (!*s)
+                        return fail(ps, child, "empty event name (`evmonctl list` shows them)");
+                e->target = strdup(s);
+                e->system = strdup(event_kind_table[kind]);
+                e->name = strdup(s);
+                if (!e->target || !e->system || !e->name)
+                        return -ENOMEM;
+                if (json_object_object_get_ex(o, "fetch", &v)) {
+                        snprintf(child, sizeof(child), "%s.fetch", path);
+                        return fail(ps, child, "only probes take fetch-args");
+                }
+                if (json_object_object_get_ex(o, "filter", &v)) {
+                        snprintf(child, sizeof(child), "%s.filter", path);
+                        return fail(ps, child, "ftrace filters are for tracepoints and probes");
+                }
+                /* KIND:NAME on the wire unless "name" says otherwise. */
+                r = get_typed(ps, o, path, "name", json_type_string, &v);
+                if (r < 0)
+                        return r;
+                if (v) {
+                        const char *n = json_object_get_string(v);
+
+                        snprintf(child, sizeof(child), "%s.name", path);
+                        if (!*n || strpbrk(n, " \t\n\""))
+                                return fail(ps, child, "must be a non-empty name without spaces or quotes");
+                        e->wire_name = strdup(n);
+                } else if (asprintf(&e->wire_name, "%s:%s", event_kind_table[kind], s) < 0)
+                        e->wire_name = NULL;
+                if (!e->wire_name)
+                        return -ENOMEM;
+                return parse_perf_event(ps, path, o, e);
+        } else if (kind == EVENT_TRACEPOINT) {
                 const char *s = json_object_get_string(kind_val), *colon = strchr(s, ':');
 
                 if (!colon || colon == s || !colon[1] || strchr(colon + 1, ':') || strchr(s, '/'))
@@ -670,7 +901,7 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
 }
 
 static int parse_root(struct parser *ps, struct config *c, json_object *root) {
-        static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", NULL };
+        static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", "counters", NULL };
         json_object *o;
         size_t n;
         int r;
@@ -692,6 +923,18 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         r = get_typed(ps, root, "", "targets", json_type_object, &o);
         if (r < 0 || (o && (r = parse_targets(ps, c, o)) < 0))
                 return r;
+        r = get_typed(ps, root, "", "counters", json_type_object, &o);
+        if (r < 0)
+                return r;
+        if (o) {
+                static const char *const counter_keys[] = { "interval_ms", NULL };
+                uint64_t ms = c->counter_interval_ms;
+
+                r = check_keys(ps, o, "counters", counter_keys);
+                if (r < 0 || (r = get_uint(ps, o, "counters", "interval_ms", 10, 3600000, &ms)) < 0)
+                        return r;
+                c->counter_interval_ms = (unsigned) ms;
+        }
         r = get_typed(ps, root, "", "clock", json_type_string, &o);
         if (r < 0)
                 return r;
@@ -789,6 +1032,7 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         c->idle_flush_ms = CONFIG_DEFAULT_IDLE_FLUSH_MS;
         c->busy_flush_ms = CONFIG_DEFAULT_BUSY_FLUSH_MS;
         c->doorbell = true;
+        c->counter_interval_ms = CONFIG_DEFAULT_COUNTER_INTERVAL_MS;
         c->clockid = CLOCK_MONOTONIC;
         c->max_clients = 64;
         c->client_queue_bytes = 8u << 20;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
+#include <linux/perf_event.h>
 
 #define CONFIG_DEFAULT_PATH "/etc/evmon/evmond.json"
 /* 1 MiB per CPU. bench/run on 2 cores: a getppid loop makes ~1.1 M
@@ -28,8 +29,21 @@ enum event_kind {
         EVENT_KRETPROBE,
         EVENT_UPROBE,
         EVENT_URETPROBE,
+        /* Any perf event (attr.h), in attr_kind's order. */
+        EVENT_SOFTWARE,
+        EVENT_HARDWARE,
+        EVENT_CACHE,
+        EVENT_RAW,
+        EVENT_BREAKPOINT,
+        EVENT_PMU,
         _EVENT_KIND_MAX,
 };
+
+#define CONFIG_DEFAULT_COUNTER_INTERVAL_MS 1000u
+
+static inline bool event_kind_is_perf(enum event_kind k) {
+        return k >= EVENT_SOFTWARE && k < _EVENT_KIND_MAX;
+}
 
 struct event_config {
         enum event_kind kind;
@@ -41,6 +55,11 @@ struct event_config {
         char *filter;           /* ftrace filter or NULL */
         char *where;            /* "FILE:LINE: events[N].KIND" for messages */
         char *filter_where;     /* "FILE:LINE: events[N].filter" */
+        /* Perf event kinds: the attr built from the entry's options at
+         * parse time (the daemon adds what only it chooses). */
+        struct perf_event_attr attr;
+        bool count;             /* "count": true: read every counters.interval_ms, no samples */
+        char *group;            /* "group": entries sharing it form one perf group, or NULL */
 };
 
 struct config {
@@ -63,6 +82,7 @@ struct config {
         size_t n_pids;
         struct event_config *events;
         size_t n_events;
+        unsigned counter_interval_ms;   /* counters.interval_ms */
 };
 
 const char *event_kind_to_string(enum event_kind k);

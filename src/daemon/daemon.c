@@ -14,6 +14,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "counters.h"
 #include "daemon.h"
 #include "cgroup.h"
 #include "notify.h"
@@ -75,9 +76,14 @@ static void on_lost(int cpu, uint64_t count, void *ctx) {
         server_broadcast_all(d->server, d->line.data, d->line.len);
 }
 
+static void on_record(void *event, int cpu, const struct perf_record *r, void *ctx) {
+        record_emit(ctx, event, cpu, r);
+}
+
 static const struct monitor_handler handler = {
         .sample = on_sample,
         .lost = on_lost,
+        .record = on_record,
 };
 
 static void on_batch(void *ctx) {
@@ -93,6 +99,21 @@ static struct reader_opts daemon_reader_opts(const struct daemon *d) {
                 .busy_usec = d->config->busy_flush_ms * 1000u,
                 .idle_usec = d->config->idle_flush_ms * 1000u,
         };
+}
+
+static bool daemon_has_counters(const struct daemon *d) {
+        for (size_t i = 0; i < d->n_events; i++)
+                if (d->events[i]->cfg->count)
+                        return true;
+        return false;
+}
+
+/* counters.interval_ms: one line per counting event (perf stat -I). */
+static int on_counter_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct daemon *d = userdata;
+
+        counters_emit(d);
+        return sd_event_source_set_time_relative(es, d->config->counter_interval_ms * 1000ull);
 }
 
 static void daemon_status_text(struct daemon *d, char *buf, size_t size) {
@@ -256,6 +277,8 @@ static char *event_definition(const struct event_config *ec) {
         char *s, *p;
 
         n += strlen(ec->wire_name) + strlen(event_kind_to_string(ec->kind)) + 8;
+        /* A perf event is its attr, count and group too. */
+        n += 2 * sizeof(ec->attr) + 4 + (ec->group ? strlen(ec->group) : 0);
         n += (ec->target ? strlen(ec->target) : 0) + (ec->filter ? strlen(ec->filter) : 0);
         for (char **f = ec->fetch; f && *f; f++)
                 n += strlen(*f) + 1;
@@ -274,6 +297,15 @@ static char *event_definition(const struct event_config *ec) {
         }
         *p++ = '\n';
         p = stpcpy(p, ec->filter ?: "");
+        if (event_kind_is_perf(ec->kind)) {
+                const uint8_t *a = (const uint8_t *) &ec->attr;
+
+                *p++ = '\n';
+                for (size_t i = 0; i < sizeof(ec->attr); i++)
+                        p += sprintf(p, "%02x", a[i]);
+                *p++ = ec->count ? 'c' : 's';
+                p = stpcpy(p, ec->group ?: "");
+        }
         return s;
 }
 
@@ -424,7 +456,12 @@ static int daemon_event_new(struct daemon *d, struct event_config *ec, struct da
                 goto fail;
         }
 
-        if (ec->kind == EVENT_TRACEPOINT) {
+        if (event_kind_is_perf(ec->kind)) {
+                /* Built and checked by the config already; the kernel
+                 * judges it when it is opened. */
+                ev->attr = ec->attr;
+                ev->source.attr = &ev->attr;
+        } else if (ec->kind == EVENT_TRACEPOINT) {
                 r = tracefs_event_format(d->tracefs, ec->system, ec->name, &ev->format);
                 if (r == -ENOENT) {
                         r = asprintf(ret_error, "%s: no tracepoint \"%s\" in %s/events (`evmonctl list` shows the tracepoints of this kernel)",
@@ -517,8 +554,68 @@ static int daemon_event_pmu_fallback(struct daemon *d, struct daemon_event *ev, 
         return daemon_event_encoder_new(ev);
 }
 
+/* The leader of EV's group: the first entry with the same group name. */
+static struct daemon_event *daemon_group_leader(struct daemon *d, struct daemon_event *ev) {
+        if (!ev->cfg->group)
+                return NULL;
+        for (size_t i = 0; i < d->n_events; i++)
+                if (d->events[i]->cfg->group && strcmp(d->events[i]->cfg->group, ev->cfg->group) == 0)
+                        return d->events[i] == ev ? NULL : d->events[i];
+        return NULL;
+}
+
+/* Why the kernel refused a perf event, in words a user can act on. */
+static const char *perf_open_reason(const struct event_config *ec, int r) {
+        switch (ec->kind) {
+        case EVENT_HARDWARE:
+        case EVENT_CACHE:
+        case EVENT_RAW:
+                if (r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV)
+                        return "this machine has no hardware PMU for it (no cpu PMU in /sys/bus/event_source/devices: "
+                               "a VM without a virtual PMU); software and PMU events still work";
+                break;
+        case EVENT_BREAKPOINT:
+                if (r == -ENOSPC)
+                        return "no free debug register on some CPU (each CPU has 4)";
+                if (r == -EINVAL)
+                        return "the kernel refuses this address, length or access";
+                break;
+        default:
+                break;
+        }
+        switch (r) {
+        case -EINVAL:
+                return "the kernel refuses an option of this entry (a sample field, read format, exclude or "
+                       "records option its PMU or this kernel does not support)";
+        case -EOPNOTSUPP:
+                return "its PMU does not support an option of this entry (sampling, precise_ip, branch stacks?)";
+        case -EACCES:
+        case -EPERM:
+                return "not permitted (kernel.perf_event_paranoid, CAP_PERFMON)";
+        case -ENOENT:
+                return "the kernel has no such event";
+        default:
+                return NULL;
+        }
+}
+
 static int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error) {
-        int r = monitor_add(d->monitor, &ev->source);
+        struct daemon_event *leader = daemon_group_leader(d, ev);
+        int r;
+
+        if (leader) {
+                ev->source.in_group = true;
+                ev->source.group = leader->handle;
+        }
+        r = monitor_add(d->monitor, &ev->source);
+        if (r < 0 && event_kind_is_perf(ev->cfg->kind)) {
+                const char *why = perf_open_reason(ev->cfg, r);
+
+                r = asprintf(ret_error, "%s: the kernel refused %s (%s%s%s): %s%s%s", ev->cfg->where, ev->wire_name,
+                             ev->cfg->count ? "counting" : "sampling", leader ? ", in group " : "",
+                             leader ? ev->cfg->group : "", strerror(-r), why ? ": " : "", why ?: "");
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
         if ((r == -EACCES || r == -EPERM) && ev->cfg->kind != EVENT_TRACEPOINT && !ev->probe_added) {
                 r = daemon_event_pmu_fallback(d, ev, ret_error);
                 if (r < 0)
@@ -958,6 +1055,12 @@ int daemon_start(struct daemon *d) {
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the status timer: %m");
         (void) sd_event_source_set_enabled(d->tick_timer, SD_EVENT_ON);
+        r = sd_event_add_time_relative(d->event, &d->counter_timer, CLOCK_MONOTONIC,
+                                       d->config->counter_interval_ms * 1000ull, 1000, on_counter_timer, d);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the counter timer: %m");
+        /* Only counting events need it: an idle evmond wakes no more. */
+        (void) sd_event_source_set_enabled(d->counter_timer, daemon_has_counters(d) ? SD_EVENT_ON : SD_EVENT_OFF);
 
         /* Enable last: every event is open and the socket serves. */
         for (size_t i = 0; i < d->n_events; i++) {
@@ -1025,6 +1128,9 @@ int daemon_reload(struct daemon *d, char **ret_error) {
 
         *ret_error = NULL;
         d->reloads++;
+        if (d->counter_timer)
+                (void) sd_event_source_set_enabled(d->counter_timer,
+                                                   daemon_has_counters(d) ? SD_EVENT_ON : SD_EVENT_OFF);
         r = config_load(d->args.config_path, &nc, ret_error);
         if (r < 0)
                 goto fail;
@@ -1141,6 +1247,7 @@ int daemon_run(struct daemon *d) {
 void daemon_done(struct daemon *d) {
         d->reader = reader_free(d->reader);
         d->tick_timer = sd_event_source_disable_unref(d->tick_timer);
+        d->counter_timer = sd_event_source_disable_unref(d->counter_timer);
         d->server = server_free(d->server);
         /* Every perf fd first: a probe with an open fd cannot be removed. */
         d->monitor = monitor_free(d->monitor);

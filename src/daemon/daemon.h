@@ -30,6 +30,8 @@ struct daemon_event {
         int handle;                   /* monitor handle, -1 before it is open */
         uint64_t count;               /* samples received */
         uint64_t bad;                 /* samples that did not decode */
+        struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */
+        uint64_t counter_last;        /* counting events: the sum of the last counter line */
 };
 
 struct daemon_args {
@@ -47,7 +49,7 @@ struct daemon {
         struct daemon_event **events;
         size_t n_events;
         struct reader *reader;        /* when the rings are read */
-        sd_event_source *tick_timer;
+        sd_event_source *tick_timer, *counter_timer;
         struct server *server;
         struct jbuf line;
         int64_t realtime_offset;      /* realtime - event clock, ns */

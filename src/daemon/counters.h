@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "daemon.h"
+
+/* One counter line per counting event ("count": true), now. */
+void counters_emit(struct daemon *d);
+/* One record line for side record R of EV, read from CPU's ring. */
+void record_emit(struct daemon *d, struct daemon_event *ev, int cpu, const struct perf_record *r);
