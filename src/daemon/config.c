@@ -737,18 +737,13 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
 
 static int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
         static const char *const keys[] = { "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe",
-                                            "software", "hardware", "cache", "raw", "breakpoint", "pmu",
-                                            "name", "fetch", "filter",
-                                            "access", "len", "count", "period", "freq", "sample", "read",
-                                            "callchain", "regs_user", "regs_intr", "stack_user", "branch",
-                                            "precise_ip", "exclude", "inherit", "inherit_thread", "pinned",
-                                            "exclusive", "enable_on_exec", "remove_on_exec", "records",
-                                            "config1", "config2", "config3", "group", NULL };
-        static const char *const perf_keys[] = { "access", "len", "count", "period", "freq", "sample", "read",
-                                                 "callchain", "regs_user", "regs_intr", "stack_user", "branch",
-                                                 "precise_ip", "exclude", "inherit", "inherit_thread", "pinned",
-                                                 "exclusive", "enable_on_exec", "remove_on_exec", "records",
-                                                 "config1", "config2", "config3", "group", NULL };
+                                            "name", "fetch", "filter", NULL };
+        static const char *const keys_perf[] = { "software", "hardware", "cache", "raw", "breakpoint", "pmu",
+                                                 "name", "access", "len", "count", "period", "freq", "sample",
+                                                 "read", "callchain", "regs_user", "regs_intr", "stack_user",
+                                                 "branch", "precise_ip", "exclude", "inherit", "inherit_thread",
+                                                 "pinned", "exclusive", "enable_on_exec", "remove_on_exec",
+                                                 "records", "config1", "config2", "config3", "group", NULL };
         char path[64], child[96];
         json_object *v, *kind_val = NULL;
         int kind = -1, r;
@@ -758,9 +753,6 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
         if (!json_object_is_type(o, json_type_object))
                 return fail(ps, path, "expected an object such as {\"tracepoint\": \"sched:sched_process_exec\"}, got %s",
                             json_type_name(o));
-        r = check_keys(ps, o, path, keys);
-        if (r < 0)
-                return r;
         for (int k = 0; k < _EVENT_KIND_MAX; k++) {
                 if (!json_object_object_get_ex(o, event_kind_table[k], &v))
                         continue;
@@ -774,12 +766,15 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
                 return fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", "
                             "\"uretprobe\", \"software\", \"hardware\", \"cache\", \"raw\", \"breakpoint\", \"pmu\"");
         if (!event_kind_is_perf(kind))
-                for (const char *const *k = perf_keys; *k; k++)
-                        if (json_object_object_get_ex(o, *k, &v)) {
+                for (const char *const *k = keys_perf + 6; *k; k++)
+                        if (strcmp(*k, "name") != 0 && json_object_object_get_ex(o, *k, &v)) {
                                 snprintf(child, sizeof(child), "%s.%s", path, *k);
                                 return fail(ps, child, "is a perf event option: for software, hardware, cache, "
                                             "raw, breakpoint and pmu entries");
                         }
+        r = check_keys(ps, o, path, event_kind_is_perf(kind) ? keys_perf : keys);
+        if (r < 0)
+                return r;
         e->kind = kind;
         snprintf(child, sizeof(child), "%s.%s", path, event_kind_table[kind]);
         if (!json_object_is_type(kind_val, json_type_string))

@@ -341,7 +341,7 @@ static void test_root(void **state) {
 }
 
 static void test_unknown_keys(void **state) {
-        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock)");
+        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group)");
         BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
@@ -496,6 +496,75 @@ static void test_events(void **state) {
             ":5: events[2]: ", "\"sched:sched_switch\" is already listed as events[0]");
         BAD("{\n \"events\": [\n  {\"kprobe\": \"f\", \"name\": \"open\"},\n  {\"kprobe\": \"g\", \"name\": \"open\"}\n ]}",
             ":4: events[1]: ", "\"kprobe:open\" is already listed as events[0]");
+}
+
+/* Perf event entries: each kind, options into the attr, the wire name, and
+ * a bad option named with its key and line. */
+static void test_perf_events(void **state) {
+        _cleanup_(config_freep) struct config *c = parse_ok(
+                "{\"counters\": {\"interval_ms\": 250}, \"events\": [\n"
+                " {\"software\": \"cpu-clock\", \"freq\": 999, \"callchain\": {\"max_stack\": 64, \"user\": false},\n"
+                "  \"regs_user\": [\"ax\", \"sp\"], \"exclude\": [\"hv\"], \"inherit\": false},\n"
+                " {\"software\": \"page-faults\", \"period\": 1, \"sample\": [\"ip\", \"addr\"], \"name\": \"faults\"},\n"
+                " {\"hardware\": \"cycles\", \"count\": true, \"group\": \"g\", \"pinned\": true},\n"
+                " {\"cache\": \"L1-dcache-load-misses\", \"count\": true, \"group\": \"g\"},\n"
+                " {\"raw\": \"0x1a2\", \"config1\": \"0x10\", \"config2\": 3},\n"
+                " {\"breakpoint\": \"0x1000\", \"access\": \"w\", \"len\": 8},\n"
+                " {\"software\": \"dummy\", \"records\": [\"comm\", \"mmap2\", \"build_id\", \"context_switch\", \"text_poke\"]}\n"
+                "]}");
+        const struct perf_event_attr *a;
+
+        assert_int_equal(c->n_events, 7);
+        assert_int_equal(c->counter_interval_ms, 250);
+        assert_string_equal(c->events[0].wire_name, "software:cpu-clock");
+        a = &c->events[0].attr;
+        assert_int_equal(a->type, PERF_TYPE_SOFTWARE);
+        assert_int_equal(a->config, PERF_COUNT_SW_CPU_CLOCK);
+        assert_true(a->freq);
+        assert_int_equal(a->sample_freq, 999);
+        assert_true(a->sample_type & PERF_SAMPLE_CALLCHAIN);
+        assert_int_equal(a->sample_max_stack, 64);
+        assert_true(a->exclude_callchain_user);
+        assert_int_equal(a->sample_regs_user, 1 << 0 | 1 << 7);
+        assert_true(a->exclude_hv);
+        assert_false(a->inherit);
+
+        assert_string_equal(c->events[1].wire_name, "faults");
+        assert_int_equal(c->events[1].attr.sample_period, 1);
+        assert_int_equal(c->events[1].attr.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
+        assert_true(c->events[1].attr.inherit);     /* perf's default */
+
+        assert_true(c->events[2].count);
+        assert_string_equal(c->events[2].group, "g");
+        assert_true(c->events[2].attr.pinned);
+        assert_int_equal(c->events[2].attr.sample_period, 0);
+        assert_int_equal(c->events[3].attr.type, PERF_TYPE_HW_CACHE);
+        assert_int_equal(c->events[3].attr.config, 0x10000);
+        assert_string_equal(c->events[4].wire_name, "raw:0x1a2");
+        assert_int_equal(c->events[4].attr.config, 0x1a2);
+        assert_int_equal(c->events[4].attr.config1, 0x10);
+        assert_int_equal(c->events[4].attr.config2, 3);
+        assert_int_equal(c->events[5].attr.bp_type, 2);
+        assert_int_equal(c->events[5].attr.bp_addr, 0x1000);
+        assert_int_equal(c->events[5].attr.bp_len, 8);
+        assert_true(c->events[6].attr.comm && c->events[6].attr.mmap2 && c->events[6].attr.build_id &&
+                    c->events[6].attr.context_switch && c->events[6].attr.text_poke);
+
+        BAD("{\n \"events\": [\n  {\"software\": \"cpu-clocks\"}]}", ":3: events[0].software: ",
+            "\"cpu-clocks\": not a software event");
+        BAD("{\n \"events\": [{\"software\": \"cpu-clock\",\n  \"sample\": [\"ip\", \"tidd\"]}]}", ":3: events[0].sample: ",
+            "\"tidd\": not a PERF_SAMPLE_* name");
+        BAD("{\n \"events\": [{\"software\": \"cpu-clock\",\n  \"period\": 10, \"freq\": 10}]}", ":3: events[0].freq: ",
+            "give period or freq, not both");
+        BAD("{\n \"events\": [{\"cache\": \"L1-dcache-load-hits\"}]}", ":2: events[0].cache: ", "not a cache event");
+        BAD("{\n \"events\": [{\"pmu\": \"nosuchpmu/event=1/\"}]}", ":2: events[0].pmu: ", "no such PMU");
+        BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"records\": [\"forks\"]}]}", ":3: events[0].records: ",
+            "\"forks\": not a side-record name");
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n  \"count\": true}]}", ":3: events[0].count: ",
+            "is a perf event option");
+        BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"access\": \"w\"}]}", ":2: events[0]: ",
+            "\"access\" and \"len\" are for breakpoints");
+        BAD("{\n \"counters\": {\"interval_ms\": 1}, " EV1 "}", ":2: counters.interval_ms: ", "out of range");
 }
 
 static void test_targets_clock(void **state) {
@@ -668,6 +737,7 @@ int main(void) {
                 cmocka_unit_test(test_ring),
                 cmocka_unit_test(test_socket),
                 cmocka_unit_test(test_events),
+                cmocka_unit_test(test_perf_events),
                 cmocka_unit_test(test_targets_clock),
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_json_c_extensions),
