@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evmon/attr.h"
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
 #include "evmon/human.h"
@@ -42,8 +43,11 @@ static void help(void) {
                "                         the new config is refused (the old one stays)\n"
                "\n"
                "Commands that read tracefs directly (no daemon needed):\n"
-               "  list                   the events this kernel has, as SYSTEM:NAME\n"
-               "  describe SYSTEM:NAME   one event's decoder as JSON\n"
+               "  list                   the events this kernel has, as perf list shows them: tracepoints\n"
+               "                         as SYSTEM:NAME, then software:, hardware:, cache: and pmu:\n"
+               "                         events as the config names them (pmu:msr/tsc/)\n"
+               "  describe EVENT         one event's decoder as JSON (SYSTEM:NAME, or KIND:NAME for a\n"
+               "                         perf event: its attr and the sample fields its lines carry)\n"
                "\n"
                "Commands that read files:\n"
                "  decode FILE|-          a perf.data file (perf record -o FILE, or pipe-mode\n"
@@ -242,6 +246,57 @@ static int open_tracefs(struct tracefs **ret) {
         return r;
 }
 
+static int list_pmu_event(const char *pmu, uint32_t type, const char *event, void *userdata) {
+        if (event)
+                printf("pmu:%s/%s/\n", pmu, event);
+        return 0;
+}
+
+/* A perf event's attr as the config would build it by default, and the
+ * sample fields its lines carry (what evmond adds included). */
+static int describe_perf(enum attr_kind kind, const char *event, const char *name) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        struct attr_spec spec = { .kind = kind, .name = name };
+        struct perf_event_attr a;
+        struct attr_error e = {};
+        json_object *fields;
+        uint64_t t;
+        int r;
+
+        r = attr_from_spec(&spec, NULL, &a, &e);
+        if (r < 0) {
+                fprintf(stderr, "evmonctl: %s: %s%s%s\n", event,
+                        e.value ? e.value : "", e.value ? ": " : "", e.reason ?: strerror(-r));
+                return 1;
+        }
+        o = json_object_new_object();
+        fields = json_object_new_array();
+        json_object_object_add(o, "event", json_object_new_string(event));
+        json_object_object_add(o, "kind", json_object_new_string(attr_kind_to_string(kind)));
+        json_object_object_add(o, "type", json_object_new_int64(a.type));
+        json_object_object_add(o, "config", json_object_new_int64((int64_t) a.config));
+        if (a.config1)
+                json_object_object_add(o, "config1", json_object_new_int64((int64_t) a.config1));
+        if (a.config2)
+                json_object_object_add(o, "config2", json_object_new_int64((int64_t) a.config2));
+        if (a.freq)
+                json_object_object_add(o, "freq", json_object_new_int64((int64_t) a.sample_freq));
+        else
+                json_object_object_add(o, "period", json_object_new_int64((int64_t) a.sample_period));
+        /* evmond adds tid, time and cpu to every sample (and identifier,
+         * which it keeps to itself). */
+        t = a.sample_type | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+        for (unsigned b = 0; b < 64; b++) {
+                const char *n = attr_sample_name(1ULL << b);
+
+                if ((t & (1ULL << b)) && n)
+                        json_object_array_add(fields, json_object_new_string(n));
+        }
+        json_object_object_add(o, "sample", fields);
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        return 0;
+}
+
 static int cmd_list(void) {
         _cleanup_(tracefs_freep) struct tracefs *t = NULL;
         _cleanup_(strv_freep) char **names = NULL;
@@ -256,6 +311,11 @@ static int cmd_list(void) {
         }
         for (char **n = names; *n; n++)
                 puts(*n);
+        for (enum attr_kind k = ATTR_SOFTWARE; k <= ATTR_CACHE; k++)
+                for (const char *const *n = attr_event_names(k); *n; n++)
+                        printf("%s:%s\n", attr_kind_to_string(k), *n);
+        /* Each PMU's named events (its sysfs events/ directory). */
+        (void) pmu_foreach_event(NULL, list_pmu_event, NULL);
         return 0;
 }
 
@@ -273,6 +333,12 @@ static int cmd_describe(const char *event) {
                 return 2;
         }
         system = strndup(event, colon - event);
+        if (system) {
+                enum attr_kind kind;
+
+                if (attr_kind_from_string(system, &kind) == 0)
+                        return describe_perf(kind, event, colon + 1);
+        }
         if (!system || open_tracefs(&t) < 0)
                 return 1;
         r = tracefs_event_format(t, system, colon + 1, &f);

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Perf events through evmond on the real kernel, as a client sees them:
+ * sample lines of a software event from a known process, counter lines
+ * every counters.interval_ms for a group of counting events, record
+ * lines for an exec of a uniquely named binary, and the one clear error
+ * --check-config and start-up give for a hardware or cache event on a
+ * machine without a hardware PMU. Needs root and perf_event_open (77
+ * otherwise). What each kind of event shows of the kernel's work is
+ * tests/monitor/test-events.c's. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+static bool has_hardware_pmu(void) {
+        return access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+               access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0;
+}
+
+static void test_hardware_refused(void **state) {
+        static const char *const entries[] = {
+                "{\"hardware\": \"cycles\", \"count\": true}",
+                "{\"cache\": \"L1-dcache-load-misses\"}",
+        };
+        static const char *const names[] = { "hardware:cycles", "cache:L1-dcache-load-misses" };
+        char evmond[256];
+
+        if (has_hardware_pmu()) {
+                print_message("SKIP: this machine has a hardware PMU, so its events open\n");
+                skip();
+        }
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        for (size_t i = 0; i < 2; i++) {
+                char dir[] = "/tmp/evmon-perfev-XXXXXX", path[128], *out = NULL;
+                FILE *f;
+                int r;
+
+                assert_non_null(mkdtemp(dir));
+                snprintf(path, sizeof(path), "%s/c.json", dir);
+                f = fopen(path, "we");
+                assert_non_null(f);
+                fprintf(f, "{\n  \"events\": [\n    {\"software\": \"cpu-clock\"},\n    %s\n  ]\n}\n", entries[i]);
+                fclose(f);
+
+                r = itest_run((const char *const[]) { evmond, "--config", path, "--check-config", NULL }, 20000, &out);
+                print_message("%s", out);
+                assert_int_equal(r, 2);
+                /* One line: the file and line of the entry, the event, the
+                 * kernel's error and why. */
+                assert_non_null(strstr(out, "c.json:4: events[1]."));
+                assert_non_null(strstr(out, names[i]));
+                assert_non_null(strstr(out, "No such file or directory"));
+                assert_non_null(strstr(out, "no hardware PMU"));
+                {
+                        unsigned lines = 0;
+
+                        for (const char *q = out; *q; q++)
+                                lines += *q == '\n';
+                        assert_int_equal(lines, 1);
+                }
+                free(out);
+                unlink(path);
+                rmdir(dir);
+        }
+}
+
+struct seen {
+        pid_t child;
+        const char *comm;
+        unsigned samples, samples_with_addr, comm_exec, forks, exits;
+        unsigned counters_cs, counters_tc, counter_fields_ok;
+};
+
+static void on_line(json_object *o, void *userdata) {
+        struct seen *s = userdata;
+        const char *type = itest_str(o, "type"), *event;
+        json_object *v, *f;
+
+        if (!type)
+                return;
+        event = itest_str(o, "event");
+        if (strcmp(type, "event") == 0 && event && strcmp(event, "software:page-faults") == 0) {
+                if (itest_int(o, "pid") == s->child)
+                        s->samples++;
+                return;
+        }
+        if (strcmp(type, "counter") == 0 && event) {
+                bool ok = json_object_object_get_ex(o, "cpus", &v) && json_object_is_type(v, json_type_array) &&
+                          json_object_array_length(v) > 0 && itest_int(o, "enabled") > 0 &&
+                          itest_int(o, "running") > 0 && itest_int(o, "value") >= 0 && itest_int(o, "delta") >= 0 &&
+                          json_object_object_get_ex(o, "scaled", NULL) && itest_str(o, "time") &&
+                          strcmp(itest_str(o, "group") ?: "", "g") == 0;
+
+                s->counter_fields_ok += ok;
+                s->counters_cs += strcmp(event, "software:context-switches") == 0;
+                s->counters_tc += strcmp(event, "software:task-clock") == 0;
+                return;
+        }
+        if (strcmp(type, "record") == 0 && json_object_object_get_ex(o, "fields", &f)) {
+                const char *rec = itest_str(o, "record");
+
+                if (strcmp(rec, "comm") == 0 && strcmp(itest_str(f, "comm") ?: "", s->comm) == 0 &&
+                    json_object_object_get_ex(f, "exec", &v) && json_object_get_boolean(v))
+                        s->comm_exec++;
+                if (strcmp(rec, "fork") == 0 && itest_int(f, "pid") == s->child)
+                        s->forks++;
+                if (strcmp(rec, "exit") == 0 && itest_int(f, "pid") == s->child)
+                        s->exits++;
+        }
+}
+
+static void test_lines(void **state) {
+        static const char config[] =
+                "{\n"
+                "  \"counters\": {\"interval_ms\": 200},\n"
+                "  \"events\": [\n"
+                "    {\"software\": \"page-faults\", \"period\": 1, \"sample\": [\"ip\", \"addr\"]},\n"
+                "    {\"software\": \"context-switches\", \"count\": true, \"group\": \"g\"},\n"
+                "    {\"software\": \"task-clock\", \"count\": true, \"group\": \"g\"},\n"
+                "    {\"software\": \"dummy\", \"records\": [\"comm\", \"comm_exec\", \"task\"]}\n"
+                "  ]\n"
+                "}\n";
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char dir[] = "/tmp/evmon-perfev-XXXXXX", exe[128], comm[16], cmd[300], *text;
+        struct seen s = {};
+        size_t len;
+        int status;
+
+        assert_non_null(c);
+        assert_non_null(mkdtemp(dir));
+        snprintf(comm, sizeof(comm), "evp%d", getpid());
+        snprintf(exe, sizeof(exe), "%s/%s", dir, comm);
+        snprintf(cmd, sizeof(cmd), "cp /bin/true %s", exe);
+        assert_int_equal(system(cmd), 0);
+        s.comm = comm;
+
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        /* The child faults its pages in and execs the uniquely named copy
+         * of true(1). */
+        s.child = fork();
+        assert_true(s.child >= 0);
+        if (s.child == 0) {
+                execl(exe, comm, (char *) NULL);
+                _exit(127);
+        }
+        assert_int_equal(waitpid(s.child, &status, 0), s.child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        /* At least two counter intervals. */
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_line, &s);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+        unlink(exe);
+        rmdir(dir);
+
+        print_message("page-fault samples of the child %u, comm(exec) %u, exit %u, counter lines: "
+                      "context-switches %u, task-clock %u (%u complete)\n",
+                      s.samples, s.comm_exec, s.exits, s.counters_cs, s.counters_tc, s.counter_fields_ok);
+        /* An exec maps and touches pages: some faults of its own. */
+        assert_true(s.samples > 0);
+        assert_int_equal(s.comm_exec, 1);
+        assert_int_equal(s.exits, 1);
+        assert_true(s.counters_cs >= 2);
+        assert_true(s.counters_tc >= 2);
+        assert_int_equal(s.counter_fields_ok, s.counters_cs + s.counters_tc);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hardware_refused),
+                cmocka_unit_test(test_lines),
+        };
+
+        if (geteuid() != 0) {
+                printf("SKIP: needs root (system-wide perf events)\n");
+                return 77;
+        }
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
