@@ -13,7 +13,8 @@
 static void help(void) {
         printf("Usage: evmond [OPTIONS]\n"
                "\n"
-               "Streams kernel and user-space events (tracepoints, kprobes, uprobes) to\n"
+               "Streams kernel and user-space events (tracepoints, kprobes, uprobes, and\n"
+               "software, hardware, cache, raw, breakpoint and PMU perf events) to\n"
                "clients of a Unix socket as JSON lines. Runs in the foreground.\n"
                "\n"
                "  -c, --config FILE    config file (default %s; without it, a built-in\n"
