@@ -196,6 +196,22 @@ static struct monitor *monitor_for(pid_t pid) {
         return m;
 }
 
+/* Opens SPEC on a new child doing WORK, lets it work, and drains every
+ * sample and record of it into RUN. */
+static void sample_child(const struct attr_spec *spec, void (*work)(void), struct run *run) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct perf_event_attr attr;
+        int go, h;
+
+        run->child = child_start(work, &go);
+        m = monitor_for(run->child);
+        h = add_spec(m, spec, run, -1, &attr);
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+        child_finish(run->child, go);
+        drain_all(m, run);
+}
+
 /* ---- the test program's own symbol table -------------------------------- */
 
 struct func {
@@ -292,18 +308,9 @@ static void test_cpu_clock_callchain(void **state) {
         };
         struct attr_spec spec = { .kind = ATTR_SOFTWARE, .name = "cpu-clock", .freq = 1000,
                                   .callchain = true, .inherit = true };
-        _cleanup_(monitor_freep) struct monitor *m = NULL;
-        struct perf_event_attr attr;
         struct run run = { .on_sample = callchain_sample, .state = &st };
-        int go, h;
 
-        run.child = child_start(work_busy, &go);
-        m = monitor_for(run.child);
-        h = add_spec(m, &spec, &run, -1, &attr);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
-        child_finish(run.child, go);
-        drain_all(m, &run);
+        sample_child(&spec, work_busy, &run);
 
         /* 300 ms at 1 kHz: about 300 samples; a loaded machine gives fewer. */
         print_message("cpu-clock: %u samples of the child, %u with the leaf first, %u through busy_outer, "
@@ -344,23 +351,14 @@ counted:
 static void test_page_faults(void **state) {
         struct attr_spec spec = { .kind = ATTR_SOFTWARE, .name = "page-faults", .period = 1,
                                   .sample = L("ip", "tid", "time", "addr"), .inherit = true };
-        _cleanup_(monitor_freep) struct monitor *m = NULL;
         struct fault_state st = {};
-        struct perf_event_attr attr;
         struct run run = { .on_sample = fault_sample, .state = &st };
-        int go, h;
 
         /* Fresh, never touched: each first write faults once. */
         fault_map = mmap(NULL, N_PAGES * (size_t) page_size, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         assert_true(fault_map != MAP_FAILED);
-        run.child = child_start(work_faults, &go);
-        m = monitor_for(run.child);
-        h = add_spec(m, &spec, &run, -1, &attr);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
-        child_finish(run.child, go);
-        drain_all(m, &run);
+        sample_child(&spec, work_faults, &run);
         munmap(fault_map, N_PAGES * (size_t) page_size);
 
         print_message("page-faults: %u samples in the mapping, %u distinct pages\n", st.n_in_map, st.n_distinct);
@@ -457,27 +455,13 @@ static void test_write_breakpoint(void **state) {
         char addr[32];
         struct attr_spec spec = { .kind = ATTR_BREAKPOINT, .name = addr, .access = "w", .len = sizeof(long),
                                   .inherit = true };
-        _cleanup_(monitor_freep) struct monitor *m = NULL;
         struct bp_state st = { .writer = symtab_func("watched_writer", (void *) watched_writer) };
-        struct perf_event_attr attr;
         struct run run = { .on_sample = bp_sample, .state = &st };
-        int go, h;
 
         snprintf(addr, sizeof(addr), "0x%lx", (unsigned long) (uintptr_t) &watched);
         if (!breakpoints_fire())
                 skip();
-        run.child = child_start(work_writes, &go);
-        m = monitor_for(run.child);
-        h = add_spec(m, &spec, &run, -1, &attr);
-        if (h == -ENODEV || h == -ENOSPC) {
-                kill(run.child, SIGKILL);
-                waitpid(run.child, NULL, 0);
-                skip();
-        }
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
-        child_finish(run.child, go);
-        drain_all(m, &run);
+        sample_child(&spec, work_writes, &run);
 
         print_message("breakpoint: %u samples, %u with the ip in watched_writer (%u samples, %u records in all)\n", st.ours, st.in_writer, run.n_samples, run.n_records);
         assert_int_equal(st.ours, N_WRITES);
