@@ -220,7 +220,8 @@ struct monitor_handler {
         void (*lost)(int cpu, uint64_t count, void *ctx);
         /* Any other record (COMM, MMAP2, SWITCH, THROTTLE, ...): EVENT is
          * the userdata of the source whose id its sample_id carries. */
-        void (*record)(void *event, int cpu, const struct perf_record *r, void *ctx);
+        void (*record)(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
+                       void *ctx);
 };
 
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Counting events ("count": true): every counters.interval_ms each one's
  * value per CPU and summed, with the times that scale a multiplexed
- * count, as perf stat -I prints them; and the side records of perf events
- * (the records option, THROTTLE, ...) as record lines until the encoder
- * has its own (issue 10's encode side). Neither is on the sample path:
- * counters come once an interval, records at the rate of exec and mmap. */
+ * count, as perf stat -I prints them (json-c: once an interval, not on the
+ * sample path); and the side records of perf events (the records option,
+ * THROTTLE, ...) as record lines through the shared record encoder. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +16,7 @@
 #include "evmon/encode.h"
 #include "server.h"
 #include "evmon/attr.h"
+#include "evmon/encode-perf.h"
 #include "evmon/log.h"
 
 static void put_line(struct daemon *d, const struct line_meta *meta, json_object *o) {
@@ -130,130 +130,20 @@ void counters_emit(struct daemon *d) {
         server_flush(d->server);
 }
 
-static const char *record_name(uint32_t type) {
-        static char buf[32];
-        const char *s = record_type_to_string(type);
-        size_t i;
-
-        if (!s) {
-                snprintf(buf, sizeof(buf), "type_%u", type);
-                return buf;
-        }
-        for (i = 0; s[i] && i < sizeof(buf) - 1; i++)
-                buf[i] = (char) (s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
-        buf[i] = '\0';
-        return buf;
-}
-
-static json_object *hex(uint64_t v) {
-        char buf[24];
-
-        snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-        return json_object_new_string(buf);
-}
-
-void record_emit(struct daemon *d, struct daemon_event *ev, int cpu, const struct perf_record *r) {
+void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
+                 const struct perf_record *r) {
         const struct line_meta meta = { .idx = ev->index, .pid = r->has_sid ? (pid_t) r->sid.pid : 0 };
-        json_object *o, *f;
+        const struct encode_record_opts o = {
+                .sample_type = ev->attr.sample_type | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                               PERF_SAMPLE_IDENTIFIER,
+                .event = ev->wire_name,
+                .realtime_offset_ns = d->realtime_offset,
+        };
 
         if (!server_wants(d->server, &meta))
                 return;
-        o = json_object_new_object();
-        f = json_object_new_object();
-        if (!o || !f) {
-                json_object_put(o);
-                json_object_put(f);
+        d->line.len = 0;
+        if (encode_record(&d->line, h, r, &o) < 0)
                 return;
-        }
-        json_object_object_add(o, "type", json_object_new_string("record"));
-        json_object_object_add(o, "record", json_object_new_string(record_name(r->type)));
-        json_object_object_add(o, "event", json_object_new_string(ev->wire_name));
-        if (r->has_sid) {
-                put_time(o, r->sid.time, d->realtime_offset);
-                json_object_object_add(o, "cpu", json_object_new_int((int) r->sid.cpu));
-                json_object_object_add(o, "pid", json_object_new_int((int) r->sid.pid));
-                json_object_object_add(o, "tid", json_object_new_int((int) r->sid.tid));
-        } else
-                json_object_object_add(o, "cpu", json_object_new_int(cpu));
-
-        switch (r->type) {
-        case PERF_RECORD_COMM:
-                json_object_object_add(f, "pid", json_object_new_int((int) r->comm.pid));
-                json_object_object_add(f, "tid", json_object_new_int((int) r->comm.tid));
-                json_object_object_add(f, "comm", json_object_new_string(r->comm.comm));
-                json_object_object_add(f, "exec", json_object_new_boolean(r->misc & PERF_RECORD_MISC_COMM_EXEC));
-                break;
-        case PERF_RECORD_FORK:
-        case PERF_RECORD_EXIT:
-                json_object_object_add(f, "pid", json_object_new_int((int) r->task.pid));
-                json_object_object_add(f, "ppid", json_object_new_int((int) r->task.ppid));
-                json_object_object_add(f, "tid", json_object_new_int((int) r->task.tid));
-                json_object_object_add(f, "ptid", json_object_new_int((int) r->task.ptid));
-                break;
-        case PERF_RECORD_MMAP2: {
-                char id[2 * 20 + 1] = "";
-
-                json_object_object_add(f, "pid", json_object_new_int((int) r->mmap2.pid));
-                json_object_object_add(f, "tid", json_object_new_int((int) r->mmap2.tid));
-                json_object_object_add(f, "addr", hex(r->mmap2.addr));
-                json_object_object_add(f, "len", json_object_new_int64((int64_t) r->mmap2.len));
-                json_object_object_add(f, "pgoff", json_object_new_int64((int64_t) r->mmap2.pgoff));
-                json_object_object_add(f, "filename", json_object_new_string(r->mmap2.filename));
-                if (r->mmap2.has_build_id) {
-                        for (unsigned i = 0; i < r->mmap2.build_id_size && i < 20; i++)
-                                snprintf(id + 2 * i, 3, "%02x", r->mmap2.build_id[i]);
-                        json_object_object_add(f, "build_id", json_object_new_string(id));
-                }
-                break;
-        }
-        case PERF_RECORD_MMAP:
-                json_object_object_add(f, "pid", json_object_new_int((int) r->mmap.pid));
-                json_object_object_add(f, "addr", hex(r->mmap.addr));
-                json_object_object_add(f, "len", json_object_new_int64((int64_t) r->mmap.len));
-                json_object_object_add(f, "filename", json_object_new_string(r->mmap.filename));
-                break;
-        case PERF_RECORD_SWITCH:
-        case PERF_RECORD_SWITCH_CPU_WIDE:
-                json_object_object_add(f, "out", json_object_new_boolean(r->misc & PERF_RECORD_MISC_SWITCH_OUT));
-                if (r->type == PERF_RECORD_SWITCH_CPU_WIDE) {
-                        json_object_object_add(f, "next_prev_pid", json_object_new_int((int) r->switch_cpu_wide.next_prev_pid));
-                        json_object_object_add(f, "next_prev_tid", json_object_new_int((int) r->switch_cpu_wide.next_prev_tid));
-                }
-                break;
-        case PERF_RECORD_CGROUP:
-                json_object_object_add(f, "id", json_object_new_int64((int64_t) r->cgroup.id));
-                json_object_object_add(f, "path", json_object_new_string(r->cgroup.path));
-                break;
-        case PERF_RECORD_KSYMBOL:
-                json_object_object_add(f, "addr", hex(r->ksymbol.addr));
-                json_object_object_add(f, "len", json_object_new_int((int) r->ksymbol.len));
-                json_object_object_add(f, "ksym_type", json_object_new_int(r->ksymbol.ksym_type));
-                json_object_object_add(f, "name", json_object_new_string(r->ksymbol.name));
-                break;
-        case PERF_RECORD_BPF_EVENT:
-                json_object_object_add(f, "bpf_type", json_object_new_int(r->bpf_event.type));
-                json_object_object_add(f, "id", json_object_new_int((int) r->bpf_event.id));
-                break;
-        case PERF_RECORD_TEXT_POKE:
-                json_object_object_add(f, "addr", hex(r->text_poke.addr));
-                json_object_object_add(f, "old_len", json_object_new_int(r->text_poke.old_len));
-                json_object_object_add(f, "new_len", json_object_new_int(r->text_poke.new_len));
-                break;
-        case PERF_RECORD_NAMESPACES:
-                json_object_object_add(f, "pid", json_object_new_int((int) r->namespaces.pid));
-                json_object_object_add(f, "tid", json_object_new_int((int) r->namespaces.tid));
-                break;
-        case PERF_RECORD_THROTTLE:
-        case PERF_RECORD_UNTHROTTLE:
-                json_object_object_add(f, "id", json_object_new_int64((int64_t) r->throttle.id));
-                break;
-        case PERF_RECORD_LOST_SAMPLES:
-                json_object_object_add(f, "lost", json_object_new_int64((int64_t) r->lost_samples.lost));
-                break;
-        default:
-                break;
-        }
-        json_object_object_add(o, "fields", f);
-        put_line(d, &meta, o);
-        json_object_put(o);
+        server_broadcast(d->server, &meta, d->line.data, d->line.len);
 }

@@ -5,5 +5,6 @@
 
 /* One counter line per counting event ("count": true), now. */
 void counters_emit(struct daemon *d);
-/* One record line for side record R of EV, read from CPU's ring. */
-void record_emit(struct daemon *d, struct daemon_event *ev, int cpu, const struct perf_record *r);
+/* One record line for side record R (parsed from H) of EV. */
+void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
+                 const struct perf_record *r);

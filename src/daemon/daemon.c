@@ -76,8 +76,9 @@ static void on_lost(int cpu, uint64_t count, void *ctx) {
         server_broadcast_all(d->server, d->line.data, d->line.len);
 }
 
-static void on_record(void *event, int cpu, const struct perf_record *r, void *ctx) {
-        record_emit(ctx, event, cpu, r);
+static void on_record(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
+                      void *ctx) {
+        record_emit(ctx, event, h, r);
 }
 
 static const struct monitor_handler handler = {

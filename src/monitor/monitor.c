@@ -800,7 +800,7 @@ static int drain_record(struct drain *d, const struct perf_event_header *hdr) {
                 d->c->bad++;
                 return 0;
         }
-        d->h->record(hd->userdata, d->c->cpu, &rec, d->ctx);
+        d->h->record(hd->userdata, d->c->cpu, hdr, &rec, d->ctx);
         return 0;
 }
 

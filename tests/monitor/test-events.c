@@ -118,7 +118,8 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 run->on_sample(run, s);
 }
 
-static void on_record(void *event, int cpu, const struct perf_record *r, void *ctx) {
+static void on_record(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
+                      void *ctx) {
         struct run *run = ctx;
 
         run->n_records++;
