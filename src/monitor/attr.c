@@ -422,10 +422,14 @@ static int set_records(struct perf_event_attr *a, const char *const *names, cons
                         a->mmap = 1;
                 else if (strcmp(s, "mmap_data") == 0)
                         a->mmap_data = 1;
+                /* MMAP2 is MMAP's layout switch: the kernel counts mmap
+                 * listeners by attr.mmap (account_event()'s
+                 * nr_mmap_events) and writes no mmap record for mmap2
+                 * alone, so perf sets both; build ids ride in MMAP2. */
                 else if (strcmp(s, "mmap2") == 0)
-                        a->mmap2 = 1;
+                        a->mmap = a->mmap2 = 1;
                 else if (strcmp(s, "build_id") == 0)
-                        a->mmap2 = a->build_id = 1;     /* build ids ride in MMAP2 */
+                        a->mmap = a->mmap2 = a->build_id = 1;
                 else if (strcmp(s, "comm") == 0)
                         a->comm = 1;
                 else if (strcmp(s, "comm_exec") == 0)

@@ -65,14 +65,22 @@ __attribute__((noinline)) void busy_leaf(uint64_t n) {
 }
 
 __attribute__((noinline)) void busy_outer(void) {
+        static char zeros[1024 * 1024];
         struct timespec t0, t;
+        int zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 
-        /* About 300 ms of CPU, however fast the machine. */
+        /* About 300 ms of CPU, however fast the machine; some of it in
+         * the kernel (clearing a buffer for read()), so that some samples
+         * carry kernel frames too. */
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
         do {
+                if (zero >= 0 && read(zero, zeros, sizeof(zeros)) < 0)
+                        break;
                 busy_leaf(1000000);
                 clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
         } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 300000000L);
+        if (zero >= 0)
+                close(zero);
 }
 
 __attribute__((noinline)) void watched_writer(void) {
