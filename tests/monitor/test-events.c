@@ -196,12 +196,11 @@ static int add_spec(struct monitor *m, const struct attr_spec *spec, void *userd
 }
 
 static struct monitor *monitor_for(pid_t pid) {
-        struct monitor_opts o = { .ring_pages = 256, .clockid = CLOCK_MONOTONIC, .pids = &pid, .n_pids = 1 };
+        struct monitor_opts o = { .ring_pages = 256, .wakeup_bytes = 256 * 4096 / 8, .clockid = CLOCK_MONOTONIC,
+                                  .pids = &pid, .n_pids = pid > 0 };
         struct monitor *m = NULL;
 
-        assert_int_equal(monitor_new(pid > 0 ? &o : &(struct monitor_opts) { .ring_pages = 256,
-                                                                               .clockid = CLOCK_MONOTONIC },
-                                     &m), 0);
+        assert_int_equal(monitor_new(&o, &m), 0);
         return m;
 }
 
