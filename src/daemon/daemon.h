@@ -4,35 +4,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
+#include <time.h>
+
+/* The daemon, the way systemd splits a service: daemon.c the manager (the
+ * loop, start and stop), replies.c what clients ask, events.c and probes.c
+ * the events' and probes' lifecycle, targets.c the cgroups and pids,
+ * reload.c the config applied again. */
 
 #include "config.h"
+#include "events.h"
 #include "evmon/encode.h"
 #include "reader.h"
 #include "server.h"
 #include "evmon/monitor.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
-
-/* One served event: its decoder, its encoder, its perf fds and, for a
- * probe made through tracefs, the probe itself. */
-struct daemon_event {
-        unsigned index;               /* bit in client subscriptions */
-        char *wire_name;
-        struct event_config *cfg;     /* in daemon->config (repointed on reload) */
-        char *definition;             /* what identifies it across reloads */
-        struct format *format;
-        struct encoder *encoder;
-        struct monitor_source source;
-        struct probe_pmu pmu;         /* probes made by perf_event_open */
-        bool probe_added;             /* probes made through tracefs: ours to remove */
-        enum probe_kind probe_kind;
-        char *probe_name;             /* the tracefs event name in our group */
-        int handle;                   /* monitor handle, -1 before it is open */
-        uint64_t count;               /* samples received */
-        uint64_t bad;                 /* samples that did not decode */
-        struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */
-        uint64_t counter_last;        /* counting events: the sum of the last counter line */
-};
 
 struct daemon_args {
         const char *config_path;      /* NULL: the default file or the built-in config */
@@ -89,3 +75,22 @@ int daemon_run(struct daemon *d);
  * naming it, while that evmond still runs. *ret_removed counts them. */
 int daemon_cleanup(struct daemon *d, unsigned *ret_removed, char **ret_error);
 void daemon_done(struct daemon *d);
+
+/* Shared by the daemon's files. */
+
+static inline uint64_t now_ns(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* Loads the config file (d->args.config_path) into *RET, with --socket
+ * applied. */
+int daemon_config_load(struct daemon *d, struct config **ret, char **ret_error);
+/* The ring reader's periods from the config. */
+struct reader_opts daemon_reader_opts(const struct daemon *d);
+bool daemon_has_counters(const struct daemon *d);
+/* daemon_reload() with systemd told (RELOADING=1, then READY=1 and the
+ * status) and a failure logged. */
+int daemon_reload_notify(struct daemon *d, char **ret_error);

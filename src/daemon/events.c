@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The served events' lifecycle: built from a config entry (decoder,
+ * encoder, the probe or PMU attr), opened on every CPU, destroyed (fds and
+ * probe) and freed. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "events.h"
+#include "evmon/log.h"
+
+char *event_definition(const struct event_config *ec) {
+        size_t n = 0;
+        char *s, *p;
+
+        n += strlen(ec->wire_name) + strlen(event_kind_to_string(ec->kind)) + 8;
+        /* A perf event is its attr, count and group too. */
+        n += 2 * sizeof(ec->attr) + 4 + (ec->group ? strlen(ec->group) : 0);
+        n += (ec->target ? strlen(ec->target) : 0) + (ec->filter ? strlen(ec->filter) : 0);
+        for (char **f = ec->fetch; f && *f; f++)
+                n += strlen(*f) + 1;
+        s = p = malloc(n);
+        if (!s)
+                return NULL;
+        p = stpcpy(p, event_kind_to_string(ec->kind));
+        *p++ = '\n';
+        p = stpcpy(p, ec->wire_name);
+        *p++ = '\n';
+        p = stpcpy(p, ec->target ?: "");
+        *p++ = '\n';
+        for (char **f = ec->fetch; f && *f; f++) {
+                p = stpcpy(p, *f);
+                *p++ = ' ';
+        }
+        *p++ = '\n';
+        p = stpcpy(p, ec->filter ?: "");
+        if (event_kind_is_perf(ec->kind)) {
+                const uint8_t *a = (const uint8_t *) &ec->attr;
+
+                *p++ = '\n';
+                for (size_t i = 0; i < sizeof(ec->attr); i++)
+                        p += sprintf(p, "%02x", a[i]);
+                *p++ = ec->count ? 'c' : 's';
+                p = stpcpy(p, ec->group ?: "");
+        }
+        return s;
+}
+
+static size_t strv_length(char **l) {
+        size_t n = 0;
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+void daemon_event_destroy(struct daemon *d, struct daemon_event *ev) {
+        if (!ev)
+                return;
+        if (ev->handle >= 0 && d->monitor)
+                (void) monitor_remove(d->monitor, ev->handle);
+        ev->handle = -1;
+        daemon_event_remove_probe(d, ev);
+}
+
+struct daemon_event *daemon_event_free(struct daemon_event *ev) {
+        if (!ev)
+                return NULL;
+        encoder_free(ev->encoder);
+        format_free(ev->format);
+        probe_pmu_done(&ev->pmu);
+        free(ev->probe_name);
+        free(ev->definition);
+        free(ev->wire_name);
+        free(ev);
+        return NULL;
+}
+
+/* The "sample" object shows no field the daemon asked for on its own:
+ * CGROUP serves cgroup targets and subscriptions, RAW is in "fields". */
+static int daemon_event_encoder_new(struct daemon_event *ev) {
+        int r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
+
+        if (r >= 0)
+                encoder_set_sample_show(ev->encoder, ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP));
+        return r;
+}
+
+static int event_source_tracepoint(struct daemon *d, struct daemon_event *ev, char **ret_error) {
+        const struct event_config *ec = ev->cfg;
+        int r;
+
+        r = tracefs_event_format(d->tracefs, ec->system, ec->name, &ev->format);
+        if (r == -ENOENT) {
+                r = asprintf(ret_error, "%s: no tracepoint \"%s\" in %s/events (`evmonctl list` shows the tracepoints of this kernel)",
+                             ec->where, ec->wire_name, tracefs_path(d->tracefs));
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: cannot read the format of \"%s\" from %s: %s",
+                             ec->where, ec->wire_name, tracefs_path(d->tracefs), strerror(-r)) < 0)
+                        r = -ENOMEM;
+                return r;
+        }
+        ev->source.type = PERF_TYPE_TRACEPOINT;
+        ev->source.config = ev->format->id;
+        return 0;
+}
+
+/* No fetch-args: the fd-scoped PMU makes the probe, and it goes with the
+ * fd; nothing to clean up, ever. */
+static int event_source_probe_pmu(struct daemon *d, struct daemon_event *ev, const struct probe_spec *spec,
+                                  char **ret_error) {
+        const struct event_config *ec = ev->cfg;
+        _cleanup_(freep) char *err = NULL;
+        int r;
+
+        r = daemon_reference_format(d, &err);
+        if (r >= 0)
+                r = probe_pmu_attr(NULL, spec, &ev->pmu, &err);
+        if (r >= 0)
+                r = probe_pmu_format(d->reference, spec->kind, ec->name, &ev->format);
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: cannot set up %s \"%s\": %s", ec->where,
+                             event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r)) < 0)
+                        r = -ENOMEM;
+                return r == -ENOMEM ? r : -EINVAL;
+        }
+        ev->source.type = ev->pmu.type;
+        ev->source.config = ev->pmu.config;
+        ev->source.config1 = ev->pmu.config1;
+        ev->source.config2 = ev->pmu.config2;
+        return 0;
+}
+
+static int event_source_probe(struct daemon *d, struct daemon_event *ev, char **ret_error) {
+        const struct event_config *ec = ev->cfg;
+        struct probe_spec spec = {
+                .kind = probe_kind_of(ec->kind),
+                .name = ec->name,
+                .target = ec->target,
+                .fetch = ec->fetch,
+                .n_fetch = strv_length(ec->fetch),
+        };
+        uint32_t type;
+        uint64_t mask;
+
+        ev->probe_kind = spec.kind;
+        if (spec.n_fetch == 0 && probe_pmu_type(NULL, spec.kind, &type, &mask) >= 0)
+                return event_source_probe_pmu(d, ev, &spec, ret_error);
+        return daemon_event_add_probe(d, ev, &spec, ret_error);
+}
+
+/* What the event is to perf_event_open: its type and config. */
+static int event_source(struct daemon *d, struct daemon_event *ev, char **ret_error) {
+        if (event_kind_is_perf(ev->cfg->kind)) {
+                /* Built and checked by the config already; the kernel
+                 * judges it when it is opened. */
+                ev->attr = ev->cfg->attr;
+                ev->source.attr = &ev->attr;
+                return 0;
+        }
+        if (ev->cfg->kind == EVENT_TRACEPOINT)
+                return event_source_tracepoint(d, ev, ret_error);
+        return event_source_probe(d, ev, ret_error);
+}
+
+int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error) {
+        _cleanup_(daemon_event_freep) struct daemon_event *ev = NULL;
+        int r;
+
+        ev = calloc(1, sizeof(*ev));
+        if (!ev)
+                return -ENOMEM;
+        ev->handle = -1;
+        ev->cfg = ec;
+        ev->wire_name = strdup(ec->wire_name);
+        ev->definition = event_definition(ec);
+        if (!ev->wire_name || !ev->definition)
+                return -ENOMEM;
+        r = event_source(d, ev, ret_error);
+        if (r < 0)
+                return r;
+        ev->source.filter = ec->filter;
+        ev->source.userdata = ev;
+
+        r = daemon_event_encoder_new(ev);
+        if (r < 0) {
+                /* The probe made above. */
+                daemon_event_destroy(d, ev);
+                if (asprintf(ret_error, "%s: cannot build a decoder for \"%s\": %s",
+                             ec->where, ec->wire_name, strerror(-r)) < 0)
+                        r = -ENOMEM;
+                return r;
+        }
+        *ret = TAKE_PTR(ev);
+        return 0;
+}
+
+/* Where the kprobe/uprobe PMUs are refused (kernels that want
+ * CAP_SYS_ADMIN for them, or paranoid settings), the same probe is made
+ * through tracefs instead: same fields, same JSON. */
+static int daemon_event_pmu_fallback(struct daemon *d, struct daemon_event *ev, char **ret_error) {
+        struct probe_spec spec = {
+                .kind = ev->probe_kind,
+                .target = ev->cfg->target,
+        };
+        int r;
+
+        log_notice("%s: the kernel refused the %s PMU; making %s through tracefs instead",
+                   ev->cfg->where, probe_kind_is_uprobe(ev->probe_kind) ? "uprobe" : "kprobe", ev->wire_name);
+        ev->encoder = encoder_free(ev->encoder);
+        ev->format = format_free(ev->format);
+        probe_pmu_done(&ev->pmu);
+        r = daemon_event_add_probe(d, ev, &spec, ret_error);
+        if (r < 0)
+                return r;
+        ev->source.config1 = ev->source.config2 = 0;
+        return daemon_event_encoder_new(ev);
+}
+
+/* The leader of EV's group: the first entry with the same group name. */
+static struct daemon_event *daemon_group_leader(struct daemon *d, struct daemon_event *ev) {
+        if (!ev->cfg->group)
+                return NULL;
+        for (size_t i = 0; i < d->n_events; i++)
+                if (d->events[i]->cfg->group && strcmp(d->events[i]->cfg->group, ev->cfg->group) == 0)
+                        return d->events[i] == ev ? NULL : d->events[i];
+        return NULL;
+}
+
+/* Why the kernel refused a perf event, in words a user can act on. */
+static const char *perf_open_reason(const struct event_config *ec, int r) {
+        switch (ec->kind) {
+        case EVENT_HARDWARE:
+        case EVENT_CACHE:
+        case EVENT_RAW:
+                if (r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV)
+                        return "this machine has no hardware PMU for it (no cpu PMU in /sys/bus/event_source/devices: "
+                               "a VM without a virtual PMU); software and PMU events still work";
+                break;
+        case EVENT_BREAKPOINT:
+                if (r == -ENOSPC)
+                        return "no free debug register on some CPU (each CPU has 4)";
+                if (r == -EINVAL)
+                        return "the kernel refuses this address, length or access";
+                break;
+        default:
+                break;
+        }
+        switch (r) {
+        case -EINVAL:
+                return "the kernel refuses an option of this entry (a sample field, read format, exclude or "
+                       "records option its PMU or this kernel does not support)";
+        case -EOPNOTSUPP:
+                return "its PMU does not support an option of this entry (sampling, precise_ip, branch stacks?)";
+        case -EACCES:
+        case -EPERM:
+                return "not permitted (kernel.perf_event_paranoid, CAP_PERFMON)";
+        case -ENOENT:
+                return "the kernel has no such event";
+        default:
+                return NULL;
+        }
+}
+
+/* Why monitor_add() refused EV with R, in *ret_error. */
+static int event_open_error(struct daemon *d, struct daemon_event *ev, int r, char **ret_error) {
+        if (r == -EINVAL && ev->cfg->filter) {
+                _cleanup_(freep) char *why = ev->cfg->kind == EVENT_TRACEPOINT
+                        ? tracefs_filter_error(d->tracefs, ev->cfg->system, ev->cfg->name, ev->cfg->filter)
+                        : ev->probe_added ? tracefs_filter_error(d->tracefs, d->probe_group, ev->probe_name, ev->cfg->filter)
+                        : NULL;
+                r = asprintf(ret_error, "%s: the kernel rejected the filter \"%s\" of %s%s%s (ftrace filter syntax, "
+                             "Documentation/trace/events.rst; `evmonctl describe %s` lists the fields)",
+                             ev->cfg->filter_where, ev->cfg->filter, ev->wire_name, why ? ": " : "", why ?: "",
+                             ev->cfg->kind == EVENT_TRACEPOINT ? ev->wire_name : "SYSTEM:NAME");
+        }
+        else if (ev->cfg->kind != EVENT_TRACEPOINT && (r == -ENOENT || r == -EINVAL))
+                r = asprintf(ret_error, "%s: the kernel cannot place %s \"%s\": %s (is the symbol in /proc/kallsyms or the file's symbol table?)",
+                             ev->cfg->where, event_kind_to_string(ev->cfg->kind), ev->cfg->target, strerror(-r));
+        else if (d->n_cgroup_fds > 0 && r == -ENOENT)
+                r = asprintf(ret_error, "%s: failed to open %s for the cgroups in targets.cgroups: %s (the kernel finds no "
+                             "perf_event controller there: on a host without systemd, enable a controller in the "
+                             "parent's cgroup.subtree_control once, e.g. `echo +pids > %s/cgroup.subtree_control`)",
+                             ev->cfg->where, ev->wire_name, strerror(-r), d->cgroup_mount);
+        else
+                r = asprintf(ret_error, "%s: failed to open %s on every CPU: %s", ev->cfg->where, ev->wire_name,
+                             strerror(-r));
+        return r < 0 ? -ENOMEM : -EINVAL;
+}
+
+int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error) {
+        struct daemon_event *leader = daemon_group_leader(d, ev);
+        int r;
+
+        if (leader) {
+                ev->source.in_group = true;
+                ev->source.group = leader->handle;
+        }
+        r = monitor_add(d->monitor, &ev->source);
+        if (r < 0 && event_kind_is_perf(ev->cfg->kind)) {
+                const char *why = perf_open_reason(ev->cfg, r);
+
+                r = asprintf(ret_error, "%s: the kernel refused %s (%s%s%s): %s%s%s", ev->cfg->where, ev->wire_name,
+                             ev->cfg->count ? "counting" : "sampling", leader ? ", in group " : "",
+                             leader ? ev->cfg->group : "", strerror(-r), why ? ": " : "", why ?: "");
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        if ((r == -EACCES || r == -EPERM) && ev->cfg->kind != EVENT_TRACEPOINT && !ev->probe_added) {
+                r = daemon_event_pmu_fallback(d, ev, ret_error);
+                if (r < 0)
+                        return r;
+                r = monitor_add(d->monitor, &ev->source);
+        }
+        if (r < 0)
+                return event_open_error(d, ev, r, ret_error);
+        ev->handle = r;
+        return 0;
+}
+
+int daemon_prepare_events(struct daemon *d, char **ret_error) {
+        struct config *c = d->config;
+        int r;
+
+        d->events = calloc(c->n_events, sizeof(*d->events));
+        if (!d->events)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_events; i++) {
+                struct daemon_event *ev;
+
+                r = daemon_event_new(d, &c->events[i], &ev, ret_error);
+                if (r < 0)
+                        return r;
+                ev->index = (unsigned) i;
+                d->events[d->n_events++] = ev;
+        }
+        return 0;
+}
+
+void daemon_events_done(struct daemon *d) {
+        for (size_t i = 0; i < d->n_events; i++) {
+                daemon_event_destroy(d, d->events[i]);
+                daemon_event_free(d->events[i]);
+        }
+        free(d->events);
+        d->events = NULL;
+        d->n_events = 0;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The served events: one per config entry, with its decoder, encoder, perf
+ * fds and, for a probe made through tracefs, the probe. Their lifecycle in
+ * two halves, as libtracefs has it: destroy undoes what the kernel holds
+ * (fds, probes), free releases memory only, so _cleanup_ can free a
+ * half-built event. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "evmon/cleanup.h"
+#include "evmon/encode.h"
+#include "evmon/monitor.h"
+#include "evmon/probe.h"
+#include "evmon/tracefs.h"
+
+struct daemon;
+
+struct daemon_event {
+        unsigned index;               /* bit in client subscriptions */
+        char *wire_name;
+        struct event_config *cfg;     /* in daemon->config (repointed on reload) */
+        char *definition;             /* what identifies it across reloads */
+        struct format *format;
+        struct encoder *encoder;
+        struct monitor_source source;
+        struct probe_pmu pmu;         /* probes made by perf_event_open */
+        bool probe_added;             /* probes made through tracefs: ours to remove */
+        enum probe_kind probe_kind;
+        char *probe_name;             /* the tracefs event name in our group */
+        int handle;                   /* monitor handle, -1 before it is open */
+        uint64_t count;               /* samples received */
+        uint64_t bad;                 /* samples that did not decode */
+        struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */
+        uint64_t counter_last;        /* counting events: the sum of the last counter line */
+};
+
+/* Everything that makes two config entries the same event: an event whose
+ * definition did not change keeps its fds over a reload. NULL on ENOMEM. */
+char *event_definition(const struct event_config *ec);
+
+/* Builds EC's event: its decoder and encoder, and its probe where it is
+ * one (in D's probe group). Opens no perf fd. Errors name the config
+ * entry in *ret_error. */
+int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error);
+/* Opens EV on every CPU (disabled), in its group's leader's group. */
+int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error);
+/* The kernel side: closes EV's fds and removes the probe made for it. */
+void daemon_event_destroy(struct daemon *d, struct daemon_event *ev);
+/* Memory only; NULL-tolerant, returns NULL. */
+struct daemon_event *daemon_event_free(struct daemon_event *ev);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct daemon_event *, daemon_event_free);
+
+/* Builds every event of d->config into d->events. */
+int daemon_prepare_events(struct daemon *d, char **ret_error);
+/* Destroys and frees every event of D (its monitor already gone or not). */
+void daemon_events_done(struct daemon *d);
+
+/* probes.c: our tracefs probe group. */
+
+/* Names our group and our record of groups from the socket path. */
+int daemon_probe_setup(struct daemon *d);
+/* Makes EV's probe through tracefs in our group, per SPEC. */
+int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct probe_spec *spec, char **ret_error);
+/* Removes EV's tracefs probe, when we made one. */
+void daemon_event_remove_probe(struct daemon *d, struct daemon_event *ev);
+/* A tracefs format whose common header PMU probes borrow, read once. */
+int daemon_reference_format(struct daemon *d, char **ret_error);
+/* Removes the probes of group and record (--cleanup, ExecStopPost=). */
+int daemon_remove_probes(struct daemon *d, unsigned *ret_removed, char **ret_error);
+/* The probe kind of a probe event kind, _PROBE_KIND_INVALID otherwise. */
+enum probe_kind probe_kind_of(enum event_kind k);

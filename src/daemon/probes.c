@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Our probes in tracefs: the group they live in, named from the socket;
+ * the record of groups beside the socket; making a probe (a fresh name
+ * while its old definition still stands during a reload) and removing it,
+ * ours and what a killed instance left. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "events.h"
+#include "evmon/log.h"
+#include "evmon/protocol.h"
+
+enum probe_kind probe_kind_of(enum event_kind k) {
+        switch (k) {
+        case EVENT_KPROBE:
+                return PROBE_KPROBE;
+        case EVENT_KRETPROBE:
+                return PROBE_KRETPROBE;
+        case EVENT_UPROBE:
+                return PROBE_UPROBE;
+        case EVENT_URETPROBE:
+                return PROBE_URETPROBE;
+        default:
+                return _PROBE_KIND_INVALID;
+        }
+}
+
+/* Probes an earlier instance left (SIGKILL, power loss) are removed before
+ * we create ours, so a restart never fails with EEXIST. Only our group and
+ * the groups in our record are touched. */
+static int daemon_clean_probes(struct daemon *d) {
+        unsigned n = 0, m = 0;
+        int r;
+
+        if (d->probes_cleaned || d->check_only)
+                return 0;
+        d->probes_cleaned = true;
+        r = probe_record_cleanup(d->tracefs, d->probe_record, &n);
+        if (r < 0 && r != -EOPNOTSUPP)
+                log_warning_errno(r, "Failed to remove the probes recorded in %s: %m", d->probe_record);
+        r = probe_remove_group(d->tracefs, d->probe_group, &m);
+        if (r < 0 && r != -EOPNOTSUPP)
+                log_warning_errno(r, "Failed to remove stale probes of group %s: %m", d->probe_group);
+        if (n + m > 0)
+                log_notice("Removed %u probes an earlier evmond left behind", n + m);
+        return 0;
+}
+
+int daemon_reference_format(struct daemon *d, char **ret_error) {
+        _cleanup_(strv_freep) char **names = NULL;
+        int r;
+
+        if (d->reference)
+                return 0;
+        r = tracefs_event_format(d->tracefs, "sched", "sched_process_exec", &d->reference);
+        if (r >= 0)
+                return 0;
+        r = tracefs_list_events(d->tracefs, &names);
+        for (char **n = names; r >= 0 && *n; n++) {
+                _cleanup_(freep) char *sys = strdup(*n);
+                char *colon = sys ? strchr(sys, ':') : NULL;
+                if (colon) {
+                        *colon = 0;
+                        if (tracefs_event_format(d->tracefs, sys, colon + 1, &d->reference) >= 0)
+                                return 0;
+                }
+        }
+        r = asprintf(ret_error, "no readable event format in %s to take the common header from", tracefs_path(d->tracefs));
+        return r < 0 ? -ENOMEM : -ENOENT;
+}
+
+int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct probe_spec *spec, char **ret_error) {
+        const struct event_config *ec = ev->cfg;
+        _cleanup_(freep) char *err = NULL;
+        int r;
+
+        (void) daemon_clean_probes(d);
+        if (!d->check_only) {
+                r = probe_record_group(d->probe_record, d->probe_group);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to record probe group %s in %s: %m",
+                                          d->probe_group, d->probe_record);
+        }
+        /* During a reload the old and the new definition of one probe
+         * exist side by side: the new one takes NAME_1. */
+        for (unsigned gen = 0;; gen++) {
+                free(ev->probe_name);
+                ev->probe_name = NULL;
+                if (gen == 0)
+                        ev->probe_name = strdup(ec->name);
+                else if (asprintf(&ev->probe_name, "%.50s_%u", ec->name, gen) < 0)
+                        ev->probe_name = NULL;
+                if (!ev->probe_name)
+                        return -ENOMEM;
+                spec->name = ev->probe_name;
+                free(err);
+                err = NULL;
+                r = probe_add(d->tracefs, d->probe_group, spec, &ev->format, &err);
+                if (r != -EEXIST || gen >= 8)
+                        break;
+        }
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: the kernel refused %s \"%s\": %s",
+                             ec->where, event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r)) < 0)
+                        return -ENOMEM;
+                return -EINVAL;
+        }
+        ev->probe_added = true;
+        ev->source.type = PERF_TYPE_TRACEPOINT;
+        ev->source.config = ev->format->id;
+        return 0;
+}
+
+void daemon_event_remove_probe(struct daemon *d, struct daemon_event *ev) {
+        int r;
+
+        if (!ev->probe_added)
+                return;
+        r = probe_remove(d->tracefs, d->probe_group, ev->probe_kind, ev->probe_name);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", d->probe_group,
+                                  ev->probe_name, ev->wire_name);
+        ev->probe_added = false;
+}
+
+/* Our probes live in our own tracefs group ("evmon" for the default
+ * socket, "evmon_HASH" for another); what we created is recorded beside
+ * the socket (/run/evmon/probes). --check-config uses a group of its own
+ * so it never touches a running daemon's probes. */
+int daemon_probe_setup(struct daemon *d) {
+        const char *sock = d->config->socket_path, *slash = strrchr(sock, '/');
+
+        if (d->check_only) {
+                if (asprintf(&d->probe_group, "evmoncheck%d", (int) getpid()) < 0)
+                        return -ENOMEM;
+        } else if (strcmp(sock, EVMON_SOCKET_PATH_DEFAULT) == 0) {
+                if (!(d->probe_group = strdup(PROBE_GROUP_DEFAULT)))
+                        return -ENOMEM;
+        } else {
+                /* Another instance (its own socket) gets its own group, so
+                 * two daemons never clean or extend each other's probes. */
+                uint32_t h = 2166136261u;
+                for (const char *p = sock; *p; p++)
+                        h = (h ^ (uint8_t) *p) * 16777619u;
+                if (asprintf(&d->probe_group, "%s_%08x", PROBE_GROUP_DEFAULT, h) < 0)
+                        return -ENOMEM;
+        }
+        if (asprintf(&d->probe_record, "%.*s/probes", (int) (slash - sock), sock) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int daemon_remove_probes(struct daemon *d, unsigned *ret_removed, char **ret_error) {
+        unsigned n = 0, m = 0;
+        int r;
+
+        r = probe_record_cleanup(d->tracefs, d->probe_record, &n);
+        if (r < 0 && r != -EOPNOTSUPP)
+                return asprintf(ret_error, "%s: cannot remove the probes recorded there: %s",
+                                d->probe_record, strerror(-r)) < 0 ? -ENOMEM : r;
+        r = probe_remove_group(d->tracefs, d->probe_group, &m);
+        if (r < 0 && r != -EOPNOTSUPP)
+                return asprintf(ret_error, "cannot remove the probes of group %s: %s",
+                                d->probe_group, strerror(-r)) < 0 ? -ENOMEM : r;
+        d->probes_cleaned = true;
+        *ret_removed = n + m;
+        return 0;
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reload (SIGHUP or a client's reload): the config is read again and the
+ * difference applied without a gap. New events are open and enabled before
+ * any old one closes, and an event whose definition did not change keeps
+ * its fds: it loses nothing over the reload. A reload that fails leaves the
+ * running config serving. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "events.h"
+#include "notify.h"
+#include "replies.h"
+#include "evmon/log.h"
+
+/* A reload under way: the new config and the new event list (by the new
+ * config's index), some of whose events are the running ones, kept. */
+struct reload {
+        struct config *config;
+        struct daemon_event **events;
+        size_t n_events;
+        bool *kept;                   /* by d->events index: in the new list */
+        size_t n_added, n_removed;
+};
+
+static bool strv_equal(char **a, char **b) {
+        for (; a && *a && b && *b; a++, b++)
+                if (strcmp(*a, *b) != 0)
+                        return false;
+        return (!a || !*a) && (!b || !*b);
+}
+
+/* The settings a running daemon cannot change without a restart: the
+ * socket, the rings, the clock and the targets every fd was opened with. */
+static const char *config_restart_key(const struct config *a, const struct config *b) {
+        if (strcmp(a->socket_path, b->socket_path) != 0)
+                return "socket.path";
+        if (a->socket_mode != b->socket_mode)
+                return "socket.mode";
+        if (strcmp(a->socket_group ?: "", b->socket_group ?: "") != 0)
+                return "socket.group";
+        if (a->ring_pages != b->ring_pages)
+                return "ring.pages";
+        if (a->clockid != b->clockid)
+                return "clock";
+        if (a->max_clients != b->max_clients)
+                return "clients.max";
+        if (a->client_queue_bytes != b->client_queue_bytes)
+                return "clients.queue_kib";
+        if (!strv_equal(a->cgroups, b->cgroups))
+                return "targets.cgroups";
+        if (a->n_pids != b->n_pids || (a->n_pids && memcmp(a->pids, b->pids, a->n_pids * sizeof(pid_t)) != 0))
+                return "targets.pids";
+        return NULL;
+}
+
+static int reload_load(struct daemon *d, struct reload *rl, char **ret_error) {
+        const char *key;
+        int r;
+
+        r = daemon_config_load(d, &rl->config, ret_error);
+        if (r < 0)
+                return r;
+        key = config_restart_key(d->config, rl->config);
+        if (key) {
+                r = asprintf(ret_error, "%s: %s changed: that takes a restart of evmond (`systemctl restart evmond`)",
+                             rl->config->path, key);
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        rl->events = calloc(rl->config->n_events ?: 1, sizeof(*rl->events));
+        rl->kept = calloc(d->n_events ?: 1, sizeof(bool));
+        if (!rl->events || !rl->kept)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The running event with definition DEF that no new entry took yet. */
+static struct daemon_event *reload_keep(struct daemon *d, struct reload *rl, const char *def) {
+        for (size_t j = 0; j < d->n_events; j++)
+                if (!rl->kept[j] && strcmp(d->events[j]->definition, def) == 0) {
+                        rl->kept[j] = true;
+                        return d->events[j];
+                }
+        return NULL;
+}
+
+/* Makes, opens and enables the event of new entry EC. */
+static int reload_add(struct daemon *d, struct reload *rl, struct event_config *ec, char **ret_error) {
+        struct daemon_event *ev;
+        int r;
+
+        r = daemon_event_new(d, ec, &ev, ret_error);
+        if (r < 0)
+                return r;
+        rl->events[rl->n_events++] = ev;
+        r = daemon_event_open(d, ev, ret_error);
+        if (r < 0)
+                return r;
+        r = monitor_enable(d->monitor, ev->handle);
+        if (r < 0)
+                return asprintf(ret_error, "%s: failed to enable %s: %s", ev->cfg->where, ev->wire_name,
+                                strerror(-r)) < 0 ? -ENOMEM : r;
+        rl->n_added++;
+        return 0;
+}
+
+static int reload_open(struct daemon *d, struct reload *rl, char **ret_error) {
+        for (size_t i = 0; i < rl->config->n_events; i++) {
+                _cleanup_(freep) char *def = event_definition(&rl->config->events[i]);
+                struct daemon_event *ev;
+                int r;
+
+                if (!def)
+                        return -ENOMEM;
+                ev = reload_keep(d, rl, def);
+                if (ev) {
+                        rl->events[rl->n_events++] = ev;
+                        continue;
+                }
+                r = reload_add(d, rl, &rl->config->events[i], ret_error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Closes what this reload opened; the running events are untouched. */
+static void reload_rollback(struct daemon *d, struct reload *rl) {
+        for (size_t i = 0; i < rl->n_events; i++) {
+                bool old = false;
+
+                for (size_t j = 0; j < d->n_events && !old; j++)
+                        old = d->events[j] == rl->events[i];
+                if (!old) {
+                        daemon_event_destroy(d, rl->events[i]);
+                        daemon_event_free(rl->events[i]);
+                }
+        }
+}
+
+static void reload_done(struct reload *rl) {
+        free(rl->events);
+        free(rl->kept);
+        config_free(rl->config);
+}
+
+/* The new list replaces the old: what the rings hold of the events about
+ * to go is still delivered, then they close. */
+static void reload_commit(struct daemon *d, struct reload *rl) {
+        struct reader_opts ro;
+
+        reader_drain_all(d->reader);
+        for (size_t j = 0; j < d->n_events; j++)
+                if (!rl->kept[j]) {
+                        daemon_event_destroy(d, d->events[j]);
+                        daemon_event_free(d->events[j]);
+                        rl->n_removed++;
+                }
+        for (size_t i = 0; i < rl->n_events; i++) {
+                rl->events[i]->index = (unsigned) i;
+                rl->events[i]->cfg = &rl->config->events[i];
+        }
+        free(d->events);
+        d->events = TAKE_PTR(rl->events);
+        d->n_events = rl->n_events;
+        config_free(d->config);
+        d->config = TAKE_PTR(rl->config);
+        server_events_changed(d->server);
+        /* New periods, and a look soon: a new event may lack a doorbell. */
+        ro = daemon_reader_opts(d);
+        reader_set_opts(d->reader, &ro);
+}
+
+/* Tells every client the events now served. */
+static void reload_announce(struct daemon *d) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = daemon_event_names(d);
+
+        if (names && encode_config(&line, names, d->n_events) >= 0) {
+                server_broadcast_all(d->server, line.data, line.len);
+                server_flush(d->server);
+        }
+}
+
+int daemon_reload(struct daemon *d, char **ret_error) {
+        _cleanup_(reload_done) struct reload rl = {};
+        int r;
+
+        *ret_error = NULL;
+        d->reloads++;
+        if (d->counter_timer)
+                (void) sd_event_source_set_enabled(d->counter_timer,
+                                                   daemon_has_counters(d) ? SD_EVENT_ON : SD_EVENT_OFF);
+        r = reload_load(d, &rl, ret_error);
+        if (r >= 0) {
+                r = reload_open(d, &rl, ret_error);
+                if (r < 0)
+                        reload_rollback(d, &rl);
+        }
+        if (r < 0) {
+                d->reload_failures++;
+                if (!*ret_error && r == -ENOMEM)
+                        *ret_error = strdup("out of memory");
+                return r;
+        }
+        reload_commit(d, &rl);
+        log_info("Reloaded %s: %zu events served, %zu added, %zu removed", d->config->path, d->n_events,
+                 rl.n_added, rl.n_removed);
+        reload_announce(d);
+        return 0;
+}
+
+int daemon_reload_notify(struct daemon *d, char **ret_error) {
+        char status[256];
+        int r;
+
+        notify_reloading();
+        r = daemon_reload(d, ret_error);
+        if (r < 0)
+                log_error("Reload failed, the running config stays: %s", *ret_error ?: "out of memory");
+        daemon_status_text(d, status, sizeof(status));
+        notify_reloaded(status);
+        return r;
+}

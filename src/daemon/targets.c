@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* targets: the cgroups and pids every perf fd is opened for; none means
+ * system-wide. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "daemon.h"
+#include "targets.h"
+#include "evmon/log.h"
+
+static int prepare_cgroups(struct daemon *d, char **ret_error) {
+        struct config *c = d->config;
+        size_t n = 0;
+        int r;
+
+        while (c->cgroups[n])
+                n++;
+        if (!d->cgroup_mount) {
+                r = asprintf(ret_error, "%s: no cgroup2 file system is mounted: cgroup targets need cgroup v2",
+                             c->cgroups_where[0]);
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        d->cgroup_fds = calloc(n, sizeof(int));
+        if (!d->cgroup_fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(freep) char *dir = NULL;
+                int fd;
+
+                r = cgroup_resolve(d->cgroup_mount, c->cgroups[i], &dir);
+                if (r < 0) {
+                        r = asprintf(ret_error, "%s: \"%s\" is not a cgroup path under %s",
+                                     c->cgroups_where[i], c->cgroups[i], d->cgroup_mount);
+                        return r < 0 ? -ENOMEM : -EINVAL;
+                }
+                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0) {
+                        r = asprintf(ret_error, "%s: no cgroup %s (%s): create it, or fix the path (relative to %s)",
+                                     c->cgroups_where[i], dir, strerror(errno), d->cgroup_mount);
+                        return r < 0 ? -ENOMEM : -EINVAL;
+                }
+                d->cgroup_fds[d->n_cgroup_fds++] = fd;
+        }
+        return 0;
+}
+
+static int prepare_pids(struct daemon *d, char **ret_error) {
+        struct config *c = d->config;
+        int r;
+
+        d->pids = calloc(c->n_pids, sizeof(pid_t));
+        if (!d->pids)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_pids; i++) {
+                if (kill(c->pids[i], 0) < 0 && errno == ESRCH) {
+                        log_warning("%s: targets.pids[%zu]: no process %d is running; left out",
+                                    c->path, i, (int) c->pids[i]);
+                        continue;
+                }
+                d->pids[d->n_pids++] = c->pids[i];
+        }
+        /* Never fall back to system-wide because the targets are gone. */
+        if (d->n_pids == 0 && !d->n_cgroup_fds) {
+                r = asprintf(ret_error, "%s: none of targets.pids is running: nothing to watch", c->path);
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        return 0;
+}
+
+int daemon_prepare_targets(struct daemon *d, char **ret_error) {
+        struct config *c = d->config;
+        int r;
+
+        r = cgroup_find_mount(&d->cgroup_mount);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (c->cgroups && c->cgroups[0]) {
+                r = prepare_cgroups(d, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if (c->n_pids > 0)
+                return prepare_pids(d, ret_error);
+        return 0;
+}
+
+void daemon_targets_done(struct daemon *d) {
+        for (size_t i = 0; i < d->n_cgroup_fds; i++)
+                safe_close(d->cgroup_fds[i]);
+        free(d->cgroup_fds);
+        d->cgroup_fds = NULL;
+        d->n_cgroup_fds = 0;
+        free(d->cgroup_mount);
+        d->cgroup_mount = NULL;
+        free(d->pids);
+        d->pids = NULL;
+        d->n_pids = 0;
+}
