@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* src/context/: who and where an event comes from. The process table kept
+ * from the kernel's own records (FORK, EXIT, COMM with COMM_EXEC, CGROUP)
+ * and the exec tracepoint's filename, seeded from /proc; cgroup id → path
+ * → container id; callchain symbolization (kallsyms, libdwfl). Knows
+ * nothing of sockets, config files or JSON. Functions return 0 (or a
+ * count) on success and -errno on failure; none prints. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/monitor.h"
+
+/* ---- container.c: cgroup path → container id ------------------------- */
+
+enum ctx_runtime {
+        CTX_RUNTIME_NONE,
+        CTX_RUNTIME_DOCKER,
+        CTX_RUNTIME_CONTAINERD,
+        CTX_RUNTIME_CRIO,
+        CTX_RUNTIME_PODMAN,
+        CTX_RUNTIME_NSPAWN,
+        CTX_RUNTIME_LXC,
+        CTX_RUNTIME_KUBERNETES,   /* a 64-hex id under a pod of unknown runtime */
+};
+
+#define CTX_CONTAINER_ID_MAX 256  /* machine names are at most 255 bytes */
+#define CTX_POD_UID_MAX 37        /* 8-4-4-4-12 and NUL */
+
+struct ctx_container {
+        enum ctx_runtime runtime;
+        char id[CTX_CONTAINER_ID_MAX];  /* 64 hex digits, or the machine / LXC name */
+        char pod[CTX_POD_UID_MAX];      /* Kubernetes pod uid with dashes, or "" */
+};
+
+/* Parses a cgroup path (as /proc/PID/cgroup or a CGROUP record gives it,
+ * "/system.slice/docker-<id>.scope") into the container it names: docker
+ * (systemd and cgroupfs drivers), containerd (cri-containerd-, and bare
+ * ids under kubepods), CRI-O, podman/libpod, systemd-nspawn and LXC/LXD,
+ * with the Kubernetes pod uid when the path has one. The innermost
+ * container wins. Returns 1 and fills *RET when the path names a
+ * container or a pod, 0 (RET->runtime NONE, empty strings) when it names
+ * none. Never guesses: conmon and LXC monitor cgroups are not containers. */
+int ctx_container_parse(const char *path, size_t len, struct ctx_container *ret);
+const char *ctx_runtime_to_string(enum ctx_runtime r);
+
+/* ---- procfs.c: /proc parsers on text (pure, fuzzed) -------------------- */
+
+struct ctx_proc_stat {
+        pid_t pid, ppid;
+        char comm[16];
+        uint64_t start_ticks;   /* field 22, clock ticks after boot */
+};
+
+/* /proc/PID/stat text: "pid (comm) state ppid ...". The comm may hold
+ * spaces and parentheses (the last ')' ends it). -EINVAL when malformed. */
+int ctx_parse_stat(const char *text, size_t len, struct ctx_proc_stat *ret);
+/* /proc/PID/status text: the real uid and gid. -ENOENT when absent. */
+int ctx_parse_status(const char *text, size_t len, uid_t *ret_uid, gid_t *ret_gid);
+/* /proc/PID/cgroup text: the cgroup v2 path ("0::/path"), written into
+ * BUF of SIZE bytes; without a v2 line, the name=systemd v1 path. -ENOENT
+ * when neither is there, -ENAMETOOLONG when it does not fit. */
+int ctx_parse_cgroup(const char *text, size_t len, char *buf, size_t size);
+
+struct ctx_map {
+        uint64_t start, end, pgoff;
+        uint64_t dev, ino;              /* makedev(major, minor) */
+        bool exec;
+        const char *path;               /* points into the text, PATH_LEN bytes */
+        size_t path_len;
+};
+
+/* Calls FN for each line of /proc/PID/maps text that parses; returns the
+ * number of lines given to FN, or FN's negative return. */
+typedef int (*ctx_map_fn)(const struct ctx_map *m, void *userdata);
+int ctx_parse_maps(const char *text, size_t len, ctx_map_fn fn, void *userdata);
+
+/* ---- proctab.c: the process table ---------------------------------- */
+
+/* A process incarnation: from its fork (or exec, or first sight in /proc)
+ * to its exit (or next exec). Read-only to callers; valid until the next
+ * call that changes the table. Strings are NULL when not known. */
+struct ctx_proc {
+        pid_t pid, ppid;
+        uid_t uid;
+        gid_t gid;
+        bool has_ppid, has_ids;
+        uint64_t from, to;              /* perf clock ns: this incarnation's span (0 and UINT64_MAX open) */
+        uint64_t start_boot_ns;         /* start time after boot (/proc), 0 when not known */
+        char comm[16];
+        const char *exe;
+        const char *cgroup;             /* path relative to the cgroup2 root */
+        uint64_t cgroup_id;             /* 0 when not known */
+};
+
+struct ctx_cgroup {
+        uint64_t id;
+        const char *path;
+        const struct ctx_container *container;  /* NULL when the path names none */
+};
+
+struct ctx_opts {
+        unsigned max_procs;             /* live incarnations (default 32768) */
+        unsigned max_retired;           /* ended ones kept for late events (default 4096) */
+        unsigned max_cgroups;           /* cgroup ids (default 8192) */
+        size_t max_string_bytes;        /* exe and cgroup paths, interned (default 16 MiB) */
+        const char *proc_root;          /* "/proc" when NULL */
+        const char *cgroup2_mount;      /* NULL: no cgroup ids (v1 paths only) */
+};
+
+struct ctx_stats {
+        uint64_t procs, retired, cgroups, strings, string_bytes;
+        uint64_t hits, misses;          /* ctx_lookup() */
+        uint64_t full;                  /* processes not tracked: pool full */
+        uint64_t forks, execs, exits, comms;
+        size_t bound_bytes;             /* what the table may grow to, at most */
+};
+
+struct context;
+
+int context_new(const struct ctx_opts *opts, struct context **ret);
+struct context *context_free(struct context *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct context *, context_free);
+
+/* Seeds the table from /proc (every process, open from the start of
+ * time) and the cgroup ids from a walk of the cgroup2 mount. Call after
+ * the records that keep it current are enabled, so nothing falls in
+ * between. Returns the number of processes read. */
+int context_seed(struct context *c);
+
+/* Reads one process from /proc now (first sight) into a new incarnation
+ * open from FROM. -ESRCH when it is gone. */
+int context_seed_pid(struct context *c, pid_t pid, uint64_t from);
+
+/* Kernel records: FORK, EXIT, COMM (COMM_EXEC in misc), CGROUP. Times are
+ * the record's sample_id time (0 when it has none). Other types are
+ * ignored. */
+void context_record(struct context *c, const struct perf_record *r);
+void context_fork(struct context *c, pid_t pid, pid_t ppid, pid_t tid, uint64_t time);
+void context_exit(struct context *c, pid_t pid, pid_t tid, uint64_t time);
+void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, bool exec, uint64_t time);
+void context_cgroup(struct context *c, uint64_t id, const char *path);
+/* The exec tracepoint: FILENAME as execve() got it. A relative name is
+ * resolved through /proc/PID/exe when that still ends in it, else left
+ * out. Re-reads uid and gid (set-id programs) when the process is there. */
+void context_exec(struct context *c, pid_t pid, const char *filename, size_t len, uint64_t time);
+
+/* The incarnation of process PID (a tgid: threads share it) at TIME (0:
+ * the live one), or NULL (counted as a miss). No allocation, no syscall. */
+const struct ctx_proc *context_lookup(struct context *c, pid_t pid, uint64_t time);
+/* The cgroup of id ID, or NULL. No allocation. */
+const struct ctx_cgroup *context_cgroup_lookup(struct context *c, uint64_t id);
+/* The container of a process's cgroup path (interned by the table), or
+ * NULL. */
+const struct ctx_container *context_proc_container(struct context *c, const struct ctx_proc *p);
+/* Notes that P was seen in cgroup ID (a sample's PERF_SAMPLE_CGROUP). */
+void context_note_cgroup(struct context *c, const struct ctx_proc *p, uint64_t id);
+
+void context_stats(const struct context *c, struct ctx_stats *ret);
+
+/* ---- kallsyms.c / symbols.c: callchain frames → names ----------------- */
+
+struct ctx_kallsyms;
+
+/* Parses /proc/kallsyms text (text symbols only, sorted). -ENOENT when it
+ * has none with a non-zero address (kptr_restrict). Caller owns *ret. */
+int ctx_kallsyms_parse(const char *text, size_t len, struct ctx_kallsyms **ret);
+int ctx_kallsyms_load(const char *path, struct ctx_kallsyms **ret);
+struct ctx_kallsyms *ctx_kallsyms_free(struct ctx_kallsyms *k);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_kallsyms *, ctx_kallsyms_free);
+size_t ctx_kallsyms_count(const struct ctx_kallsyms *k);
+
+struct ctx_frame {
+        const char *sym;                /* NULL when not known */
+        uint64_t off;                   /* ip - symbol start */
+        const char *module;             /* "[kernel.kallsyms]", "[ext4]", a file path; NULL when not known */
+};
+
+/* Names kernel address IP. Returns 0 and fills *RET, -ENOENT. */
+int ctx_kallsyms_lookup(const struct ctx_kallsyms *k, uint64_t ip, struct ctx_frame *ret);
+
+struct ctx_symbols;
+
+struct ctx_symbols_opts {
+        unsigned max_modules;           /* ELF files kept open (default 64) */
+        unsigned max_procs;             /* processes whose maps are kept (default 256) */
+        unsigned max_maps;              /* executable mappings per process (default 512) */
+        const char *proc_root;          /* "/proc" when NULL */
+        bool kernel;                    /* load /proc/kallsyms */
+};
+
+int ctx_symbols_new(const struct ctx_symbols_opts *opts, struct ctx_symbols **ret);
+struct ctx_symbols *ctx_symbols_free(struct ctx_symbols *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_symbols *, ctx_symbols_free);
+
+/* Names the frames of callchain IPS (NR entries, PERF_CONTEXT_* markers
+ * included: their frames are left empty) of process PID into RET (NR
+ * entries). User frames go through the process's mappings (MMAP2 records
+ * given to ctx_symbols_mmap(), else /proc/PID/maps read once per process)
+ * and the ELF files' symbol tables (libdwfl: .symtab, .dynsym, minidebug
+ * info, separate debug files by build id). Strings stay valid until the
+ * next call. Returns the number of frames named. */
+int ctx_symbols_resolve(struct ctx_symbols *s, pid_t pid, const uint64_t *ips, uint64_t nr,
+                        struct ctx_frame *ret);
+/* An executable MMAP2 record of PID; exec (COMM_EXEC) and exit forget a
+ * process's mappings with ctx_symbols_forget(). */
+void ctx_symbols_mmap(struct ctx_symbols *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                      uint64_t dev, uint64_t ino, const char *path);
+void ctx_symbols_forget(struct ctx_symbols *s, pid_t pid);
+
+struct ctx_symbols_stats {
+        uint64_t modules, procs, named, unnamed;
+};
+void ctx_symbols_stats(const struct ctx_symbols *s, struct ctx_symbols_stats *ret);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Symbols (src/context/kallsyms.c, symbols.c): kallsyms text parsed and
+ * searched; this test's own functions named through its mappings
+ * (/proc/self/maps) and its ELF file (libdwfl); the running kernel's
+ * kallsyms when it shows addresses (root), else skipped. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evmon/context.h"
+
+static const char kallsyms[] =
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000000 T startup_64\n"
+        "ffffffff81001000 t helper\n"
+        "ffffffff81002000 D some_data\n"
+        "ffffffff81003000 W weak_fn\n"
+        "0000000000000000 A fixed_percpu_data\n"
+        "ffffffffc0a00000 t ext4_fill_super\t[ext4]\n"
+        "ffffffffc0a01000 T ext4_iget\t[ext4]\n"
+        "bad line\n"
+        "ffffffffc0b00000 t xt_check\t[x_tables]\n";
+
+static void test_kallsyms(void **state) {
+        _cleanup_(ctx_kallsyms_freep) struct ctx_kallsyms *k = NULL;
+        struct ctx_frame f;
+
+        assert_int_equal(ctx_kallsyms_parse(kallsyms, strlen(kallsyms), &k), 0);
+        assert_int_equal(ctx_kallsyms_count(k), 7);
+        assert_int_equal(ctx_kallsyms_lookup(k, 0xffffffff81001010, &f), 0);
+        assert_string_equal(f.sym, "helper");
+        assert_int_equal(f.off, 0x10);
+        assert_string_equal(f.module, "[kernel.kallsyms]");
+        /* data symbols do not bound code: helper reaches up to weak_fn */
+        assert_int_equal(ctx_kallsyms_lookup(k, 0xffffffff81002800, &f), 0);
+        assert_string_equal(f.sym, "helper");
+        assert_int_equal(ctx_kallsyms_lookup(k, 0xffffffff81003004, &f), 0);
+        assert_string_equal(f.sym, "weak_fn");
+        assert_int_equal(ctx_kallsyms_lookup(k, 0xffffffffc0a01100, &f), 0);
+        assert_string_equal(f.sym, "ext4_iget");
+        assert_string_equal(f.module, "[ext4]");
+        assert_int_equal(ctx_kallsyms_lookup(k, 0xffffffffc0b00001, &f), 0);
+        assert_string_equal(f.module, "[x_tables]");
+        assert_int_equal(ctx_kallsyms_lookup(k, 0xffffffff80000000, &f), -ENOENT);
+        assert_int_equal(ctx_kallsyms_lookup(k, 0xffffffffc0b00000 + 0x200000, &f), -ENOENT);
+
+        ctx_kallsyms_free(TAKE_PTR(k));
+        /* kptr_restrict: every address 0, nothing to name */
+        assert_int_equal(ctx_kallsyms_parse("0000000000000000 T _stext\n0000000000000000 t x\n", 46, &k), -ENOENT);
+}
+
+static void test_kallsyms_live(void **state) {
+        _cleanup_(ctx_kallsyms_freep) struct ctx_kallsyms *k = NULL;
+        char line[512], name[256], type;
+        unsigned long long addr;
+        struct ctx_frame f;
+        FILE *fp;
+        int checked = 0;
+
+        if (ctx_kallsyms_load(NULL, &k) < 0)
+                skip();  /* no /proc/kallsyms addresses for us (kptr_restrict, not root) */
+        fp = fopen("/proc/kallsyms", "re");
+        assert_non_null(fp);
+        /* Each function symbol named at its own address, or one sharing it. */
+        while (fgets(line, sizeof(line), fp) && checked < 2000) {
+                if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || (type != 'T' && type != 't'))
+                        continue;
+                assert_int_equal(ctx_kallsyms_lookup(k, addr, &f), 0);
+                assert_int_equal(f.off, 0);
+                checked++;
+        }
+        fclose(fp);
+        assert_true(checked > 100);
+}
+
+__attribute__((noinline)) int evmon_test_marker_function(int x);
+__attribute__((noinline)) int evmon_test_marker_function(int x) {
+        return x * 3 + 1;
+}
+
+static void test_user(void **state) {
+        _cleanup_(ctx_symbols_freep) struct ctx_symbols *s = NULL;
+        uint64_t ips[4];
+        struct ctx_frame f[4];
+        struct ctx_symbols_stats st;
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+        assert_true(n > 0);
+        self[n] = 0;
+        assert_int_equal(ctx_symbols_new(&(struct ctx_symbols_opts) { .max_modules = 2, .max_procs = 2 }, &s), 0);
+        ips[0] = PERF_CONTEXT_USER;
+        ips[1] = (uint64_t) (uintptr_t) evmon_test_marker_function + 4;
+        ips[2] = (uint64_t) (uintptr_t) test_user;
+        ips[3] = 0x10;  /* in no mapping */
+        assert_int_equal(ctx_symbols_resolve(s, getpid(), ips, 4, f), 2);
+        assert_null(f[0].sym);
+        assert_string_equal(f[1].sym, "evmon_test_marker_function");
+        assert_int_equal(f[1].off, 4);
+        assert_string_equal(f[1].module, self);
+        assert_string_equal(f[2].sym, "test_user");
+        assert_int_equal(f[2].off, 0);
+        assert_null(f[3].sym);
+        /* the second time from the caches */
+        assert_int_equal(ctx_symbols_resolve(s, getpid(), ips, 4, f), 2);
+        ctx_symbols_stats(s, &st);
+        assert_int_equal(st.modules, 1);
+        assert_int_equal(st.procs, 1);
+        assert_int_equal(st.named, 4);
+        /* a libc function, named in libc */
+        ips[1] = (uint64_t) (uintptr_t) &snprintf;
+        assert_int_equal(ctx_symbols_resolve(s, getpid(), ips, 2, f), 1);
+        assert_non_null(strstr(f[1].module, "libc"));
+        assert_non_null(strstr(f[1].sym, "printf"));
+        /* forgotten (exec, exit): read again */
+        ctx_symbols_forget(s, getpid());
+        ips[1] = (uint64_t) (uintptr_t) evmon_test_marker_function;
+        assert_int_equal(ctx_symbols_resolve(s, getpid(), ips, 2, f), 1);
+        assert_string_equal(f[1].sym, "evmon_test_marker_function");
+        /* a pid that is no process: nothing named */
+        assert_int_equal(ctx_symbols_resolve(s, 0x7ffffff0, ips, 2, f), 0);
+        (void) evmon_test_marker_function(1);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_kallsyms),
+                cmocka_unit_test(test_kallsyms_live),
+                cmocka_unit_test(test_user),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
