@@ -113,10 +113,11 @@ static void test_user(void **state) {
         assert_int_equal(st.modules, 1);
         assert_int_equal(st.procs, 1);
         assert_int_equal(st.named, 4);
-        /* a libc function, named in libc */
+        /* a shared library's function, named in its file (libc's, or
+         * the sanitizer runtime's interceptor) */
         ips[1] = (uint64_t) (uintptr_t) &snprintf;
         assert_int_equal(ctx_symbols_resolve(s, getpid(), ips, 2, f), 1);
-        assert_non_null(strstr(f[1].module, "libc"));
+        assert_non_null(strstr(f[1].module, ".so"));
         assert_non_null(strstr(f[1].sym, "printf"));
         /* forgotten (exec, exit): read again */
         ctx_symbols_forget(s, getpid());
