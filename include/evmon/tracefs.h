@@ -86,6 +86,51 @@ struct format_field {
         bool elem_signed;    /* INT and arrays: sign of the value, from the declared type */
 };
 
+/* ---- printfmt.c: names from the format's print fmt ------------------ */
+
+/* What one piece of a field's name is made of. */
+enum symbol_kind {
+        SYMBOL_EMPTY,        /* prints nothing */
+        SYMBOL_STRING,       /* a fixed string: the "R" of "... ? __print_flags(...) : \"R\"" */
+        SYMBOL_VALUES,       /* __print_symbolic(): the name of the one value that matches */
+        SYMBOL_FLAGS,        /* __print_flags(): the names of the bits set, joined by delim */
+};
+
+struct symbol_entry {
+        uint64_t value;
+        char *name;
+};
+
+/* One helper (or string) applied to ((value >> shift) & mask). */
+struct symbol_expr {
+        enum symbol_kind kind;
+        uint8_t shift;
+        uint64_t mask;
+        char *string;        /* SYMBOL_STRING: the string; SYMBOL_FLAGS: the delimiter */
+        struct symbol_entry *entries;
+        size_t n_entries;
+};
+
+/* One print fmt argument about the field: EXPR, or, when it is a
+ * conditional ("COND ? A : B"), A when ((value >> test_shift) & test_mask)
+ * is not 0, else B. */
+struct symbol_part {
+        bool has_test;
+        uint8_t test_shift;
+        uint64_t test_mask;
+        struct symbol_expr then, otherwise;
+};
+
+/* The name(s) of one field: its parts' outputs, concatenated in the order
+ * of the print fmt's arguments (sched_switch's prev_state is "%s%s": the
+ * state letters, then "+" for a preempted task). */
+struct field_symbols {
+        size_t field;        /* index into format->fields */
+        struct symbol_part *parts;
+        size_t n_parts;
+        size_t name_max;     /* longest name symbols_name() can give, in bytes */
+};
+
 struct format {
         char *system;
         char *name;
@@ -94,6 +139,17 @@ struct format {
         size_t n_fields;
         size_t n_common;     /* fields[0..n_common) are the common_* ones */
         uint32_t min_size;   /* a record shorter than this is malformed */
+        /* From the print fmt (printfmt.c), in field order. */
+        struct field_symbols *symbols;
+        size_t n_symbols;
+        /* Helpers the print fmt calls that give no names here: a
+         * __print_symbolic()/__print_flags() whose value or table is not a
+         * field and constants, and calls of functions printfmt.c does not
+         * know (jiffies_to_msecs()). Their fields stay numbers. */
+        unsigned print_unknown;
+        /* The print fmt was not the C expression list it should be (or was
+         * missing): no names at all. */
+        bool print_bad;
 };
 
 /* Parses the text of a format file. SYSTEM names the event's group (the
@@ -104,6 +160,26 @@ struct format *format_free(struct format *f);
 const char *field_kind_to_string(enum field_kind k);
 /* The field of F named NAME, or NULL. */
 const struct format_field *format_field_find(const struct format *f, const char *name);
+
+/* Parses TEXT, the print fmt (what follows "print fmt:"), into F's
+ * symbols, print_unknown and print_bad. Never fails on what the text says
+ * (a part it cannot read is counted in print_unknown, a text it cannot
+ * read at all sets print_bad); -ENOMEM only. format_parse() calls it. */
+int printfmt_parse(struct format *f, const char *text);
+/* Frees what printfmt_parse() put into F. */
+void format_symbols_free(struct format *f);
+/* The symbols of field number FIELD of F, or NULL. */
+const struct field_symbols *format_symbols_find(const struct format *f, size_t field);
+
+/* No field's name is longer (printfmt.c counts a table that could give
+ * more as unknown). */
+#define SYMBOLS_NAME_MAX 4096
+
+/* Writes the name of VALUE by S into BUF (SIZE >= S->name_max bytes; no
+ * NUL) and returns its length. Table lookups only: no allocation. A value
+ * __print_symbolic() has no name for, and bits __print_flags() names none
+ * of, are written as perf script writes them: "0x" and lower-case hex. */
+size_t symbols_name(const struct field_symbols *s, uint64_t value, char *buf, size_t size);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct tracefs *, tracefs_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct format *, format_free);

@@ -371,6 +371,8 @@ static int cmd_describe(const char *event) {
                 json_object_array_add(fields, e);
         }
         json_object_object_add(o, "fields", fields);
+        /* Helpers of the print fmt that name nothing here (printfmt.c). */
+        json_object_object_add(o, "print_unknown", json_object_new_int64(f->print_unknown));
         puts(json_object_to_json_string_ext(o, (isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
                                                 : JSON_C_TO_STRING_PLAIN) | JSON_C_TO_STRING_NOSLASHESCAPE));
         return 0;

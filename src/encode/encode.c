@@ -20,8 +20,19 @@ struct encoder_field {
         uint8_t bits;                   /* array elements: width to hold values to, 0 = 64 */
 };
 
+/* A field with names from the print fmt (tracefs printfmt.c). */
+struct encoder_symbols {
+        const struct format_field *f;
+        const struct field_symbols *sym;
+        const char *key;                /* as encoder_field's */
+        size_t key_len;
+};
+
 struct encoder {
         const struct format *fmt;
+        struct encoder_symbols *syms;
+        size_t n_syms;
+        char *sym_keys;
         char *prefix;                   /* {"type":"event","event":"NAME" */
         size_t prefix_len;
         char *keys;
@@ -42,6 +53,7 @@ struct encoder {
 #define KEY_PID ",\"pid\":"
 #define KEY_TID ",\"tid\":"
 #define KEY_FIELDS ",\"fields\":{"
+#define KEY_SYMBOLS ",\"symbols\":{"
 #define LINE_END "}\n"
 
 /* Longest decimal of an integer element of SIZE bytes (sign included). */
@@ -63,6 +75,8 @@ struct encoder *encoder_free(struct encoder *e) {
                 return NULL;
         free(e->prefix);
         free(e->keys);
+        free(e->syms);
+        free(e->sym_keys);
         free(e->fields);
         free(e);
         return NULL;
@@ -72,10 +86,55 @@ const struct format *encoder_format(const struct encoder *e) {
         return e->fmt;
 }
 
+/* The "symbols" object: the names the print fmt gives the non-common
+ * fields of FMT, keyed like "fields". */
+static int encoder_symbols_init(struct encoder *e, const struct format *fmt) {
+        size_t n = 0, keys_size = 0;
+        char *p;
+
+        for (size_t i = 0; fmt && i < fmt->n_symbols; i++)
+                if (fmt->symbols[i].field >= fmt->n_common) {
+                        keys_size += 2 + json_escaped_max(strlen(fmt->fields[fmt->symbols[i].field].name));
+                        n++;
+                }
+        if (n == 0)
+                return 0;
+        e->syms = calloc(n, sizeof(*e->syms));
+        e->sym_keys = malloc(keys_size);
+        if (!e->syms || !e->sym_keys)
+                return -ENOMEM;
+
+        e->fixed_max += sizeof(KEY_SYMBOLS) - 1 + 1;
+        p = e->sym_keys;
+        for (size_t i = 0; i < fmt->n_symbols; i++) {
+                const struct field_symbols *sym = &fmt->symbols[i];
+                const struct format_field *f = &fmt->fields[sym->field];
+                struct encoder_symbols *es = &e->syms[e->n_syms];
+
+                if (sym->field < fmt->n_common)
+                        continue;
+                /* symbols_name() fills a stack buffer of this size. */
+                if (sym->name_max > SYMBOLS_NAME_MAX)
+                        return -EINVAL;
+                es->f = f;
+                es->sym = sym;
+                es->key = p;
+                if (e->n_syms > 0)
+                        *p++ = ',';
+                p = json_put_string(p, f->name, strlen(f->name));
+                *p++ = ':';
+                es->key_len = (size_t) (p - es->key);
+                e->fixed_max += es->key_len + json_escaped_max(sym->name_max);
+                e->n_syms++;
+        }
+        return 0;
+}
+
 int encoder_new(const char *event_name, const struct format *fmt, struct encoder **ret) {
         _cleanup_(encoder_freep) struct encoder *e = NULL;
         size_t n, keys_size = 0;
         char *p;
+        int r;
 
         e = calloc(1, sizeof(*e));
         if (!e)
@@ -156,6 +215,10 @@ int encoder_new(const char *event_name, const struct format *fmt, struct encoder
                 }
                 e->fixed_max += ef->key_len + value_max;
         }
+
+        r = encoder_symbols_init(e, fmt);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(e);
         return 0;
@@ -294,6 +357,26 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
 
         if (e->fmt)
                 *p++ = '}';
+        if (e->n_syms > 0) {
+                char name[SYMBOLS_NAME_MAX];
+
+                p = json_put_literal(p, KEY_SYMBOLS);
+                for (size_t i = 0; i < e->n_syms; i++) {
+                        const struct encoder_symbols *es = &e->syms[i];
+                        struct field_value v;
+                        uint64_t x;
+                        size_t n;
+
+                        r = field_decode(es->f, raw, raw_size, &v);
+                        if (r < 0)
+                                return r;
+                        x = v.kind == FIELD_BOOL ? v.b : es->f->elem_signed ? (uint64_t) v.i : v.u;
+                        n = symbols_name(es->sym, x, name, sizeof(name));
+                        p = json_put_bytes(p, es->key, es->key_len);
+                        p = json_put_string(p, name, n);
+                }
+                *p++ = '}';
+        }
         if (has_sample)
                 p = encode_sample_put(p, s, e->sample_show, &e->ids);
         p = json_put_literal(p, LINE_END);

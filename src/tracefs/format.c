@@ -550,6 +550,7 @@ struct format *format_free(struct format *f) {
                 free(f->fields[i].name);
                 free(f->fields[i].type);
         }
+        format_symbols_free(f);
         free(f->fields);
         free(f->system);
         free(f->name);
@@ -569,7 +570,7 @@ static bool line_starts(const char *p, const char *end, const char *prefix, cons
 int format_parse(const char *text, const char *system, struct format **ret) {
         _cleanup_(format_freep) struct format *f = NULL;
         size_t n_alloc = 0;
-        bool have_id = false, in_format = false, commons_done = false;
+        bool have_id = false, in_format = false, commons_done = false, have_print = false;
         int r;
 
         if (!text || !ret)
@@ -591,8 +592,16 @@ int format_parse(const char *text, const char *system, struct format **ret) {
 
                 p = nl ? nl + 1 : end;
 
-                if (line_starts(line, end, "print fmt:", &rest))
+                if (line_starts(line, end, "print fmt:", &rest)) {
+                        have_print = true;
+                        /* Only after the fields: it names them. The rest
+                         * of the text: a format string may hold a raw
+                         * newline (ext4:ext4_fc_stats). */
+                        r = printfmt_parse(f, rest);
+                        if (r < 0)
+                                return r;
                         break;
+                }
                 if (!in_format) {
                         if (line_starts(line, end, "name:", &rest)) {
                                 free(f->name);
@@ -656,6 +665,8 @@ int format_parse(const char *text, const char *system, struct format **ret) {
 
         if (!f->name || !*f->name || !have_id || !in_format)
                 return -EINVAL;
+        if (!have_print)
+                f->print_bad = true;
 
         *ret = TAKE_PTR(f);
         return 0;

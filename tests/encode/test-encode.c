@@ -799,6 +799,87 @@ static void test_event_switch(void **state) {
         fixture_done(&fx);
 }
 
+/* Names from the print fmt go into "symbols", beside the number in
+ * "fields": sched_switch's state letters (two arguments, "%s%s") and a
+ * softirq's vector, with the bound reserved for the longest name. */
+static void test_event_symbols(void **state) {
+        static const char fmt_softirq[] =
+                "name: softirq_entry\n"
+                "ID: 223\n"
+                "format:\n"
+                COMMON_FIELDS
+                "\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"
+                "\n"
+                "print fmt: \"vec=%u [action=%s]\", REC->vec, __print_symbolic(REC->vec, { 0, \"HI\" }, "
+                "{ 1, \"TIMER\" }, { 2, \"NET_TX\" }, { 3, \"NET_RX\" }, { 4, \"BLOCK\" }, "
+                "{ 5, \"IRQ_POLL\" }, { 6, \"TASKLET\" }, { 7, \"SCHED\" }, { 8, \"HRTIMER\" }, "
+                "{ 9, \"RCU\" })\n";
+        static const char fmt_state[] =
+                "name: sched_switch\n"
+                "ID: 372\n"
+                "format:\n"
+                COMMON_FIELDS
+                "\tfield:long prev_state;\toffset:8;\tsize:8;\tsigned:1;\n"
+                "\tfield:char name[4];\toffset:16;\tsize:4;\tsigned:0;\n"
+                "\n"
+                "print fmt: \"prev_state=%s%s %s\", (REC->prev_state & 0xff) ? "
+                "__print_flags(REC->prev_state & 0xff, \"|\", { 0x01, \"S\" }, { 0x02, \"D\" }, "
+                "{ 0x80, \"I\\\"\\\\\" }) : \"R\", REC->prev_state & 0x100 ? \"+\" : \"\", REC->name\n";
+        static const struct {
+                uint64_t state;
+                const char *want;
+        } states[] = {
+                { 0, "\"R\"" }, { 1, "\"S\"" }, { 0x102, "\"D+\"" }, { 0x83, "\"S|D|I\\\"\\\\\"" },
+                { 0x1ff, "\"S|D|I\\\"\\\\|0x7c+\"" },
+        };
+        struct fixture fx = {};
+        struct jbuf b = {};
+        uint8_t rec[20] = {};
+        struct perf_sample s;
+        json_object *o;
+
+        fixture_init(&fx, fmt_softirq, "irq", "irq:softirq_entry");
+        put_le(rec, 8, 1, 4);
+        s = make_sample(rec, 12);
+        s.sample_type = PERF_SAMPLE_RAW;
+        assert_int_equal(encode_event(&b, fx.enc, &s, 0), 0);
+        assert_int_equal(b.len, strlen("{\"type\":\"event\",\"event\":\"irq:softirq_entry\",\"fields\":{\"vec\":1},"
+                                       "\"symbols\":{\"vec\":\"TIMER\"}}\n"));
+        assert_memory_equal(b.data, "{\"type\":\"event\",\"event\":\"irq:softirq_entry\",\"fields\":{\"vec\":1},"
+                                    "\"symbols\":{\"vec\":\"TIMER\"}}\n", b.len);
+        b.len = 0;
+        put_le(rec, 8, 12, 4);
+        assert_int_equal(encode_event(&b, fx.enc, &s, 0), 0);
+        o = parse_line(&b, 0);
+        expect_str(get(o, "symbols"), "vec", "0xc", 3);
+        json_object_put(o);
+        b.len = 0;
+        fixture_done(&fx);
+
+        fixture_init(&fx, fmt_state, "sched", "sched:sched_switch");
+        memcpy(rec + 16, "abc", 4);
+        for (size_t i = 0; i < ELEMENTSOF(states); i++) {
+                _cleanup_(freep) char *want = NULL;
+
+                put_le(rec, 8, states[i].state, 8);
+                s = make_sample(rec, sizeof(rec));
+                s.sample_type = PERF_SAMPLE_RAW;
+                assert_true(asprintf(&want, "{\"type\":\"event\",\"event\":\"sched:sched_switch\","
+                                     "\"fields\":{\"prev_state\":%" PRIu64 ",\"name\":\"abc\"},"
+                                     "\"symbols\":{\"prev_state\":%s}}\n", states[i].state, states[i].want) > 0);
+                assert_int_equal(encode_event(&b, fx.enc, &s, 0), 0);
+                assert_int_equal(b.len, strlen(want));
+                assert_memory_equal(b.data, want, b.len);
+                o = parse_line(&b, 0);
+                json_object_put(o);
+                b.len = 0;
+        }
+        /* The bound: a line with every flag and leftover bits fits the
+         * reserve jbuf_reserve() was asked for (encode_event asserts it). */
+        jbuf_done(&b);
+        fixture_done(&fx);
+}
+
 static void test_event_arrays(void **state) {
         static const uint64_t fsid[16] = { 0, 1, 2, 0x7f, 0x80, 0xff, 6, 7, 8, 9, 10, 11, 12, 13, 14, 255 };
         static const uint64_t phys[2] = { 0x1000, UINT64_MAX }, dma[2] = { 1, 2 };
@@ -1085,6 +1166,7 @@ int main(void) {
                 cmocka_unit_test(test_event_exec),
                 cmocka_unit_test(test_event_openat),
                 cmocka_unit_test(test_event_switch),
+                cmocka_unit_test(test_event_symbols),
                 cmocka_unit_test(test_event_arrays),
                 cmocka_unit_test(test_event_malformed),
                 cmocka_unit_test(test_event_worst_case),

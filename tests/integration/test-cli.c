@@ -739,6 +739,10 @@ static void check_describe(const char *root, unsigned flags) {
         check_field(fields, "filename", 8, 4, false, FIELD_DYN_STRING, false);
         check_field(fields, "pid", 12, 4, true, FIELD_INT, false);
         check_field(fields, "old_pid", 16, 4, true, FIELD_INT, false);
+        /* Its print fmt ("filename=%s ...", __get_str(filename), ...) has
+         * no helper that names nothing. */
+        assert_true(json_object_object_get_ex(o, "print_unknown", &v) && json_object_is_type(v, json_type_int));
+        assert_int_equal(json_object_get_int64(v), 0);
         json_object_put(o);
         result_done(&r);
 }

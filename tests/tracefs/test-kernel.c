@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../host-tracing.h"
@@ -149,11 +150,86 @@ static void test_all_formats(void **state) {
         print_message(")\n");
 }
 
+static unsigned count_text(const char *text, const char *word) {
+        unsigned n = 0;
+        size_t l = strlen(word);
+
+        for (const char *s = text; (s = strstr(s, word)); s += l)
+                if (s[l] == '(' || (s[l] == '_' && strncmp(s + l, "_u64(", 5) == 0))
+                        n++;
+        return n;
+}
+
+/* Every format's print fmt parses (printfmt.c), and the names it gives fit
+ * the bound the encoder reserves. Helpers it cannot name are counted, as
+ * evmond counts them, and listed. */
+static void test_all_print_fmts(void **state) {
+        _cleanup_(strv_freep) char **events = NULL;
+        size_t n_formats = 0, n_fields = 0, n_helpers = 0, n_unknown = 0, n_unknown_formats = 0;
+        struct timespec t0, t1;
+        double parse_ms = 0;
+        int n;
+
+        n = tracefs_list_events(tfs, &events);
+        assert_true(n > 0);
+        for (char **e = events; *e; e++) {
+                _cleanup_(format_freep) struct format *f = NULL;
+                _cleanup_(freep) char *system = strdup(*e), *rel = NULL, *text = NULL;
+                char *name, buf[4096];
+                int r;
+
+                assert_non_null(system);
+                name = strchr(system, ':');
+                *name++ = '\0';
+                assert_true(asprintf(&rel, "events/%s/%s/format", system, name) >= 0);
+                assert_int_equal(tracefs_read(tfs, rel, &text, NULL), 0);
+
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                r = format_parse(text, system, &f);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                parse_ms += (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+                if (r < 0)
+                        fail_msg("%s: %s", *e, strerror(-r));
+                if (f->print_bad)
+                        fail_msg("%s: print fmt does not parse: %s", *e, strstr(text, "print fmt:") ?: "(none)");
+
+                n_helpers += count_text(text, "__print_symbolic") + count_text(text, "__print_flags");
+                for (size_t i = 0; i < f->n_symbols; i++) {
+                        const struct field_symbols *fs = &f->symbols[i];
+                        static const uint64_t values[] = { 0, 1, 2, 3, 0x80, 0xffff, UINT64_MAX };
+
+                        assert_true(fs->field < f->n_fields);
+                        assert_true(fs->n_parts > 0);
+                        assert_true(fs->name_max <= sizeof(buf));
+                        assert_ptr_equal(format_symbols_find(f, fs->field), fs);
+                        if (i > 0)
+                                assert_true(f->symbols[i - 1].field < fs->field);
+                        for (size_t k = 0; k < ELEMENTSOF(values); k++)
+                                assert_true(symbols_name(fs, values[k], buf, sizeof(buf)) <= fs->name_max);
+                        n_fields++;
+                }
+                if (f->print_unknown > 0) {
+                        if (n_unknown_formats < 40)
+                                print_message("  %s: %u helper(s) give no names\n", *e, f->print_unknown);
+                        n_unknown_formats++;
+                        n_unknown += f->print_unknown;
+                }
+                n_formats++;
+        }
+        print_message("%zu formats (print fmt included) parsed in %.1f ms: %zu __print_symbolic/__print_flags "
+                      "calls, %zu fields named, %zu helpers unknown (numbers only) in %zu formats\n",
+                      n_formats, parse_ms, n_helpers, n_fields, n_unknown, n_unknown_formats);
+        /* This kernel (6.18) names prev_state, softirq vectors and gfp flags. */
+        assert_true(n_fields > 0);
+        assert_int_equal(n_formats, (size_t) n);
+}
+
 int main(void) {
         host_tracing_require_usable();
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_open_null),
                 cmocka_unit_test(test_all_formats),
+                cmocka_unit_test(test_all_print_fmts),
         };
         _cleanup_(freep) char *mounts = NULL, *found = NULL;
         size_t len;
