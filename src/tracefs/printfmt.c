@@ -1230,7 +1230,8 @@ int printfmt_parse(struct format *f, const char *text) {
                                                                                        : !is_known_call(&p, (int) i)))
                         f->print_unknown++;
 
-        qsort(f->symbols, f->n_symbols, sizeof(*f->symbols), cmp_symbols);
+        if (f->n_symbols > 1)
+                qsort(f->symbols, f->n_symbols, sizeof(*f->symbols), cmp_symbols);
         r = 0;
         goto out;
 
