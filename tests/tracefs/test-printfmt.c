@@ -4,7 +4,7 @@
  * softirq_entry, kmalloc, block_rq_complete, ext4_fc_stats) and on
  * hand-written print fmts for each form the parser reads or refuses.
  * What perf script prints for real records is tests/integration/
- * test-symbols.c. */
+ * test-print-names.c. */
 
 #define _GNU_SOURCE 1
 

@@ -245,7 +245,7 @@ int main(void) {
 
         itest_require(need);
         require_perf();
-        snprintf(tmpdir, sizeof(tmpdir), "/tmp/evmon-test-symbols-XXXXXX");
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/evmon-test-print-names-XXXXXX");
         if (!mkdtemp(tmpdir)) {
                 perror("mkdtemp");
                 return 1;
