@@ -93,14 +93,14 @@ static int on_record(const struct perf_event_header *h, void *userdata) {
         meta.pid = (pid_t) s.pid;
         meta.cgroup = s.cgroup;
         b->events++;
-        if (!server_wants(b->server, &meta))
+        if (server_match(b->server, &meta) == 0)
                 return 0;
         b->line.len = 0;
         if (encode_event(&b->line, b->encoder, &s, 0) < 0) {
                 b->bad++;
                 return 0;
         }
-        server_broadcast(b->server, &meta, b->line.data, b->line.len);
+        server_deliver(b->server, b->line.data, b->line.len);
         return 0;
 }
 

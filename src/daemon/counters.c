@@ -140,10 +140,10 @@ void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_ev
                 .realtime_offset_ns = d->realtime_offset,
         };
 
-        if (!server_wants(d->server, &meta))
+        if (server_match(d->server, &meta) == 0)
                 return;
         d->line.len = 0;
         if (encode_record(&d->line, h, r, &o) < 0)
                 return;
-        server_broadcast(d->server, &meta, d->line.data, d->line.len);
+        server_deliver(d->server, d->line.data, d->line.len);
 }

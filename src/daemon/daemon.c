@@ -49,14 +49,14 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         };
 
         ev->count++;
-        if (!server_wants(d->server, &meta))
+        if (server_match(d->server, &meta) == 0)
                 return;
         d->line.len = 0;
         if (encode_event(&d->line, ev->encoder, s, d->realtime_offset) < 0) {
                 ev->bad++;
                 return;
         }
-        server_broadcast(d->server, &meta, d->line.data, d->line.len);
+        server_deliver(d->server, d->line.data, d->line.len);
 }
 
 static void on_lost(int cpu, uint64_t count, void *ctx) {

@@ -2,18 +2,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include "client.h"
+#include "request.h"
 #include "server.h"
 #include "evmon/cleanup.h"
 #include "evmon/log.h"
 
-#define CHUNK_FREE_MAX 32
 /* How long accepting pauses when we are out of fds or memory. */
 #define ACCEPT_PAUSE_USEC 1000000u
+/* The longest error message a client gets. */
+#define SERVER_ERROR_MAX 511
 
 struct server {
         sd_event *event;
@@ -27,122 +30,208 @@ struct server {
 
         struct client *clients;
         size_t n_clients;
+        struct client **matched;  /* what server_match() picked: room for every client */
+        size_t n_matched;
         sd_event_source *reap;    /* frees dead clients */
         uint64_t next_id;
         uint64_t dropped_total;   /* of clients that are gone */
 
-        struct chunk *cur;        /* lines are appended here; we hold one ref */
-        struct chunk *free_chunks;
-        size_t n_free;
+        struct line_store store;
 };
 
-static struct chunk *chunk_get(struct server *s, size_t need) {
-        struct chunk *c;
+/* The names of the events served, in index order (the daemon's strings);
+ * caller frees the array. */
+static const char **server_event_names(struct server *s, size_t *ret_n) {
+        size_t n = s->ops->n_events(s->userdata);
+        const char **names = calloc(n ? n : 1, sizeof(char *));
 
-        if (need <= CHUNK_SIZE && s->free_chunks) {
-                c = s->free_chunks;
-                s->free_chunks = c->next_free;
-                s->n_free--;
-        } else {
-                size_t cap = need > CHUNK_SIZE ? need : CHUNK_SIZE;
-                c = malloc(sizeof(*c) + cap);
-                if (!c)
-                        return NULL;
-                c->cap = cap;
-        }
-        c->refs = 1;
-        c->len = 0;
-        c->next_free = NULL;
-        return c;
+        for (size_t i = 0; names && i < n; i++)
+                names[i] = s->ops->event_name(s->userdata, i);
+        *ret_n = n;
+        return names;
 }
 
-void server_chunk_unref(struct server *s, struct chunk *c) {
-        if (!c || --c->refs > 0)
+static int server_reply(struct client *c, const struct jbuf *line) {
+        return client_reply(c, line->data, line->len);
+}
+
+static int server_reply_error(struct client *c, const char *message) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        char msg[SERVER_ERROR_MAX + 1];
+        int r;
+
+        snprintf(msg, sizeof(msg), "%s", message);
+        r = encode_error(&line, msg);
+        if (r < 0)
+                return r;
+        return server_reply(c, &line);
+}
+
+static int server_send_hello(struct server *s, struct client *c) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = NULL;
+        size_t n;
+        int r;
+
+        names = server_event_names(s, &n);
+        if (!names)
+                return -ENOMEM;
+        r = encode_hello(&line, names, n);
+        if (r < 0)
+                return r;
+        return server_reply(c, &line);
+}
+
+/* {"type":"subscribed",...}: the events C now gets, its pids, and the
+ * cgroups as it wrote them. */
+static int server_send_subscribed(struct server *s, struct client *c, const struct request *req) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = NULL;
+        size_t n, k = 0, n_cgroups = 0;
+        int r;
+
+        names = server_event_names(s, &n);
+        if (!names)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (subscription_has_event(&c->sub, i))
+                        names[k++] = names[i];
+        while (req->cgroups && req->cgroups[n_cgroups])
+                n_cgroups++;
+        r = encode_subscribed(&line, names, k, c->sub.pids, c->sub.n_pids,
+                              (const char *const *) req->cgroups, n_cgroups);
+        if (r < 0)
+                return r;
+        return server_reply(c, &line);
+}
+
+static int server_subscribe(struct server *s, struct client *c, struct request *req) {
+        _cleanup_(freep) const char **names = NULL;
+        _cleanup_(freep) char *error = NULL;
+        struct subscription sub;
+        size_t n;
+        int r;
+
+        names = server_event_names(s, &n);
+        if (!names)
+                return -ENOMEM;
+        r = subscription_build(&sub, req, names, n, s->opts.cgroup_mount, &error);
+        if (r == -EINVAL)
+                return server_reply_error(c, error);
+        if (r < 0)
+                return r;
+        subscription_done(&c->sub);
+        c->sub = sub;
+        return server_send_subscribed(s, c, req);
+}
+
+/* A status or reload request: the daemon writes the answer. */
+static int server_answer(struct client *c, int (*answer)(void *userdata, struct jbuf *line), void *userdata) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        int r;
+
+        r = answer(userdata, &line);
+        if (r < 0)
+                return r;
+        return server_reply(c, &line);
+}
+
+static int on_client_line(struct client *c, const char *line, size_t len, void *userdata) {
+        struct server *s = userdata;
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(freep) char *error = NULL;
+        int r;
+
+        r = request_parse(line, len, &req, &error);
+        if (r == -EINVAL)
+                return server_reply_error(c, error);
+        if (r <= 0)
+                return r;
+        switch (req.type) {
+        case REQUEST_SUBSCRIBE:
+                return server_subscribe(s, c, &req);
+        case REQUEST_STATUS:
+                return server_answer(c, s->ops->status, s->userdata);
+        case REQUEST_RELOAD:
+                return server_answer(c, s->ops->reload, s->userdata);
+        default:
+                return -EINVAL;
+        }
+}
+
+static void on_client_failed(struct client *c, void *userdata) {
+        struct server *s = userdata;
+
+        (void) sd_event_source_set_enabled(s->reap, SD_EVENT_ONESHOT);
+}
+
+static const struct client_handler client_handler = {
+        .line = on_client_line,
+        .failed = on_client_failed,
+};
+
+size_t server_match(struct server *s, const struct line_meta *meta) {
+        size_t n = 0;
+
+        for (struct client *c = s->clients; c; c = c->next)
+                if (client_wants(c, meta))
+                        s->matched[n++] = c;
+        s->n_matched = n;
+        return n;
+}
+
+void server_deliver(struct server *s, const char *line, size_t len) {
+        struct line_span sp;
+
+        if (s->n_matched == 0)
                 return;
-        if (c->cap == CHUNK_SIZE && s->n_free < CHUNK_FREE_MAX) {
-                c->next_free = s->free_chunks;
-                s->free_chunks = c;
-                s->n_free++;
+        if (line_store_put(&s->store, line, len, &sp) < 0) {
+                /* Out of memory: the line is lost for everyone; say so. */
+                for (size_t i = 0; i < s->n_matched; i++)
+                        line_queue_drop(&s->matched[i]->queue);
         } else
-                free(c);
-}
-
-/* Copies LINE into the current chunk; returns its place there. */
-static int server_store(struct server *s, const char *line, size_t len, struct chunk **ret, uint32_t *ret_off) {
-        if (!s->cur || s->cur->cap - s->cur->len < len) {
-                struct chunk *c = chunk_get(s, len);
-                if (!c)
-                        return -ENOMEM;
-                server_chunk_unref(s, s->cur);
-                s->cur = c;
-        }
-        memcpy(s->cur->data + s->cur->len, line, len);
-        *ret = s->cur;
-        *ret_off = (uint32_t) s->cur->len;
-        s->cur->len += len;
-        return 0;
-}
-
-bool server_wants(const struct server *s, const struct line_meta *meta) {
-        for (const struct client *c = s->clients; c; c = c->next)
-                if (!c->closing && client_wants(c, meta))
-                        return true;
-        return false;
+                for (size_t i = 0; i < s->n_matched; i++)
+                        client_push(s->matched[i], &sp);
+        s->n_matched = 0;
 }
 
 void server_broadcast(struct server *s, const struct line_meta *meta, const char *line, size_t len) {
-        struct chunk *chunk = NULL;
-        uint32_t off = 0;
-
-        for (struct client *c = s->clients; c; c = c->next) {
-                if (c->closing || !client_wants(c, meta))
-                        continue;
-                if (!chunk && server_store(s, line, len, &chunk, &off) < 0) {
-                        /* Out of memory: the line is lost for everyone; say so. */
-                        for (struct client *d = s->clients; d; d = d->next)
-                                if (!d->closing && client_wants(d, meta))
-                                        d->dropped++;
-                        return;
-                }
-                client_enqueue(c, chunk, off, (uint32_t) len, s->opts.queue_bytes);
-        }
+        if (server_match(s, meta) > 0)
+                server_deliver(s, line, len);
 }
 
 void server_broadcast_all(struct server *s, const char *line, size_t len) {
+        size_t n = 0;
+
         for (struct client *c = s->clients; c; c = c->next)
                 if (!c->closing)
-                        (void) server_send(s, c, line, len);
-}
-
-int server_send(struct server *s, struct client *c, const char *line, size_t len) {
-        struct chunk *chunk;
-        uint32_t off;
-        int r;
-
-        r = server_store(s, line, len, &chunk, &off);
-        if (r < 0)
-                return r;
-        client_enqueue(c, chunk, off, (uint32_t) len, SIZE_MAX);
-        return 0;
+                        s->matched[n++] = c;
+        s->n_matched = n;
+        server_deliver(s, line, len);
 }
 
 void server_flush(struct server *s) {
-        struct client *c, *next;
-
-        for (c = s->clients; c; c = next) {
-                next = c->next;
-                if (!c->dead && (c->q_len > 0 || c->dropped > 0 || c->closing))
+        for (struct client *c = s->clients; c; c = c->next)
+                if (!c->dead && (!line_queue_empty(&c->queue) || c->queue.dropped > 0 || c->closing))
                         if (client_flush(c) < 0)
-                                server_client_fail(s, c);
-        }
+                                client_fail(c);
 }
 
-void server_client_fail(struct server *s, struct client *c) {
-        if (c->dead)
-                return;
-        c->dead = c->closing = true;
-        (void) sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(s->reap, SD_EVENT_ONESHOT);
+/* Takes C off the list and frees it. */
+static void server_remove(struct server *s, struct client *c) {
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                s->clients = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        s->n_clients--;
+        s->dropped_total += c->queue.dropped_total;
+        log_info("Client %" PRIu64 " disconnected (%" PRIu64 " lines dropped in all)", c->id, c->queue.dropped_total);
+        client_free(c);
+        /* Its fd is free again: if accepting paused for want of fds, resume. */
+        if (s->listen_io)
+                (void) sd_event_source_set_enabled(s->listen_io, SD_EVENT_ON);
 }
 
 static int on_reap(sd_event_source *es, void *userdata) {
@@ -152,43 +241,20 @@ static int on_reap(sd_event_source *es, void *userdata) {
         for (c = s->clients; c; c = next) {
                 next = c->next;
                 if (c->dead)
-                        client_free(c);
+                        server_remove(s, c);
         }
         return 0;
 }
 
-void server_client_closed(struct server *s, struct client *c) {
-        if (c->prev)
-                c->prev->next = c->next;
-        else if (s->clients == c)
-                s->clients = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
-        c->prev = c->next = NULL;
-        c->linked = false;
-        s->n_clients--;
-        s->dropped_total += c->dropped_total;
-        /* Its fd is free again: if accepting paused for want of fds, resume. */
-        if (s->listen_io)
-                (void) sd_event_source_set_enabled(s->listen_io, SD_EVENT_ON);
-}
-
-sd_event *server_get_event(const struct server *s) {
-        return s->event;
-}
-
-const char *server_cgroup_mount(const struct server *s) {
-        return s->opts.cgroup_mount;
-}
-
-const struct server_ops *server_get_ops(const struct server *s, void **ret_userdata) {
-        *ret_userdata = s->userdata;
-        return s->ops;
-}
-
 void server_events_changed(struct server *s) {
+        _cleanup_(freep) const char **names = NULL;
+        size_t n;
+
+        names = server_event_names(s, &n);
+        if (!names)
+                return;         /* Keep the old bits: better stale than nothing. */
         for (struct client *c = s->clients; c; c = c->next)
-                client_resolve(c);
+                subscription_resolve(&c->sub, names, n);
 }
 
 size_t server_n_clients(const struct server *s) {
@@ -198,7 +264,7 @@ size_t server_n_clients(const struct server *s) {
 uint64_t server_dropped_total(const struct server *s) {
         uint64_t n = s->dropped_total;
         for (const struct client *c = s->clients; c; c = c->next)
-                n += c->dropped_total;
+                n += c->queue.dropped_total;
         return n;
 }
 
@@ -214,9 +280,9 @@ int server_clients_status(const struct server *s, struct encode_status_client **
                         .id = c->id,
                         .pid = c->cred.pid,
                         .uid = c->cred.uid,
-                        .queued_bytes = c->queued,
-                        .lines = c->lines_queued,
-                        .dropped = c->dropped_total,
+                        .queued_bytes = c->queue.queued,
+                        .lines = c->queue.lines,
+                        .dropped = c->queue.dropped_total,
                 };
         *ret = a;
         *ret_n = n;
@@ -262,22 +328,27 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 log_warning("Refused a client: already %zu clients (clients.max)", s->n_clients);
                 return 0;
         }
-        r = client_new(s, cfd, ++s->next_id, &c);
+        r = client_new(s->event, cfd, ++s->next_id, &s->store, s->opts.queue_bytes, &client_handler, s, &c);
         if (r < 0) {
                 log_warning_errno(r, "Failed to set up a client: %m");
                 return 0;
         }
         TAKE_FD(cfd);
+        r = server_send_hello(s, c);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to set up a client: %m");
+                client_free(c);
+                return 0;
+        }
         c->next = s->clients;
         if (s->clients)
                 s->clients->prev = c;
         s->clients = c;
-        c->linked = true;
         s->n_clients++;
         log_info("Client %" PRIu64 " connected: pid %d, uid %u, gid %u",
                  c->id, (int) c->cred.pid, (unsigned) c->cred.uid, (unsigned) c->cred.gid);
         if (client_flush(c) < 0)
-                client_free(c);
+                server_remove(s, c);
         return 0;
 }
 
@@ -337,7 +408,7 @@ static int server_listen(struct server *s) {
 
 int server_new(sd_event *e, const struct server_opts *opts, const struct server_ops *ops, void *userdata,
                struct server **ret) {
-        struct server *s;
+        _cleanup_(server_freep) struct server *s = NULL;
         int r;
 
         s = calloc(1, sizeof(*s));
@@ -348,49 +419,47 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
         s->ops = ops;
         s->userdata = userdata;
         s->listen_fd = -1;
+        s->matched = calloc(opts->max_clients ? opts->max_clients : 1, sizeof(*s->matched));
+        if (!s->matched)
+                return -ENOMEM;
 
         if (opts->listen_fd >= 0) {
                 s->listen_fd = opts->listen_fd;
-                if (fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK) < 0) {
-                        r = -errno;
-                        goto fail;
-                }
+                if (fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK) < 0)
+                        return -errno;
         } else {
                 r = server_listen(s);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
         r = sd_event_add_defer(e, &s->reap, on_reap, s);
         if (r < 0)
-                goto fail;
+                return r;
         (void) sd_event_source_set_enabled(s->reap, SD_EVENT_OFF);
         r = sd_event_add_io(e, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
         if (r < 0)
-                goto fail;
+                return r;
         /* After the clients' hangups and the reap they schedule: a client
          * that closed before another connected has freed its place under
          * clients.max by the time the new one is accepted. */
         r = sd_event_source_set_priority(s->listen_io, SD_EVENT_PRIORITY_NORMAL + 1);
         if (r < 0)
-                goto fail;
+                return r;
         (void) sd_event_source_set_description(s->listen_io, "listen");
         r = sd_event_add_time_relative(e, &s->accept_resume, CLOCK_MONOTONIC, ACCEPT_PAUSE_USEC, 0,
                                        on_accept_resume, s);
         if (r < 0)
-                goto fail;
+                return r;
         (void) sd_event_source_set_enabled(s->accept_resume, SD_EVENT_OFF);
-        *ret = s;
+        *ret = TAKE_PTR(s);
         return 0;
-fail:
-        server_free(s);
-        return r;
 }
 
 struct server *server_free(struct server *s) {
         if (!s)
                 return NULL;
         while (s->clients)
-                client_free(s->clients);
+                server_remove(s, s->clients);
         s->listen_io = sd_event_source_disable_unref(s->listen_io);
         s->accept_resume = sd_event_source_disable_unref(s->accept_resume);
         s->reap = sd_event_source_disable_unref(s->reap);
@@ -398,12 +467,8 @@ struct server *server_free(struct server *s) {
                 (void) unlink(s->path);
         free(s->path);
         safe_close(s->listen_fd);
-        server_chunk_unref(s, s->cur);
-        while (s->free_chunks) {
-                struct chunk *c = s->free_chunks;
-                s->free_chunks = c->next_free;
-                free(c);
-        }
+        line_store_done(&s->store);
+        free(s->matched);
         sd_event_unref(s->event);
         free(s);
         return NULL;

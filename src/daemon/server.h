@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The socket side of the daemon: the listening socket, the clients, and
- * the shared line store that lets one encoded line go to every client that
- * wants it without a copy per client. */
+/* The socket side of the daemon: the listening socket, the protocol, the
+ * clients (the server alone owns their list), and the shared line store
+ * that lets one encoded line go to every client that wants it without a
+ * copy per client. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,34 +12,11 @@
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
+#include "evmon/cleanup.h"
 #include "evmon/encode.h"
+#include "subscription.h"
 
 struct server;
-struct client;
-
-/* What subscriptions are matched on, per event line. */
-struct line_meta {
-        unsigned idx;           /* the event's index */
-        pid_t pid;
-        uint64_t cgroup;        /* PERF_SAMPLE_CGROUP id, 0 when unknown */
-};
-
-/* Lines live in reference-counted chunks; a client's queue holds (chunk,
- * offset, length) spans. Chunks are recycled through a free list, so a
- * steady stream allocates nothing. */
-#define CHUNK_SIZE (256u * 1024u)
-
-struct chunk {
-        unsigned refs;
-        size_t len, cap;
-        struct chunk *next_free;
-        char data[];
-};
-
-struct span {
-        struct chunk *chunk;
-        uint32_t off, len;
-};
 
 struct server_ops {
         /* The names of the events served, in index order, for hello and
@@ -65,14 +43,19 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
                struct server **ret);
 /* Closes every client and the listener; removes the socket file we made. */
 struct server *server_free(struct server *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct server *, server_free);
 
-/* True when some client wants a line with META: the caller encodes the
- * line only then. */
-bool server_wants(const struct server *s, const struct line_meta *meta);
-/* Queues LINE (ending in '\n') for every client that wants META; a client
- * whose queue is full counts a drop instead. */
+/* Picks the clients that want a line with META (one pass, no allocation)
+ * and returns how many: the caller encodes the line only when some do,
+ * then hands it to server_deliver(). */
+size_t server_match(struct server *s, const struct line_meta *meta);
+/* Stores LINE (ending in '\n') once and queues it for every client the
+ * last server_match() picked; a client whose queue is full counts a drop. */
+void server_deliver(struct server *s, const char *line, size_t len);
+/* server_match() and server_deliver() in one, for a line already encoded. */
 void server_broadcast(struct server *s, const struct line_meta *meta, const char *line, size_t len);
-/* Queues LINE for every client (lost records, config changes). */
+/* Stores LINE once and queues it for every client (lost records, config
+ * changes), each within its queue's bound. */
 void server_broadcast_all(struct server *s, const char *line, size_t len);
 /* Writes what is queued to each client that can take it now. Call after a
  * batch of broadcasts. */

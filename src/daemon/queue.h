@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A client's bounded queue: spans of lines in the shared store, written
+ * out in order. Plain memory, no fds: tests drive it directly. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "lines.h"
+
+struct line_queue {
+        struct line_store *store;
+        struct line_span *q;          /* a ring of spans; cap is a power of two */
+        size_t head, len, cap;
+        size_t queued;                /* bytes not yet written */
+        size_t limit;                 /* bytes: lines past it are dropped (clients.queue_kib) */
+        uint32_t head_done;           /* bytes of q[head] already written */
+        uint64_t dropped;             /* lines dropped since the last "dropped" line */
+        uint64_t dropped_total;
+        uint64_t lines;               /* lines queued in all */
+};
+
+/* 0 or -ENOMEM. */
+int line_queue_init(struct line_queue *q, struct line_store *st, size_t limit);
+/* Drops every reference the queue holds. */
+void line_queue_done(struct line_queue *q);
+
+/* Queues SP (taking a reference), or counts a drop when it would pass the
+ * limit. Once a queue drops, it drops everything until it has drained, so
+ * the "dropped" line marks exactly where the gap is. True when queued. */
+bool line_queue_push(struct line_queue *q, const struct line_span *sp);
+/* Queues a reply, which must not be lost: past the limit by one reply at
+ * the most. -ENOBUFS when the queue is over its limit already (its client
+ * does not read its replies), -ENOMEM. */
+int line_queue_push_reply(struct line_queue *q, const struct line_span *sp);
+/* Counts a line lost for this queue (it could not be stored). */
+void line_queue_drop(struct line_queue *q);
+
+/* At or over the limit: its client is not read until it drains. */
+static inline bool line_queue_full(const struct line_queue *q) {
+        return q->queued >= q->limit;
+}
+static inline bool line_queue_empty(const struct line_queue *q) {
+        return q->len == 0;
+}
+
+/* The next bytes to write, as up to N iovecs; returns how many. */
+size_t line_queue_iov(const struct line_queue *q, struct iovec *iov, size_t n);
+/* N bytes were written: forgets them, dropping the spans written in full. */
+void line_queue_advance(struct line_queue *q, size_t n);

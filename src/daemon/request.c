@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "request.h"
+#include "evmon/jsonc.h"
+#include "evmon/protocol.h"
+
+static const char *const request_names[_REQUEST_TYPE_MAX] = {
+        [REQUEST_SUBSCRIBE] = EVMON_REQUEST_SUBSCRIBE,
+        [REQUEST_STATUS] = EVMON_REQUEST_STATUS,
+        [REQUEST_RELOAD] = EVMON_REQUEST_RELOAD,
+};
+
+static int request_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
+static int request_error(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        free(*ret_error);
+        va_start(ap, fmt);
+        r = vasprintf(ret_error, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                *ret_error = NULL;
+                return -ENOMEM;
+        }
+        return -EINVAL;
+}
+
+/* An array of strings (events, cgroups) as a NULL-terminated list. */
+static int parse_strings(json_object *v, const char *key, const char *what, char ***ret, char **ret_error) {
+        _cleanup_(strv_freep) char **l = NULL;
+        size_t n;
+
+        if (!json_object_is_type(v, json_type_array))
+                return request_error(ret_error, "subscribe: \"%s\" must be an array of %s", key,
+                                     strcmp(key, "events") == 0 ? "event names" : "cgroup paths");
+        n = json_object_array_length(v);
+        l = calloc(n + 1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(v, i);
+
+                if (!json_object_is_type(e, json_type_string))
+                        return request_error(ret_error, "subscribe: %s[%zu] must be %s", key, i, what);
+                l[i] = strdup(json_object_get_string(e));
+                if (!l[i])
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static int parse_pids(json_object *v, struct request *req, char **ret_error) {
+        size_t n;
+
+        if (!json_object_is_type(v, json_type_array))
+                return request_error(ret_error, "subscribe: \"pids\" must be an array of process ids");
+        n = json_object_array_length(v);
+        req->pids = calloc(n ? n : 1, sizeof(pid_t));
+        if (!req->pids)
+                return -ENOMEM;
+        req->has_pids = true;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(v, i);
+                int64_t p = json_object_get_int64(e);
+
+                if (!json_object_is_type(e, json_type_int) || p <= 0 || p > INT_MAX)
+                        return request_error(ret_error, "subscribe: pids[%zu] is not a process id", i);
+                req->pids[req->n_pids++] = (pid_t) p;
+        }
+        return 0;
+}
+
+/* A present key whose value is not null. */
+static json_object *get_set(json_object *msg, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(msg, key, &v) || json_object_is_type(v, json_type_null))
+                return NULL;
+        return v;
+}
+
+static int parse_subscribe(json_object *msg, struct request *req, char **ret_error) {
+        json_object *v;
+        int r;
+
+        json_object_object_foreach(msg, key, val) {
+                (void) val;
+                if (!strcmp(key, "type") || !strcmp(key, "events") || !strcmp(key, "pids") || !strcmp(key, "cgroups"))
+                        continue;
+                return request_error(ret_error, "subscribe: unknown key \"%s\" (known: events, pids, cgroups)", key);
+        }
+        if ((v = get_set(msg, "events"))) {
+                r = parse_strings(v, "events", "a string such as \"sched:sched_process_exec\"", &req->events, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = get_set(msg, "pids"))) {
+                r = parse_pids(v, req, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = get_set(msg, "cgroups")))
+                return parse_strings(v, "cgroups", "a path string", &req->cgroups, ret_error);
+        return 0;
+}
+
+/* The line as one JSON object, or NULL with *ret_error set. */
+static int parse_object(const char *line, size_t len, json_object **ret, char **ret_error) {
+        json_tokener *tok;
+        json_object *msg;
+        enum json_tokener_error err;
+
+        if (len > INT_MAX)
+                return request_error(ret_error, "not a JSON object line: too long");
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        msg = json_tokener_parse_ex(tok, line, (int) len);
+        err = json_tokener_get_error(tok);
+        if (!msg || err != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
+                json_object_put(msg);
+                json_tokener_free(tok);
+                return request_error(ret_error, "not a JSON object line: %s",
+                                     err == json_tokener_continue || err == json_tokener_success
+                                     ? "incomplete or trailing text" : json_tokener_error_desc(err));
+        }
+        json_tokener_free(tok);
+        *ret = msg;
+        return 0;
+}
+
+int request_parse(const char *line, size_t len, struct request *ret, char **ret_error) {
+        _cleanup_(json_object_putp) json_object *msg = NULL;
+        json_object *type;
+        const char *t;
+        int r;
+
+        *ret = (struct request) {};
+        while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
+                len--;
+        if (len == 0)
+                return 0;
+        r = parse_object(line, len, &msg, ret_error);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(msg, json_type_object) || !json_object_object_get_ex(msg, "type", &type) ||
+            !json_object_is_type(type, json_type_string))
+                return request_error(ret_error, "expected {\"type\":\"subscribe\",...}");
+        t = json_object_get_string(type);
+        for (enum request_type i = 0; i < _REQUEST_TYPE_MAX; i++)
+                if (strcmp(t, request_names[i]) == 0) {
+                        ret->type = i;
+                        if (i != REQUEST_SUBSCRIBE)
+                                return 1;
+                        r = parse_subscribe(msg, ret, ret_error);
+                        if (r < 0) {
+                                request_done(ret);
+                                return r;
+                        }
+                        return 1;
+                }
+        return request_error(ret_error, "unknown message type \"%s\" (known: subscribe, status, reload)", t);
+}
+
+void request_done(struct request *req) {
+        strv_free(req->events);
+        strv_free(req->cgroups);
+        free(req->pids);
+        *req = (struct request) {};
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "subscription.h"
+#include "evmon/cleanup.h"
+
+static int sub_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
+static int sub_error(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        free(*ret_error);
+        va_start(ap, fmt);
+        r = vasprintf(ret_error, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                *ret_error = NULL;
+                return -ENOMEM;
+        }
+        return -EINVAL;
+}
+
+void subscription_init(struct subscription *s) {
+        *s = (struct subscription) { .all_events = true };
+}
+
+void subscription_done(struct subscription *s) {
+        free(s->event_bits);
+        strv_free(s->event_names);
+        free(s->pids);
+        free(s->cgroups);
+        subscription_init(s);
+}
+
+/* Resolves PATTERNS (exact names or fnmatch patterns such as "syscalls:*")
+ * into BITS. Returns the index of the first pattern that matches nothing,
+ * or -1 when all match. */
+static ssize_t resolve_names(char **patterns, const char *const *names, size_t n, uint64_t *bits, size_t n_bits) {
+        memset(bits, 0, n_bits * sizeof(uint64_t));
+        for (size_t k = 0; patterns[k]; k++) {
+                bool any = false;
+
+                for (size_t i = 0; i < n; i++)
+                        if (fnmatch(patterns[k], names[i], 0) == 0) {
+                                bits[i >> 6] |= UINT64_C(1) << (i & 63);
+                                any = true;
+                        }
+                if (!any)
+                        return (ssize_t) k;
+        }
+        return -1;
+}
+
+void subscription_resolve(struct subscription *s, const char *const *names, size_t n) {
+        size_t n_bits = (n + 63) / 64;
+        uint64_t *bits;
+
+        if (s->all_events || !s->event_names)
+                return;
+        bits = calloc(n_bits ? n_bits : 1, sizeof(uint64_t));
+        if (!bits)
+                return;         /* Keep the old bits: better stale than nothing. */
+        (void) resolve_names(s->event_names, names, n, bits, n_bits);
+        free(s->event_bits);
+        s->event_bits = bits;
+        s->n_event_bits = n_bits;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* CGROUPS, each with every cgroup below it as they are now, as sorted ids. */
+static int build_cgroups(struct subscription *s, char **cgroups, const char *mount, char **ret_error) {
+        _cleanup_(freep) uint64_t *all = NULL;
+        size_t n_all = 0;
+        int r;
+
+        if (!mount)
+                return sub_error(ret_error, "subscribe: no cgroup2 file system is mounted on this host");
+        for (size_t i = 0; cgroups[i]; i++) {
+                _cleanup_(freep) char *dir = NULL;
+                _cleanup_(freep) uint64_t *ids = NULL;
+                size_t n_ids;
+                uint64_t *a;
+
+                if (cgroup_resolve(mount, cgroups[i], &dir) < 0)
+                        return sub_error(ret_error, "subscribe: cgroups[%zu] \"%s\" is not a cgroup path", i, cgroups[i]);
+                r = cgroup_subtree_ids(dir, &ids, &n_ids);
+                if (r < 0)
+                        return sub_error(ret_error, "subscribe: cgroups[%zu]: no cgroup %s (%s)", i, dir, strerror(-r));
+                a = realloc(all, (n_all + n_ids) * sizeof(uint64_t));
+                if (!a)
+                        return -ENOMEM;
+                all = a;
+                memcpy(all + n_all, ids, n_ids * sizeof(uint64_t));
+                n_all += n_ids;
+        }
+        /* An empty list matches nothing, not everything. */
+        if (!all && !(all = calloc(1, sizeof(uint64_t))))
+                return -ENOMEM;
+        qsort(all, n_all, sizeof(uint64_t), cmp_u64);
+        s->cgroups = TAKE_PTR(all);
+        s->n_cgroups = n_all;
+        return 0;
+}
+
+int subscription_build(struct subscription *ret, struct request *req, const char *const *names, size_t n,
+                       const char *cgroup_mount, char **ret_error) {
+        struct subscription s;
+        size_t n_bits = (n + 63) / 64;
+        ssize_t bad;
+        int r;
+
+        subscription_init(&s);
+        if (req->events) {
+                s.all_events = false;
+                s.n_event_bits = n_bits;
+                s.event_bits = calloc(n_bits ? n_bits : 1, sizeof(uint64_t));
+                if (!s.event_bits)
+                        return -ENOMEM;
+                bad = resolve_names(req->events, names, n, s.event_bits, n_bits);
+                if (bad >= 0) {
+                        r = sub_error(ret_error, "subscribe: no event \"%s\" is served here (the hello line lists them)",
+                                      req->events[bad]);
+                        subscription_done(&s);
+                        return r;
+                }
+                s.event_names = TAKE_PTR(req->events);
+        }
+        if (req->has_pids) {
+                s.pids = TAKE_PTR(req->pids);
+                s.n_pids = req->n_pids;
+        }
+        if (req->cgroups) {
+                r = build_cgroups(&s, req->cgroups, cgroup_mount, ret_error);
+                if (r < 0) {
+                        subscription_done(&s);
+                        return r;
+                }
+        }
+        *ret = s;
+        return 0;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What a client subscribed to, and the one test each line passes through
+ * on its way to that client. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "request.h"
+
+/* What subscriptions are matched on, per line. */
+struct line_meta {
+        unsigned idx;           /* the event's index */
+        pid_t pid;
+        uint64_t cgroup;        /* PERF_SAMPLE_CGROUP id, 0 when unknown */
+};
+
+struct subscription {
+        bool all_events;        /* else those whose bit is set */
+        uint64_t *event_bits;
+        size_t n_event_bits;
+        char **event_names;     /* as subscribed, to resolve again on reload */
+        pid_t *pids;            /* NULL: any pid */
+        size_t n_pids;
+        uint64_t *cgroups;      /* sorted ids of the cgroups and those below; NULL: any */
+        size_t n_cgroups;
+};
+
+static inline bool subscription_has_event(const struct subscription *s, size_t idx) {
+        return s->all_events ||
+               ((idx >> 6) < s->n_event_bits && (s->event_bits[idx >> 6] & (UINT64_C(1) << (idx & 63))));
+}
+
+static inline bool subscription_matches(const struct subscription *s, const struct line_meta *m) {
+        if (!subscription_has_event(s, m->idx))
+                return false;
+        if (s->pids) {
+                bool found = false;
+                for (size_t i = 0; i < s->n_pids && !found; i++)
+                        found = s->pids[i] == m->pid;
+                if (!found)
+                        return false;
+        }
+        if (s->cgroups) {
+                size_t lo = 0, hi = s->n_cgroups;
+                while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+                        if (s->cgroups[mid] < m->cgroup)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                if (lo == s->n_cgroups || s->cgroups[lo] != m->cgroup)
+                        return false;
+        }
+        return true;
+}
+
+/* Everything: what a client has before it subscribes. */
+void subscription_init(struct subscription *s);
+/* The subscription REQ (a parsed subscribe) asks for, against the events
+ * served (NAMES, N, in index order) and the cgroup tree under CGROUP_MOUNT
+ * (NULL: none mounted). -EINVAL with *ret_error for the client, -ENOMEM. */
+int subscription_build(struct subscription *ret, struct request *req, const char *const *names, size_t n,
+                       const char *cgroup_mount, char **ret_error);
+/* Resolves the subscribed names again after the event list changed:
+ * names that no longer exist match nothing. */
+void subscription_resolve(struct subscription *s, const char *const *names, size_t n);
+void subscription_done(struct subscription *s);

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* request.c and subscription.c: request lines as clients write them, the
+ * error each bad one gets, and what a subscription lets through. */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "request.h"
+#include "subscription.h"
+#include "evmon/cleanup.h"
+
+static const char *const names[] = { "sched:sched_process_exec", "sched:sched_process_exit", "kprobe:open" };
+
+static int parse(const char *line, struct request *req, char **error) {
+        return request_parse(line, strlen(line), req, error);
+}
+
+static void expect_error(const char *line, const char *message) {
+        struct request req;
+        _cleanup_(freep) char *error = NULL;
+
+        assert_int_equal(parse(line, &req, &error), -EINVAL);
+        assert_non_null(error);
+        assert_string_equal(error, message);
+}
+
+static void test_types(void **state) {
+        struct request req;
+        char *error = NULL;
+
+        assert_int_equal(parse("{\"type\":\"status\"}", &req, &error), 1);
+        assert_int_equal(req.type, REQUEST_STATUS);
+        assert_int_equal(parse("{\"type\":\"reload\"}\r ", &req, &error), 1);
+        assert_int_equal(req.type, REQUEST_RELOAD);
+        assert_int_equal(parse("  \r", &req, &error), 0);
+        assert_int_equal(parse("", &req, &error), 0);
+        assert_null(error);
+}
+
+static void test_errors(void **state) {
+        expect_error("{\"type\":\"status\"", "not a JSON object line: incomplete or trailing text");
+        expect_error("{\"type\":\"status\"} x", "not a JSON object line: incomplete or trailing text");
+        expect_error("[1,2]", "expected {\"type\":\"subscribe\",...}");
+        expect_error("{\"type\":7}", "expected {\"type\":\"subscribe\",...}");
+        expect_error("{\"type\":\"nope\"}", "unknown message type \"nope\" (known: subscribe, status, reload)");
+        expect_error("{\"type\":\"subscribe\",\"event\":[]}",
+                     "subscribe: unknown key \"event\" (known: events, pids, cgroups)");
+        expect_error("{\"type\":\"subscribe\",\"events\":\"kprobe:open\"}",
+                     "subscribe: \"events\" must be an array of event names");
+        expect_error("{\"type\":\"subscribe\",\"events\":[\"a\",1]}",
+                     "subscribe: events[1] must be a string such as \"sched:sched_process_exec\"");
+        expect_error("{\"type\":\"subscribe\",\"pids\":[1,0]}", "subscribe: pids[1] is not a process id");
+        expect_error("{\"type\":\"subscribe\",\"pids\":[4294967297]}", "subscribe: pids[0] is not a process id");
+        expect_error("{\"type\":\"subscribe\",\"pids\":{}}", "subscribe: \"pids\" must be an array of process ids");
+        expect_error("{\"type\":\"subscribe\",\"cgroups\":[true]}", "subscribe: cgroups[0] must be a path string");
+        expect_error("{\"type\":\"subscribe\",\"cgroups\":\"/\"}",
+                     "subscribe: \"cgroups\" must be an array of cgroup paths");
+}
+
+static void test_subscribe(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(subscription_done) struct subscription sub = {};
+        _cleanup_(freep) char *error = NULL;
+
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"events\":[\"sched:*\"],\"pids\":[42,43],\"cgroups\":null}",
+                               &req, &error), 1);
+        assert_int_equal(req.type, REQUEST_SUBSCRIBE);
+        assert_string_equal(req.events[0], "sched:*");
+        assert_null(req.events[1]);
+        assert_true(req.has_pids);
+        assert_int_equal(req.n_pids, 2);
+        assert_null(req.cgroups);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
+        assert_true(subscription_has_event(&sub, 0));
+        assert_true(subscription_has_event(&sub, 1));
+        assert_false(subscription_has_event(&sub, 2));
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .idx = 1, .pid = 43 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .idx = 1, .pid = 44 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .idx = 2, .pid = 42 }));
+
+        /* A reload renames: the pattern is matched again. */
+        const char *const after[] = { "kprobe:open", "sched:sched_switch" };
+        subscription_resolve(&sub, after, 2);
+        assert_false(subscription_has_event(&sub, 0));
+        assert_true(subscription_has_event(&sub, 1));
+}
+
+static void test_subscribe_refused(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        struct subscription sub;
+        _cleanup_(freep) char *error = NULL;
+
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"events\":[\"kprobe:open\",\"uprobe:x\"]}", &req, &error), 1);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), -EINVAL);
+        assert_string_equal(error, "subscribe: no event \"uprobe:x\" is served here (the hello line lists them)");
+        request_done(&req);
+        free(error);
+        error = NULL;
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"cgroups\":[\"/x\"]}", &req, &error), 1);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), -EINVAL);
+        assert_string_equal(error, "subscribe: no cgroup2 file system is mounted on this host");
+}
+
+/* Everything before a subscribe; an empty pid list lets nothing through. */
+static void test_defaults(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(subscription_done) struct subscription sub = {};
+        _cleanup_(freep) char *error = NULL;
+
+        subscription_init(&sub);
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .idx = 2, .pid = 1 }));
+        subscription_done(&sub);
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"pids\":[]}", &req, &error), 1);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
+        assert_true(subscription_has_event(&sub, 2));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .idx = 2, .pid = 1 }));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_types),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_subscribe),
+                cmocka_unit_test(test_subscribe_refused),
+                cmocka_unit_test(test_defaults),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
