@@ -60,6 +60,20 @@ static inline void encoder_freep(struct encoder **e) {
 int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
                  int64_t realtime_offset_ns);
 
+/* The PERF_SAMPLE_* bits E's "sample" object shows (encoder_set_sample_show()). */
+uint64_t encoder_sample_show(const struct encoder *e);
+
+/* ---- schema lines (schema.c) ------------------------------------------- */
+
+/* {"type":"schema","event":EVENT,"fields":[…],"print_unknown":N}: what the
+ * event lines of EVENT carry. One entry per non-common field of FMT (with
+ * "in":"fields": name, C type, kind, offset, size, signed, elem_size for
+ * arrays, and "symbols", the print fmt's tables for it), then one per
+ * PERF_SAMPLE_* bit of SAMPLE_FIELDS beyond the top-level ones ("in":
+ * "sample": name, PERF_SAMPLE_ name, kind). FMT NULL: a perf event, sample
+ * fields only, no print_unknown. 0 or -ENOMEM (B unchanged then). */
+int encode_schema(struct jbuf *b, const char *event, const struct format *fmt, uint64_t sample_fields);
+
 /* {"type":"lost","cpu":N,"count":N}\n */
 int encode_lost(struct jbuf *b, int cpu, uint64_t count);
 /* {"type":"dropped","count":N}\n */

@@ -8,9 +8,16 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/json.h"
+#include "evmon/tracefs.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 /* Appends O as one plain JSON line (no spaces, '/' not escaped) ending in
  * '\n'. 0 or -ENOMEM (B unchanged then). */
 int jsonc_append_line(struct jbuf *b, json_object *o);
+
+/* The print fmt tables of one field as the schema line and evmonctl
+ * describe show them (src/encode/schema.c): an array of parts, each
+ * {"test":{"shift","mask"},"then":EXPR,"else":EXPR} or {"then":EXPR}.
+ * NULL when out of memory. The caller owns it. */
+json_object *encode_symbols_new(const struct field_symbols *s);

@@ -25,6 +25,7 @@
 #define EVMON_LINE_RELOAD "reload"
 #define EVMON_LINE_CONFIG "config"
 #define EVMON_LINE_RESULT "result"
+#define EVMON_LINE_SCHEMA "schema"
 /* The line evmon-forward adds to what it publishes. */
 #define EVMON_LINE_FORWARDER "forwarder"
 

@@ -368,6 +368,9 @@ static int cmd_describe(const char *event) {
                 json_object_object_add(e, "kind", json_object_new_string(field_kind_to_string(ff->kind)));
                 if (ff->common)
                         json_object_object_add(e, "common", json_object_new_boolean(true));
+                /* The print fmt's tables, as schema lines show them. */
+                if (format_symbols_find(f, i))
+                        json_object_object_add(e, "symbols", encode_symbols_new(format_symbols_find(f, i)));
                 json_object_array_add(fields, e);
         }
         json_object_object_add(o, "fields", fields);

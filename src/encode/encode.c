@@ -228,6 +228,10 @@ void encoder_set_sample_show(struct encoder *e, uint64_t sample_show) {
         e->sample_show = sample_show;
 }
 
+uint64_t encoder_sample_show(const struct encoder *e) {
+        return e->sample_show;
+}
+
 void encoder_set_ids(struct encoder *e, const struct encode_ids *ids) {
         e->ids = ids ? *ids : (struct encode_ids) {};
 }

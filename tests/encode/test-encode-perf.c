@@ -1359,6 +1359,135 @@ static void test_random(void **state) {
         assert_true(n_records > 2000);
 }
 
+/* ---- schema lines ------------------------------------------------------ */
+
+static char *fixture_text(const char *name) {
+        const char *root = getenv("EVMON_SOURCE_ROOT");
+        char path[1024], *buf = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/tests/tracefs/fixtures/%s.format", root ? root : ".", name);
+        f = fopen(path, "re");
+        if (!f)
+                fail_msg("cannot open %s: %m", path);
+        assert_true(getdelim(&buf, &len, '\0', f) >= 0);
+        fclose(f);
+        return buf;
+}
+
+/* A trace event's schema: its non-common fields as the format says, the
+ * print fmt's tables of the fields it names, then the sample fields. */
+static void test_schema_trace(void **state) {
+        static const char *const fixtures[] = {
+                "sched_switch", "softirq_entry", "kmalloc", "sched_process_exec", "sys_enter_openat",
+                "dma_map_sg", "inet_sock_set_state", "foo_rel_loc", "block_rq_complete", "print",
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(fixtures); k++) {
+                _cleanup_(freep) char *text = fixture_text(fixtures[k]);
+                struct format *f = NULL;
+                struct jbuf b = {};
+                json_object *o, *fields;
+                char name[128];
+
+                assert_int_equal(format_parse(text, "fixture", &f), 0);
+                snprintf(name, sizeof(name), "fixture:%s", fixtures[k]);
+                assert_int_equal(encode_schema(&b, name, f, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IP |
+                                                             PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_IDENTIFIER), 0);
+                o = parse_line(&b);
+                assert_string_equal(gets(o, "type"), "schema");
+                assert_string_equal(gets(o, "event"), name);
+                assert_int_equal(geti(o, "print_unknown"), f->print_unknown);
+                fields = get(o, "fields");
+                /* The format's own fields, then ip and callchain: not
+                 * time, tid or the identifier, which are no "sample" key. */
+                assert_int_equal(json_object_array_length(fields), f->n_fields - f->n_common + 2);
+                for (size_t i = f->n_common; i < f->n_fields; i++) {
+                        json_object *x = at(fields, i - f->n_common);
+
+                        assert_string_equal(gets(x, "name"), f->fields[i].name);
+                        assert_string_equal(gets(x, "in"), "fields");
+                        assert_string_equal(gets(x, "type"), f->fields[i].type);
+                        assert_string_equal(gets(x, "kind"), field_kind_to_string(f->fields[i].kind));
+                        assert_int_equal(geti(x, "offset"), f->fields[i].offset);
+                        assert_int_equal(geti(x, "size"), f->fields[i].size);
+                        assert_int_equal(has(x, "symbols"), format_symbols_find(f, i) != NULL);
+                }
+                assert_string_equal(gets(at(fields, f->n_fields - f->n_common), "name"), "ip");
+                assert_string_equal(gets(at(fields, f->n_fields - f->n_common), "kind"), "hex");
+                assert_string_equal(gets(at(fields, f->n_fields - f->n_common + 1), "name"), "callchain");
+                assert_string_equal(gets(at(fields, f->n_fields - f->n_common + 1), "in"), "sample");
+
+                if (strcmp(fixtures[k], "sched_switch") == 0) {
+                        json_object *st = NULL, *parts, *then;
+
+                        for (size_t i = 0; i < json_object_array_length(fields); i++)
+                                if (strcmp(gets(at(fields, i), "name"), "prev_state") == 0)
+                                        st = at(fields, i);
+                        assert_non_null(st);
+                        assert_true(getb(st, "signed"));
+                        parts = get(st, "symbols");
+                        assert_int_equal(json_object_array_length(parts), 2);
+                        then = get(at(parts, 0), "then");
+                        assert_string_equal(gets(then, "kind"), "flags");
+                        assert_string_equal(gets(then, "delimiter"), "|");
+                        assert_string_equal(gets(then, "mask"), "0xff");
+                        assert_int_equal(json_object_array_length(get(then, "values")), 8);
+                        assert_int_equal(geti(at(get(then, "values"), 7), "value"), 0x80);
+                        assert_string_equal(gets(at(get(then, "values"), 7), "name"), "I");
+                        assert_string_equal(gets(get(at(parts, 0), "else"), "string"), "R");
+                        assert_string_equal(gets(get(at(parts, 1), "test"), "mask"), "0x100");
+                        assert_string_equal(gets(get(at(parts, 1), "then"), "string"), "+");
+                }
+                json_object_put(o);
+                jbuf_done(&b);
+                format_free(f);
+        }
+}
+
+/* A perf event's schema: every sample field the lines show, in the
+ * kernel's order, kinds as the sample object writes them. */
+static void test_schema_perf(void **state) {
+        static const struct {
+                uint64_t bits;
+                const char *names;
+        } cases[] = {
+                { PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+                  "ip period callchain" },
+                { 0, "" },
+                { ~(uint64_t) PERF_SAMPLE_WEIGHT_STRUCT,
+                  "ip id stream_id addr period read callchain raw branch_stack regs_user stack_user weight "
+                  "data_src transaction regs_intr phys_addr cgroup data_page_size code_page_size aux" },
+                { PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC, "weight data_src" },
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(cases); k++) {
+                struct jbuf b = {};
+                json_object *o, *fields;
+                char got[1024] = "";
+
+                assert_int_equal(encode_schema(&b, "software:cpu-clock", NULL, cases[k].bits), 0);
+                o = parse_line(&b);
+                assert_false(has(o, "print_unknown"));
+                fields = get(o, "fields");
+                for (size_t i = 0; i < json_object_array_length(fields); i++) {
+                        json_object *x = at(fields, i);
+
+                        assert_string_equal(gets(x, "in"), "sample");
+                        assert_false(has(x, "symbols"));
+                        if (i > 0)
+                                strcat(got, " ");
+                        strcat(got, gets(x, "name"));
+                }
+                assert_string_equal(got, cases[k].names);
+                if (k == 3)
+                        assert_string_equal(gets(at(fields, 0), "kind"), "object");
+                json_object_put(o);
+                jbuf_done(&b);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sample_scalars),
@@ -1397,6 +1526,8 @@ int main(void) {
                 cmocka_unit_test(test_record_text_poke),
                 cmocka_unit_test(test_record_aux_output_hw_id),
                 cmocka_unit_test(test_record_callchain_deferred),
+                cmocka_unit_test(test_schema_trace),
+                cmocka_unit_test(test_schema_perf),
                 cmocka_unit_test(test_record_unknown),
                 cmocka_unit_test(test_record_no_sample_id),
                 cmocka_unit_test(test_record_names),

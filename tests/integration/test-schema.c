@@ -4,7 +4,8 @@
  * clients (hello, subscribed, error, status, reload, config, event, lost,
  * dropped; event, counter and record lines of software events), evmonctl
  * decode's lines for the perf.data fixtures, the unit
- * test's lines from raw records (every sample field and record type), and
+ * test's lines from raw records (every sample field and record type, and
+ * schema lines of trace and perf events), and
  * the lines every other integration test's clients read in this build
  * (itest.c keeps them in $EVMON_LINES_DIR; this test runs last), and
  * the examples of doc/protocol.md.
@@ -279,7 +280,7 @@ int main(void) {
                 die("out of memory");
         source_path("doc/protocol.md", doc, sizeof(doc));
         snprintf(cmd, n_cmd, "python3 %s --require %s %s %s %s/*.jsonl", validator,
-                 geteuid() == 0 ? "event,record,hello,subscribed,error,status,reload,config,dropped" : "event,record",
+                 geteuid() == 0 ? "event,record,schema,hello,subscribed,error,status,reload,config,dropped" : "event,record,schema",
                  schema, doc, dir);
         itest_build_path("evmond", evmond, sizeof(evmond));
         if (stat(evmond, &st_evmond) < 0)
