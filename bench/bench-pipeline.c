@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
         struct format *fmt = NULL;
         struct reader rd = { .fd = -1 };
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct server_opts so = { .mode = 0600, .gid = (gid_t) -1, .max_clients = 4,
+        struct server_opts so = { .mode = 0600, .gid = (gid_t) -1, .max_clients = 4, .max_per_uid = 4, .admin_gid = (gid_t) -1,
                                   .queue_bytes = 64u << 20, .listen_fd = -1 };
         struct ring ring = {};
         char dir[] = "/tmp/evmon-bench-XXXXXX", path[64];
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
                 return 1;
         snprintf(path, sizeof(path), "%s/s.sock", dir);
         so.path = path;
-        if (sd_event_new(&e) < 0 || server_new(e, &so, &ops, NULL, &b.server) < 0)
+        if (sd_event_new(&e) < 0 || server_new(e, &so, &ops, NULL, &b.server, NULL) < 0)
                 return 1;
         rd.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         strcpy(sa.sun_path, path);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -30,7 +31,27 @@ void client_fail(struct client *c) {
         c->handler->failed(c, c->userdata);
 }
 
-/* Hands each complete line in the input buffer to the handler. */
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+uint64_t client_stuck_usec(const struct client *c, uint64_t now) {
+        return c->paused && c->stuck_usec && now > c->stuck_usec ? now - c->stuck_usec : 0;
+}
+
+/* A client whose replies fill its queue is not read until it has read
+ * them: its requests wait in its socket, and evmond's memory stays
+ * bounded however fast it asks (issue 17). */
+static void client_pause(struct client *c) {
+        c->paused = true;
+        c->stuck_usec = now_usec();
+}
+
+/* Hands each complete line in the input buffer to the handler, until the
+ * queue is full. */
 static int client_handle_input(struct client *c) {
         size_t start = 0;
         int r;
@@ -38,6 +59,10 @@ static int client_handle_input(struct client *c) {
         for (size_t i = 0; i < c->in_len; i++) {
                 if (c->inbuf[i] != '\n')
                         continue;
+                if (line_queue_full(&c->queue)) {
+                        client_pause(c);
+                        break;
+                }
                 if (!c->in_discard) {
                         r = c->handler->line(c, c->inbuf + start, i - start, c->userdata);
                         if (r < 0)
@@ -51,7 +76,7 @@ static int client_handle_input(struct client *c) {
         }
         memmove(c->inbuf, c->inbuf + start, c->in_len - start);
         c->in_len -= start;
-        if (c->in_len == sizeof(c->inbuf)) {
+        if (c->in_len == sizeof(c->inbuf) && !c->paused) {
                 if (!c->in_discard) {
                         _cleanup_(jbuf_donep) struct jbuf line = {};
                         char msg[64];
@@ -81,15 +106,16 @@ static int client_read(struct client *c) {
                         return -ECONNRESET;
                 c->in_len += (size_t) n;
                 r = client_handle_input(c);
-                if (r < 0)
+                if (r < 0 || c->paused)
                         return r;
         }
 }
 
 /* Watch for input unless the client is closing (its EOF would stay
- * readable and spin the loop), and for output while a write would block. */
+ * readable and spin the loop) or paused, and for output while a write
+ * would block. */
 static int client_arm(struct client *c, bool out) {
-        uint32_t events = (c->closing ? 0 : EPOLLIN | EPOLLRDHUP) | (out ? EPOLLOUT : 0);
+        uint32_t events = (c->closing || c->paused ? 0 : EPOLLIN | EPOLLRDHUP) | (out ? EPOLLOUT : 0);
 
         if (c->io_events == events)
                 return 0;
@@ -107,7 +133,8 @@ static int client_queue_dropped(struct client *c) {
         return client_reply(c, line.data, line.len) < 0 ? -ENOMEM : 0;
 }
 
-int client_flush(struct client *c) {
+/* Writes what is queued until the socket takes no more. */
+static int client_write(struct client *c) {
         while (!line_queue_empty(&c->queue) || c->queue.dropped > 0) {
                 struct iovec iov[CLIENT_IOV_MAX];
                 size_t n;
@@ -122,12 +149,35 @@ int client_flush(struct client *c) {
                 w = writev(c->fd, iov, (int) n);
                 if (w < 0) {
                         if (errno == EAGAIN)
-                                return client_arm(c, true);
+                                return 1;
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
                 line_queue_advance(&c->queue, (size_t) w);
+                if (c->paused)
+                        c->stuck_usec = now_usec();
+        }
+        return 0;
+}
+
+int client_flush(struct client *c) {
+        int r;
+
+        for (;;) {
+                r = client_write(c);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return client_arm(c, true);
+                if (!c->paused || line_queue_full(&c->queue))
+                        break;
+                /* It read its replies: the requests it sent meanwhile now. */
+                c->paused = false;
+                c->stuck_usec = 0;
+                r = client_handle_input(c);
+                if (r < 0)
+                        return r;
         }
         if (c->closing)
                 return -ECONNRESET;
@@ -138,7 +188,9 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         struct client *c = userdata;
         int r = 0;
 
-        if (revents & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR)) {
+        if (c->paused && (revents & (EPOLLHUP | EPOLLERR)))
+                r = -ECONNRESET;
+        else if (!c->paused && (revents & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
                 r = client_read(c);
                 if (r < 0) {
                         if (r != -ECONNRESET)

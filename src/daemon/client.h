@@ -35,6 +35,9 @@ struct client {
         uint32_t io_events;      /* what io watches now */
         bool closing;            /* flush what is queued, then close */
         bool dead;               /* failed: its owner frees it */
+        bool paused;             /* not read: its queue is full (it does not read its replies) */
+        bool admin;              /* root or socket.admin_group: set by the owner */
+        uint64_t stuck_usec;     /* CLOCK_MONOTONIC: since when it is paused with nothing written */
         struct ucred cred;
         uint64_t id;
         struct subscription sub;
@@ -70,3 +73,5 @@ int client_reply(struct client *c, const char *line, size_t len);
 int client_flush(struct client *c);
 /* Marks C dead and tells its owner (handler->failed). */
 void client_fail(struct client *c);
+/* How long C has been paused with nothing written (0 when it is not). */
+uint64_t client_stuck_usec(const struct client *c, uint64_t now_usec);

@@ -359,7 +359,7 @@ static int dup_string(json_object *o, char **ret) {
 }
 
 static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
-        static const char *const keys[] = { "path", "mode", "group", NULL };
+        static const char *const keys[] = { "path", "mode", "group", "admin_group", NULL };
         json_object *v;
         int r;
 
@@ -397,6 +397,14 @@ static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
                 return r;
         if (v) {
                 r = dup_string(v, &c->socket_group);
+                if (r < 0)
+                        return r;
+        }
+        r = get_typed(ps, o, "socket", "admin_group", json_type_string, &v);
+        if (r < 0)
+                return r;
+        if (v) {
+                r = dup_string(v, &c->socket_admin_group);
                 if (r < 0)
                         return r;
         }
@@ -468,7 +476,7 @@ static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
 }
 
 static int parse_clients(struct parser *ps, struct config *c, json_object *o) {
-        static const char *const keys[] = { "max", "queue_kib", NULL };
+        static const char *const keys[] = { "max", "max_per_uid", "queue_kib", NULL };
         uint64_t v;
         int r;
 
@@ -480,6 +488,11 @@ static int parse_clients(struct parser *ps, struct config *c, json_object *o) {
                 return r;
         if (r > 0)
                 c->max_clients = (unsigned) v;
+        r = get_uint(ps, o, "clients", "max_per_uid", 1, 4096, &v);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                c->max_clients_per_uid = (unsigned) v;
         r = get_uint(ps, o, "clients", "queue_kib", 64, 1u << 20, &v);
         if (r < 0)
                 return r;
@@ -988,6 +1001,7 @@ struct config *config_free(struct config *c) {
         free(c->path);
         free(c->socket_path);
         free(c->socket_group);
+        free(c->socket_admin_group);
         free(c->clock_name);
         strv_free(c->cgroups);
         strv_free(c->cgroups_where);
@@ -1030,6 +1044,7 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         c->counter_interval_ms = CONFIG_DEFAULT_COUNTER_INTERVAL_MS;
         c->clockid = CLOCK_MONOTONIC;
         c->max_clients = 64;
+        c->max_clients_per_uid = 16;
         c->client_queue_bytes = 8u << 20;
 
         tok = json_tokener_new();

@@ -67,6 +67,7 @@ struct config {
         char *socket_path;
         mode_t socket_mode;
         char *socket_group;
+        char *socket_admin_group;   /* may reload (and control) evmond beside root; NULL: root only */
         unsigned ring_pages;
         unsigned flush_ms;      /* while samples arrive, deliver within this long */
         unsigned busy_flush_ms; /* ... stretched up to this while they pour in */
@@ -75,6 +76,7 @@ struct config {
         clockid_t clockid;
         char *clock_name;
         unsigned max_clients;
+        unsigned max_clients_per_uid;   /* for uids other than root and socket.admin_group's */
         size_t client_queue_bytes;
         char **cgroups;         /* NULL-terminated or NULL */
         char **cgroups_where;   /* "FILE:LINE: targets.cgroups[N]", beside cgroups */

@@ -120,6 +120,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
 
         daemon_update_offset(d);
         (void) reader_sweep(d->reader);
+        server_sweep(d->server);
         daemon_status_text(d, status, sizeof(status));
         notify_status(status);
         return sd_event_source_set_time(es, usec + 1000000u);
@@ -140,17 +141,6 @@ static int on_hangup(sd_event_source *es, const struct signalfd_siginfo *si, voi
         log_info("Received SIGHUP, reloading %s", d->config->path);
         (void) daemon_reload_notify(d, &error);
         return 0;
-}
-
-static bool socket_is_live(const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_(closep) int fd = -1;
-
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return false;
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        return fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
 }
 
 /* tracefs_open()'s error R as its real cause and remedy: without root the
@@ -255,10 +245,10 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
                 return r;
         /* A second daemon on a live socket must stop here, before it
          * touches the probes the first one owns. */
-        if (!d->check_only && sd_listen_fds(false) <= 0 && socket_is_live(d->config->socket_path)) {
-                r = asprintf(ret_error, "another evmond is serving on %s: stop it, or give this one another --socket",
-                             d->config->socket_path);
-                return r < 0 ? -ENOMEM : -EADDRINUSE;
+        if (!d->check_only && sd_listen_fds(false) <= 0) {
+                r = server_check_path(d->config->socket_path, ret_error);
+                if (r < 0)
+                        return r;
         }
         if (!d->check_only) {
                 r = daemon_lock(d, ret_error);
@@ -360,12 +350,16 @@ int daemon_check_open(struct daemon *d, char **ret_error) {
 }
 
 static int daemon_open_server(struct daemon *d) {
+        _cleanup_(freep) char *error = NULL;
         struct config *c = d->config;
         struct server_opts so = {
                 .path = c->socket_path,
                 .mode = c->socket_mode,
                 .gid = (gid_t) -1,
                 .max_clients = c->max_clients,
+                .max_per_uid = c->max_clients_per_uid,
+                .admin_gid = (gid_t) -1,
+                .admin_group = c->socket_admin_group,
                 .queue_bytes = c->client_queue_bytes,
                 .listen_fd = -1,
                 .cgroup_mount = d->cgroup_mount,
@@ -388,9 +382,17 @@ static int daemon_open_server(struct daemon *d) {
                         log_warning("Group \"%s\" (socket.group) does not exist: the socket stays root's; "
                                     "create it with `groupadd --system %s`", c->socket_group, c->socket_group);
         }
-        r = server_new(d->event, &so, &daemon_server_ops, d, &d->server);
-        if (r == -EADDRINUSE)
-                return log_error_errno(r, "Another evmond is serving on %s: stop it or pick another --socket", c->socket_path);
+        if (c->socket_admin_group) {
+                struct group *g = getgrnam(c->socket_admin_group);
+                if (g)
+                        so.admin_gid = g->gr_gid;
+                else
+                        log_warning("Group \"%s\" (socket.admin_group) does not exist: only root may reload evmond",
+                                    c->socket_admin_group);
+        }
+        r = server_new(d->event, &so, &daemon_server_ops, d, &d->server, &error);
+        if (r < 0 && error)
+                return log_error_errno(r, "%s", error);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", c->socket_path);
         return 0;

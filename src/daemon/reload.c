@@ -45,8 +45,12 @@ static const char *config_restart_key(const struct config *a, const struct confi
                 return "ring.pages";
         if (a->clockid != b->clockid)
                 return "clock";
+        if (strcmp(a->socket_admin_group ?: "", b->socket_admin_group ?: "") != 0)
+                return "socket.admin_group";
         if (a->max_clients != b->max_clients)
                 return "clients.max";
+        if (a->max_clients_per_uid != b->max_clients_per_uid)
+                return "clients.max_per_uid";
         if (a->client_queue_bytes != b->client_queue_bytes)
                 return "clients.queue_kib";
         if (!strv_equal(a->cgroups, b->cgroups))

@@ -11,12 +11,16 @@
 #include "request.h"
 #include "server.h"
 #include "evmon/cleanup.h"
+#include "evmon/error.h"
 #include "evmon/log.h"
 
 /* How long accepting pauses when we are out of fds or memory. */
 #define ACCEPT_PAUSE_USEC 1000000u
 /* The longest error message a client gets. */
 #define SERVER_ERROR_MAX 511
+/* A client paused because it does not read its replies is dropped after
+ * this long with nothing written to it. */
+#define CLIENT_STUCK_USEC (10 * 1000000u)
 
 struct server {
         sd_event *event;
@@ -136,6 +140,22 @@ static int server_answer(struct client *c, int (*answer)(void *userdata, struct 
         return server_reply(c, &line);
 }
 
+/* A request for root and socket.admin_group only, from someone else: an
+ * error line, and the connection goes on. */
+static int server_refuse(struct server *s, struct client *c, const char *what) {
+        char msg[SERVER_ERROR_MAX + 1];
+
+        log_notice("Refused %s to client %" PRIu64 " (pid %d, uid %u): not root, not in socket.admin_group",
+                   what, c->id, (int) c->cred.pid, (unsigned) c->cred.uid);
+        if (s->opts.admin_group)
+                snprintf(msg, sizeof(msg), "%s: permission denied: only root and members of socket.admin_group "
+                         "(\"%s\") may %s evmond", what, s->opts.admin_group, what);
+        else
+                snprintf(msg, sizeof(msg), "%s: permission denied: only root may %s evmond (socket.admin_group "
+                         "in the config names a group that may too)", what, what);
+        return server_reply_error(c, msg);
+}
+
 static int on_client_line(struct client *c, const char *line, size_t len, void *userdata) {
         struct server *s = userdata;
         _cleanup_(request_done) struct request req = {};
@@ -153,6 +173,8 @@ static int on_client_line(struct client *c, const char *line, size_t len, void *
         case REQUEST_STATUS:
                 return server_answer(c, s->ops->status, s->userdata);
         case REQUEST_RELOAD:
+                if (!c->admin)
+                        return server_refuse(s, c, "reload");
                 return server_answer(c, s->ops->reload, s->userdata);
         default:
                 return -EINVAL;
@@ -257,6 +279,22 @@ void server_events_changed(struct server *s) {
                 subscription_resolve(&c->sub, names, n);
 }
 
+void server_sweep(struct server *s) {
+        struct timespec ts;
+        uint64_t now;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        now = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+        for (struct client *c = s->clients; c; c = c->next)
+                if (!c->dead && client_stuck_usec(c, now) >= CLIENT_STUCK_USEC) {
+                        log_warning("Dropped client %" PRIu64 " (pid %d, uid %u): it sends requests but has not read "
+                                    "its replies for %u s (%zu bytes queued, clients.queue_kib)",
+                                    c->id, (int) c->cred.pid, (unsigned) c->cred.uid, CLIENT_STUCK_USEC / 1000000u,
+                                    c->queue.queued);
+                        client_fail(c);
+                }
+}
+
 size_t server_n_clients(const struct server *s) {
         return s->n_clients;
 }
@@ -295,6 +333,64 @@ static int on_accept_resume(sd_event_source *es, uint64_t usec, void *userdata) 
         return sd_event_source_set_enabled(s->listen_io, SD_EVENT_ON);
 }
 
+static bool peer_is_admin(const struct server *s, int fd, const struct ucred *cred) {
+        gid_t groups[256];
+        socklen_t len = sizeof(groups);
+
+        if (cred->uid == 0)
+                return true;
+        if (s->opts.admin_gid == (gid_t) -1)
+                return false;
+        if (cred->gid == s->opts.admin_gid)
+                return true;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+                return false;
+        for (size_t i = 0; i < len / sizeof(gid_t); i++)
+                if (groups[i] == s->opts.admin_gid)
+                        return true;
+        return false;
+}
+
+/* Why the peer CRED may not connect now, or NULL. clients.max holds for
+ * everyone; the last eighth of it is kept for root and admins, and one
+ * uid may hold clients.max_per_uid, so no user can lock the others out. */
+static const char *server_refusal(const struct server *s, const struct ucred *cred, bool admin) {
+        unsigned max = s->opts.max_clients, kept = max >= 8 ? max / 8 : max > 1;
+        size_t same = 0;
+
+        if (s->n_clients >= max)
+                return "too many clients (clients.max in the config)";
+        if (admin)
+                return NULL;
+        if (s->n_clients >= max - kept)
+                return "too many clients (clients.max in the config; the last places are kept for root and socket.admin_group)";
+        for (const struct client *c = s->clients; c; c = c->next)
+                same += c->cred.uid == cred->uid;
+        if (same >= s->opts.max_per_uid)
+                return "too many clients of this uid (clients.max_per_uid in the config)";
+        return NULL;
+}
+
+/* 1 for an admin, 0 for another client, -EPERM after telling it why not. */
+static int server_admit(struct server *s, int fd) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        struct ucred cred = {};
+        socklen_t len = sizeof(cred);
+        const char *why;
+        bool admin;
+
+        (void) getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+        admin = peer_is_admin(s, fd, &cred);
+        why = server_refusal(s, &cred, admin);
+        if (!why)
+                return admin;
+        if (encode_error(&line, why) >= 0)
+                (void) !write(fd, line.data, line.len);
+        log_warning("Refused a client (pid %d, uid %u): already %zu clients: %s",
+                    (int) cred.pid, (unsigned) cred.uid, s->n_clients, why);
+        return -EPERM;
+}
+
 /* One connection per dispatch: the listening socket stays readable while
  * more wait, and between two accepts the loop handles the hangups of
  * clients that left (they come first, see server_new()), so a place they
@@ -303,7 +399,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         struct server *s = userdata;
         _cleanup_(closep) int cfd = -1;
         struct client *c;
-        int r;
+        int admin, r;
 
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
@@ -320,20 +416,16 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 /* EAGAIN, or a connection aborted before we took it. */
                 return 0;
         }
-        if (s->n_clients >= s->opts.max_clients) {
-                _cleanup_(jbuf_donep) struct jbuf line = {};
-
-                if (encode_error(&line, "too many clients (clients.max in the config)") >= 0)
-                        (void) !write(cfd, line.data, line.len);
-                log_warning("Refused a client: already %zu clients (clients.max)", s->n_clients);
+        admin = server_admit(s, cfd);
+        if (admin < 0)
                 return 0;
-        }
         r = client_new(s->event, cfd, ++s->next_id, &s->store, s->opts.queue_bytes, &client_handler, s, &c);
         if (r < 0) {
                 log_warning_errno(r, "Failed to set up a client: %m");
                 return 0;
         }
         TAKE_FD(cfd);
+        c->admin = admin > 0;
         r = server_send_hello(s, c);
         if (r < 0) {
                 log_warning_errno(r, "Failed to set up a client: %m");
@@ -352,7 +444,46 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         return 0;
 }
 
-static int server_listen(struct server *s) {
+int server_check_path(const char *path, char **ret_error) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(closep) int fd = -1;
+        struct stat st;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISSOCK(st.st_mode))
+                return error_set(ret_error, -EEXIST, "%s exists and is not a socket (%s): evmond will not remove it; "
+                                 "move it away, or give evmond another socket.path or --socket", path,
+                                 S_ISREG(st.st_mode) ? "a regular file" : S_ISDIR(st.st_mode) ? "a directory" :
+                                 S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
+        if (st.st_uid != geteuid())
+                return error_set(ret_error, -EEXIST, "%s is a socket of uid %u, not evmond's: evmond will not remove it; "
+                                 "remove it, or give evmond another socket.path or --socket", path, (unsigned) st.st_uid);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) == 0)
+                return error_set(ret_error, -EADDRINUSE, "another evmond is serving on %s: stop it, or give this one "
+                                 "another --socket", path);
+        return 1;
+}
+
+/* A stale socket of ours goes; anything else stays (server_check_path()). */
+static int server_clear_path(struct server *s, char **ret_error) {
+        int r = server_check_path(s->opts.path, ret_error);
+
+        if (r <= 0)
+                return r;
+        if (unlink(s->opts.path) < 0 && errno != ENOENT)
+                return -errno;
+        log_info("Removed the stale socket %s of an evmond that did not stop cleanly", s->opts.path);
+        return 0;
+}
+
+static int server_listen(struct server *s, char **ret_error) {
         _cleanup_(closep) int fd = -1;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_(freep) char *dir = NULL;
@@ -376,15 +507,12 @@ static int server_listen(struct server *s) {
                         return -errno;
         }
 
+        r = server_clear_path(s, ret_error);
+        if (r < 0)
+                return r;
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-
-        /* A socket file left by a daemon that died: replace it, but never a
-         * socket some live daemon still answers on. */
-        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
-                return -EADDRINUSE;
-        (void) unlink(s->opts.path);
 
         /* Bind under a umask that leaves nobody else access, then set owner
          * and mode before listen(): no moment where others may connect. */
@@ -407,7 +535,7 @@ static int server_listen(struct server *s) {
 }
 
 int server_new(sd_event *e, const struct server_opts *opts, const struct server_ops *ops, void *userdata,
-               struct server **ret) {
+               struct server **ret, char **ret_error) {
         _cleanup_(server_freep) struct server *s = NULL;
         int r;
 
@@ -428,7 +556,7 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
                 if (fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK) < 0)
                         return -errno;
         } else {
-                r = server_listen(s);
+                r = server_listen(s, ret_error);
                 if (r < 0)
                         return r;
         }

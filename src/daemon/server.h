@@ -34,13 +34,24 @@ struct server_opts {
         mode_t mode;
         gid_t gid;              /* (gid_t) -1: keep ours */
         unsigned max_clients;
+        unsigned max_per_uid;   /* clients of one uid, root and admins aside */
+        gid_t admin_gid;        /* socket.admin_group: may reload, as root may; (gid_t) -1: none */
+        const char *admin_group;   /* its name, for messages */
         const char *cgroup_mount;  /* for subscriptions by cgroup, or NULL */
         size_t queue_bytes;     /* per-client limit before lines are dropped */
         int listen_fd;          /* >= 0: an inherited (socket-activated) listener */
 };
 
+/* On failure *ret_error (when not NULL) may say why in words: the socket
+ * path is taken by something evmond must not remove. */
 int server_new(sd_event *e, const struct server_opts *opts, const struct server_ops *ops, void *userdata,
-               struct server **ret);
+               struct server **ret, char **ret_error);
+/* What is at socket PATH: 0 nothing, 1 a stale socket of ours (evmond
+ * may remove it), or an error with *ret_error naming it: -EEXIST for
+ * anything else (a regular file, another user's socket), -EADDRINUSE when
+ * an evmond answers there. evmond never removes anything but the stale
+ * socket (issue 17). */
+int server_check_path(const char *path, char **ret_error);
 /* Closes every client and the listener; removes the socket file we made. */
 struct server *server_free(struct server *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct server *, server_free);
@@ -63,6 +74,10 @@ void server_flush(struct server *s);
 
 /* The event list changed (reload): subscriptions are re-resolved by name. */
 void server_events_changed(struct server *s);
+
+/* Housekeeping, once a second: drops the clients that stopped reading
+ * their replies (their input paused, nothing written) for too long. */
+void server_sweep(struct server *s);
 
 size_t server_n_clients(const struct server *s);
 uint64_t server_dropped_total(const struct server *s);

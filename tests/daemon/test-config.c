@@ -343,9 +343,9 @@ static void test_root(void **state) {
 static void test_unknown_keys(void **state) {
         BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
-            ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group)");
+            ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group)");
         BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
-        BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, queue_kib)");
+        BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, max_per_uid, queue_kib)");
         BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids)");
         BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"},\n    {\"tracepoint\": \"a:c\",\n     \"filtre\": \"x\"}\n  ]\n}",
             ":5: events[1].filtre: ", "unknown key \"filtre\" (known here: tracepoint, kprobe, kretprobe, uprobe, uretprobe, name, fetch, filter)");

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Issue 17's holes in the socket, each tried as it was found:
+ * - a client that sends {"type":"status"} lines and never reads stops
+ *   being read, then is dropped with the reason logged, and evmond's
+ *   memory stays bounded meanwhile (it grew by ~1 GB in 15 s);
+ * - reload is for root and socket.admin_group only (SO_PEERCRED); anyone
+ *   else gets an error and keeps a working connection;
+ * - one uid cannot take every connection (64 held by one user locked out
+ *   everyone, root included): clients.max_per_uid, and places kept for
+ *   root and admins;
+ * - evmond removes nothing at its socket path but a stale socket of its
+ *   own: a regular file, another user's socket or a live evmond there
+ *   make it refuse, naming the path. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+
+#define GETPGID "syscalls:sys_enter_getpgid"
+#define NOBODY 65534
+
+static struct itest_daemon daemon_ = { .pid = -1 };
+static char group[64];
+static gid_t gid;
+
+static int group_setup(void **state) {
+        const char *argv[] = { "groupadd", "--system", group, NULL };
+        struct group *g;
+
+        snprintf(group, sizeof(group), "evmonadm%d", (int) getpid());
+        if (itest_run(argv, 20000, NULL) != 0) {
+                group[0] = 0;
+                return -1;
+        }
+        g = getgrnam(group);
+        if (!g)
+                return -1;
+        gid = g->gr_gid;
+        return 0;
+}
+
+static int group_teardown(void **state) {
+        itest_daemon_cleanup(&daemon_);
+        if (group[0]) {
+                const char *argv[] = { "groupdel", group, NULL };
+                (void) itest_run(argv, 20000, NULL);
+        }
+        return 0;
+}
+
+static int teardown(void **state) {
+        itest_daemon_cleanup(&daemon_);
+        return 0;
+}
+
+static void start_daemon(const char *clients) {
+        struct itest_daemon_opts opts = { .log_to_file = true };
+        char config[1024];
+
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"socket\": {\"mode\": \"0666\", \"admin_group\": \"%s\"},\n"
+                 "  \"clients\": %s,\n"
+                 "  \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 1\"}]\n"
+                 "}\n", group, clients);
+        assert_int_equal(itest_daemon_start_opts(&daemon_, config, &opts), 0);
+        assert_int_equal(chmod(daemon_.dir, 0755), 0);
+}
+
+static char *read_file(const char *path) {
+        char *text = NULL;
+        size_t n = 0;
+        FILE *f = fopen(path, "re");
+
+        assert_non_null(f);
+        assert_true(getdelim(&text, &n, 0, f) >= 0);
+        fclose(f);
+        return text;
+}
+
+static long rss_kib(pid_t pid) {
+        char path[64], *text, *p;
+        long kib;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        text = read_file(path);
+        p = strstr(text, "VmRSS:");
+        assert_non_null(p);
+        kib = strtol(p + 6, NULL, 10);
+        free(text);
+        return kib;
+}
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* ---- replies count against the client's queue ----------------------- */
+
+static void test_status_flood(void **state) {
+        static const char req[] = "{\"type\":\"status\"}\n";
+        struct itest_client *flood = calloc(1, sizeof(*flood)), *other = calloc(1, sizeof(*other));
+        long rss0, rss_max = 0;
+        uint64_t start, sent = 0;
+        bool dropped = false;
+        json_object *o;
+        char *log;
+
+        start_daemon("{\"queue_kib\": 64}");
+        assert_int_equal(itest_client_connect(other, daemon_.socket), 0);
+        json_object_put(itest_client_expect(other, "hello", 5000));
+        assert_int_equal(itest_client_connect(flood, daemon_.socket), 0);
+        assert_int_equal(fcntl(flood->fd, F_SETFL, O_NONBLOCK), 0);
+        rss0 = rss_kib(daemon_.pid);
+        start = now_ms();
+        /* Ask, never read, until evmond hangs up (at most 40 s). */
+        while (!dropped && now_ms() - start < 40000) {
+                ssize_t n = send(flood->fd, req, sizeof(req) - 1, MSG_NOSIGNAL);
+
+                if (n == (ssize_t) sizeof(req) - 1) {
+                        sent++;
+                        continue;
+                }
+                if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+                        dropped = true;
+                        break;
+                }
+                assert_true(n < 0 && errno == EAGAIN);
+                /* evmond stopped reading: our socket is full. */
+                poll(&(struct pollfd) { .fd = flood->fd, .events = POLLOUT }, 1, 200);
+                if (rss_kib(daemon_.pid) > rss_max)
+                        rss_max = rss_kib(daemon_.pid);
+        }
+        fprintf(stderr, "status flood: %" PRIu64 " requests sent, dropped after %.1f s; evmond RSS %ld KiB -> at most %ld KiB\n",
+                sent, (now_ms() - start) / 1000.0, rss0, rss_max);
+        assert_true(dropped);
+        /* 64 KiB of queue and a socket's worth of requests, not gigabytes. */
+        assert_true(rss_max < rss0 + 16 * 1024);
+        log = read_file(daemon_.log);
+        if (!strstr(log, "has not read its replies"))
+                fail_msg("the log lacks the reason:\n%s", log);
+        free(log);
+
+        /* Nobody else noticed. */
+        assert_int_equal(itest_client_send(other, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(other, "status", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        itest_client_close(flood);
+        itest_client_close(other);
+        free(flood);
+        free(other);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+/* ---- reload is for admins ------------------------------------------- */
+
+/* In a child as uid/gid 65534 with GROUPS: sends reload, then status, on
+ * one connection. Exit 0: reload refused with an error, status answered;
+ * 1: reload done; others: trouble. */
+static int reload_as(const gid_t *groups, size_t n) {
+        int status;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct itest_client *c = calloc(1, sizeof(*c));
+                json_object *o;
+                int r;
+
+                if (!c || setgroups(n, groups) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(100);
+                if (itest_client_connect(c, daemon_.socket) < 0)
+                        _exit(101);
+                json_object_put(itest_client_expect(c, "hello", 5000));
+                if (itest_client_send(c, "{\"type\":\"reload\"}\n") < 0)
+                        _exit(102);
+                /* A reload tells every client the new config first. */
+                while ((o = itest_client_next(c, 10000)) && strcmp(itest_str(o, "type"), "config") == 0)
+                        json_object_put(o);
+                if (!o)
+                        _exit(103);
+                if (strcmp(itest_str(o, "type"), "reload") == 0)
+                        _exit(1);
+                if (strcmp(itest_str(o, "type"), "error") != 0 || !strstr(itest_str(o, "error"), "permission denied") ||
+                    !strstr(itest_str(o, "error"), "socket.admin_group")) {
+                        fprintf(stderr, "reload as uid %d: %s\n", NOBODY, json_object_to_json_string(o));
+                        _exit(104);
+                }
+                json_object_put(o);
+                if (itest_client_send(c, "{\"type\":\"status\"}\n") < 0)
+                        _exit(105);
+                o = itest_client_expect(c, "status", 5000);
+                r = o ? 0 : 106;
+                json_object_put(o);
+                _exit(r);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+static void test_reload_admin_only(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        gid_t none[] = { NOBODY };
+        json_object *o;
+        char *log;
+
+        start_daemon("{\"max\": 8}");
+        assert_int_equal(reload_as(none, 1), 0);
+        assert_int_equal(reload_as(&gid, 1), 1);
+        /* Root may. */
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(itest_client_send(c, "{\"type\":\"reload\"}\n"), 0);
+        o = itest_client_expect(c, "reload", 10000);
+        assert_non_null(o);
+        json_object_put(o);
+        log = read_file(daemon_.log);
+        if (!strstr(log, "Refused reload to client") || !strstr(log, "uid 65534"))
+                fail_msg("the log lacks the refusal:\n%s", log);
+        free(log);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+/* ---- connections per uid -------------------------------------------- */
+
+/* A child as UID holding N connections; writes, per connection, 'h' for a
+ * hello or 'e' for an error line mentioning WANT to FD, then waits for
+ * SIGTERM. */
+static pid_t hold_as(uid_t uid, int n, int fd) {
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct itest_client *c = calloc((size_t) n, sizeof(*c));
+
+                if (!c || setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(100);
+                for (int i = 0; i < n; i++) {
+                        json_object *o;
+                        char k = '?';
+
+                        if (itest_client_connect(&c[i], daemon_.socket) == 0 && (o = itest_client_next(&c[i], 5000))) {
+                                if (strcmp(itest_str(o, "type"), "hello") == 0)
+                                        k = 'h';
+                                else if (strcmp(itest_str(o, "type"), "error") == 0)
+                                        k = strstr(itest_str(o, "error"), "max_per_uid") ? 'u' :
+                                            strstr(itest_str(o, "error"), "kept for root") ? 'k' : 'e';
+                                json_object_put(o);
+                        }
+                        (void) !write(fd, &k, 1);
+                }
+                pause();
+                _exit(0);
+        }
+        return pid;
+}
+
+static void expect_holds(int fd, const char *want) {
+        char got[64] = "";
+        size_t n = strlen(want), have = 0;
+
+        while (have < n) {
+                ssize_t k = read(fd, got + have, n - have);
+                assert_true(k > 0);
+                have += (size_t) k;
+        }
+        assert_string_equal(got, want);
+}
+
+static void test_per_uid(void **state) {
+        struct itest_client *root = calloc(2, sizeof(*root));
+        pid_t a, b, c;
+        json_object *o;
+        int p[2];
+
+        /* 8 places: one uid holds 4 at the most, and the last (8 / 8) is
+         * root's and the admins'. */
+        start_daemon("{\"max\": 8, \"max_per_uid\": 4}");
+        assert_int_equal(pipe(p), 0);
+        a = hold_as(NOBODY, 5, p[1]);
+        expect_holds(p[0], "hhhhu");
+        b = hold_as(NOBODY - 1, 4, p[1]);
+        expect_holds(p[0], "hhhk");
+        c = hold_as(NOBODY - 2, 1, p[1]);
+        expect_holds(p[0], "k");
+        /* 7 taken: root still gets in, then clients.max holds for root too. */
+        assert_int_equal(itest_client_connect(&root[0], daemon_.socket), 0);
+        o = itest_client_next(&root[0], 5000);
+        assert_non_null(o);
+        assert_string_equal(itest_str(o, "type"), "hello");
+        json_object_put(o);
+        assert_int_equal(itest_client_connect(&root[1], daemon_.socket), 0);
+        o = itest_client_next(&root[1], 5000);
+        assert_non_null(o);
+        assert_string_equal(itest_str(o, "type"), "error");
+        assert_non_null(strstr(itest_str(o, "error"), "clients.max"));
+        json_object_put(o);
+        for (pid_t *k = (pid_t[]) { a, b, c, 0 }; *k; k++) {
+                int status;
+
+                kill(*k, SIGTERM);
+                assert_int_equal(waitpid(*k, &status, 0), *k);
+        }
+        close(p[0]);
+        close(p[1]);
+        itest_client_close(&root[0]);
+        itest_client_close(&root[1]);
+        free(root);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+/* ---- what is at the socket path ------------------------------------- */
+
+static int run_evmond(const char *dir, const char *sock, char **ret) {
+        char evmond[512], config[600];
+        FILE *f;
+
+        snprintf(config, sizeof(config), "%s/evmond.json", dir);
+        f = fopen(config, "we");
+        assert_non_null(f);
+        fputs("{\"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 1\"}]}\n", f);
+        fclose(f);
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        const char *argv[] = { evmond, "--config", config, "--socket", sock, NULL };
+        return itest_run(argv, 20000, ret);
+}
+
+static void make_socket(const char *path, uid_t owner) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        assert_true(fd >= 0);
+        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        close(fd);      /* nothing listens: stale */
+        assert_int_equal(chown(path, owner, (gid_t) -1), 0);
+}
+
+static void test_socket_path(void **state) {
+        char dir[] = "/tmp/evmon-itest-path-XXXXXX", sock[128], *out = NULL, *text;
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct stat st;
+        FILE *f;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(sock, sizeof(sock), "%s/evmond.sock", dir);
+
+        /* A regular file: left as it was. */
+        f = fopen(sock, "we");
+        assert_non_null(f);
+        fputs("precious\n", f);
+        fclose(f);
+        assert_int_not_equal(run_evmond(dir, sock, &out), 0);
+        fprintf(stderr, "%s", out);
+        assert_non_null(strstr(out, sock));
+        assert_non_null(strstr(out, "is not a socket (a regular file)"));
+        free(out);
+        text = read_file(sock);
+        assert_string_equal(text, "precious\n");
+        free(text);
+        assert_int_equal(unlink(sock), 0);
+
+        /* Another user's socket: left too. */
+        make_socket(sock, NOBODY);
+        assert_int_not_equal(run_evmond(dir, sock, &out), 0);
+        fprintf(stderr, "%s", out);
+        assert_non_null(strstr(out, "is a socket of uid 65534"));
+        free(out);
+        assert_int_equal(lstat(sock, &st), 0);
+        assert_true(S_ISSOCK(st.st_mode) && st.st_uid == NOBODY);
+        assert_int_equal(unlink(sock), 0);
+
+        /* A stale socket of ours goes, and a live evmond is left alone. */
+        make_socket(sock, geteuid());
+        start_daemon("{\"max\": 8}");
+        assert_int_not_equal(run_evmond(daemon_.dir, daemon_.socket, &out), 0);
+        fprintf(stderr, "%s", out);
+        assert_non_null(strstr(out, "another evmond"));
+        assert_non_null(strstr(out, daemon_.socket));
+        free(out);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        itest_client_close(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        free(c);
+        (void) unlink(sock);
+        (void) rmdir(dir);
+}
+
+int main(void) {
+        static const char *const need[] = { "syscalls/sys_enter_getpgid", NULL };
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_teardown(test_status_flood, teardown),
+                cmocka_unit_test_teardown(test_reload_admin_only, teardown),
+                cmocka_unit_test_teardown(test_per_uid, teardown),
+                cmocka_unit_test_teardown(test_socket_path, teardown),
+        };
+
+        itest_require(need);
+        return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
