@@ -35,6 +35,22 @@ struct encode_ids {
  * writes nothing. */
 size_t encode_sample_max(const struct perf_sample *s, uint64_t show, const struct encode_ids *ids);
 
+/* A callchain frame's name (src/context/ resolves them): SYM+OFF in
+ * MODULE; SYM NULL when only the module is known, both NULL when nothing
+ * is. */
+struct encode_frame {
+        const char *sym;
+        uint64_t off;
+        const char *module;
+};
+
+/* The same with FRAMES (s->callchain.nr entries, or NULL): each callchain
+ * segment then carries "syms", parallel to its "ips". */
+size_t encode_sample_max_frames(const struct perf_sample *s, uint64_t show, const struct encode_ids *ids,
+                                const struct encode_frame *frames);
+char *encode_sample_put_frames(char *p, const struct perf_sample *s, uint64_t show, const struct encode_ids *ids,
+                               const struct encode_frame *frames);
+
 /* Writes ,"sample":{...} at P (which must have encode_sample_max() bytes)
  * and returns the new end; writes nothing when no field is selected. IDS
  * may be NULL. Decoded as perf script decodes them; see doc/protocol.md. */

@@ -74,6 +74,27 @@ uint64_t encoder_sample_show(const struct encoder *e);
  * fields only, no print_unknown. 0 or -ENOMEM (B unchanged then). */
 int encode_schema(struct jbuf *b, const char *event, const struct format *fmt, uint64_t sample_fields);
 
+/* Who and where (src/context/ knows; the daemon hands it over): each
+ * member NULL or negative when not known, and then left out. */
+struct encode_context {
+        const char *comm;               /* with exe, ppid, uid: "proc":{…} */
+        const char *exe;
+        int64_t ppid, uid;
+        const char *cgroup;             /* "cgroup":"/…" */
+        const char *container;          /* "container":"…" */
+        const char *pod;                /* "pod":"…", the Kubernetes pod uid */
+};
+
+struct encode_frame;
+
+/* encode_event() with, when not NULL, CTX's keys after "tid"
+ * (,"proc":{"comm":…,"exe":…,"ppid":N,"uid":N},"cgroup":…,"container":…,
+ * "pod":…) and FRAMES (s->callchain.nr entries) naming the callchain's
+ * addresses ("syms" beside each segment's "ips"). */
+int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                     int64_t realtime_offset_ns, const struct encode_context *ctx,
+                     const struct encode_frame *frames);
+
 /* {"type":"lost","cpu":N,"count":N}\n */
 int encode_lost(struct jbuf *b, int cpu, uint64_t count);
 /* {"type":"dropped","count":N}\n */
@@ -119,6 +140,14 @@ struct encode_status_client {
         uint64_t queued_bytes, lines, dropped;
 };
 
+struct encode_status_context {
+        uint64_t procs, retired, cgroups, strings, string_bytes;
+        uint64_t hits, misses, full;
+        uint64_t bound_bytes;
+        bool symbols;                   /* the symbol caches below are in use */
+        uint64_t sym_modules, sym_procs, sym_named, sym_unnamed;
+};
+
 struct encode_status {
         const char *config;             /* the config file's path */
         const char *probe_group;
@@ -133,6 +162,8 @@ struct encode_status {
         uint64_t doorbell_rings, ticks, swept;
         const struct encode_status_client *clients;
         size_t n_clients;
+        /* "context": the process table (NULL: context is off) */
+        const struct encode_status_context *context;
 };
 
 /* {"type":"status","config":…,"probe_group":…,"uptime_s":…,"events":[…],

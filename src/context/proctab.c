@@ -562,6 +562,9 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
         if (!e || !filename || len == 0)
                 return;
         len = strnlen(filename, len);
+        /* The same exec told twice (a served exec event and ours). */
+        if (e->exe && e->exe->len == len && memcmp(e->exe->s, filename, len) == 0)
+                return;
         proc_fd = open_proc(c);
         if (proc_fd >= 0) {
                 snprintf(name, sizeof(name), "%d", (int) pid);

@@ -135,7 +135,9 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
         fd = open(buf, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || fstat(fd, &st) < 0 || st.st_ino != ino || (dev && st.st_dev != dev)) {
+        /* The inode alone: overlay file systems show another device in
+         * the maps than stat() does. */
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_ino != ino) {
                 if (fd >= 0)
                         close(fd);
                 m->failed = true;

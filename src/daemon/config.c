@@ -745,6 +745,14 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
                             err.reason);
         }
         e->count = spec.count;
+        r = get_bool(ps, o, path, "symbols", &e->symbols);
+        if (r < 0)
+                return r;
+        if (e->symbols && !(e->attr.sample_type & PERF_SAMPLE_CALLCHAIN)) {
+                snprintf(child, sizeof(child), "%s.symbols", path);
+                return fail(ps, child, "names callchain frames, and this event samples none: add \"callchain\" to "
+                            "\"sample\" (or a \"callchain\" object)");
+        }
         return 0;
 }
 
@@ -756,7 +764,8 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
                                                  "read", "callchain", "regs_user", "regs_intr", "stack_user",
                                                  "branch", "precise_ip", "exclude", "inherit", "inherit_thread",
                                                  "pinned", "exclusive", "enable_on_exec", "remove_on_exec",
-                                                 "records", "config1", "config2", "config3", "group", NULL };
+                                                 "records", "config1", "config2", "config3", "group", "symbols",
+                                                 NULL };
         char path[64], child[96];
         json_object *v, *kind_val = NULL;
         int kind = -1, r;
@@ -909,7 +918,8 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
 }
 
 static int parse_root(struct parser *ps, struct config *c, json_object *root) {
-        static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", "counters", NULL };
+        static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", "counters",
+                                            "context", NULL };
         json_object *o;
         size_t n;
         int r;
@@ -943,6 +953,9 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
                         return r;
                 c->counter_interval_ms = (unsigned) ms;
         }
+        r = get_bool(ps, root, "", "context", &c->context);
+        if (r < 0)
+                return r;
         r = get_typed(ps, root, "", "clock", json_type_string, &o);
         if (r < 0)
                 return r;
@@ -1041,6 +1054,7 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         c->idle_flush_ms = CONFIG_DEFAULT_IDLE_FLUSH_MS;
         c->busy_flush_ms = CONFIG_DEFAULT_BUSY_FLUSH_MS;
         c->doorbell = true;
+        c->context = true;
         c->counter_interval_ms = CONFIG_DEFAULT_COUNTER_INTERVAL_MS;
         c->clockid = CLOCK_MONOTONIC;
         c->max_clients = 64;

@@ -60,6 +60,7 @@ struct event_config {
         struct perf_event_attr attr;
         bool count;             /* "count": true: read every counters.interval_ms, no samples */
         char *group;            /* "group": entries sharing it form one perf group, or NULL */
+        bool symbols;           /* "symbols": true: name the callchain's frames */
 };
 
 struct config {
@@ -85,6 +86,7 @@ struct config {
         struct event_config *events;
         size_t n_events;
         unsigned counter_interval_ms;   /* counters.interval_ms */
+        bool context;           /* "context": process and container keys on event lines (default true) */
 };
 
 const char *event_kind_to_string(enum event_kind k);

@@ -42,17 +42,26 @@ static void daemon_update_offset(struct daemon *d) {
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
-        const struct line_meta meta = {
+        struct line_meta meta = {
                 .idx = ev->index,
                 .pid = (pid_t) s->pid,
                 .cgroup = s->cgroup,
         };
+        struct encode_context ec;
+        const struct encode_frame *frames = NULL;
+        bool has_ctx;
 
+        if (daemon_context_sample(d, event, s))
+                return;
         ev->count++;
+        if (server_n_clients(d->server) == 0)
+                return;
+        has_ctx = daemon_context_annotate(d, ev, s, &meta, &ec);
         if (server_match(d->server, &meta) == 0)
                 return;
+        frames = daemon_context_frames(d, ev, s);
         d->line.len = 0;
-        if (encode_event(&d->line, ev->encoder, s, d->realtime_offset) < 0) {
+        if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) < 0) {
                 ev->bad++;
                 return;
         }
@@ -71,6 +80,8 @@ static void on_lost(int cpu, uint64_t count, void *ctx) {
 
 static void on_record(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
                       void *ctx) {
+        if (daemon_context_record(ctx, event, r))
+                return;
         record_emit(ctx, event, h, r);
 }
 
@@ -329,6 +340,11 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
                         return -ENOMEM;
                 return r;
         }
+        if (d->config->context && !d->check_only) {
+                r = daemon_context_open(d, ret_error);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < d->n_events; i++) {
                 r = daemon_event_open(d, d->events[i], ret_error);
                 if (r < 0)
@@ -441,6 +457,10 @@ static int daemon_go(struct daemon *d) {
         char status[256];
         int r;
 
+        /* The process table first: the events' first lines find it seeded. */
+        r = daemon_context_enable(d);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < d->n_events; i++) {
                 r = monitor_enable(d->monitor, d->events[i]->handle);
                 if (r < 0)
@@ -506,6 +526,7 @@ void daemon_done(struct daemon *d) {
         d->server = server_free(d->server);
         /* Every perf fd first: a probe with an open fd cannot be removed. */
         d->monitor = monitor_free(d->monitor);
+        daemon_context_done(d);
         daemon_events_done(d);
         if (d->probe_record && !d->check_only)
                 (void) probe_record_cleanup(d->tracefs, d->probe_record, NULL);

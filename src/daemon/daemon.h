@@ -11,6 +11,7 @@
  * the events' and probes' lifecycle, targets.c the cgroups and pids,
  * reload.c the config applied again. */
 
+#include "annotate.h"
 #include "config.h"
 #include "events.h"
 #include "evmon/encode.h"
@@ -54,6 +55,7 @@ struct daemon {
         size_t n_cgroup_fds;
         pid_t *pids;                  /* targets.pids that were running at start */
         size_t n_pids;
+        struct daemon_context ctx;    /* process and container context (annotate.c) */
 };
 
 /* Loads the config and builds every event's decoder without opening a perf

@@ -55,6 +55,8 @@ static const char *config_restart_key(const struct config *a, const struct confi
                 return "clients.queue_kib";
         if (!strv_equal(a->cgroups, b->cgroups))
                 return "targets.cgroups";
+        if (a->context != b->context)
+                return "context";
         if (a->n_pids != b->n_pids || (a->n_pids && memcmp(a->pids, b->pids, a->n_pids * sizeof(pid_t)) != 0))
                 return "targets.pids";
         return NULL;

@@ -39,6 +39,7 @@ static int ops_status(void *userdata, struct jbuf *line) {
         _cleanup_(freep) struct encode_status_event *events = NULL;
         _cleanup_(freep) struct encode_status_cpu *cpus = NULL;
         _cleanup_(freep) struct encode_status_client *clients = NULL;
+        struct encode_status_context ctx;
         struct encode_status st = {
                 .config = d->config->path,
                 .probe_group = d->probe_group,
@@ -73,6 +74,27 @@ static int ops_status(void *userdata, struct jbuf *line) {
                         .lost = monitor_ring_lost(d->monitor, i),
                         .malformed = monitor_ring_bad(d->monitor, i),
                 };
+        if (d->ctx.table) {
+                struct ctx_stats cs;
+
+                context_stats(d->ctx.table, &cs);
+                ctx = (struct encode_status_context) {
+                        .procs = cs.procs, .retired = cs.retired, .cgroups = cs.cgroups,
+                        .strings = cs.strings, .string_bytes = cs.string_bytes,
+                        .hits = cs.hits, .misses = cs.misses, .full = cs.full, .bound_bytes = cs.bound_bytes,
+                };
+                if (d->ctx.symbols) {
+                        struct ctx_symbols_stats ss;
+
+                        ctx_symbols_stats(d->ctx.symbols, &ss);
+                        ctx.symbols = true;
+                        ctx.sym_modules = ss.modules;
+                        ctx.sym_procs = ss.procs;
+                        ctx.sym_named = ss.named;
+                        ctx.sym_unnamed = ss.unnamed;
+                }
+                st.context = &ctx;
+        }
         r = server_clients_status(d->server, &clients, &st.n_clients);
         if (r < 0)
                 return r;

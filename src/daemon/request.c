@@ -39,7 +39,9 @@ static int parse_strings(json_object *v, const char *key, const char *what, char
 
         if (!json_object_is_type(v, json_type_array))
                 return request_error(ret_error, "subscribe: \"%s\" must be an array of %s", key,
-                                     strcmp(key, "events") == 0 ? "event names" : "cgroup paths");
+                                     strcmp(key, "events") == 0   ? "event names"
+                                     : strcmp(key, "cgroups") == 0 ? "cgroup paths"
+                                                                   : what);
         n = json_object_array_length(v);
         l = calloc(n + 1, sizeof(char *));
         if (!l)
@@ -93,9 +95,25 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
 
         json_object_object_foreach(msg, key, val) {
                 (void) val;
-                if (!strcmp(key, "type") || !strcmp(key, "events") || !strcmp(key, "pids") || !strcmp(key, "cgroups"))
+                if (!strcmp(key, "type") || !strcmp(key, "events") || !strcmp(key, "pids") || !strcmp(key, "cgroups") ||
+                    !strcmp(key, "comms") || !strcmp(key, "containers"))
                         continue;
-                return request_error(ret_error, "subscribe: unknown key \"%s\" (known: events, pids, cgroups)", key);
+                return request_error(ret_error,
+                                     "subscribe: unknown key \"%s\" (known: events, pids, cgroups, comms, containers)", key);
+        }
+        if ((v = get_set(msg, "comms"))) {
+                r = parse_strings(v, "comms", "a comm pattern such as \"nginx*\" (fnmatch)", &req->comms, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = get_set(msg, "containers"))) {
+                r = parse_strings(v, "containers", "a container id, or its first digits", &req->containers,
+                                  ret_error);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; req->containers[i]; i++)
+                        if (!req->containers[i][0])
+                                return request_error(ret_error, "subscribe: containers[%zu] is empty", i);
         }
         if ((v = get_set(msg, "events"))) {
                 r = parse_strings(v, "events", "a string such as \"sched:sched_process_exec\"", &req->events, ret_error);
@@ -173,6 +191,8 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
 void request_done(struct request *req) {
         strv_free(req->events);
         strv_free(req->cgroups);
+        strv_free(req->comms);
+        strv_free(req->containers);
         free(req->pids);
         *req = (struct request) {};
 }

@@ -24,6 +24,8 @@ struct request {
         pid_t *pids;
         size_t n_pids;
         char **cgroups;               /* as the client wrote them; an empty list matches nothing */
+        char **comms;                 /* fnmatch(3) patterns of the process's comm */
+        char **containers;            /* container ids or their leading digits */
 };
 
 /* Parses LINE (LEN bytes, without its '\n'; trailing '\r' and spaces are

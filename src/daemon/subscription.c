@@ -35,6 +35,8 @@ void subscription_done(struct subscription *s) {
         strv_free(s->event_names);
         free(s->pids);
         free(s->cgroups);
+        strv_free(s->comms);
+        strv_free(s->containers);
         subscription_init(s);
 }
 
@@ -139,6 +141,8 @@ int subscription_build(struct subscription *ret, struct request *req, const char
                 s.pids = TAKE_PTR(req->pids);
                 s.n_pids = req->n_pids;
         }
+        s.comms = TAKE_PTR(req->comms);
+        s.containers = TAKE_PTR(req->containers);
         if (req->cgroups) {
                 r = build_cgroups(&s, req->cgroups, cgroup_mount, ret_error);
                 if (r < 0) {

@@ -4,9 +4,11 @@
 /* What a client subscribed to, and the one test each line passes through
  * on its way to that client. */
 
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "request.h"
@@ -16,6 +18,8 @@ struct line_meta {
         unsigned idx;           /* the event's index */
         pid_t pid;
         uint64_t cgroup;        /* PERF_SAMPLE_CGROUP id, 0 when unknown */
+        const char *comm;       /* the process's comm, NULL when unknown (context) */
+        const char *container;  /* its container id, NULL when none or unknown */
 };
 
 struct subscription {
@@ -27,6 +31,8 @@ struct subscription {
         size_t n_pids;
         uint64_t *cgroups;      /* sorted ids of the cgroups and those below; NULL: any */
         size_t n_cgroups;
+        char **comms;           /* fnmatch(3) patterns of the comm; NULL: any */
+        char **containers;      /* container ids or their leading digits; NULL: any */
 };
 
 static inline bool subscription_has_event(const struct subscription *s, size_t idx) {
@@ -54,6 +60,21 @@ static inline bool subscription_matches(const struct subscription *s, const stru
                                 hi = mid;
                 }
                 if (lo == s->n_cgroups || s->cgroups[lo] != m->cgroup)
+                        return false;
+        }
+        if (s->comms) {
+                bool found = false;
+                /* Unknown context matches no pattern: never guessed. */
+                for (char **p = s->comms; m->comm && *p && !found; p++)
+                        found = fnmatch(*p, m->comm, 0) == 0;
+                if (!found)
+                        return false;
+        }
+        if (s->containers) {
+                bool found = false;
+                for (char **p = s->containers; m->container && *p && !found; p++)
+                        found = strncmp(*p, m->container, strlen(*p)) == 0;
+                if (!found)
                         return false;
         }
         return true;

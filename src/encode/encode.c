@@ -267,8 +267,72 @@ static char *put_array(char *p, const struct encoder_field *ef, const struct fie
         return p;
 }
 
+static size_t context_max(const struct encode_context *c) {
+        size_t n = sizeof(",\"proc\":{\"comm\":,\"exe\":,\"ppid\":,\"uid\":},\"cgroup\":,\"container\":,\"pod\":") +
+                   2 * JSON_INT_MAX;
+
+        if (c->comm)
+                n += json_escaped_max(strlen(c->comm));
+        if (c->exe)
+                n += json_escaped_max(strlen(c->exe));
+        if (c->cgroup)
+                n += json_escaped_max(strlen(c->cgroup));
+        if (c->container)
+                n += json_escaped_max(strlen(c->container));
+        if (c->pod)
+                n += json_escaped_max(strlen(c->pod));
+        return n;
+}
+
+static char *context_put(char *p, const struct encode_context *c) {
+        if (c->comm || c->exe || c->ppid >= 0 || c->uid >= 0) {
+                char *first;
+
+                p = json_put_literal(p, ",\"proc\":{");
+                first = p;
+                if (c->comm) {
+                        p = json_put_literal(p, ",\"comm\":");
+                        p = json_put_string(p, c->comm, strlen(c->comm));
+                }
+                if (c->exe) {
+                        p = json_put_literal(p, ",\"exe\":");
+                        p = json_put_string(p, c->exe, strlen(c->exe));
+                }
+                if (c->ppid >= 0) {
+                        p = json_put_literal(p, ",\"ppid\":");
+                        p = json_put_i64(p, c->ppid);
+                }
+                if (c->uid >= 0) {
+                        p = json_put_literal(p, ",\"uid\":");
+                        p = json_put_i64(p, c->uid);
+                }
+                /* Drop the first member's comma. */
+                memmove(first, first + 1, (size_t) (p - first - 1));
+                p[-1] = '}';
+        }
+        if (c->cgroup) {
+                p = json_put_literal(p, ",\"cgroup\":");
+                p = json_put_string(p, c->cgroup, strlen(c->cgroup));
+        }
+        if (c->container) {
+                p = json_put_literal(p, ",\"container\":");
+                p = json_put_string(p, c->container, strlen(c->container));
+        }
+        if (c->pod) {
+                p = json_put_literal(p, ",\"pod\":");
+                p = json_put_string(p, c->pod, strlen(c->pod));
+        }
+        return p;
+}
+
 int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
                  int64_t realtime_offset_ns) {
+        return encode_event_ext(b, e, s, realtime_offset_ns, NULL, NULL);
+}
+
+int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                     int64_t realtime_offset_ns, const struct encode_context *ctx,
+                     const struct encode_frame *frames) {
         const void *raw = s->raw.data;
         size_t raw_size = s->raw.size;
         size_t bound = e->fixed_max + e->raw_factor * raw_size;
@@ -277,7 +341,9 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
         int r;
 
         if (has_sample)
-                bound += encode_sample_max(s, e->sample_show, &e->ids);
+                bound += encode_sample_max_frames(s, e->sample_show, &e->ids, frames);
+        if (ctx)
+                bound += context_max(ctx);
         r = jbuf_reserve(b, bound);
         if (r < 0)
                 return r;
@@ -308,6 +374,8 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
                 p = json_put_literal(p, KEY_TID);
                 p = json_put_u64(p, s->tid);
         }
+        if (ctx)
+                p = context_put(p, ctx);
         if (e->fmt)
                 p = json_put_literal(p, KEY_FIELDS);
 
@@ -382,7 +450,7 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
                 *p++ = '}';
         }
         if (has_sample)
-                p = encode_sample_put(p, s, e->sample_show, &e->ids);
+                p = encode_sample_put_frames(p, s, e->sample_show, &e->ids, frames);
         p = json_put_literal(p, LINE_END);
         assert((size_t) (p - start) <= bound);
         jbuf_set_end(b, p);

@@ -176,6 +176,31 @@ static json_object *status_clients(const struct encode_status *st) {
         return a;
 }
 
+static json_object *status_context(const struct encode_status_context *c) {
+        json_object *o = json_object_new_object(), *s = NULL;
+
+        if (o && (!add(o, "procs", json_object_new_int64((int64_t) c->procs)) ||
+                  !add(o, "retired", json_object_new_int64((int64_t) c->retired)) ||
+                  !add(o, "cgroups", json_object_new_int64((int64_t) c->cgroups)) ||
+                  !add(o, "strings", json_object_new_int64((int64_t) c->strings)) ||
+                  !add(o, "string_bytes", json_object_new_int64((int64_t) c->string_bytes)) ||
+                  !add(o, "hits", json_object_new_int64((int64_t) c->hits)) ||
+                  !add(o, "misses", json_object_new_int64((int64_t) c->misses)) ||
+                  !add(o, "untracked", json_object_new_int64((int64_t) c->full)) ||
+                  !add(o, "bound_bytes", json_object_new_int64((int64_t) c->bound_bytes))))
+                return json_object_put(o), NULL;
+        if (o && c->symbols) {
+                s = json_object_new_object();
+                if (!add(o, "symbols", s) ||
+                    !add(s, "modules", json_object_new_int64((int64_t) c->sym_modules)) ||
+                    !add(s, "procs", json_object_new_int64((int64_t) c->sym_procs)) ||
+                    !add(s, "named", json_object_new_int64((int64_t) c->sym_named)) ||
+                    !add(s, "unnamed", json_object_new_int64((int64_t) c->sym_unnamed)))
+                        return json_object_put(o), NULL;
+        }
+        return o;
+}
+
 int encode_status(struct jbuf *b, const struct encode_status *st) {
         _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_STATUS);
 
@@ -186,7 +211,8 @@ int encode_status(struct jbuf *b, const struct encode_status *st) {
             !add(o, "events", status_events(st)) ||
             !add(o, "cpus", status_cpus(st)) ||
             !add(o, "ring", status_ring(st)) ||
-            !add(o, "clients", status_clients(st)))
+            !add(o, "clients", status_clients(st)) ||
+            (st->context && !add(o, "context", status_context(st->context))))
                 return -ENOMEM;
         return jsonc_append_line(b, o);
 }

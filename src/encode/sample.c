@@ -265,12 +265,88 @@ size_t encode_callchain_max(uint64_t nr) {
         return 4 + (size_t) nr * (FRAME_MAX + CONTEXT_MAX) + CONTEXT_MAX;
 }
 
+/* One frame's name: {"sym":"name+0xoff","module":"/path"}, either key
+ * left out when not known, null when neither is. */
+static char *put_frame(char *p, const struct encode_frame *f) {
+        if (!f->sym && !f->module)
+                return json_put_literal(p, "null");
+        *p++ = '{';
+        if (f->sym) {
+                char off[24];
+                size_t n = strlen(f->sym), k = 0;
+
+                p = json_put_literal(p, "\"sym\":");
+                /* "name+0xoff" as one string: escaped name, then the offset. */
+                p = json_put_string(p, f->sym, n);
+                p--;  /* reopen the string */
+                off[k++] = '+';
+                off[k++] = '0';
+                off[k++] = 'x';
+                {
+                        static const char hex[] = "0123456789abcdef";
+                        char d[16];
+                        int m = 0;
+                        uint64_t v = f->off;
+
+                        do {
+                                d[m++] = hex[v & 0xf];
+                                v >>= 4;
+                        } while (v);
+                        while (m > 0)
+                                off[k++] = d[--m];
+                }
+                p = json_put_bytes(p, off, k);
+                *p++ = '"';
+        }
+        if (f->module) {
+                if (f->sym)
+                        *p++ = ',';
+                p = json_put_literal(p, "\"module\":");
+                p = json_put_string(p, f->module, strlen(f->module));
+        }
+        *p++ = '}';
+        return p;
+}
+
+size_t encode_frames_max(const struct encode_frame *frames, uint64_t nr) {
+        size_t n = 0;
+
+        if (!frames)
+                return 0;
+        for (uint64_t i = 0; i < nr; i++) {
+                n += sizeof("{\"sym\":\"+0x\",\"module\":},") + 16 + 8;
+                if (frames[i].sym)
+                        n += json_escaped_max(strlen(frames[i].sym));
+                if (frames[i].module)
+                        n += json_escaped_max(strlen(frames[i].module));
+        }
+        /* ,"syms":[] per segment, at most one per frame and one more */
+        return n + ((size_t) nr + 1) * sizeof(",\"syms\":[]");
+}
+
+static char *put_syms(char *p, const uint64_t *ips, const struct encode_frame *frames, uint64_t from, uint64_t to) {
+        bool first = true;
+
+        p = json_put_literal(p, "],\"syms\":[");
+        for (uint64_t i = from; i < to; i++) {
+                if (load_u64(&ips[i]) >= PERF_CONTEXT_MAX)
+                        continue;
+                if (!first)
+                        *p++ = ',';
+                first = false;
+                p = put_frame(p, &frames[i]);
+        }
+        return p;
+}
+
 /* [{"context":"kernel","ips":["0x…",…]},{"context":"user","ips":[…]}]:
  * the addresses split where the kernel put a PERF_CONTEXT_* marker (values
  * at or above PERF_CONTEXT_MAX), as perf script's callchain walk does.
- * Frames before any marker are in a segment of context "none". */
-char *encode_callchain_put(char *p, const uint64_t *ips, uint64_t nr) {
+ * Frames before any marker are in a segment of context "none". With
+ * FRAMES, each segment also has "syms", its frames' names in order. */
+char *encode_callchain_put_frames(char *p, const uint64_t *ips, uint64_t nr, const struct encode_frame *frames) {
         bool open = false, first_ip = true;
+        uint64_t seg = 0;
 
         *p++ = '[';
         for (uint64_t i = 0; i < nr; i++) {
@@ -279,13 +355,17 @@ char *encode_callchain_put(char *p, const uint64_t *ips, uint64_t nr) {
                 if (ip >= PERF_CONTEXT_MAX || !open) {
                         const char *name = ip >= PERF_CONTEXT_MAX ? context_name(ip) : "none";
 
-                        if (open)
+                        if (open) {
+                                if (frames)
+                                        p = put_syms(p, ips, frames, seg, i);
                                 p = json_put_literal(p, "]},");
+                        }
                         p = json_put_literal(p, "{\"context\":");
                         p = put_name(p, name);
                         p = json_put_literal(p, ",\"ips\":[");
                         open = true;
                         first_ip = true;
+                        seg = i;
                         if (ip >= PERF_CONTEXT_MAX)
                                 continue;
                 }
@@ -294,10 +374,17 @@ char *encode_callchain_put(char *p, const uint64_t *ips, uint64_t nr) {
                 first_ip = false;
                 p = json_put_hex(p, ip);
         }
-        if (open)
+        if (open) {
+                if (frames)
+                        p = put_syms(p, ips, frames, seg, nr);
                 p = json_put_literal(p, "]}");
+        }
         *p++ = ']';
         return p;
+}
+
+char *encode_callchain_put(char *p, const uint64_t *ips, uint64_t nr) {
+        return encode_callchain_put_frames(p, ips, nr, NULL);
 }
 
 static size_t regs_max(uint64_t mask) {
@@ -475,7 +562,8 @@ char *json_put_hexbytes(char *p, const void *data, size_t n) {
 
 /* ---- the object ------------------------------------------------------------ */
 
-size_t encode_sample_max(const struct perf_sample *s, uint64_t show, const struct encode_ids *ids) {
+size_t encode_sample_max_frames(const struct perf_sample *s, uint64_t show, const struct encode_ids *ids,
+                                const struct encode_frame *frames) {
         uint64_t t = s->sample_type & show & ~(uint64_t) ENCODE_SAMPLE_TOP;
         size_t n = SAMPLE_SCALARS_MAX;
 
@@ -484,7 +572,7 @@ size_t encode_sample_max(const struct perf_sample *s, uint64_t show, const struc
         if (t & PERF_SAMPLE_READ)
                 n += encode_read_max(&s->read, ids);
         if (t & PERF_SAMPLE_CALLCHAIN)
-                n += encode_callchain_max(s->callchain.nr);
+                n += encode_callchain_max(s->callchain.nr) + encode_frames_max(frames, s->callchain.nr);
         if (t & PERF_SAMPLE_RAW)
                 n += 2 * (size_t) s->raw.size;
         if (t & PERF_SAMPLE_BRANCH_STACK)
@@ -496,7 +584,8 @@ size_t encode_sample_max(const struct perf_sample *s, uint64_t show, const struc
         return n;
 }
 
-char *encode_sample_put(char *p, const struct perf_sample *s, uint64_t show, const struct encode_ids *ids) {
+char *encode_sample_put_frames(char *p, const struct perf_sample *s, uint64_t show, const struct encode_ids *ids,
+                               const struct encode_frame *frames) {
         uint64_t t = s->sample_type & show & ~(uint64_t) ENCODE_SAMPLE_TOP;
         char *first;
 
@@ -534,7 +623,7 @@ char *encode_sample_put(char *p, const struct perf_sample *s, uint64_t show, con
         }
         if (t & PERF_SAMPLE_CALLCHAIN) {
                 p = json_put_key(p, "callchain");
-                p = encode_callchain_put(p, s->callchain.ips, s->callchain.nr);
+                p = encode_callchain_put_frames(p, s->callchain.ips, s->callchain.nr, frames);
         }
         if (t & PERF_SAMPLE_RAW) {
                 p = json_put_key(p, "raw");
@@ -607,4 +696,12 @@ char *encode_sample_put(char *p, const struct perf_sample *s, uint64_t show, con
         }
         *p++ = '}';
         return p;
+}
+
+size_t encode_sample_max(const struct perf_sample *s, uint64_t show, const struct encode_ids *ids) {
+        return encode_sample_max_frames(s, show, ids, NULL);
+}
+
+char *encode_sample_put(char *p, const struct perf_sample *s, uint64_t show, const struct encode_ids *ids) {
+        return encode_sample_put_frames(p, s, show, ids, NULL);
 }

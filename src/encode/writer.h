@@ -34,3 +34,6 @@ size_t encode_read_max(const struct perf_read *r, const struct encode_ids *ids);
 char *encode_read_put(char *p, const struct perf_read *r, const struct encode_ids *ids);
 size_t encode_callchain_max(uint64_t nr);
 char *encode_callchain_put(char *p, const uint64_t *ips, uint64_t nr);
+/* With FRAMES (NR entries, or NULL): "syms" beside each segment's "ips". */
+size_t encode_frames_max(const struct encode_frame *frames, uint64_t nr);
+char *encode_callchain_put_frames(char *p, const uint64_t *ips, uint64_t nr, const struct encode_frame *frames);

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The daemon's side of src/context/ (annotate.h says what it does). */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+
+#include "annotate.h"
+#include "daemon.h"
+#include "evmon/log.h"
+
+static bool want_symbols(const struct daemon *d) {
+        for (size_t i = 0; i < d->n_events; i++)
+                if (d->events[i]->cfg->symbols)
+                        return true;
+        return false;
+}
+
+int daemon_context_open(struct daemon *d, char **ret_error) {
+        struct daemon_context *x = &d->ctx;
+        struct ctx_opts co = { .cgroup2_mount = d->cgroup_mount };
+        struct perf_event_attr a = {
+                .type = PERF_TYPE_SOFTWARE,
+                .size = sizeof(a),
+                .config = PERF_COUNT_SW_DUMMY,
+                /* No sampling: the dummy only carries side records, and so
+                 * needs no doorbell of its own (monitor.c). */
+                .sample_period = 0,
+                .comm = 1,
+                .comm_exec = 1,
+                .task = 1,
+                .cgroup = 1,
+        };
+        struct monitor_source src = { .attr = &a, .userdata = &x->tag_dummy };
+        int r;
+
+        x->dummy = x->exec = -1;
+        r = context_new(&co, &x->table);
+        if (r < 0)
+                return r;
+        if (want_symbols(d)) {
+                /* Executable mappings as they are made, for processes that
+                 * are gone before their samples are read. */
+                a.mmap = 1;
+                a.mmap2 = 1;
+        }
+        r = monitor_add(d->monitor, &src);
+        if (r == -EINVAL) {
+                /* PERF_RECORD_CGROUP is Linux 5.7: without it, cgroups
+                 * come from /proc at first sight and from sample ids. */
+                a.cgroup = 0;
+                r = monitor_add(d->monitor, &src);
+        }
+        if (r < 0) {
+                if (asprintf(ret_error, "%s: context: cannot open the dummy event that brings process records: %s "
+                             "(set \"context\": false to run without process context)",
+                             d->config->path, strerror(-r)) < 0)
+                        return -ENOMEM;
+                return r;
+        }
+        x->dummy = r;
+
+        r = tracefs_event_format(d->tracefs, "sched", "sched_process_exec", &x->exec_format);
+        if (r >= 0)
+                x->exec_filename = format_field_find(x->exec_format, "filename");
+        if (r < 0 || !x->exec_filename) {
+                /* Executables then come from /proc at first sight only. */
+                log_warning("context: no sched:sched_process_exec tracepoint with a filename (%s): executables of "
+                            "processes started from now on are not known", r < 0 ? strerror(-r) : "no such field");
+                return 0;
+        }
+        src = (struct monitor_source) {
+                .type = PERF_TYPE_TRACEPOINT,
+                .config = x->exec_format->id,
+                .userdata = &x->tag_exec,
+        };
+        r = monitor_add(d->monitor, &src);
+        if (r < 0)
+                log_warning_errno(r, "context: cannot open sched:sched_process_exec (%m): executables of processes "
+                                  "started from now on are not known");
+        else
+                x->exec = r;
+        return 0;
+}
+
+int daemon_context_enable(struct daemon *d) {
+        struct daemon_context *x = &d->ctx;
+        int r;
+
+        if (!x->table)
+                return 0;
+        if (x->dummy >= 0 && (r = monitor_enable(d->monitor, x->dummy)) < 0)
+                return log_error_errno(r, "Failed to enable the context dummy event: %m");
+        if (x->exec >= 0 && (r = monitor_enable(d->monitor, x->exec)) < 0)
+                return log_error_errno(r, "Failed to enable sched:sched_process_exec for context: %m");
+        /* After the records flow: a process made while we read /proc is
+         * in the records, one gone before is in neither. */
+        r = context_seed(x->table);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read /proc for the process table: %m");
+        log_debug("context: %d processes from /proc", r);
+        return 0;
+}
+
+void daemon_context_done(struct daemon *d) {
+        struct daemon_context *x = &d->ctx;
+
+        x->table = context_free(x->table);
+        x->symbols = ctx_symbols_free(x->symbols);
+        x->exec_format = format_free(x->exec_format);
+        x->exec_filename = NULL;
+        free(x->cframes);
+        free(x->frames);
+        x->cframes = NULL;
+        x->frames = NULL;
+        x->cap = 0;
+        x->dummy = x->exec = -1;
+}
+
+bool daemon_context_sample(struct daemon *d, void *event, const struct perf_sample *s) {
+        struct daemon_context *x = &d->ctx;
+        struct field_value v;
+
+        if (event == &x->tag_dummy)
+                return true;
+        if (event != &x->tag_exec)
+                return false;
+        if (x->table && field_decode(x->exec_filename, s->raw.data, s->raw.size, &v) >= 0)
+                context_exec(x->table, (pid_t) s->pid, v.str.ptr, v.str.len, s->time);
+        return true;
+}
+
+bool daemon_context_record(struct daemon *d, void *event, const struct perf_record *r) {
+        struct daemon_context *x = &d->ctx;
+
+        if (event != &x->tag_dummy && event != &x->tag_exec)
+                return false;
+        if (!x->table)
+                return true;
+        context_record(x->table, r);
+        if (!x->symbols)
+                return true;
+        switch (r->type) {
+        case PERF_RECORD_MMAP2:
+                /* With a build id in place of device and inode, the
+                 * mapping is read from /proc when needed. */
+                if ((r->mmap2.prot & PROT_EXEC) && !(r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+                        ctx_symbols_mmap(x->symbols, (pid_t) r->mmap2.pid, r->mmap2.addr, r->mmap2.len,
+                                         r->mmap2.pgoff, makedev(r->mmap2.maj, r->mmap2.min), r->mmap2.ino,
+                                         r->mmap2.filename);
+                break;
+        case PERF_RECORD_COMM:
+                if (r->misc & PERF_RECORD_MISC_COMM_EXEC)
+                        ctx_symbols_forget(x->symbols, (pid_t) r->comm.pid);
+                break;
+        case PERF_RECORD_EXIT:
+        case PERF_RECORD_FORK:
+                if (r->task.pid == r->task.tid && (r->type == PERF_RECORD_EXIT || r->task.pid != r->task.ppid))
+                        ctx_symbols_forget(x->symbols, (pid_t) r->task.pid);
+                break;
+        default:
+                break;
+        }
+        return true;
+}
+
+static const struct encode_frame *symbolize(struct daemon *d, const struct perf_sample *s) {
+        struct daemon_context *x = &d->ctx;
+        uint64_t nr = s->callchain.nr;
+
+        if (!x->symbols && !x->symbols_failed) {
+                int r = ctx_symbols_new(&(struct ctx_symbols_opts) { .kernel = true }, &x->symbols);
+                if (r < 0) {
+                        /* kptr_restrict hides kernel addresses: user frames still. */
+                        log_warning_errno(r, "context: cannot read /proc/kallsyms (%m): kernel frames stay unnamed");
+                        r = ctx_symbols_new(NULL, &x->symbols);
+                }
+                if (r < 0) {
+                        log_warning_errno(r, "context: symbols are off: %m");
+                        x->symbols_failed = true;
+                        return NULL;
+                }
+        }
+        if (!x->symbols || nr == 0)
+                return NULL;
+        if (nr > x->cap) {
+                /* Grows to the deepest callchain once; never per event after. */
+                size_t cap = nr < 256 ? 256 : (size_t) nr;
+                struct ctx_frame *cf = realloc(x->cframes, cap * sizeof(*cf));
+                struct encode_frame *ef;
+
+                if (!cf)
+                        return NULL;
+                x->cframes = cf;
+                ef = realloc(x->frames, cap * sizeof(*ef));
+                if (!ef)
+                        return NULL;
+                x->frames = ef;
+                x->cap = cap;
+        }
+        (void) ctx_symbols_resolve(x->symbols, (pid_t) s->pid, s->callchain.ips, nr, x->cframes);
+        for (uint64_t i = 0; i < nr; i++)
+                x->frames[i] = (struct encode_frame) { x->cframes[i].sym, x->cframes[i].off, x->cframes[i].module };
+        return x->frames;
+}
+
+const struct encode_frame *daemon_context_frames(struct daemon *d, struct daemon_event *ev,
+                                                 const struct perf_sample *s) {
+        if (!ev->cfg->symbols || !(s->sample_type & PERF_SAMPLE_CALLCHAIN))
+                return NULL;
+        return symbolize(d, s);
+}
+
+bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
+                             struct line_meta *meta, struct encode_context *ret) {
+        struct daemon_context *x = &d->ctx;
+        const struct ctx_proc *p = NULL;
+        const struct ctx_container *ct = NULL;
+        const struct ctx_cgroup *g = NULL;
+
+        if (!x->table)
+                return false;
+        *ret = (struct encode_context) { .ppid = -1, .uid = -1 };
+        /* A served exec tracepoint fires before ours (the kernel calls a
+         * tracepoint's newest perf event first): its line names the new
+         * executable too. */
+        if (x->exec_filename && ev->format && ev->format->id == x->exec_format->id)
+                (void) daemon_context_sample(d, &x->tag_exec, s);
+        if (s->sample_type & PERF_SAMPLE_TID)
+                p = context_lookup(x->table, (pid_t) s->pid, s->sample_type & PERF_SAMPLE_TIME ? s->time : 0);
+        if ((s->sample_type & PERF_SAMPLE_CGROUP) && s->cgroup) {
+                g = context_cgroup_lookup(x->table, s->cgroup);
+                if (p)
+                        context_note_cgroup(x->table, p, s->cgroup);
+        }
+        if (p) {
+                ret->comm = p->comm;
+                ret->exe = p->exe;
+                if (p->has_ppid)
+                        ret->ppid = p->ppid;
+                if (p->has_ids)
+                        ret->uid = p->uid;
+        }
+        /* The sample's own cgroup over the process's last known one. */
+        if (g) {
+                ret->cgroup = g->path;
+                ct = g->container;
+        } else if (p && p->cgroup) {
+                ret->cgroup = p->cgroup;
+                ct = context_proc_container(x->table, p);
+        }
+        if (ct) {
+                ret->container = ct->id[0] ? ct->id : NULL;
+                ret->pod = ct->pod[0] ? ct->pod : NULL;
+        }
+        meta->comm = ret->comm;
+        meta->container = ret->container;
+        return true;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Who and where, on every event line: the daemon's side of src/context/.
+ * An internal dummy event per CPU brings the kernel's COMM (with exec),
+ * FORK, EXIT and CGROUP records (and executable MMAP2 ones when an event
+ * wants symbols), the sched:sched_process_exec tracepoint the executable's
+ * name; the table they keep is seeded from /proc once they flow. */
+
+#include <stdbool.h>
+
+#include "events.h"
+#include "evmon/context.h"
+#include "evmon/encode-perf.h"
+#include "evmon/encode.h"
+#include "subscription.h"
+
+struct daemon;
+
+struct daemon_context {
+        struct context *table;
+        struct ctx_symbols *symbols;    /* made at the first sample that wants symbols */
+        bool symbols_failed;
+        int dummy, exec;                /* monitor handles, -1 when not open */
+        struct format *exec_format;
+        const struct format_field *exec_filename;
+        struct ctx_frame *cframes;      /* callchain scratch, cap entries */
+        struct encode_frame *frames;
+        size_t cap;
+        char tag_dummy, tag_exec;       /* their sources' userdata */
+};
+
+/* Adds the internal events to d->monitor (disabled), when "context" is on.
+ * The records of a kernel without PERF_RECORD_CGROUP (before 5.7) are
+ * left out, not an error. */
+int daemon_context_open(struct daemon *d, char **ret_error);
+/* Enables them, then seeds the table from /proc and the cgroup2 tree. */
+int daemon_context_enable(struct daemon *d);
+void daemon_context_done(struct daemon *d);
+
+/* Handles a sample or record of an internal event; false when EVENT is a
+ * served event's. */
+bool daemon_context_sample(struct daemon *d, void *event, const struct perf_sample *s);
+bool daemon_context_record(struct daemon *d, void *event, const struct perf_record *r);
+
+/* The context of sample S of EV for its line (*RET) and for subscriptions
+ * (META's comm and container). False when context is off. */
+bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
+                             struct line_meta *meta, struct encode_context *ret);
+/* The names of S's callchain frames when EV wants symbols, else NULL;
+ * valid until the next call. Only for a line some client wants. */
+const struct encode_frame *daemon_context_frames(struct daemon *d, struct daemon_event *ev,
+                                                 const struct perf_sample *s);
