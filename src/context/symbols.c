@@ -31,8 +31,15 @@ struct seg {
         uint64_t offset, filesz, vaddr;
 };
 
+struct fsym {
+        uint64_t addr, size;
+        const char *name;               /* libdwfl's, valid while the Dwfl lives */
+};
+
 struct mod {
         uint64_t dev, ino, last_use;
+        struct fsym *syms;              /* function symbols sorted by address */
+        size_t n_syms;
         Dwfl *dwfl;
         Dwfl_Module *m;
         char *path;
@@ -73,8 +80,68 @@ struct ctx_symbols {
 static void mod_clear(struct mod *m) {
         if (m->dwfl)
                 dwfl_end(m->dwfl);
+        free(m->syms);
         free(m->path);
         *m = (struct mod) {};
+}
+
+static int cmp_fsym(const void *a, const void *b) {
+        const struct fsym *x = a, *y = b;
+
+        return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The module's function symbols, read through libdwfl (the best table it
+ * finds: .symtab, minidebuginfo, a separate debug file; else .dynsym) and
+ * sorted once: dwfl_module_addrinfo() scans every symbol per call, which
+ * measured at a third of evmond's CPU with symbols on (libc has
+ * thousands). */
+static int mod_index(struct mod *m) {
+        int n = dwfl_module_getsymtab(m->m);
+
+        if (n <= 0)
+                return 0;  /* no symbols: frames name the file only */
+        m->syms = calloc((size_t) n, sizeof(*m->syms));
+        if (!m->syms)
+                return -ENOMEM;
+        for (int i = 1; i < n; i++) {
+                GElf_Sym sym;
+                GElf_Addr addr;
+                GElf_Word shndx;
+                const char *name = dwfl_module_getsym_info(m->m, i, &sym, &addr, &shndx, NULL, NULL);
+
+                if (!name || !*name || shndx == SHN_UNDEF ||
+                    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+                        continue;
+                m->syms[m->n_syms++] = (struct fsym) { addr, sym.st_size, name };
+        }
+        qsort(m->syms, m->n_syms, sizeof(*m->syms), cmp_fsym);
+        return 0;
+}
+
+/* The function holding ADDR: the last one starting at or below it, if
+ * ADDR is inside its size (a size of 0 reaches to the next one). */
+static const struct fsym *mod_find(const struct mod *m, uint64_t addr) {
+        size_t lo = 0, hi = m->n_syms;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (m->syms[mid].addr <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        /* Aliases share an address: any of them has the size. */
+        for (size_t i = lo; i > 0 && m->syms[i - 1].addr == m->syms[lo - 1].addr; i--) {
+                const struct fsym *f = &m->syms[i - 1];
+
+                if (addr < f->addr + f->size)
+                        return f;
+        }
+        if (lo > 0 && m->syms[lo - 1].size == 0)
+                return &m->syms[lo - 1];
+        return NULL;
 }
 
 static int mod_load(struct ctx_symbols *s, struct mod *m, const char *path, int fd) {
@@ -105,7 +172,9 @@ static int mod_load(struct ctx_symbols *s, struct mod *m, const char *path, int 
                         continue;
                 m->segs[m->n_segs++] = (struct seg) { ph.p_offset, ph.p_filesz, ph.p_vaddr + bias };
         }
-        return m->n_segs ? 0 : -ENOEXEC;
+        if (!m->n_segs)
+                return -ENOEXEC;
+        return mod_index(m);
 }
 
 static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint64_t ino, const char *path) {
@@ -320,10 +389,8 @@ void ctx_symbols_forget(struct ctx_symbols *s, pid_t pid) {
 static int user_frame(struct ctx_symbols *s, struct uproc *p, uint64_t ip, struct ctx_frame *ret) {
         const struct umap *u = umap_find(p, ip);
         uint64_t off, addr = 0;
-        GElf_Off sym_off;
-        GElf_Sym sym;
+        const struct fsym *f;
         struct mod *m;
-        const char *name;
         bool found = false;
 
         if (!u && !p->from_proc) {
@@ -347,12 +414,12 @@ static int user_frame(struct ctx_symbols *s, struct uproc *p, uint64_t ip, struc
                 }
         if (!found)
                 return -ENOENT;
-        name = dwfl_module_addrinfo(m->m, addr, &sym_off, &sym, NULL, NULL, NULL);
-        if (!name || !*name)
-                return -ENOENT;
-        ret->sym = name;
-        ret->off = sym_off;
+        f = mod_find(m, addr);
         ret->module = m->path;
+        if (!f)
+                return -ENOENT;
+        ret->sym = f->name;
+        ret->off = addr - f->addr;
         return 0;
 }
 

@@ -12,6 +12,8 @@
 #include "daemon.h"
 #include "evmon/log.h"
 
+static int symbols_new(struct daemon_context *x, bool kernel);
+
 static bool want_symbols(const struct daemon *d) {
         for (size_t i = 0; i < d->n_events; i++)
                 if (d->events[i]->cfg->symbols)
@@ -46,6 +48,7 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
                  * are gone before their samples are read. */
                 a.mmap = 1;
                 a.mmap2 = 1;
+                (void) symbols_new(x, true);
         }
         r = monitor_add(d->monitor, &src);
         if (r == -EINVAL) {
@@ -167,23 +170,32 @@ bool daemon_context_record(struct daemon *d, void *event, const struct perf_reco
         return true;
 }
 
+static int symbols_new(struct daemon_context *x, bool kernel) {
+        int r = kernel ? ctx_symbols_new(&(struct ctx_symbols_opts) { .kernel = true }, &x->symbols) : -EPERM;
+
+        if (r < 0) {
+                /* kallsyms shows addresses to CAP_SYSLOG only (kptr_restrict),
+                 * which evmond has until it drops privileges. */
+                if (kernel)
+                        log_warning_errno(r, "context: no addresses in /proc/kallsyms (%m): kernel frames stay unnamed");
+                else
+                        log_warning("context: symbols asked for after the start: kernel frames stay unnamed until a "
+                                    "restart");
+                r = ctx_symbols_new(NULL, &x->symbols);
+        }
+        if (r < 0) {
+                log_warning_errno(r, "context: symbols are off: %m");
+                x->symbols_failed = true;
+        }
+        return r;
+}
+
 static const struct encode_frame *symbolize(struct daemon *d, const struct perf_sample *s) {
         struct daemon_context *x = &d->ctx;
         uint64_t nr = s->callchain.nr;
 
-        if (!x->symbols && !x->symbols_failed) {
-                int r = ctx_symbols_new(&(struct ctx_symbols_opts) { .kernel = true }, &x->symbols);
-                if (r < 0) {
-                        /* kptr_restrict hides kernel addresses: user frames still. */
-                        log_warning_errno(r, "context: cannot read /proc/kallsyms (%m): kernel frames stay unnamed");
-                        r = ctx_symbols_new(NULL, &x->symbols);
-                }
-                if (r < 0) {
-                        log_warning_errno(r, "context: symbols are off: %m");
-                        x->symbols_failed = true;
-                        return NULL;
-                }
-        }
+        if (!x->symbols && !x->symbols_failed && symbols_new(x, false) < 0)
+                return NULL;
         if (!x->symbols || nr == 0)
                 return NULL;
         if (nr > x->cap) {

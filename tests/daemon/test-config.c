@@ -340,8 +340,29 @@ static void test_root(void **state) {
         BAD("{\n  \"events\": null\n}\n", ":2: events: ", "expected array, got null");
 }
 
+/* "context" (on unless false) and an event's "symbols", which needs a
+ * callchain to name. */
+static void test_context(void **state) {
+        _cleanup_(config_freep) struct config *a = NULL, *b = NULL;
+
+        a = parse_ok("{" EV1 "}");
+        assert_true(a->context);
+        assert_false(a->events[0].symbols);
+        b = parse_ok("{\"context\": false, \"events\": [\n"
+                     " {\"software\": \"cpu-clock\", \"sample\": [\"callchain\"], \"symbols\": true},\n"
+                     " {\"software\": \"task-clock\", \"callchain\": {\"user\": false}, \"symbols\": true}]}");
+        assert_false(b->context);
+        assert_true(b->events[0].symbols);
+        assert_true(b->events[1].symbols);
+        BAD("{\n  \"context\": \"yes\",\n  " EV1 "\n}", ":2: context: ", "expected boolean");
+        BAD("{\"events\": [\n {\"software\": \"cpu-clock\",\n  \"symbols\": true}]}", ":3: events[0].symbols: ",
+            "add \"callchain\" to \"sample\"");
+        BAD("{\"events\": [\n {\"tracepoint\": \"sched:sched_process_exec\", \"symbols\": true}]}",
+            ":2: events[0].symbols: ", "is a perf event option");
+}
+
 static void test_unknown_keys(void **state) {
-        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters)");
+        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group)");
         BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
@@ -742,6 +763,7 @@ int main(void) {
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_json_c_extensions),
                 cmocka_unit_test(test_load),
+                cmocka_unit_test(test_context),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Process and container context on the real kernel (issue 11): a uniquely
+ * named program exec'd by this test carries its comm, executable, parent
+ * and uid; its second thread's events carry the process; a prctl rename
+ * shows from then on; moved through cgroups made here in the docker,
+ * containerd (under a pod), CRI-O, podman and nspawn layouts, its events
+ * carry each one's container id, and a subscription by an id gets exactly
+ * that container's events; cpu-clock callchains name its functions
+ * (checked against nm) and kernel functions (against /proc/kallsyms).
+ * Root, tracefs and the getpgid tracepoint, else 77; the cgroup part
+ * needs a cgroup2 mount and is skipped without one. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+
+#define GETPGID "syscalls:sys_enter_getpgid"
+#define MARK_MAIN 2000000001L
+#define MARK_THREAD 2000000002L
+#define MARK_RENAMED 2000000003L
+#define MARK_CGROUP 2000000100L
+
+static struct itest_daemon daemon_ = { .pid = -1 };
+static char tmp[] = "/tmp/evmon-ctx-XXXXXX";
+static char prog[256], comm[16];
+static char cg_mount[256], cg_root[512];
+
+static void find_cgroup2(void) {
+        FILE *f = fopen("/proc/mounts", "re");
+        char line[4096];
+
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f)) {
+                char dev[256], dir[256], type[64];
+                if (sscanf(line, "%255s %255s %63s", dev, dir, type) == 3 && strcmp(type, "cgroup2") == 0) {
+                        snprintf(cg_mount, sizeof(cg_mount), "%s", dir);
+                        break;
+                }
+        }
+        fclose(f);
+}
+
+static int setup(void **state) {
+        static const char *const need[] = { "syscalls/sys_enter_getpgid", "sched/sched_process_exec", NULL };
+        char src[512], cmd[1200];
+
+        itest_require(need);
+        assert_non_null(mkdtemp(tmp));
+        /* A program of a name no other process has. */
+        snprintf(comm, sizeof(comm), "evctx-%06d", (int) (getpid() % 1000000));
+        snprintf(prog, sizeof(prog), "%s/%s", tmp, comm);
+        itest_build_path("tests/integration/evmon-context-child", src, sizeof(src));
+        snprintf(cmd, sizeof(cmd), "cp %s %s", src, prog);
+        assert_int_equal(system(cmd), 0);
+        find_cgroup2();
+        return 0;
+}
+
+static void cgroups_remove(void);
+
+static int teardown(void **state) {
+        char cmd[600];
+
+        itest_daemon_cleanup(&daemon_);
+        if (cg_root[0])
+                cgroups_remove();
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs the program with ARGS (NULL-terminated) from this process and
+ * waits for it; returns its pid. */
+static pid_t run_prog(const char *const *args) {
+        const char *argv[16] = { prog };
+        pid_t pid;
+        int st;
+
+        for (size_t i = 0; args[i] && i < 14; i++)
+                argv[i + 1] = args[i];
+        pid = itest_fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                execv(prog, (char *const *) argv);
+                _exit(127);
+        }
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+        return pid;
+}
+
+static struct itest_client *client_new(const char *subscribe) {
+        struct itest_client *c = malloc(sizeof(*c));
+        json_object *o;
+
+        assert_non_null(c);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        o = itest_client_expect(c, "hello", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        if (subscribe) {
+                assert_int_equal(itest_client_send(c, subscribe), 0);
+                /* lines before the answer came before the subscription */
+                while ((o = itest_client_next(c, 5000)) && strcmp(itest_str(o, "type"), "event") == 0)
+                        json_object_put(o);
+                assert_non_null(o);
+                if (strcmp(itest_str(o, "type"), "subscribed") != 0)
+                        fail_msg("subscribe %s: %s", subscribe, json_object_to_json_string(o));
+                json_object_put(o);
+        }
+        return c;
+}
+
+static void client_free(struct itest_client *c) {
+        itest_client_close(c);
+        free(c);
+}
+
+static json_object *get(json_object *o, const char *path) {
+        char key[64];
+        const char *dot;
+
+        while (o && (dot = strchr(path, '.'))) {
+                snprintf(key, sizeof(key), "%.*s", (int) (dot - path), path);
+                if (!json_object_object_get_ex(o, key, &o))
+                        return NULL;
+                path = dot + 1;
+        }
+        return o && json_object_object_get_ex(o, path, &o) ? o : NULL;
+}
+
+static const char *get_str(json_object *o, const char *path) {
+        json_object *v = get(o, path);
+
+        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static int64_t get_int(json_object *o, const char *path) {
+        json_object *v = get(o, path);
+
+        return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+}
+
+/* ---- the process ------------------------------------------------------- */
+
+struct proc_check {
+        pid_t pid;
+        int main, thread, renamed, exec;
+};
+
+static void check_proc_line(json_object *o, void *ud) {
+        struct proc_check *k = ud;
+        const char *event = itest_str(o, "event");
+        int64_t mark;
+
+        if (strcmp(itest_str(o, "type"), "event") != 0 || itest_int(o, "pid") != k->pid)
+                return;
+        /* Every line of the program's: its executable, this test as its
+         * parent, root's uid. */
+        assert_string_equal(get_str(o, "proc.exe") ?: "(none)", prog);
+        assert_int_equal(get_int(o, "proc.ppid"), getpid());
+        assert_int_equal(get_int(o, "proc.uid"), 0);
+        assert_non_null(get_str(o, "cgroup"));
+        assert_null(get(o, "container"));
+        if (strcmp(event, "sched:sched_process_exec") == 0) {
+                assert_string_equal(get_str(o, "proc.comm"), comm);
+                k->exec++;
+                return;
+        }
+        assert_string_equal(event, GETPGID);
+        mark = get_int(o, "fields.pid");
+        if (mark == MARK_MAIN) {
+                assert_int_equal(itest_int(o, "tid"), k->pid);
+                assert_string_equal(get_str(o, "proc.comm"), comm);
+                k->main++;
+        } else if (mark == MARK_THREAD) {
+                /* another thread, the same process */
+                assert_int_not_equal(itest_int(o, "tid"), k->pid);
+                assert_string_equal(get_str(o, "proc.comm"), comm);
+                k->thread++;
+        } else if (mark == MARK_RENAMED) {
+                assert_string_equal(get_str(o, "proc.comm"), "evctx-renamed");
+                k->renamed++;
+        } else
+                fail_msg("unexpected mark %" PRId64, mark);
+}
+
+static void test_process(void **state) {
+        static const char config[] =
+                "{\"events\": [{\"tracepoint\": \"sched:sched_process_exec\"},\n"
+                "  {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid >= 2000000000\"}]}\n";
+        static const char *const args[] = { "basic", NULL };
+        struct proc_check k = {};
+        struct itest_client *c;
+        char *text;
+        size_t len;
+
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        c = client_new(NULL);
+        k.pid = run_prog(args);
+        text = itest_client_slurp(c, 500, 20000, &len);
+        itest_for_each_line(text, len, check_proc_line, &k);
+        free(text);
+        fprintf(stderr, "pid %d: exec %d, main %d, thread %d, renamed %d\n", (int) k.pid, k.exec, k.main, k.thread,
+                k.renamed);
+        assert_int_equal(k.exec, 1);
+        assert_int_equal(k.main, 3);
+        assert_int_equal(k.thread, 3);
+        assert_int_equal(k.renamed, 3);
+        client_free(c);
+
+        /* status: the table's size and bound */
+        c = client_new(NULL);
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        {
+                json_object *o = itest_client_expect(c, "status", 5000);
+
+                assert_non_null(o);
+                assert_true(get_int(o, "context.procs") > 10);
+                assert_true(get_int(o, "context.hits") >= 10);
+                assert_true(get_int(o, "context.bound_bytes") > 0);
+                json_object_put(o);
+        }
+        client_free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        itest_daemon_cleanup(&daemon_);
+}
+
+/* "context": false: no context keys at all */
+static void test_off(void **state) {
+        static const char config[] =
+                "{\"context\": false, \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid >= 2000000000\"}]}\n";
+        static const char *const args[] = { "basic", NULL };
+        struct itest_client *c;
+        json_object *o;
+        int n = 0;
+
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        c = client_new(NULL);
+        (void) run_prog(args);
+        while ((o = itest_client_expect(c, "event", 2000))) {
+                assert_null(get(o, "proc"));
+                assert_null(get(o, "cgroup"));
+                n++;
+                json_object_put(o);
+        }
+        assert_int_equal(n, 9);
+        client_free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        itest_daemon_cleanup(&daemon_);
+}
+
+/* ---- containers ---------------------------------------------------------- */
+
+#define ID_DOCKER "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a"
+#define ID_CTRD "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define ID_CRIO "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+#define ID_PODMAN "aaaabbbbccccddddeeeeffff0000111122223333444455556666777788889999"
+#define POD "8d4e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a"
+
+static const struct layout {
+        const char *rel, *id, *pod;
+} layouts[] = {
+        { "system.slice/docker-" ID_DOCKER ".scope", ID_DOCKER, NULL },
+        { "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod8d4e6f1a_2b3c_4d5e_8f9a_0b1c2d3e4f5a.slice/"
+          "cri-containerd-" ID_CTRD ".scope",
+          ID_CTRD, POD },
+        { "kubepods/burstable/pod" POD "/crio-" ID_CRIO, ID_CRIO, POD },
+        { "machine.slice/libpod-" ID_PODMAN ".scope", ID_PODMAN, NULL },
+        { "machine.slice/systemd-nspawn@evtest.service", "evtest", NULL },
+        { "system.slice/plain.service", NULL, NULL },
+};
+#define N_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
+
+struct cg_check {
+        pid_t pid;
+        int n[N_LAYOUTS];
+        int other;
+};
+
+static void check_cg_line(json_object *o, void *ud) {
+        struct cg_check *k = ud;
+        int64_t mark;
+        size_t i;
+        char want[1024];
+
+        if (strcmp(itest_str(o, "type"), "event") != 0 || itest_int(o, "pid") != k->pid ||
+            strcmp(itest_str(o, "event"), GETPGID) != 0) {
+                if (strcmp(itest_str(o, "type"), "event") == 0)
+                        k->other++;
+                return;
+        }
+        mark = get_int(o, "fields.pid");
+        assert_true(mark >= MARK_CGROUP && mark < MARK_CGROUP + (int64_t) N_LAYOUTS);
+        i = (size_t) (mark - MARK_CGROUP);
+        snprintf(want, sizeof(want), "%s/%s", cg_root + strlen(cg_mount), layouts[i].rel);
+        assert_string_equal(get_str(o, "cgroup") ?: "(none)", want);
+        if (layouts[i].id)
+                assert_string_equal(get_str(o, "container") ?: "(none)", layouts[i].id);
+        else
+                assert_null(get(o, "container"));
+        if (layouts[i].pod)
+                assert_string_equal(get_str(o, "pod") ?: "(none)", layouts[i].pod);
+        else
+                assert_null(get(o, "pod"));
+        assert_string_equal(get_str(o, "proc.comm"), comm);
+        k->n[i]++;
+}
+
+static void mkdirs(const char *path) {
+        char p[1024];
+
+        snprintf(p, sizeof(p), "%s", path);
+        for (char *s = p + strlen(cg_mount) + 1; (s = strchr(s, '/')); s++) {
+                *s = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        fail_msg("mkdir %s: %m", p);
+                *s = '/';
+        }
+        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                fail_msg("mkdir %s: %m", p);
+}
+
+static void cgroups_remove(void) {
+        char cmd[1200];
+
+        /* rmdir only (cgroupfs has no files to delete), deepest first */
+        snprintf(cmd, sizeof(cmd), "find %s -depth -type d -exec rmdir {} + 2>/dev/null", cg_root);
+        for (int i = 0; i < 50 && access(cg_root, F_OK) == 0; i++) {
+                if (i == 49)
+                        fprintf(stderr, "warning: could not remove %s\n", cg_root);
+                (void) system(cmd);
+                usleep(100000);
+        }
+}
+
+static void test_containers(void **state) {
+        static const char config[] =
+                "{\"ring\": {\"pages\": 256}, \"events\": [{\"tracepoint\": \"sched:sched_process_exec\"},\n"
+                "  {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid >= 2000000000\"}]}\n";
+        struct itest_client *all, *by_id[N_LAYOUTS], *none;
+        char dirs[N_LAYOUTS][1024], line[512];
+        const char *args[N_LAYOUTS + 2] = { "cgroups" };
+        struct cg_check k = {};
+        char *text;
+        size_t len;
+
+        if (!cg_mount[0])
+                skip();  /* no cgroup2 mount here */
+        snprintf(cg_root, sizeof(cg_root), "%s/evmon-ctx-%d", cg_mount, (int) getpid());
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        /* Made while evmond runs: it learns them from CGROUP records. */
+        for (size_t i = 0; i < N_LAYOUTS; i++) {
+                snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", cg_root, layouts[i].rel);
+                mkdirs(dirs[i]);
+                args[i + 1] = dirs[i];
+        }
+        all = client_new(NULL);
+        for (size_t i = 0; i < N_LAYOUTS; i++) {
+                by_id[i] = NULL;
+                if (!layouts[i].id)
+                        continue;
+                /* docker's by its short id, as `docker ps` shows it */
+                snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"containers\":[\"%.*s\"]}\n",
+                         i == 0 ? 12 : (int) strlen(layouts[i].id), layouts[i].id);
+                by_id[i] = client_new(line);
+        }
+        none = client_new("{\"type\":\"subscribe\",\"containers\":[\"0000000000000000\"]}\n");
+
+        k.pid = run_prog(args);
+        text = itest_client_slurp(all, 500, 20000, &len);
+        itest_for_each_line(text, len, check_cg_line, &k);
+        free(text);
+        for (size_t i = 0; i < N_LAYOUTS; i++) {
+                fprintf(stderr, "%s: %d events\n", layouts[i].rel, k.n[i]);
+                assert_int_equal(k.n[i], 3);
+        }
+        /* Each container's subscriber: exactly its 3 events. */
+        for (size_t i = 0; i < N_LAYOUTS; i++) {
+                struct cg_check s = { .pid = k.pid };
+
+                if (!by_id[i])
+                        continue;
+                text = itest_client_slurp(by_id[i], 300, 20000, &len);
+                itest_for_each_line(text, len, check_cg_line, &s);
+                free(text);
+                for (size_t j = 0; j < N_LAYOUTS; j++)
+                        assert_int_equal(s.n[j], i == j ? 3 : 0);
+                assert_int_equal(s.other, 0);
+                client_free(by_id[i]);
+        }
+        {
+                struct cg_check s = { .pid = k.pid };
+
+                text = itest_client_slurp(none, 300, 20000, &len);
+                itest_for_each_line(text, len, check_cg_line, &s);
+                free(text);
+                for (size_t j = 0; j < N_LAYOUTS; j++)
+                        assert_int_equal(s.n[j], 0);
+                assert_int_equal(s.other, 0);
+        }
+        client_free(none);
+        client_free(all);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        itest_daemon_cleanup(&daemon_);
+        cgroups_remove();
+}
+
+/* ---- symbols ---------------------------------------------------------------- */
+
+struct names {
+        char **v;
+        size_t n, cap;
+};
+
+static void names_add(struct names *s, const char *name) {
+        if (s->n == s->cap) {
+                s->cap = s->cap ? s->cap * 2 : 1024;
+                s->v = realloc(s->v, s->cap * sizeof(char *));
+                assert_non_null(s->v);
+        }
+        s->v[s->n++] = strdup(name);
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static bool names_has(const struct names *s, const char *name) {
+        return bsearch(&name, s->v, s->n, sizeof(char *), cmp_str) != NULL;
+}
+
+/* Text symbols (t, T, w, W) of `nm` output or /proc/kallsyms lines. */
+static void names_read(struct names *s, FILE *f) {
+        char line[1024], name[512], type;
+        unsigned long long addr;
+
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "%llx %c %511s", &addr, &type, name) == 3 && strchr("tTwW", type))
+                        names_add(s, name);
+        qsort(s->v, s->n, sizeof(char *), cmp_str);
+}
+
+struct sym_check {
+        pid_t pid;
+        const struct names *nm, *kallsyms;
+        int samples, user_named, busy, kernel_named;
+};
+
+static void check_sym_line(json_object *o, void *ud) {
+        struct sym_check *k = ud;
+        json_object *cc = get(o, "sample.callchain");
+
+        if (strcmp(itest_str(o, "type"), "event") != 0 || itest_int(o, "pid") != k->pid || !cc)
+                return;
+        k->samples++;
+        for (size_t i = 0; i < json_object_array_length(cc); i++) {
+                json_object *seg = json_object_array_get_idx(cc, i), *ips = get(seg, "ips"), *syms = get(seg, "syms");
+                const char *ctx = get_str(seg, "context");
+
+                assert_non_null(syms);
+                assert_int_equal(json_object_array_length(syms), json_object_array_length(ips));
+                for (size_t j = 0; j < json_object_array_length(syms); j++) {
+                        json_object *f = json_object_array_get_idx(syms, j);
+                        const char *sym = get_str(f, "sym"), *module = get_str(f, "module");
+                        char name[512];
+                        const char *plus;
+
+                        if (!sym)
+                                continue;
+                        plus = strstr(sym, "+0x");
+                        assert_non_null(plus);
+                        snprintf(name, sizeof(name), "%.*s", (int) (plus - sym), sym);
+                        if (strcmp(ctx, "kernel") == 0) {
+                                if (!names_has(k->kallsyms, name))
+                                        fail_msg("kernel frame %s is not in /proc/kallsyms", sym);
+                                k->kernel_named++;
+                        } else if (module && strcmp(module, prog) == 0) {
+                                if (!names_has(k->nm, name))
+                                        fail_msg("user frame %s is not in nm %s", sym, prog);
+                                k->user_named++;
+                                if (strncmp(name, "evctx_busy_", 11) == 0)
+                                        k->busy++;
+                        }
+                }
+        }
+}
+
+static void test_symbols(void **state) {
+        static const char config[] =
+                "{\"ring\": {\"pages\": 256}, \"events\": [{\"software\": \"cpu-clock\", \"period\": 1000000,\n"
+                "  \"sample\": [\"callchain\"], \"symbols\": true}]}\n";
+        static const char *const args[] = { "busy", "1500", NULL };
+        struct names nm = {}, ks = {};
+        struct sym_check k = { .nm = &nm, .kallsyms = &ks };
+        struct itest_client *c;
+        char cmd[600], *text;
+        size_t len;
+        FILE *f;
+
+        f = fopen("/proc/kallsyms", "re");
+        assert_non_null(f);
+        names_read(&ks, f);
+        fclose(f);
+        if (ks.n == 0 || names_has(&ks, "0"))
+                skip();
+        snprintf(cmd, sizeof(cmd), "nm --defined-only %s", prog);
+        f = popen(cmd, "re");
+        assert_non_null(f);
+        names_read(&nm, f);
+        pclose(f);
+        assert_true(names_has(&nm, "evctx_busy_inner"));
+
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        /* Samples of every process come: this one's only, by its comm. */
+        c = client_new("{\"type\":\"subscribe\",\"comms\":[\"evctx-*\"]}\n");
+        k.pid = run_prog(args);
+        text = itest_client_slurp(c, 500, 30000, &len);
+        itest_for_each_line(text, len, check_sym_line, &k);
+        free(text);
+        fprintf(stderr, "%d samples: %d user frames named in %s (%d in evctx_busy_*), %d kernel frames\n", k.samples,
+                k.user_named, comm, k.busy, k.kernel_named);
+        assert_true(k.samples >= 100);
+        assert_true(k.busy >= 50);
+        assert_true(k.kernel_named >= 1);
+        client_free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        itest_daemon_cleanup(&daemon_);
+        for (size_t i = 0; i < nm.n; i++)
+                free(nm.v[i]);
+        for (size_t i = 0; i < ks.n; i++)
+                free(ks.v[i]);
+        free(nm.v);
+        free(ks.v);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_process),
+                cmocka_unit_test(test_off),
+                cmocka_unit_test(test_containers),
+                cmocka_unit_test(test_symbols),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
