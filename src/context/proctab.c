@@ -481,6 +481,16 @@ void context_fork(struct context *c, pid_t pid, pid_t ppid, pid_t tid, uint64_t 
         c->st.forks++;
         parent = find(c, ppid, time);
         old = find_live(c, pid);
+        if (old && time && old->p.from >= time) {
+                /* The rings are read one CPU after another: the child's
+                 * exec, on another CPU, may come before its fork. It is
+                 * already known, and newer than this news. */
+                if (!old->p.has_ppid) {
+                        old->p.ppid = ppid;
+                        old->p.has_ppid = true;
+                }
+                return;
+        }
         if (old)
                 retire(c, old, time);  /* its EXIT was lost: it cannot outlive its pid's reuse */
         if (!parent) {

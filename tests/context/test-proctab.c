@@ -206,6 +206,25 @@ static void test_exec_rename(void **state) {
         rm_proc("600");
 }
 
+/* Rings are read one after another: the child's exec (its CPU) may come
+ * before its fork (the parent's CPU); the fork must not undo the exec. */
+static void test_fork_after_exec(void **state) {
+        _cleanup_(context_freep) struct context *c = new_ctx(0, 0);
+        const struct ctx_proc *p;
+
+        assert_int_equal(context_seed(c), 3);
+        fake_proc("650", "evctx", 100, 0, "/tmp/evctx", "/");
+        context_comm(c, 650, 650, "evctx", true, 200);
+        context_exec(c, 650, "/tmp/evctx", 10, 201);
+        context_fork(c, 650, 100, 650, 150);
+        p = context_lookup(c, 650, 300);
+        assert_non_null(p);
+        assert_string_equal(p->comm, "evctx");
+        assert_string_equal(p->exe, "/tmp/evctx");
+        assert_int_equal(p->ppid, 100);
+        rm_proc("650");
+}
+
 static void test_unknown_parent(void **state) {
         _cleanup_(context_freep) struct context *c = new_ctx(0, 0);
         const struct ctx_proc *p;
@@ -316,6 +335,7 @@ int main(void) {
                 cmocka_unit_test(test_seed),
                 cmocka_unit_test(test_fork_exit_reuse),
                 cmocka_unit_test(test_exec_rename),
+                cmocka_unit_test(test_fork_after_exec),
                 cmocka_unit_test(test_unknown_parent),
                 cmocka_unit_test(test_records),
                 cmocka_unit_test(test_bounds),

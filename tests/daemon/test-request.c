@@ -52,7 +52,12 @@ static void test_errors(void **state) {
         expect_error("{\"type\":7}", "expected {\"type\":\"subscribe\",...}");
         expect_error("{\"type\":\"nope\"}", "unknown message type \"nope\" (known: subscribe, status, reload)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
-                     "subscribe: unknown key \"event\" (known: events, pids, cgroups)");
+                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers)");
+        expect_error("{\"type\":\"subscribe\",\"comms\":\"nginx\"}",
+                     "subscribe: \"comms\" must be an array of a comm pattern such as \"nginx*\" (fnmatch)");
+        expect_error("{\"type\":\"subscribe\",\"containers\":[3]}",
+                     "subscribe: containers[0] must be a container id, or its first digits");
+        expect_error("{\"type\":\"subscribe\",\"containers\":[\"\"]}", "subscribe: containers[0] is empty");
         expect_error("{\"type\":\"subscribe\",\"events\":\"kprobe:open\"}",
                      "subscribe: \"events\" must be an array of event names");
         expect_error("{\"type\":\"subscribe\",\"events\":[\"a\",1]}",
@@ -93,6 +98,25 @@ static void test_subscribe(void **state) {
         assert_true(subscription_has_event(&sub, 1));
 }
 
+/* By comm pattern and container id (context on the line's meta): unknown
+ * context matches neither. */
+static void test_subscribe_context(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(subscription_done) struct subscription sub = {};
+        _cleanup_(freep) char *error = NULL;
+        const char *id = "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a";
+
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"comms\":[\"ngin*\",\"sshd\"],\"containers\":[\"3f2a1b9c8d7e\"]}",
+                               &req, &error), 1);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx", .container = id }));
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .comm = "sshd", .container = id }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "sshd-session", .container = id }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx", .container = "3f2a" }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx" }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id }));
+}
+
 static void test_subscribe_refused(void **state) {
         _cleanup_(request_done) struct request req = {};
         struct subscription sub;
@@ -129,6 +153,7 @@ int main(void) {
                 cmocka_unit_test(test_types),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_subscribe),
+                cmocka_unit_test(test_subscribe_context),
                 cmocka_unit_test(test_subscribe_refused),
                 cmocka_unit_test(test_defaults),
         };
