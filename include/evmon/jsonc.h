@@ -11,6 +11,7 @@
 #include "evmon/tracefs.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
+DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
 
 /* Appends O as one plain JSON line (no spaces, '/' not escaped) ending in
  * '\n'. 0 or -ENOMEM (B unchanged then). */

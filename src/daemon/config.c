@@ -10,6 +10,8 @@
 #include "config.h"
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
+#include "evmon/error.h"
+#include "evmon/jsonc.h"
 
 const char config_builtin[] =
         "{\n"
@@ -1027,9 +1029,6 @@ struct config *config_free(struct config *c) {
 }
 
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_tokener *, json_tokener_free);
-
 int config_parse(const char *text, const char *path, struct config **ret, char **ret_error) {
         _cleanup_(config_freep) struct config *c = NULL;
         _cleanup_(json_object_putp) json_object *root = NULL;
@@ -1072,9 +1071,8 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
 
                 for (size_t i = 0; i < end && i < len; i++)
                         line += text[i] == '\n';
-                r = asprintf(ret_error, "%s:%u: invalid JSON: %s", path, line,
-                             err == json_tokener_continue ? "unexpected end of file" : json_tokener_error_desc(err));
-                return r < 0 ? -ENOMEM : -EINVAL;
+                return error_set(ret_error, -EINVAL, "%s:%u: invalid JSON: %s", path, line,
+                                 err == json_tokener_continue ? "unexpected end of file" : json_tokener_error_desc(err));
         }
         /* json-c accepted the text; where our scanner is stricter it only
          * loses line numbers past that point. */
@@ -1086,9 +1084,9 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
                         unsigned line = 1;
                         for (const char *q = text; q < p; q++)
                                 line += *q == '\n';
-                        r = asprintf(ret_error, "%s:%u: invalid JSON: text after the end of the config object", path, line);
                         parser_done(&ps);
-                        return r < 0 ? -ENOMEM : -EINVAL;
+                        return error_set(ret_error, -EINVAL, "%s:%u: invalid JSON: text after the end of the config object",
+                                         path, line);
                 }
 
         r = parse_root(&ps, c, root);
@@ -1130,10 +1128,8 @@ int config_load(const char *path, struct config **ret, char **ret_error) {
                 size_t k;
                 if (cap - n < 4096) {
                         char *t;
-                        if (cap > (64u << 20)) {
-                                r = asprintf(ret_error, "%s: larger than 64 MiB, not a config file", path);
-                                return r < 0 ? -ENOMEM : -EFBIG;
-                        }
+                        if (cap > (64u << 20))
+                                return error_set(ret_error, -EFBIG, "%s: larger than 64 MiB, not a config file", path);
                         t = realloc(text, cap = cap * 2 + 8192);
                         if (!t)
                                 return -ENOMEM;
@@ -1146,20 +1142,14 @@ int config_load(const char *path, struct config **ret, char **ret_error) {
         }
         if (ferror(f)) {
                 r = -errno;
-                if (asprintf(ret_error, "%s: failed to read: %s", path, strerror(-r)) < 0)
-                        return -ENOMEM;
-                return r;
+                return error_set(ret_error, r, "%s: failed to read: %s", path, strerror(-r));
         }
         text[n] = 0;
-        if (memchr(text, 0, n)) {
-                r = asprintf(ret_error, "%s: contains NUL bytes, not a JSON config", path);
-                return r < 0 ? -ENOMEM : -EINVAL;
-        }
+        if (memchr(text, 0, n))
+                return error_set(ret_error, -EINVAL, "%s: contains NUL bytes, not a JSON config", path);
         return config_parse(text, path, ret, ret_error);
 
 fail_open:
         r = -errno;
-        if (asprintf(ret_error, "%s: cannot open: %s", path, strerror(errno)) < 0)
-                return -ENOMEM;
-        return r;
+        return error_set(ret_error, r, "%s: cannot open: %s", path, strerror(-r));
 }

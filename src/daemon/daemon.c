@@ -21,6 +21,7 @@
 #include "replies.h"
 #include "targets.h"
 #include "evmon/cleanup.h"
+#include "evmon/error.h"
 #include "evmon/log.h"
 
 /* The wall-clock time of an event is its own clock's time plus this offset;
@@ -158,7 +159,6 @@ static int on_hangup(sd_event_source *es, const struct signalfd_siginfo *si, voi
  * mount is there but closed to us (0700 root), which no mount would fix. */
 static int tracefs_open_error(const char *dir, int r, char **ret_error) {
         _cleanup_(freep) char *mounted = NULL;
-        int k;
 
         if (!dir) {
                 _cleanup_(fclosep) FILE *f = fopen("/proc/mounts", "re");
@@ -169,18 +169,16 @@ static int tracefs_open_error(const char *dir, int r, char **ret_error) {
                         (void) tracefs_find_mount(text, &mounted);
         }
         if (r == -EACCES || r == -EPERM)
-                k = asprintf(ret_error, "%s: %s: evmond needs root to read tracefs, create probes and open perf events "
-                             "(running as uid %u; start it as root, e.g. by evmond.service)",
-                             dir ?: mounted ?: "tracefs (not mounted, and mounting it needs root)",
-                             strerror(-r), (unsigned) geteuid());
-        else if (dir)
-                k = asprintf(ret_error, "cannot use %s as tracefs: %s", dir, strerror(-r));
-        else if (mounted)
-                k = asprintf(ret_error, "cannot use tracefs at %s: %s", mounted, strerror(-r));
-        else
-                k = asprintf(ret_error, "/proc/mounts: cannot find or mount tracefs: %s "
-                             "(mount it with `mount -t tracefs nodev /sys/kernel/tracing`)", strerror(-r));
-        return k < 0 ? -ENOMEM : r;
+                return error_set(ret_error, r, "%s: %s: evmond needs root to read tracefs, create probes and open perf "
+                                 "events (running as uid %u; start it as root, e.g. by evmond.service)",
+                                 dir ?: mounted ?: "tracefs (not mounted, and mounting it needs root)",
+                                 strerror(-r), (unsigned) geteuid());
+        if (dir)
+                return error_set(ret_error, r, "cannot use %s as tracefs: %s", dir, strerror(-r));
+        if (mounted)
+                return error_set(ret_error, r, "cannot use tracefs at %s: %s", mounted, strerror(-r));
+        return error_set(ret_error, r, "/proc/mounts: cannot find or mount tracefs: %s "
+                         "(mount it with `mount -t tracefs nodev /sys/kernel/tracing`)", strerror(-r));
 }
 
 int daemon_config_load(struct daemon *d, struct config **ret, char **ret_error) {
@@ -233,19 +231,16 @@ static int daemon_lock(struct daemon *d, char **ret_error) {
                 else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                         r = -errno;
                         safe_close(fd);
-                        if (r == -EWOULDBLOCK) {
-                                r = asprintf(ret_error, "another evmond runs on %s (it holds %s): stop it first",
-                                             d->config->socket_path, path);
-                                return r < 0 ? -ENOMEM : -EBUSY;
-                        }
+                        if (r == -EWOULDBLOCK)
+                                return error_set(ret_error, -EBUSY, "another evmond runs on %s (it holds %s): stop it first",
+                                                 d->config->socket_path, path);
                 } else {
                         d->lock_fd = fd;
                         d->lock_path = TAKE_PTR(path);
                         return 0;
                 }
         }
-        r = asprintf(ret_error, "%s: cannot lock: %s", path, strerror(-r)) < 0 ? -ENOMEM : r;
-        return r;
+        return error_set(ret_error, r, "%s: cannot lock: %s", path, strerror(-r));
 }
 
 int daemon_prepare(struct daemon *d, char **ret_error) {
@@ -305,12 +300,12 @@ static int ring_memlock_error(const char *config_path, unsigned ring_pages, char
                 mlock_kb = 0;
         if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
                 snprintf(limit, sizeof(limit), "%llu KiB", (unsigned long long) rl.rlim_cur / 1024);
-        return asprintf(ret_error, "%s: ring.pages: the per-CPU rings (%u pages and a header page, %zu KiB each) are more locked memory "
-                        "than evmond may have: kernel.perf_event_mlock_kb is %lu KiB per CPU for all of the user's rings, "
-                        "RLIMIT_MEMLOCK (LimitMEMLOCK= in the unit, `ulimit -l`) %s beyond that, and evmond lacks "
-                        "CAP_IPC_LOCK: lower ring.pages, or raise one of the limits",
-                        config_path, ring_pages, (ring_pages + (size_t) 1) * (size_t) sysconf(_SC_PAGESIZE) / 1024,
-                        mlock_kb, limit) < 0 ? -ENOMEM : -EPERM;
+        return error_set(ret_error, -EPERM, "%s: ring.pages: the per-CPU rings (%u pages and a header page, %zu KiB each) are more locked memory "
+                         "than evmond may have: kernel.perf_event_mlock_kb is %lu KiB per CPU for all of the user's rings, "
+                         "RLIMIT_MEMLOCK (LimitMEMLOCK= in the unit, `ulimit -l`) %s beyond that, and evmond lacks "
+                         "CAP_IPC_LOCK: lower ring.pages, or raise one of the limits",
+                         config_path, ring_pages, (ring_pages + (size_t) 1) * (size_t) sysconf(_SC_PAGESIZE) / 1024,
+                         mlock_kb, limit);
 }
 
 static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_error) {
@@ -334,12 +329,9 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
         r = monitor_new(&mo, &d->monitor);
         if (r == -EPERM)
                 return ring_memlock_error(d->config->path, mo.ring_pages, ret_error);
-        if (r < 0) {
-                if (asprintf(ret_error, "%s: failed to set up the per-CPU rings (%u pages each): %s",
-                             d->config->path, mo.ring_pages, strerror(-r)) < 0)
-                        return -ENOMEM;
-                return r;
-        }
+        if (r < 0)
+                return error_set(ret_error, r, "%s: failed to set up the per-CPU rings (%u pages each): %s",
+                                 d->config->path, mo.ring_pages, strerror(-r));
         if (d->config->context && !d->check_only) {
                 r = daemon_context_open(d, ret_error);
                 if (r < 0)

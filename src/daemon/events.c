@@ -9,6 +9,7 @@
 
 #include "daemon.h"
 #include "events.h"
+#include "evmon/error.h"
 #include "evmon/log.h"
 
 char *event_definition(const struct event_config *ec) {
@@ -92,16 +93,12 @@ static int event_source_tracepoint(struct daemon *d, struct daemon_event *ev, ch
         int r;
 
         r = tracefs_event_format(d->tracefs, ec->system, ec->name, &ev->format);
-        if (r == -ENOENT) {
-                r = asprintf(ret_error, "%s: no tracepoint \"%s\" in %s/events (`evmonctl list` shows the tracepoints of this kernel)",
-                             ec->where, ec->wire_name, tracefs_path(d->tracefs));
-                return r < 0 ? -ENOMEM : -EINVAL;
-        }
+        if (r == -ENOENT)
+                return error_set(ret_error, -EINVAL, "%s: no tracepoint \"%s\" in %s/events (`evmonctl list` shows the tracepoints of this kernel)",
+                                 ec->where, ec->wire_name, tracefs_path(d->tracefs));
         if (r < 0) {
-                if (asprintf(ret_error, "%s: cannot read the format of \"%s\" from %s: %s",
-                             ec->where, ec->wire_name, tracefs_path(d->tracefs), strerror(-r)) < 0)
-                        r = -ENOMEM;
-                return r;
+                return error_set(ret_error, r, "%s: cannot read the format of \"%s\" from %s: %s",
+                                 ec->where, ec->wire_name, tracefs_path(d->tracefs), strerror(-r));
         }
         ev->source.type = PERF_TYPE_TRACEPOINT;
         ev->source.config = ev->format->id;
@@ -121,12 +118,9 @@ static int event_source_probe_pmu(struct daemon *d, struct daemon_event *ev, con
                 r = probe_pmu_attr(NULL, spec, &ev->pmu, &err);
         if (r >= 0)
                 r = probe_pmu_format(d->reference, spec->kind, ec->name, &ev->format);
-        if (r < 0) {
-                if (asprintf(ret_error, "%s: cannot set up %s \"%s\": %s", ec->where,
-                             event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r)) < 0)
-                        r = -ENOMEM;
-                return r == -ENOMEM ? r : -EINVAL;
-        }
+        if (r < 0)
+                return error_set(ret_error, r == -ENOMEM ? r : -EINVAL, "%s: cannot set up %s \"%s\": %s", ec->where,
+                                 event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r));
         ev->source.type = ev->pmu.type;
         ev->source.config = ev->pmu.config;
         ev->source.config1 = ev->pmu.config1;
@@ -189,10 +183,8 @@ int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_ev
         if (r < 0) {
                 /* The probe made above. */
                 daemon_event_destroy(d, ev);
-                if (asprintf(ret_error, "%s: cannot build a decoder for \"%s\": %s",
-                             ec->where, ec->wire_name, strerror(-r)) < 0)
-                        r = -ENOMEM;
-                return r;
+                return error_set(ret_error, r, "%s: cannot build a decoder for \"%s\": %s",
+                                 ec->where, ec->wire_name, strerror(-r));
         }
         *ret = TAKE_PTR(ev);
         return 0;
@@ -267,28 +259,29 @@ static const char *perf_open_reason(const struct event_config *ec, int r) {
 
 /* Why monitor_add() refused EV with R, in *ret_error. */
 static int event_open_error(struct daemon *d, struct daemon_event *ev, int r, char **ret_error) {
-        if (r == -EINVAL && ev->cfg->filter) {
-                _cleanup_(freep) char *why = ev->cfg->kind == EVENT_TRACEPOINT
-                        ? tracefs_filter_error(d->tracefs, ev->cfg->system, ev->cfg->name, ev->cfg->filter)
-                        : ev->probe_added ? tracefs_filter_error(d->tracefs, d->probe_group, ev->probe_name, ev->cfg->filter)
+        const struct event_config *ec = ev->cfg;
+
+        if (r == -EINVAL && ec->filter) {
+                _cleanup_(freep) char *why = ec->kind == EVENT_TRACEPOINT
+                        ? tracefs_filter_error(d->tracefs, ec->system, ec->name, ec->filter)
+                        : ev->probe_added ? tracefs_filter_error(d->tracefs, d->probe_group, ev->probe_name, ec->filter)
                         : NULL;
-                r = asprintf(ret_error, "%s: the kernel rejected the filter \"%s\" of %s%s%s (ftrace filter syntax, "
-                             "Documentation/trace/events.rst; `evmonctl describe %s` lists the fields)",
-                             ev->cfg->filter_where, ev->cfg->filter, ev->wire_name, why ? ": " : "", why ?: "",
-                             ev->cfg->kind == EVENT_TRACEPOINT ? ev->wire_name : "SYSTEM:NAME");
+                return error_set(ret_error, -EINVAL, "%s: the kernel rejected the filter \"%s\" of %s%s%s (ftrace filter "
+                                 "syntax, Documentation/trace/events.rst; `evmonctl describe %s` lists the fields)",
+                                 ec->filter_where, ec->filter, ev->wire_name, why ? ": " : "", why ?: "",
+                                 ec->kind == EVENT_TRACEPOINT ? ev->wire_name : "SYSTEM:NAME");
         }
-        else if (ev->cfg->kind != EVENT_TRACEPOINT && (r == -ENOENT || r == -EINVAL))
-                r = asprintf(ret_error, "%s: the kernel cannot place %s \"%s\": %s (is the symbol in /proc/kallsyms or the file's symbol table?)",
-                             ev->cfg->where, event_kind_to_string(ev->cfg->kind), ev->cfg->target, strerror(-r));
-        else if (d->n_cgroup_fds > 0 && r == -ENOENT)
-                r = asprintf(ret_error, "%s: failed to open %s for the cgroups in targets.cgroups: %s (the kernel finds no "
-                             "perf_event controller there: on a host without systemd, enable a controller in the "
-                             "parent's cgroup.subtree_control once, e.g. `echo +pids > %s/cgroup.subtree_control`)",
-                             ev->cfg->where, ev->wire_name, strerror(-r), d->cgroup_mount);
-        else
-                r = asprintf(ret_error, "%s: failed to open %s on every CPU: %s", ev->cfg->where, ev->wire_name,
-                             strerror(-r));
-        return r < 0 ? -ENOMEM : -EINVAL;
+        if (ec->kind != EVENT_TRACEPOINT && (r == -ENOENT || r == -EINVAL))
+                return error_set(ret_error, -EINVAL, "%s: the kernel cannot place %s \"%s\": %s (is the symbol in "
+                                 "/proc/kallsyms or the file's symbol table?)",
+                                 ec->where, event_kind_to_string(ec->kind), ec->target, strerror(-r));
+        if (d->n_cgroup_fds > 0 && r == -ENOENT)
+                return error_set(ret_error, -EINVAL, "%s: failed to open %s for the cgroups in targets.cgroups: %s (the "
+                                 "kernel finds no perf_event controller there: on a host without systemd, enable a "
+                                 "controller in the parent's cgroup.subtree_control once, e.g. `echo +pids > "
+                                 "%s/cgroup.subtree_control`)", ec->where, ev->wire_name, strerror(-r), d->cgroup_mount);
+        return error_set(ret_error, -EINVAL, "%s: failed to open %s on every CPU: %s", ec->where, ev->wire_name,
+                         strerror(-r));
 }
 
 int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error) {
@@ -303,10 +296,9 @@ int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_erro
         if (r < 0 && event_kind_is_perf(ev->cfg->kind)) {
                 const char *why = perf_open_reason(ev->cfg, r);
 
-                r = asprintf(ret_error, "%s: the kernel refused %s (%s%s%s): %s%s%s", ev->cfg->where, ev->wire_name,
-                             ev->cfg->count ? "counting" : "sampling", leader ? ", in group " : "",
-                             leader ? ev->cfg->group : "", strerror(-r), why ? ": " : "", why ?: "");
-                return r < 0 ? -ENOMEM : -EINVAL;
+                return error_set(ret_error, -EINVAL, "%s: the kernel refused %s (%s%s%s): %s%s%s", ev->cfg->where, ev->wire_name,
+                                 ev->cfg->count ? "counting" : "sampling", leader ? ", in group " : "",
+                                 leader ? ev->cfg->group : "", strerror(-r), why ? ": " : "", why ?: "");
         }
         if ((r == -EACCES || r == -EPERM) && ev->cfg->kind != EVENT_TRACEPOINT && !ev->probe_added) {
                 r = daemon_event_pmu_fallback(d, ev, ret_error);

@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "events.h"
+#include "evmon/error.h"
 #include "evmon/log.h"
 #include "evmon/protocol.h"
 
@@ -69,8 +70,7 @@ int daemon_reference_format(struct daemon *d, char **ret_error) {
                                 return 0;
                 }
         }
-        r = asprintf(ret_error, "no readable event format in %s to take the common header from", tracefs_path(d->tracefs));
-        return r < 0 ? -ENOMEM : -ENOENT;
+        return error_set(ret_error, -ENOENT, "no readable event format in %s to take the common header from", tracefs_path(d->tracefs));
 }
 
 int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct probe_spec *spec, char **ret_error) {
@@ -103,12 +103,9 @@ int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct pro
                 if (r != -EEXIST || gen >= 8)
                         break;
         }
-        if (r < 0) {
-                if (asprintf(ret_error, "%s: the kernel refused %s \"%s\": %s",
-                             ec->where, event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r)) < 0)
-                        return -ENOMEM;
-                return -EINVAL;
-        }
+        if (r < 0)
+                return error_set(ret_error, -EINVAL, "%s: the kernel refused %s \"%s\": %s",
+                                 ec->where, event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r));
         ev->probe_added = true;
         ev->source.type = PERF_TYPE_TRACEPOINT;
         ev->source.config = ev->format->id;
@@ -160,12 +157,12 @@ int daemon_remove_probes(struct daemon *d, unsigned *ret_removed, char **ret_err
 
         r = probe_record_cleanup(d->tracefs, d->probe_record, &n);
         if (r < 0 && r != -EOPNOTSUPP)
-                return asprintf(ret_error, "%s: cannot remove the probes recorded there: %s",
-                                d->probe_record, strerror(-r)) < 0 ? -ENOMEM : r;
+                return error_set(ret_error, r, "%s: cannot remove the probes recorded there: %s",
+                                 d->probe_record, strerror(-r));
         r = probe_remove_group(d->tracefs, d->probe_group, &m);
         if (r < 0 && r != -EOPNOTSUPP)
-                return asprintf(ret_error, "cannot remove the probes of group %s: %s",
-                                d->probe_group, strerror(-r)) < 0 ? -ENOMEM : r;
+                return error_set(ret_error, r, "cannot remove the probes of group %s: %s",
+                                 d->probe_group, strerror(-r));
         d->probes_cleaned = true;
         *ret_removed = n + m;
         return 0;

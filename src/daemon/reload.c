@@ -13,6 +13,7 @@
 #include "events.h"
 #include "notify.h"
 #include "replies.h"
+#include "evmon/error.h"
 #include "evmon/log.h"
 
 /* A reload under way: the new config and the new event list (by the new
@@ -70,11 +71,9 @@ static int reload_load(struct daemon *d, struct reload *rl, char **ret_error) {
         if (r < 0)
                 return r;
         key = config_restart_key(d->config, rl->config);
-        if (key) {
-                r = asprintf(ret_error, "%s: %s changed: that takes a restart of evmond (`systemctl restart evmond`)",
-                             rl->config->path, key);
-                return r < 0 ? -ENOMEM : -EINVAL;
-        }
+        if (key)
+                return error_set(ret_error, -EINVAL, "%s: %s changed: that takes a restart of evmond (`systemctl restart evmond`)",
+                                 rl->config->path, key);
         rl->events = calloc(rl->config->n_events ?: 1, sizeof(*rl->events));
         rl->kept = calloc(d->n_events ?: 1, sizeof(bool));
         if (!rl->events || !rl->kept)
@@ -106,8 +105,8 @@ static int reload_add(struct daemon *d, struct reload *rl, struct event_config *
                 return r;
         r = monitor_enable(d->monitor, ev->handle);
         if (r < 0)
-                return asprintf(ret_error, "%s: failed to enable %s: %s", ev->cfg->where, ev->wire_name,
-                                strerror(-r)) < 0 ? -ENOMEM : r;
+                return error_set(ret_error, r, "%s: failed to enable %s: %s", ev->cfg->where, ev->wire_name,
+                                 strerror(-r));
         rl->n_added++;
         return 0;
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "request.h"
+#include "evmon/error.h"
 #include "evmon/jsonc.h"
 #include "evmon/protocol.h"
 
@@ -16,32 +16,16 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
         [REQUEST_RELOAD] = EVMON_REQUEST_RELOAD,
 };
 
-static int request_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int request_error(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        free(*ret_error);
-        va_start(ap, fmt);
-        r = vasprintf(ret_error, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                *ret_error = NULL;
-                return -ENOMEM;
-        }
-        return -EINVAL;
-}
-
 /* An array of strings (events, cgroups) as a NULL-terminated list. */
 static int parse_strings(json_object *v, const char *key, const char *what, char ***ret, char **ret_error) {
         _cleanup_(strv_freep) char **l = NULL;
         size_t n;
 
         if (!json_object_is_type(v, json_type_array))
-                return request_error(ret_error, "subscribe: \"%s\" must be an array of %s", key,
-                                     strcmp(key, "events") == 0   ? "event names"
-                                     : strcmp(key, "cgroups") == 0 ? "cgroup paths"
-                                                                   : what);
+                return error_set(ret_error, -EINVAL, "subscribe: \"%s\" must be an array of %s", key,
+                                 strcmp(key, "events") == 0   ? "event names"
+                                 : strcmp(key, "cgroups") == 0 ? "cgroup paths"
+                                 : what);
         n = json_object_array_length(v);
         l = calloc(n + 1, sizeof(char *));
         if (!l)
@@ -50,7 +34,7 @@ static int parse_strings(json_object *v, const char *key, const char *what, char
                 json_object *e = json_object_array_get_idx(v, i);
 
                 if (!json_object_is_type(e, json_type_string))
-                        return request_error(ret_error, "subscribe: %s[%zu] must be %s", key, i, what);
+                        return error_set(ret_error, -EINVAL, "subscribe: %s[%zu] must be %s", key, i, what);
                 l[i] = strdup(json_object_get_string(e));
                 if (!l[i])
                         return -ENOMEM;
@@ -63,7 +47,7 @@ static int parse_pids(json_object *v, struct request *req, char **ret_error) {
         size_t n;
 
         if (!json_object_is_type(v, json_type_array))
-                return request_error(ret_error, "subscribe: \"pids\" must be an array of process ids");
+                return error_set(ret_error, -EINVAL, "subscribe: \"pids\" must be an array of process ids");
         n = json_object_array_length(v);
         req->pids = calloc(n ? n : 1, sizeof(pid_t));
         if (!req->pids)
@@ -74,7 +58,7 @@ static int parse_pids(json_object *v, struct request *req, char **ret_error) {
                 int64_t p = json_object_get_int64(e);
 
                 if (!json_object_is_type(e, json_type_int) || p <= 0 || p > INT_MAX)
-                        return request_error(ret_error, "subscribe: pids[%zu] is not a process id", i);
+                        return error_set(ret_error, -EINVAL, "subscribe: pids[%zu] is not a process id", i);
                 req->pids[req->n_pids++] = (pid_t) p;
         }
         return 0;
@@ -98,8 +82,8 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                 if (!strcmp(key, "type") || !strcmp(key, "events") || !strcmp(key, "pids") || !strcmp(key, "cgroups") ||
                     !strcmp(key, "comms") || !strcmp(key, "containers"))
                         continue;
-                return request_error(ret_error,
-                                     "subscribe: unknown key \"%s\" (known: events, pids, cgroups, comms, containers)", key);
+                return error_set(ret_error, -EINVAL,
+                                 "subscribe: unknown key \"%s\" (known: events, pids, cgroups, comms, containers)", key);
         }
         if ((v = get_set(msg, "comms"))) {
                 r = parse_strings(v, "comms", "a comm pattern such as \"nginx*\" (fnmatch)", &req->comms, ret_error);
@@ -113,7 +97,7 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                         return r;
                 for (size_t i = 0; req->containers[i]; i++)
                         if (!req->containers[i][0])
-                                return request_error(ret_error, "subscribe: containers[%zu] is empty", i);
+                                return error_set(ret_error, -EINVAL, "subscribe: containers[%zu] is empty", i);
         }
         if ((v = get_set(msg, "events"))) {
                 r = parse_strings(v, "events", "a string such as \"sched:sched_process_exec\"", &req->events, ret_error);
@@ -137,7 +121,7 @@ static int parse_object(const char *line, size_t len, json_object **ret, char **
         enum json_tokener_error err;
 
         if (len > INT_MAX)
-                return request_error(ret_error, "not a JSON object line: too long");
+                return error_set(ret_error, -EINVAL, "not a JSON object line: too long");
         tok = json_tokener_new();
         if (!tok)
                 return -ENOMEM;
@@ -146,9 +130,9 @@ static int parse_object(const char *line, size_t len, json_object **ret, char **
         if (!msg || err != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
                 json_object_put(msg);
                 json_tokener_free(tok);
-                return request_error(ret_error, "not a JSON object line: %s",
-                                     err == json_tokener_continue || err == json_tokener_success
-                                     ? "incomplete or trailing text" : json_tokener_error_desc(err));
+                return error_set(ret_error, -EINVAL, "not a JSON object line: %s",
+                                 err == json_tokener_continue || err == json_tokener_success
+                                 ? "incomplete or trailing text" : json_tokener_error_desc(err));
         }
         json_tokener_free(tok);
         *ret = msg;
@@ -171,7 +155,7 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
                 return r;
         if (!json_object_is_type(msg, json_type_object) || !json_object_object_get_ex(msg, "type", &type) ||
             !json_object_is_type(type, json_type_string))
-                return request_error(ret_error, "expected {\"type\":\"subscribe\",...}");
+                return error_set(ret_error, -EINVAL, "expected {\"type\":\"subscribe\",...}");
         t = json_object_get_string(type);
         for (enum request_type i = 0; i < _REQUEST_TYPE_MAX; i++)
                 if (strcmp(t, request_names[i]) == 0) {
@@ -185,7 +169,7 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
                         }
                         return 1;
                 }
-        return request_error(ret_error, "unknown message type \"%s\" (known: subscribe, status, reload)", t);
+        return error_set(ret_error, -EINVAL, "unknown message type \"%s\" (known: subscribe, status, reload)", t);
 }
 
 void request_done(struct request *req) {

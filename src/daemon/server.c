@@ -64,7 +64,7 @@ static int server_reply_error(struct client *c, const char *message) {
         char msg[SERVER_ERROR_MAX + 1];
         int r;
 
-        snprintf(msg, sizeof(msg), "%s", message);
+        snprintf(msg, sizeof(msg), "%s", message ?: "out of memory");
         r = encode_error(&line, msg);
         if (r < 0)
                 return r;

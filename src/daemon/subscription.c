@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fnmatch.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,22 +8,7 @@
 #include "cgroup.h"
 #include "subscription.h"
 #include "evmon/cleanup.h"
-
-static int sub_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int sub_error(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        free(*ret_error);
-        va_start(ap, fmt);
-        r = vasprintf(ret_error, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                *ret_error = NULL;
-                return -ENOMEM;
-        }
-        return -EINVAL;
-}
+#include "evmon/error.h"
 
 void subscription_init(struct subscription *s) {
         *s = (struct subscription) { .all_events = true };
@@ -86,7 +70,7 @@ static int build_cgroups(struct subscription *s, char **cgroups, const char *mou
         int r;
 
         if (!mount)
-                return sub_error(ret_error, "subscribe: no cgroup2 file system is mounted on this host");
+                return error_set(ret_error, -EINVAL, "subscribe: no cgroup2 file system is mounted on this host");
         for (size_t i = 0; cgroups[i]; i++) {
                 _cleanup_(freep) char *dir = NULL;
                 _cleanup_(freep) uint64_t *ids = NULL;
@@ -94,10 +78,10 @@ static int build_cgroups(struct subscription *s, char **cgroups, const char *mou
                 uint64_t *a;
 
                 if (cgroup_resolve(mount, cgroups[i], &dir) < 0)
-                        return sub_error(ret_error, "subscribe: cgroups[%zu] \"%s\" is not a cgroup path", i, cgroups[i]);
+                        return error_set(ret_error, -EINVAL, "subscribe: cgroups[%zu] \"%s\" is not a cgroup path", i, cgroups[i]);
                 r = cgroup_subtree_ids(dir, &ids, &n_ids);
                 if (r < 0)
-                        return sub_error(ret_error, "subscribe: cgroups[%zu]: no cgroup %s (%s)", i, dir, strerror(-r));
+                        return error_set(ret_error, -EINVAL, "subscribe: cgroups[%zu]: no cgroup %s (%s)", i, dir, strerror(-r));
                 a = realloc(all, (n_all + n_ids) * sizeof(uint64_t));
                 if (!a)
                         return -ENOMEM;
@@ -130,7 +114,7 @@ int subscription_build(struct subscription *ret, struct request *req, const char
                         return -ENOMEM;
                 bad = resolve_names(req->events, names, n, s.event_bits, n_bits);
                 if (bad >= 0) {
-                        r = sub_error(ret_error, "subscribe: no event \"%s\" is served here (the hello line lists them)",
+                        r = error_set(ret_error, -EINVAL, "subscribe: no event \"%s\" is served here (the hello line lists them)",
                                       req->events[bad]);
                         subscription_done(&s);
                         return r;

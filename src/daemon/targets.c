@@ -11,6 +11,7 @@
 #include "cgroup.h"
 #include "daemon.h"
 #include "targets.h"
+#include "evmon/error.h"
 #include "evmon/log.h"
 
 static int prepare_cgroups(struct daemon *d, char **ret_error) {
@@ -20,11 +21,9 @@ static int prepare_cgroups(struct daemon *d, char **ret_error) {
 
         while (c->cgroups[n])
                 n++;
-        if (!d->cgroup_mount) {
-                r = asprintf(ret_error, "%s: no cgroup2 file system is mounted: cgroup targets need cgroup v2",
-                             c->cgroups_where[0]);
-                return r < 0 ? -ENOMEM : -EINVAL;
-        }
+        if (!d->cgroup_mount)
+                return error_set(ret_error, -EINVAL, "%s: no cgroup2 file system is mounted: cgroup targets need cgroup v2",
+                                 c->cgroups_where[0]);
         d->cgroup_fds = calloc(n, sizeof(int));
         if (!d->cgroup_fds)
                 return -ENOMEM;
@@ -33,17 +32,13 @@ static int prepare_cgroups(struct daemon *d, char **ret_error) {
                 int fd;
 
                 r = cgroup_resolve(d->cgroup_mount, c->cgroups[i], &dir);
-                if (r < 0) {
-                        r = asprintf(ret_error, "%s: \"%s\" is not a cgroup path under %s",
-                                     c->cgroups_where[i], c->cgroups[i], d->cgroup_mount);
-                        return r < 0 ? -ENOMEM : -EINVAL;
-                }
+                if (r < 0)
+                        return error_set(ret_error, -EINVAL, "%s: \"%s\" is not a cgroup path under %s",
+                                         c->cgroups_where[i], c->cgroups[i], d->cgroup_mount);
                 fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0) {
-                        r = asprintf(ret_error, "%s: no cgroup %s (%s): create it, or fix the path (relative to %s)",
-                                     c->cgroups_where[i], dir, strerror(errno), d->cgroup_mount);
-                        return r < 0 ? -ENOMEM : -EINVAL;
-                }
+                if (fd < 0)
+                        return error_set(ret_error, -EINVAL, "%s: no cgroup %s (%s): create it, or fix the path (relative to %s)",
+                                         c->cgroups_where[i], dir, strerror(errno), d->cgroup_mount);
                 d->cgroup_fds[d->n_cgroup_fds++] = fd;
         }
         return 0;
@@ -51,7 +46,6 @@ static int prepare_cgroups(struct daemon *d, char **ret_error) {
 
 static int prepare_pids(struct daemon *d, char **ret_error) {
         struct config *c = d->config;
-        int r;
 
         d->pids = calloc(c->n_pids, sizeof(pid_t));
         if (!d->pids)
@@ -65,10 +59,8 @@ static int prepare_pids(struct daemon *d, char **ret_error) {
                 d->pids[d->n_pids++] = c->pids[i];
         }
         /* Never fall back to system-wide because the targets are gone. */
-        if (d->n_pids == 0 && !d->n_cgroup_fds) {
-                r = asprintf(ret_error, "%s: none of targets.pids is running: nothing to watch", c->path);
-                return r < 0 ? -ENOMEM : -EINVAL;
-        }
+        if (d->n_pids == 0 && !d->n_cgroup_fds)
+                return error_set(ret_error, -EINVAL, "%s: none of targets.pids is running: nothing to watch", c->path);
         return 0;
 }
 

@@ -35,6 +35,7 @@
 #include "evmon/protocol.h"
 #include "evmon/cleanup.h"
 #include "evmon/io.h"
+#include "evmon/jsonc.h"
 #include "line.h"
 #include "queue.h"
 
@@ -64,8 +65,6 @@ static int arg_json = -1;
 static bool arg_no_follow;
 static bool arg_new;
 static bool arg_host_given;
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
 static void logf_(const char *fmt, ...) _printf_(1, 2);
 static void logf_(const char *fmt, ...) {
