@@ -244,6 +244,7 @@ struct client *client_free(struct client *c) {
         safe_close(c->fd);
         line_queue_done(&c->queue);
         subscription_done(&c->sub);
+        free(c->schema_gens);
         free(c);
         return NULL;
 }

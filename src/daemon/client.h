@@ -46,6 +46,10 @@ struct client {
         void *userdata;
         struct client *prev, *next;   /* the owner's list; client.c never touches them */
 
+        /* By event index: the schema_gen of the last schema line sent
+         * (0: none). */
+        uint64_t *schema_gens;
+        size_t n_schema_gens;
         char inbuf[CLIENT_INBUF_SIZE];
         size_t in_len;
         bool in_discard;         /* skipping the rest of an overlong line */
@@ -62,6 +66,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct client *, client_free);
 static inline bool client_wants(const struct client *c, const struct line_meta *m) {
         return !c->closing && subscription_matches(&c->sub, m);
 }
+/* Whether C has the schema line of the event definition META is about. */
+static inline bool client_has_schema(const struct client *c, const struct line_meta *m) {
+        return m->idx < c->n_schema_gens && c->schema_gens[m->idx] == m->schema_gen;
+}
+
 /* Queues the stored line SP unless C's queue is full (a drop is counted). */
 static inline void client_push(struct client *c, const struct line_span *sp) {
         (void) line_queue_push(&c->queue, sp);

@@ -65,7 +65,9 @@ static void counter_emit(struct daemon *d, struct daemon_event *ev, uint64_t ts)
         uint64_t sum = 0, enabled = 0, running = 0;
         double scaled = 0;
         size_t n = monitor_handle_n_fds(d->monitor, ev->handle);
-        const struct line_meta meta = { .idx = ev->index };
+        const struct line_meta meta = {
+                .idx = ev->index, .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
+        };
 
         o = json_object_new_object();
         cpus = json_object_new_array();
@@ -132,7 +134,10 @@ void counters_emit(struct daemon *d) {
 
 void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
                  const struct perf_record *r) {
-        const struct line_meta meta = { .idx = ev->index, .pid = r->has_sid ? (pid_t) r->sid.pid : 0 };
+        const struct line_meta meta = {
+                .idx = ev->index, .pid = r->has_sid ? (pid_t) r->sid.pid : 0,
+                .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
+        };
         const struct encode_record_opts o = {
                 .sample_type = ev->attr.sample_type | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                                PERF_SAMPLE_IDENTIFIER,

@@ -47,6 +47,9 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 .idx = ev->index,
                 .pid = (pid_t) s->pid,
                 .cgroup = s->cgroup,
+                .schema = ev->schema.data,
+                .schema_len = ev->schema.len,
+                .schema_gen = ev->schema_gen,
         };
         struct encode_context ec;
         const struct encode_frame *frames = NULL;

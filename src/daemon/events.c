@@ -69,6 +69,7 @@ struct daemon_event *daemon_event_free(struct daemon_event *ev) {
         if (!ev)
                 return NULL;
         encoder_free(ev->encoder);
+        jbuf_done(&ev->schema);
         format_free(ev->format);
         probe_pmu_done(&ev->pmu);
         free(ev->probe_name);
@@ -81,11 +82,23 @@ struct daemon_event *daemon_event_free(struct daemon_event *ev) {
 /* The "sample" object shows no field the daemon asked for on its own:
  * CGROUP serves cgroup targets and subscriptions, RAW is in "fields". */
 static int daemon_event_encoder_new(struct daemon_event *ev) {
+        static uint64_t schema_gens;
+        uint64_t sample_type;
         int r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
 
-        if (r >= 0)
-                encoder_set_sample_show(ev->encoder, ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP));
-        return r;
+        if (r < 0)
+                return r;
+        encoder_set_sample_show(ev->encoder, ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP));
+        /* The schema line clients get before the event's lines: the
+         * sample fields of a perf event's attr (a trace event's lines
+         * carry none but its raw data, in "fields"). */
+        sample_type = ev->source.attr ? ev->source.attr->sample_type : 0;
+        ev->schema.len = 0;
+        r = encode_schema(&ev->schema, ev->wire_name, ev->format, sample_type & encoder_sample_show(ev->encoder));
+        if (r < 0)
+                return r;
+        ev->schema_gen = ++schema_gens;
+        return 0;
 }
 
 static int event_source_tracepoint(struct daemon *d, struct daemon_event *ev, char **ret_error) {

@@ -36,6 +36,10 @@ struct daemon_event {
         uint64_t bad;                 /* samples that did not decode */
         struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */
         uint64_t counter_last;        /* counting events: the sum of the last counter line */
+        /* The schema line of this definition (encode_schema()), and a
+         * number no other definition served by this evmond has. */
+        struct jbuf schema;
+        uint64_t schema_gen;
 };
 
 /* Everything that makes two config entries the same event: an event whose

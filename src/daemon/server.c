@@ -192,12 +192,44 @@ static const struct client_handler client_handler = {
         .failed = on_client_failed,
 };
 
+/* Queues META's schema line for C and notes it sent: once per client and
+ * event definition, so the only allocation here is that rare one. */
+static int server_send_schema(struct client *c, const struct line_meta *meta) {
+        int r;
+
+        if (meta->idx >= c->n_schema_gens) {
+                size_t n = (size_t) meta->idx + 1;
+                uint64_t *g = reallocarray(c->schema_gens, n, sizeof(*g));
+
+                if (!g)
+                        return -ENOMEM;
+                memset(g + c->n_schema_gens, 0, (n - c->n_schema_gens) * sizeof(*g));
+                c->schema_gens = g;
+                c->n_schema_gens = n;
+        }
+        r = client_reply(c, meta->schema, meta->schema_len);
+        if (r < 0)
+                return r;
+        c->schema_gens[meta->idx] = meta->schema_gen;
+        return 0;
+}
+
 size_t server_match(struct server *s, const struct line_meta *meta) {
         size_t n = 0;
 
         for (struct client *c = s->clients; c; c = c->next)
-                if (client_wants(c, meta))
+                if (client_wants(c, meta)) {
+                        /* The event's schema line goes first: before the
+                         * client's first line of the event, and again when
+                         * a reload gave the event a new definition. A
+                         * client that cannot take it misses the line too. */
+                        if (meta->schema && _unlikely_(!client_has_schema(c, meta)) &&
+                            server_send_schema(c, meta) < 0) {
+                                line_queue_drop(&c->queue);
+                                continue;
+                        }
                         s->matched[n++] = c;
+                }
         s->n_matched = n;
         return n;
 }

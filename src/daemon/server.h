@@ -56,8 +56,8 @@ int server_check_path(const char *path, char **ret_error);
 struct server *server_free(struct server *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct server *, server_free);
 
-/* Picks the clients that want a line with META (one pass, no allocation)
- * and returns how many: the caller encodes the line only when some do,
+/* Picks the clients that want a line with META (one pass, no allocation
+ * but a client's first schema line of an event) and returns how many: the caller encodes the line only when some do,
  * then hands it to server_deliver(). */
 size_t server_match(struct server *s, const struct line_meta *meta);
 /* Stores LINE (ending in '\n') once and queues it for every client the

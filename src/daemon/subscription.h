@@ -20,6 +20,12 @@ struct line_meta {
         uint64_t cgroup;        /* PERF_SAMPLE_CGROUP id, 0 when unknown */
         const char *comm;       /* the process's comm, NULL when unknown (context) */
         const char *container;  /* its container id, NULL when none or unknown */
+        /* The event's schema line (NULL: none) and which definition of
+         * the event it describes: a client gets it before its first line
+         * of each (server_match()). */
+        const char *schema;
+        size_t schema_len;
+        uint64_t schema_gen;
 };
 
 struct subscription {
