@@ -8,5 +8,7 @@
 #include <stdio.h>
 
 /* Writes O as one readable line to F: an event as "TIME cpuN PID[/TID]
- * EVENT key=value...", any other line but hello/subscribed as "-- JSON". */
+ * EVENT key=value..." (a field's print fmt name, from "symbols", instead of
+ * its number), any other line but hello, subscribed and schema as
+ * "-- JSON". */
 void human_print(FILE *f, json_object *o);

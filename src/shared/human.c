@@ -11,13 +11,15 @@ static void print_value(FILE *f, json_object *v) {
 }
 
 void human_print(FILE *f, json_object *o) {
-        json_object *type, *v, *fields;
+        json_object *type, *v, *fields, *symbols = NULL;
         const char *t;
 
         if (!json_object_object_get_ex(o, "type", &type))
                 return;
         t = json_object_get_string(type);
-        if (strcmp(t, "hello") == 0 || strcmp(t, "subscribed") == 0)
+        /* What a person watching needs no line for: the greeting, and the
+         * schema of what follows (the lines say it themselves). */
+        if (strcmp(t, "hello") == 0 || strcmp(t, "subscribed") == 0 || strcmp(t, "schema") == 0)
                 return;
         if (json_object_object_get_ex(o, "host", &v))
                 fprintf(f, "%s ", json_object_get_string(v));
@@ -41,10 +43,18 @@ void human_print(FILE *f, json_object *o) {
         }
         if (json_object_object_get_ex(o, "event", &v))
                 fputs(json_object_get_string(v), f);
+        (void) json_object_object_get_ex(o, "symbols", &symbols);
         if (json_object_object_get_ex(o, "fields", &fields)) {
                 json_object_object_foreach(fields, key, val) {
+                        json_object *name;
+
                         fprintf(f, " %s=", key);
-                        print_value(f, val);
+                        /* The print fmt's name where it gives one, as perf
+                         * script shows it (prev_state=S). */
+                        if (symbols && json_object_object_get_ex(symbols, key, &name))
+                                print_value(f, name);
+                        else
+                                print_value(f, val);
                 }
         }
         fputc('\n', f);
