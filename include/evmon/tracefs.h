@@ -99,6 +99,7 @@ enum symbol_kind {
 struct symbol_entry {
         uint64_t value;
         char *name;
+        size_t name_len;     /* strlen(name), so the hot path need not */
 };
 
 /* One helper (or string) applied to ((value >> shift) & mask). */
@@ -107,6 +108,7 @@ struct symbol_expr {
         uint8_t shift;
         uint64_t mask;
         char *string;        /* SYMBOL_STRING: the string; SYMBOL_FLAGS: the delimiter */
+        size_t string_len;
         struct symbol_entry *entries;
         size_t n_entries;
 };

@@ -856,6 +856,7 @@ static int compile_helper(const struct parser *p, const struct format *f, int n,
                 e->string = string_read(p, k);
                 if (!e->string)
                         return -ENOMEM;
+                e->string_len = strlen(e->string);
                 first = 2;
         }
         if (n_args <= first) {
@@ -889,6 +890,7 @@ static int compile_helper(const struct parser *p, const struct format *f, int n,
                         expr_done(e);
                         return -ENOMEM;
                 }
+                en->name_len = strlen(en->name);
                 e->n_entries++;
         }
         *ret_field = t.field;
@@ -911,6 +913,7 @@ static int compile_branch(struct parser *p, const struct format *f, int n, size_
                 *e = (struct symbol_expr) { .kind = SYMBOL_STRING, .string = string_read(p, n) };
                 if (!e->string)
                         return -ENOMEM;
+                e->string_len = strlen(e->string);
                 if (!e->string[0]) {
                         free(e->string);
                         *e = (struct symbol_expr) { .kind = SYMBOL_EMPTY };
@@ -1289,24 +1292,24 @@ static void expr_name(const struct symbol_expr *e, uint64_t value, struct out *o
 
         switch (e->kind) {
         case SYMBOL_STRING:
-                out_put(o, e->string, strlen(e->string));
+                out_put(o, e->string, e->string_len);
                 return;
         case SYMBOL_VALUES:
                 for (size_t i = 0; i < e->n_entries; i++)
                         if (e->entries[i].value == v) {
-                                out_put(o, e->entries[i].name, strlen(e->entries[i].name));
+                                out_put(o, e->entries[i].name, e->entries[i].name_len);
                                 return;
                         }
                 out_hex(o, v);
                 return;
         case SYMBOL_FLAGS:
-                dl = strlen(e->string);
+                dl = e->string_len;
                 for (size_t i = 0; i < e->n_entries; i++) {
                         uint64_t ev = e->entries[i].value;
 
                         if (ev == 0) {
                                 if (v == 0 && !any) {
-                                        out_put(o, e->entries[i].name, strlen(e->entries[i].name));
+                                        out_put(o, e->entries[i].name, e->entries[i].name_len);
                                         return;
                                 }
                                 continue;
@@ -1315,7 +1318,7 @@ static void expr_name(const struct symbol_expr *e, uint64_t value, struct out *o
                                 continue;
                         if (any)
                                 out_put(o, e->string, dl);
-                        out_put(o, e->entries[i].name, strlen(e->entries[i].name));
+                        out_put(o, e->entries[i].name, e->entries[i].name_len);
                         any = true;
                         v &= ~ev;
                 }
