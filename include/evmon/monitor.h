@@ -204,9 +204,12 @@ int monitor_add(struct monitor *m, const struct monitor_source *src);
  * caller may free it on return; drain first to get them. -ENOENT for a
  * handle that is not active. */
 int monitor_remove(struct monitor *m, int h);
-/* Enables every fd of handle H. With doorbells, disarms every ring's
- * doorbells (see monitor_ring_arm()): arm them again, and read the rings
- * once more, after enabling. */
+/* Enables every fd of handle H, each from its own CPU (the calling thread
+ * moves there and back: an enable from another CPU can make the running
+ * events of the same PMU on that CPU silently miss a record, see
+ * monitor.c). With doorbells, disarms every ring's doorbells first (see
+ * monitor_ring_arm()): arm them again, and read the rings once more,
+ * after enabling. */
 int monitor_enable(struct monitor *m, int h);
 
 size_t monitor_n_rings(const struct monitor *m);
