@@ -290,17 +290,18 @@ static void test_reload_under_load(void **state) {
         assert_int_equal(s.configs, 1);
         assert_string_equal(s.config_events, "[\"" GETPPID "\",\"" GETPGID "\"]");
         /* The reload happened during the load, and the kept event lost
-         * nothing over it (a shortfall would have to be reported lost). */
+         * nothing over it: every call arrived once, or the kernel said it
+         * had no room (lost lines count calls of either event). Enabling
+         * getpgid from another CPU once cost getppid a call in flight, with
+         * nothing said (monitor_enable()). */
         assert_true(s.ppid_before > 0);
         assert_true(s.ppid_after > 0);
-        assert_true(s.ppid_before + s.ppid_after <= N_LOAD);
-        assert_true(s.ppid_before + s.ppid_after + s.lost >= N_LOAD);
+        assert_int_equal(s.ppid_before + s.ppid_after + s.pgid_after + s.lost, N_LOAD + N_PGID);
         assert_int_equal(s.dropped, 0);
         /* The removed event stopped; the added one arrives, only after. */
         assert_int_equal(s.exec_before, 1);
         assert_int_equal(s.exec_after, 0);
         assert_int_equal(s.pgid_before, 0);
-        assert_true(s.pgid_after <= N_PGID && s.pgid_after + s.lost >= N_PGID);
         itest_client_close(c);
         free(c);
 }
