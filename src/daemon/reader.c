@@ -197,7 +197,14 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
                  * in an armed ring (a live reload beside another evmond
                  * here, a cgroup target on Debian's 6.1 in the VM), and
                  * these bound their wait; the status tick's sweep bounds
-                 * it again to a second. */
+                 * it again to a second. One cause is known: a tracepoint
+                 * event enabled from another CPU makes the kernel rebuild
+                 * that CPU's list of the tracepoint's events in an IPI,
+                 * and a handler walking the list then may skip a doorbell
+                 * member (or a main event: a record lost unsaid).
+                 * monitor_enable() enables from each event's own CPU, but
+                 * another tool on the host (an older evmond, perf) may
+                 * not. */
                 static const uint64_t confirm_usec[] = { 10000, 100000 };
 
                 r->period = r->opts.flush_usec;

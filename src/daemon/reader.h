@@ -43,8 +43,9 @@ bool reader_drain_all(struct reader *r);
 /* The once-a-second look of the status tick, costing no wakeup of its
  * own: with every doorbell armed and no tick running, reads every ring
  * anyway. A record found then is one no doorbell announced; none should
- * be (seen: one record in 200,000 beside a live reload under load), and
- * this bounds its wait to a second. Returns the records found. */
+ * be (seen: one record in 200,000 beside a live reload under load, when
+ * enables still came from another CPU: see on_tick()), and this bounds
+ * its wait to a second. Returns the records found. */
 uint64_t reader_sweep(struct reader *r);
 uint64_t reader_n_swept(const struct reader *r);
 
