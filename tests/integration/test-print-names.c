@@ -118,13 +118,13 @@ static void parse_perf_script(const char *text, struct recs *r) {
                 char full[300];
                 snprintf(full, sizeof(full), "%s:%s", ev, name2);
                 i = event_index(full);
-                if (i < 0)
+                if (i < 0 || i >= 3)
                         continue;
-                const char *trace = line + off + off2;
-                const char *v = strstr(trace, perf_keys[i]);
+                const char *key = perf_keys[i], *trace = line + off + off2;
+                const char *v = key ? strstr(trace, key) : NULL;
                 if (!v)
-                        fail_msg("perf script line without %s: %s", perf_keys[i], line);
-                v += strlen(perf_keys[i]);
+                        fail_msg("perf script's %s line has no %s: %s", full, key ? key : "key", line);
+                v += strlen(key);
                 const char *ve = strchr(v, perf_ends[i]) ?: v + strlen(v);
                 recs_add(r, i, cpu, (uint64_t) sec * 1000000000ull + nsec, v, (size_t) (ve - v));
         }
