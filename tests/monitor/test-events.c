@@ -3,10 +3,16 @@
  * kernel: what each event must show about a child process whose work is
  * known (pages touched, sleeps, writes to a variable, functions it spins
  * in), and the side records that exec, fork, exit, mmap, a new cgroup, a
- * tracepoint switched on and a BPF program loaded must give (text_poke
- * is looked for, not required: see test_records). Needs root
+ * tracepoint switched on and a BPF program loaded must give. Needs root
  * and perf_event_open; exits 77 with the reason otherwise. Built with
- * frame pointers, so user callchains unwind. */
+ * frame pointers, so user callchains unwind.
+ *
+ * This host proves all but two: its hypervisor never delivers a debug
+ * exception (a write breakpoint opens and counts 0), and its kernel wrote
+ * no text_poke record for a tracepoint switched on. Those two skip or say
+ * so here. `test-events vm` runs just them and requires both: the VM suite
+ * (tests/vm, vm-host-suite's events-vm) does, on Debian's kernel under
+ * qemu's TCG, which emulates the debug registers. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,6 +52,8 @@ static long page_size;
 /* ---- the child's work -------------------------------------------------- */
 
 volatile long watched;
+/* `test-events vm`: what this host cannot show is required, not skipped. */
+static bool must_prove;
 static volatile uint64_t sink;
 static uint8_t *fault_map;              /* N_PAGES fresh pages, mapped before fork */
 
@@ -440,8 +448,10 @@ static bool breakpoints_fire(void) {
                 n = 0;
         close(fd);
         if (n == 0)
-                print_message("SKIP: a write breakpoint opens but never fires on this machine (the hypervisor "
-                              "does not deliver debug exceptions; perf stat -e mem:ADDR:w counts 0 too)\n");
+                print_message("SKIP: a write breakpoint opens but never fires on this machine: a counting breakpoint "
+                              "on our own variable counted 0 over 2 writes (the hypervisor does not deliver debug "
+                              "exceptions to this guest; perf stat -e mem:ADDR:w counts 0 too); `test-events vm` "
+                              "proves it in the VM suite\n");
         return n > 0;
 }
 
@@ -467,8 +477,11 @@ static void test_write_breakpoint(void **state) {
         struct run run = { .on_sample = bp_sample, .state = &st };
 
         snprintf(addr, sizeof(addr), "0x%lx", (unsigned long) (uintptr_t) &watched);
-        if (!breakpoints_fire())
+        if (!breakpoints_fire()) {
+                if (must_prove)
+                        fail_msg("breakpoints must fire here (test-events vm)");
                 skip();
+        }
         sample_child(&spec, work_writes, &run);
 
         print_message("breakpoint: %u samples, %u with the ip in watched_writer (%u samples, %u records in all)\n", st.ours, st.in_writer, run.n_samples, run.n_records);
@@ -753,12 +766,16 @@ static void test_records(void **state) {
         assert_true(st.namespaces >= 1);
         if (st.cgroup[0])
                 assert_int_equal(st.cgroups, 1);
-        /* Not asserted: on this host (a PVM guest) switching tracepoints
-         * on and off through tracefs gives no TEXT_POKE record at all,
-         * though the kernel has perf_event_text_poke() and jump labels;
-         * the parser's handling of the record is tested in test-record. */
-        if (st.text_pokes == 0)
-                print_message("note: no text_poke record after switching tracepoints on and off\n");
+        /* Switching a tracepoint on patches its call sites (jump labels,
+         * static calls) through the kernel's text_poke batch, which writes
+         * TEXT_POKE records: 84 on Debian's 6.1 in the VM. This host's
+         * 6.18 (a PVM guest) writes none at all, though it has jump labels
+         * and perf_event_text_poke(): said here, required in the VM. */
+        if (must_prove)
+                assert_true(st.text_pokes >= 1);
+        else if (st.text_pokes == 0)
+                print_message("note: no text_poke record after switching tracepoints on and off: this kernel "
+                              "wrote none (`test-events vm` requires them in the VM suite)\n");
         if (prog >= 0) {
                 assert_true(st.ksymbols_bpf >= 1);
                 assert_true(st.bpf_events >= 1);
@@ -767,7 +784,11 @@ static void test_records(void **state) {
                               strerror(errno));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+        const struct CMUnitTest vm_tests[] = {
+                cmocka_unit_test(test_write_breakpoint),
+                cmocka_unit_test(test_records),
+        };
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cpu_clock_callchain),
                 cmocka_unit_test(test_page_faults),
@@ -792,5 +813,9 @@ int main(void) {
                 return 77;
         }
         close(fd);
+        if (argc > 1 && strcmp(argv[1], "vm") == 0) {
+                must_prove = true;
+                return cmocka_run_group_tests(vm_tests, NULL, NULL);
+        }
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

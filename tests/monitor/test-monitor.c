@@ -699,7 +699,8 @@ static void test_enable_beside_running(void **state) {
 
         print_message("%u of %" PRIu64 " calls seen (%u others, %u broken, %u+%u on the quiet one), %" PRIu64 " lost, over %d enables beside them\n", a.n,
                       shared[0], a.others, a.broken, none.n, none.others, run.lost, n_cycles);
-        assert_true(n_cycles >= 100);
+        /* Under qemu's TCG (the VM suite) ~70 in 4 s. */
+        assert_true(n_cycles >= 20);
         assert_int_equal(run.lost, 0);
         assert_int_equal(a.n, shared[0]);
         assert_int_equal(a.others + a.broken + none.n + none.others, 0);
