@@ -122,10 +122,16 @@ int encode_config(struct jbuf *b, const char *const *events, size_t n_events);
  * a client's reload. */
 int encode_reload(struct jbuf *b, bool ok, const char *error, const char *const *events, size_t n_events);
 
+/* {"type":"result","request":REQUEST,"ok":true,"events":[...]}: a
+ * runtime-control request applied, and the events it touched. */
+int encode_result(struct jbuf *b, const char *request, const char *const *events, size_t n_events);
+
 /* What {"type":"status"} reports. */
 struct encode_status_event {
         const char *event;
         uint64_t count, undecodable;
+        bool runtime;           /* added or changed at run time: "runtime":true */
+        bool disabled;          /* disabled at run time: "enabled":false */
 };
 
 struct encode_status_cpu {
@@ -173,4 +179,10 @@ int encode_status(struct jbuf *b, const struct encode_status *st);
 /* Requests a client writes: {"type":TYPE} (EVMON_REQUEST_STATUS, _RELOAD)
  * and {"type":"subscribe","events":[EVENTS...]}. */
 int encode_request(struct jbuf *b, const char *type);
+/* A runtime-control request of TYPE (add, remove, enable, disable,
+ * filter): {"type":TYPE} with "event" (ENTRY, a JSON object's text, for
+ * add; EVENT, a name, otherwise), "filter" and "events" where given.
+ * -EINVAL when ENTRY is not JSON. */
+int encode_control(struct jbuf *b, const char *type, const char *entry, const char *event, const char *filter,
+                   const char *const *events, size_t n_events);
 int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events);

@@ -211,6 +211,9 @@ int monitor_remove(struct monitor *m, int h);
  * monitor_ring_arm()): arm them again, and read the rings once more,
  * after enabling. */
 int monitor_enable(struct monitor *m, int h);
+/* Stops handle H on every CPU (and its doorbell copies): no more records
+ * until monitor_enable(). What its rings hold stays readable. */
+int monitor_disable(struct monitor *m, int h);
 
 size_t monitor_n_rings(const struct monitor *m);
 int monitor_ring_fd(const struct monitor *m, size_t i);

@@ -33,3 +33,9 @@
 #define EVMON_REQUEST_SUBSCRIBE "subscribe"
 #define EVMON_REQUEST_STATUS "status"
 #define EVMON_REQUEST_RELOAD "reload"
+/* Runtime control, for root and socket.admin_group. */
+#define EVMON_REQUEST_ADD "add"
+#define EVMON_REQUEST_REMOVE "remove"
+#define EVMON_REQUEST_ENABLE "enable"
+#define EVMON_REQUEST_DISABLE "disable"
+#define EVMON_REQUEST_FILTER "filter"

@@ -41,6 +41,14 @@ static void help(void) {
                "  status                 events with counts, lost per CPU, clients\n"
                "  reload                 make evmond read its config again; exits 1 when\n"
                "                         the new config is refused (the old one stays)\n"
+               "  add JSON               serve one more event, given as a config entry\n"
+               "                         ('{\"tracepoint\":\"sched:sched_switch\"}')\n"
+               "  remove EVENT           stop serving EVENT\n"
+               "  enable [EVENT...]      enable events (names or patterns; all when none)\n"
+               "  disable [EVENT...]     disable events; they stay served, silent\n"
+               "  filter EVENT FILTER    set EVENT's ftrace filter ('' clears it)\n"
+               "                         (add ... filter: root and socket.admin_group only;\n"
+               "                         a reload or restart serves the config file again)\n"
                "\n"
                "Commands that read tracefs directly (no daemon needed):\n"
                "  list                   the events this kernel has, as perf list shows them: tracepoints\n"
@@ -228,6 +236,32 @@ static int cmd_request(const char *type) {
         if (fd < 0)
                 return 1;
         if (encode_request(&line, type) < 0 || send_line(fd, line.data, line.len) < 0)
+                return 1;
+        r = read_lines(fd, on_reply_line, &req);
+        if (r <= 0) {
+                log_error("evmond closed the connection without answering \"%s\"", type);
+                return 1;
+        }
+        return req.status;
+}
+
+/* Runtime control: TYPE with its arguments; the result line printed. */
+static int cmd_control(const char *type, char **args, int n) {
+        _cleanup_(closep) int fd = -1;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        struct request req = { .type = EVMON_LINE_RESULT };
+        bool add = strcmp(type, EVMON_REQUEST_ADD) == 0, filter = strcmp(type, EVMON_REQUEST_FILTER) == 0;
+        bool many = strcmp(type, EVMON_REQUEST_ENABLE) == 0 || strcmp(type, EVMON_REQUEST_DISABLE) == 0;
+        int r;
+
+        r = encode_control(&line, type, add ? args[0] : NULL, !add && !many ? args[0] : NULL,
+                           filter ? args[1] : NULL, many && n > 0 ? (const char *const *) args : NULL, (size_t) n);
+        if (r == -EINVAL) {
+                log_error("add: \"%s\" is not a JSON object such as '{\"tracepoint\":\"sched:sched_switch\"}'", args[0]);
+                return 2;
+        }
+        fd = connect_daemon();
+        if (r < 0 || fd < 0 || send_line(fd, line.data, line.len) < 0)
                 return 1;
         r = read_lines(fd, on_reply_line, &req);
         if (r <= 0) {
@@ -632,6 +666,12 @@ int main(int argc, char **argv) {
                 return cmd_request(EVMON_REQUEST_STATUS);
         if (strcmp(cmd, "reload") == 0 && optind == argc)
                 return cmd_request(EVMON_REQUEST_RELOAD);
+        if ((strcmp(cmd, EVMON_REQUEST_ADD) == 0 || strcmp(cmd, EVMON_REQUEST_REMOVE) == 0) && optind + 1 == argc)
+                return cmd_control(cmd, argv + optind, 1);
+        if (strcmp(cmd, EVMON_REQUEST_FILTER) == 0 && optind + 2 == argc)
+                return cmd_control(cmd, argv + optind, 2);
+        if (strcmp(cmd, EVMON_REQUEST_ENABLE) == 0 || strcmp(cmd, EVMON_REQUEST_DISABLE) == 0)
+                return cmd_control(cmd, argv + optind, argc - optind);
         if (strcmp(cmd, "list") == 0 && optind == argc)
                 return cmd_list();
         if (strcmp(cmd, "describe") == 0 && optind + 1 == argc)

@@ -1010,6 +1010,105 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         return 0;
 }
 
+int config_parse_entry(json_object *o, size_t idx, const char *file, struct event_config *ret, char **ret_error) {
+        struct parser ps = { .file = file };
+        struct event_config e = {};
+        int r;
+
+        r = parse_event(&ps, idx, o, &e);
+        if (r < 0) {
+                event_config_done(&e);
+                *ret_error = TAKE_PTR(ps.error);
+                parser_done(&ps);
+                return r;
+        }
+        parser_done(&ps);
+        *ret = e;
+        return 0;
+}
+
+static int strdup_or_null(const char *s, char **ret) {
+        *ret = s ? strdup(s) : NULL;
+        return s && !*ret ? -ENOMEM : 0;
+}
+
+static int strv_copy(char **l, char ***ret) {
+        size_t n = 0;
+
+        *ret = NULL;
+        if (!l)
+                return 0;
+        while (l[n])
+                n++;
+        *ret = calloc(n + 1, sizeof(char *));
+        if (!*ret)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!((*ret)[i] = strdup(l[i])))
+                        return -ENOMEM;
+        return 0;
+}
+
+int event_config_copy(const struct event_config *src, struct event_config *ret) {
+        struct event_config e = *src;
+        int r = 0;
+
+        e.wire_name = e.system = e.name = e.target = e.filter = e.where = e.filter_where = e.group = NULL;
+        e.fetch = NULL;
+        if (strdup_or_null(src->wire_name, &e.wire_name) < 0 || strdup_or_null(src->system, &e.system) < 0 ||
+            strdup_or_null(src->name, &e.name) < 0 || strdup_or_null(src->target, &e.target) < 0 ||
+            strdup_or_null(src->filter, &e.filter) < 0 || strdup_or_null(src->where, &e.where) < 0 ||
+            strdup_or_null(src->filter_where, &e.filter_where) < 0 || strdup_or_null(src->group, &e.group) < 0 ||
+            strv_copy(src->fetch, &e.fetch) < 0)
+                r = -ENOMEM;
+        if (r < 0) {
+                event_config_done(&e);
+                return r;
+        }
+        *ret = e;
+        return 0;
+}
+
+void event_config_clear(struct event_config *e) {
+        event_config_done(e);
+        *e = (struct event_config) {};
+}
+
+int config_copy(const struct config *src, size_t extra, struct config **ret) {
+        _cleanup_(config_freep) struct config *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return -ENOMEM;
+        *c = *src;
+        c->path = c->socket_path = c->socket_group = c->socket_admin_group = c->clock_name = NULL;
+        c->cgroups = c->cgroups_where = NULL;
+        c->pids = NULL;
+        c->events = NULL;
+        c->n_events = 0;
+        if (strdup_or_null(src->path, &c->path) < 0 || strdup_or_null(src->socket_path, &c->socket_path) < 0 ||
+            strdup_or_null(src->socket_group, &c->socket_group) < 0 ||
+            strdup_or_null(src->socket_admin_group, &c->socket_admin_group) < 0 ||
+            strdup_or_null(src->clock_name, &c->clock_name) < 0 || strv_copy(src->cgroups, &c->cgroups) < 0 ||
+            strv_copy(src->cgroups_where, &c->cgroups_where) < 0)
+                return -ENOMEM;
+        if (src->n_pids) {
+                c->pids = malloc(src->n_pids * sizeof(pid_t));
+                if (!c->pids)
+                        return -ENOMEM;
+                memcpy(c->pids, src->pids, src->n_pids * sizeof(pid_t));
+        }
+        c->events = calloc(src->n_events + extra + 1, sizeof(*c->events));
+        if (!c->events)
+                return -ENOMEM;
+        for (size_t i = 0; i < src->n_events; i++) {
+                if (event_config_copy(&src->events[i], &c->events[i]) < 0)
+                        return -ENOMEM;
+                c->n_events = i + 1;
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
 struct config *config_free(struct config *c) {
         if (!c)
                 return NULL;

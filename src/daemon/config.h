@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <json-c/json.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -100,6 +102,15 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
 int config_load(const char *path, struct config **ret, char **ret_error);
 
 struct config *config_free(struct config *c);
+
+/* One event entry O outside a file (runtime control): parsed and checked
+ * as events[IDX] of a config; messages start with FILE. */
+int config_parse_entry(json_object *o, size_t idx, const char *file, struct event_config *ret, char **ret_error);
+/* Deep copies, for a config changed at run time. config_copy() leaves
+ * room for EXTRA more events in (*ret)->events. */
+int event_config_copy(const struct event_config *src, struct event_config *ret);
+void event_config_clear(struct event_config *e);
+int config_copy(const struct config *src, size_t extra, struct config **ret);
 
 /* The built-in default: exec, exit and fork system-wide. */
 extern const char config_builtin[];

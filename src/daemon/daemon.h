@@ -16,6 +16,7 @@
 #include "events.h"
 #include "evmon/encode.h"
 #include "reader.h"
+#include "request.h"
 #include "server.h"
 #include "evmon/monitor.h"
 #include "evmon/probe.h"
@@ -93,6 +94,17 @@ int daemon_config_load(struct daemon *d, struct config **ret, char **ret_error);
 /* The ring reader's periods from the config. */
 struct reader_opts daemon_reader_opts(const struct daemon *d);
 bool daemon_has_counters(const struct daemon *d);
+/* Applies NC (taken) as reload does: new events open before those gone
+ * close, events in both keep their fds. FROM_FILE: a reload of the file,
+ * which undoes run-time changes. WHAT starts the log line. */
+int daemon_apply(struct daemon *d, struct config *nc, bool from_file, const char *what, char **ret_error);
+/* Tells every client the events now served (a config line). */
+void daemon_announce(struct daemon *d);
+/* Runtime control (runtime.c): REQ (add, remove, enable, disable,
+ * filter) from the admin CRED, applied; its result line in LINE. Errors
+ * for the client in *ret_error. */
+int daemon_control(struct daemon *d, const struct request *req, const struct ucred *cred, struct jbuf *line,
+                   char **ret_error);
 /* daemon_reload() with systemd told (RELOADING=1, then READY=1 and the
  * status) and a failure logged. */
 int daemon_reload_notify(struct daemon *d, char **ret_error);

@@ -40,6 +40,8 @@ struct daemon_event {
          * number no other definition served by this evmond has. */
         struct jbuf schema;
         uint64_t schema_gen;
+        bool runtime;                 /* added or changed at run time, not from the file */
+        bool disabled;                /* disabled at run time */
 };
 
 /* Everything that makes two config entries the same event: an event whose

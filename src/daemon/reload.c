@@ -63,21 +63,19 @@ static const char *config_restart_key(const struct config *a, const struct confi
         return NULL;
 }
 
-static int reload_load(struct daemon *d, struct reload *rl, char **ret_error) {
+static int reload_load(struct daemon *d, struct config **ret, char **ret_error) {
+        _cleanup_(config_freep) struct config *c = NULL;
         const char *key;
         int r;
 
-        r = daemon_config_load(d, &rl->config, ret_error);
+        r = daemon_config_load(d, &c, ret_error);
         if (r < 0)
                 return r;
-        key = config_restart_key(d->config, rl->config);
+        key = config_restart_key(d->config, c);
         if (key)
                 return error_set(ret_error, -EINVAL, "%s: %s changed: that takes a restart of evmond (`systemctl restart evmond`)",
-                                 rl->config->path, key);
-        rl->events = calloc(rl->config->n_events ?: 1, sizeof(*rl->events));
-        rl->kept = calloc(d->n_events ?: 1, sizeof(bool));
-        if (!rl->events || !rl->kept)
-                return -ENOMEM;
+                                 c->path, key);
+        *ret = TAKE_PTR(c);
         return 0;
 }
 
@@ -153,7 +151,7 @@ static void reload_done(struct reload *rl) {
 
 /* The new list replaces the old: what the rings hold of the events about
  * to go is still delivered, then they close. */
-static void reload_commit(struct daemon *d, struct reload *rl) {
+static void reload_commit(struct daemon *d, struct reload *rl, bool from_file) {
         struct reader_opts ro;
 
         reader_drain_all(d->reader);
@@ -164,8 +162,17 @@ static void reload_commit(struct daemon *d, struct reload *rl) {
                         rl->n_removed++;
                 }
         for (size_t i = 0; i < rl->n_events; i++) {
-                rl->events[i]->index = (unsigned) i;
-                rl->events[i]->cfg = &rl->config->events[i];
+                struct daemon_event *ev = rl->events[i];
+
+                ev->index = (unsigned) i;
+                ev->cfg = &rl->config->events[i];
+                /* The file knows nothing of run-time changes: a reload
+                 * serves what it says, every event enabled. */
+                if (from_file) {
+                        ev->runtime = false;
+                        if (ev->disabled && ev->handle >= 0 && monitor_enable(d->monitor, ev->handle) >= 0)
+                                ev->disabled = false;
+                }
         }
         free(d->events);
         d->events = TAKE_PTR(rl->events);
@@ -179,7 +186,7 @@ static void reload_commit(struct daemon *d, struct reload *rl) {
 }
 
 /* Tells every client the events now served. */
-static void reload_announce(struct daemon *d) {
+void daemon_announce(struct daemon *d) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(freep) const char **names = daemon_event_names(d);
 
@@ -189,20 +196,40 @@ static void reload_announce(struct daemon *d) {
         }
 }
 
+int daemon_apply(struct daemon *d, struct config *nc, bool from_file, const char *what, char **ret_error) {
+        _cleanup_(reload_done) struct reload rl = { .config = nc };
+        int r;
+
+        rl.events = calloc(nc->n_events ?: 1, sizeof(*rl.events));
+        rl.kept = calloc(d->n_events ?: 1, sizeof(bool));
+        if (!rl.events || !rl.kept)
+                return -ENOMEM;
+        r = reload_open(d, &rl, ret_error);
+        if (r < 0) {
+                reload_rollback(d, &rl);
+                return r;
+        }
+        reload_commit(d, &rl, from_file);
+        log_info("%s: %zu events served, %zu added, %zu removed", what, d->n_events, rl.n_added, rl.n_removed);
+        if (d->counter_timer)
+                (void) sd_event_source_set_enabled(d->counter_timer,
+                                                   daemon_has_counters(d) ? SD_EVENT_ON : SD_EVENT_OFF);
+        daemon_announce(d);
+        return 0;
+}
+
 int daemon_reload(struct daemon *d, char **ret_error) {
-        _cleanup_(reload_done) struct reload rl = {};
+        _cleanup_(freep) char *what = NULL;
+        struct config *nc = NULL;
         int r;
 
         *ret_error = NULL;
         d->reloads++;
-        if (d->counter_timer)
-                (void) sd_event_source_set_enabled(d->counter_timer,
-                                                   daemon_has_counters(d) ? SD_EVENT_ON : SD_EVENT_OFF);
-        r = reload_load(d, &rl, ret_error);
+        r = reload_load(d, &nc, ret_error);
         if (r >= 0) {
-                r = reload_open(d, &rl, ret_error);
-                if (r < 0)
-                        reload_rollback(d, &rl);
+                if (asprintf(&what, "Reloaded %s", nc->path) < 0)
+                        what = NULL;
+                r = daemon_apply(d, nc, true, what ?: "Reloaded", ret_error);
         }
         if (r < 0) {
                 d->reload_failures++;
@@ -210,10 +237,6 @@ int daemon_reload(struct daemon *d, char **ret_error) {
                         *ret_error = strdup("out of memory");
                 return r;
         }
-        reload_commit(d, &rl);
-        log_info("Reloaded %s: %zu events served, %zu added, %zu removed", d->config->path, d->n_events,
-                 rl.n_added, rl.n_removed);
-        reload_announce(d);
         return 0;
 }
 

@@ -67,6 +67,8 @@ static int ops_status(void *userdata, struct jbuf *line) {
                         .event = d->events[i]->wire_name,
                         .count = d->events[i]->count,
                         .undecodable = d->events[i]->bad,
+                        .runtime = d->events[i]->runtime,
+                        .disabled = d->events[i]->disabled,
                 };
         for (size_t i = 0; i < n_rings; i++)
                 cpus[i] = (struct encode_status_cpu) {
@@ -119,9 +121,15 @@ static int ops_reload(void *userdata, struct jbuf *line) {
         return encode_reload(line, r >= 0, error, names, d->n_events);
 }
 
+static int ops_control(void *userdata, const struct request *req, const struct ucred *cred, struct jbuf *line,
+                       char **ret_error) {
+        return daemon_control(userdata, req, cred, line, ret_error);
+}
+
 const struct server_ops daemon_server_ops = {
         .n_events = ops_n_events,
         .event_name = ops_event_name,
         .status = ops_status,
         .reload = ops_reload,
+        .control = ops_control,
 };

@@ -14,7 +14,13 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
         [REQUEST_SUBSCRIBE] = EVMON_REQUEST_SUBSCRIBE,
         [REQUEST_STATUS] = EVMON_REQUEST_STATUS,
         [REQUEST_RELOAD] = EVMON_REQUEST_RELOAD,
+        [REQUEST_ADD] = EVMON_REQUEST_ADD,
+        [REQUEST_REMOVE] = EVMON_REQUEST_REMOVE,
+        [REQUEST_ENABLE] = EVMON_REQUEST_ENABLE,
+        [REQUEST_DISABLE] = EVMON_REQUEST_DISABLE,
+        [REQUEST_FILTER] = EVMON_REQUEST_FILTER,
 };
+
 
 /* An array of strings (events, cgroups) as a NULL-terminated list. */
 static int parse_strings(json_object *v, const char *key, const char *what, char ***ret, char **ret_error) {
@@ -114,6 +120,75 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
         return 0;
 }
 
+const char *request_type_to_string(enum request_type t) {
+        return t < _REQUEST_TYPE_MAX ? request_names[t] : NULL;
+}
+
+/* Only the keys KEYS (NULL-terminated, "type" aside). */
+static int check_keys(json_object *msg, const char *t, const char *const *keys, const char *known, char **ret_error) {
+        json_object_object_foreach(msg, key, val) {
+                bool ok = strcmp(key, "type") == 0;
+
+                (void) val;
+                for (const char *const *k = keys; !ok && *k; k++)
+                        ok = strcmp(key, *k) == 0;
+                if (!ok)
+                        return error_set(ret_error, -EINVAL, "%s: unknown key \"%s\" (known: %s)", t, key, known);
+        }
+        return 0;
+}
+
+/* KEY of MSG, a string; NULL when absent and !REQUIRED. */
+static int get_string(json_object *msg, const char *t, const char *key, bool required, char **ret, char **ret_error) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(msg, key, &v) || json_object_is_type(v, json_type_null)) {
+                if (required)
+                        return error_set(ret_error, -EINVAL, "%s: \"%s\" is missing", t, key);
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_string))
+                return error_set(ret_error, -EINVAL, "%s: \"%s\" must be a string", t, key);
+        *ret = strdup(json_object_get_string(v));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int parse_control(json_object *msg, struct request *req, char **ret_error) {
+        const char *t = request_names[req->type];
+        json_object *v;
+        int r;
+
+        switch (req->type) {
+        case REQUEST_ADD:
+                r = check_keys(msg, t, (const char *const[]) { "event", NULL }, "event", ret_error);
+                if (r < 0)
+                        return r;
+                if (!json_object_object_get_ex(msg, "event", &v) || !json_object_is_type(v, json_type_object))
+                        return error_set(ret_error, -EINVAL, "add: \"event\" must be an object, as an entry of the "
+                                         "config's \"events\" (for example {\"tracepoint\": \"sched:sched_process_exit\"})");
+                req->entry = json_object_get(v);
+                return 0;
+        case REQUEST_REMOVE:
+                r = check_keys(msg, t, (const char *const[]) { "event", NULL }, "event", ret_error);
+                return r < 0 ? r : get_string(msg, t, "event", true, &req->name, ret_error);
+        case REQUEST_ENABLE:
+        case REQUEST_DISABLE:
+                r = check_keys(msg, t, (const char *const[]) { "events", NULL }, "events", ret_error);
+                if (r < 0 || !(v = get_set(msg, "events")))
+                        return r;
+                if (!json_object_is_type(v, json_type_array))
+                        return error_set(ret_error, -EINVAL, "%s: \"events\" must be an array of event names or patterns", t);
+                return parse_strings(v, "events", "a string such as \"sched:*\"", &req->events, ret_error);
+        case REQUEST_FILTER:
+                r = check_keys(msg, t, (const char *const[]) { "event", "filter", NULL }, "event, filter", ret_error);
+                if (r >= 0)
+                        r = get_string(msg, t, "event", true, &req->name, ret_error);
+                return r < 0 ? r : get_string(msg, t, "filter", true, &req->filter, ret_error);
+        default:
+                return 0;
+        }
+}
+
 /* The line as one JSON object, or NULL with *ret_error set. */
 static int parse_object(const char *line, size_t len, json_object **ret, char **ret_error) {
         json_tokener *tok;
@@ -160,16 +235,15 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
         for (enum request_type i = 0; i < _REQUEST_TYPE_MAX; i++)
                 if (strcmp(t, request_names[i]) == 0) {
                         ret->type = i;
-                        if (i != REQUEST_SUBSCRIBE)
-                                return 1;
-                        r = parse_subscribe(msg, ret, ret_error);
+                        r = i == REQUEST_SUBSCRIBE ? parse_subscribe(msg, ret, ret_error) : parse_control(msg, ret, ret_error);
                         if (r < 0) {
                                 request_done(ret);
                                 return r;
                         }
                         return 1;
                 }
-        return error_set(ret_error, -EINVAL, "unknown message type \"%s\" (known: subscribe, status, reload)", t);
+        return error_set(ret_error, -EINVAL, "unknown message type \"%s\" (known: subscribe, status, reload, add, remove, "
+                         "enable, disable, filter)", t);
 }
 
 void request_done(struct request *req) {
@@ -178,5 +252,8 @@ void request_done(struct request *req) {
         strv_free(req->comms);
         strv_free(req->containers);
         free(req->pids);
+        json_object_put(req->entry);
+        free(req->name);
+        free(req->filter);
         *req = (struct request) {};
 }

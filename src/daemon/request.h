@@ -8,11 +8,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <json-c/json.h>
 
 enum request_type {
         REQUEST_SUBSCRIBE,
         REQUEST_STATUS,
         REQUEST_RELOAD,
+        REQUEST_ADD,
+        REQUEST_REMOVE,
+        REQUEST_ENABLE,
+        REQUEST_DISABLE,
+        REQUEST_FILTER,
         _REQUEST_TYPE_MAX,
 };
 
@@ -26,7 +32,18 @@ struct request {
         char **cgroups;               /* as the client wrote them; an empty list matches nothing */
         char **comms;                 /* fnmatch(3) patterns of the process's comm */
         char **containers;            /* container ids or their leading digits */
+        /* Runtime control: enable and disable take events (NULL: all). */
+        json_object *entry;           /* add: the event, as a config entry */
+        char *name;                   /* remove, filter: the event's wire name */
+        char *filter;                 /* filter: the new filter, "" clears it */
 };
+
+/* The request's "type", as the wire names it. */
+const char *request_type_to_string(enum request_type t);
+/* Root and socket.admin_group only. */
+static inline bool request_is_control(enum request_type t) {
+        return t == REQUEST_RELOAD || t >= REQUEST_ADD;
+}
 
 /* Parses LINE (LEN bytes, without its '\n'; trailing '\r' and spaces are
  * ignored). Returns 1 and fills *ret, 0 for an empty line, -EINVAL with

@@ -140,6 +140,21 @@ static int server_answer(struct client *c, int (*answer)(void *userdata, struct 
         return server_reply(c, &line);
 }
 
+static int server_control(struct server *s, struct client *c, const struct request *req) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) char *error = NULL;
+        int r;
+
+        if (!s->ops->control)
+                return server_reply_error(c, "runtime control is not available here");
+        r = s->ops->control(s->userdata, req, &c->cred, &line, &error);
+        if (r == -ENOMEM && !error)
+                return r;
+        if (r < 0)
+                return server_reply_error(c, error ?: strerror(-r));
+        return server_reply(c, &line);
+}
+
 /* A request for root and socket.admin_group only, from someone else: an
  * error line, and the connection goes on. */
 static int server_refuse(struct server *s, struct client *c, const char *what) {
@@ -149,10 +164,10 @@ static int server_refuse(struct server *s, struct client *c, const char *what) {
                    what, c->id, (int) c->cred.pid, (unsigned) c->cred.uid);
         if (s->opts.admin_group)
                 snprintf(msg, sizeof(msg), "%s: permission denied: only root and members of socket.admin_group "
-                         "(\"%s\") may %s evmond", what, s->opts.admin_group, what);
+                         "(\"%s\") may send it", what, s->opts.admin_group);
         else
-                snprintf(msg, sizeof(msg), "%s: permission denied: only root may %s evmond (socket.admin_group "
-                         "in the config names a group that may too)", what, what);
+                snprintf(msg, sizeof(msg), "%s: permission denied: only root may send it (socket.admin_group "
+                         "in the config names a group that may too)", what);
         return server_reply_error(c, msg);
 }
 
@@ -167,17 +182,17 @@ static int on_client_line(struct client *c, const char *line, size_t len, void *
                 return server_reply_error(c, error);
         if (r <= 0)
                 return r;
+        if (request_is_control(req.type) && !c->admin)
+                return server_refuse(s, c, request_type_to_string(req.type));
         switch (req.type) {
         case REQUEST_SUBSCRIBE:
                 return server_subscribe(s, c, &req);
         case REQUEST_STATUS:
                 return server_answer(c, s->ops->status, s->userdata);
         case REQUEST_RELOAD:
-                if (!c->admin)
-                        return server_refuse(s, c, "reload");
                 return server_answer(c, s->ops->reload, s->userdata);
         default:
-                return -EINVAL;
+                return server_control(s, c, &req);
         }
 }
 

@@ -27,6 +27,11 @@ struct server_ops {
          * appends its answer line to LINE (src/encode/), 0 or -errno. */
         int (*status)(void *userdata, struct jbuf *line);
         int (*reload)(void *userdata, struct jbuf *line);
+        /* Runtime control (add, remove, enable, disable, filter) from an
+         * admin CRED: its result line to LINE, or an error for the client
+         * in *ret_error. */
+        int (*control)(void *userdata, const struct request *req, const struct ucred *cred, struct jbuf *line,
+                       char **ret_error);
 };
 
 struct server_opts {

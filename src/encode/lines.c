@@ -110,6 +110,15 @@ int encode_reload(struct jbuf *b, bool ok, const char *error, const char *const 
         return jsonc_append_line(b, o);
 }
 
+int encode_result(struct jbuf *b, const char *request, const char *const *events, size_t n_events) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_RESULT);
+
+        if (!o || !add(o, "request", json_object_new_string(request)) || !add(o, "ok", json_object_new_boolean(true)) ||
+            !add(o, "events", strings_new(events, n_events)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
 static json_object *status_events(const struct encode_status *st) {
         json_object *a = json_object_new_array();
 
@@ -120,7 +129,9 @@ static json_object *status_events(const struct encode_status *st) {
                 if (!array_add(a, e) ||
                     !add(e, "event", json_object_new_string(ev->event)) ||
                     !add(e, "count", json_object_new_int64((int64_t) ev->count)) ||
-                    !add(e, "undecodable", json_object_new_int64((int64_t) ev->undecodable)))
+                    !add(e, "undecodable", json_object_new_int64((int64_t) ev->undecodable)) ||
+                    (ev->runtime && !add(e, "runtime", json_object_new_boolean(true))) ||
+                    (ev->disabled && !add(e, "enabled", json_object_new_boolean(false))))
                         a = (json_object_put(a), NULL);
         }
         return a;
@@ -221,6 +232,28 @@ int encode_request(struct jbuf *b, const char *type) {
         _cleanup_(json_object_putp) json_object *o = line_new(type);
 
         if (!o)
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_control(struct jbuf *b, const char *type, const char *entry, const char *event, const char *filter,
+                   const char *const *events, size_t n_events) {
+        _cleanup_(json_object_putp) json_object *o = line_new(type);
+        json_object *e;
+
+        if (!o)
+                return -ENOMEM;
+        if (entry) {
+                e = json_tokener_parse(entry);
+                if (!e)
+                        return -EINVAL;
+                if (!add(o, "event", e))
+                        return -ENOMEM;
+        } else if (event && !add(o, "event", json_object_new_string(event)))
+                return -ENOMEM;
+        if (filter && !add(o, "filter", json_object_new_string(filter)))
+                return -ENOMEM;
+        if (events && !add(o, "events", strings_new(events, n_events)))
                 return -ENOMEM;
         return jsonc_append_line(b, o);
 }

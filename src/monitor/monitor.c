@@ -640,6 +640,20 @@ static int on_cpu(int cpu) {
         return r;
 }
 
+int monitor_disable(struct monitor *m, int h) {
+        struct handle *hd = handle_get(m, h);
+
+        if (!hd)
+                return -ENOENT;
+        for (size_t i = 0; i < hd->n; i++) {
+                if (ioctl(hd->fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
+                        return negative_errno();
+                if (hd->bell_fds[i] >= 0 && ioctl(hd->bell_fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
+                        return negative_errno();
+        }
+        return 0;
+}
+
 int monitor_enable(struct monitor *m, int h) {
         cpu_set_t *saved = NULL;
         size_t per_cpu, saved_size = 0;

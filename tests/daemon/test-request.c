@@ -50,7 +50,15 @@ static void test_errors(void **state) {
         expect_error("{\"type\":\"status\"} x", "not a JSON object line: incomplete or trailing text");
         expect_error("[1,2]", "expected {\"type\":\"subscribe\",...}");
         expect_error("{\"type\":7}", "expected {\"type\":\"subscribe\",...}");
-        expect_error("{\"type\":\"nope\"}", "unknown message type \"nope\" (known: subscribe, status, reload)");
+        expect_error("{\"type\":\"nope\"}", "unknown message type \"nope\" (known: subscribe, status, reload, add, "
+                     "remove, enable, disable, filter)");
+        expect_error("{\"type\":\"add\",\"event\":\"sched:x\"}", "add: \"event\" must be an object, as an entry of the "
+                     "config's \"events\" (for example {\"tracepoint\": \"sched:sched_process_exit\"})");
+        expect_error("{\"type\":\"remove\"}", "remove: \"event\" is missing");
+        expect_error("{\"type\":\"filter\",\"event\":\"a:b\"}", "filter: \"filter\" is missing");
+        expect_error("{\"type\":\"disable\",\"events\":\"a:b\"}",
+                     "disable: \"events\" must be an array of event names or patterns");
+        expect_error("{\"type\":\"enable\",\"event\":[]}", "enable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
                      "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers)");
         expect_error("{\"type\":\"subscribe\",\"comms\":\"nginx\"}",
@@ -68,6 +76,31 @@ static void test_errors(void **state) {
         expect_error("{\"type\":\"subscribe\",\"cgroups\":[true]}", "subscribe: cgroups[0] must be a path string");
         expect_error("{\"type\":\"subscribe\",\"cgroups\":\"/\"}",
                      "subscribe: \"cgroups\" must be an array of cgroup paths");
+}
+
+static void test_control(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(freep) char *error = NULL;
+
+        assert_int_equal(parse("{\"type\":\"add\",\"event\":{\"tracepoint\":\"sched:sched_switch\"}}", &req, &error), 1);
+        assert_int_equal(req.type, REQUEST_ADD);
+        assert_non_null(req.entry);
+        assert_true(request_is_control(req.type));
+        request_done(&req);
+        assert_int_equal(parse("{\"type\":\"filter\",\"event\":\"a:b\",\"filter\":\"\"}", &req, &error), 1);
+        assert_string_equal(req.name, "a:b");
+        assert_string_equal(req.filter, "");
+        request_done(&req);
+        assert_int_equal(parse("{\"type\":\"disable\"}", &req, &error), 1);
+        assert_int_equal(req.type, REQUEST_DISABLE);
+        assert_null(req.events);
+        request_done(&req);
+        assert_int_equal(parse("{\"type\":\"enable\",\"events\":[\"sched:*\"]}", &req, &error), 1);
+        assert_string_equal(req.events[0], "sched:*");
+        request_done(&req);
+        assert_int_equal(parse("{\"type\":\"status\"}", &req, &error), 1);
+        assert_false(request_is_control(req.type));
+        assert_null(error);
 }
 
 static void test_subscribe(void **state) {
@@ -152,6 +185,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_types),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_control),
                 cmocka_unit_test(test_subscribe),
                 cmocka_unit_test(test_subscribe_context),
                 cmocka_unit_test(test_subscribe_refused),

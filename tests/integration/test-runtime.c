@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Runtime control over the socket (issue 12): an admin adds, removes,
+ * disables, enables and filters events while another client watches;
+ * every count is exact (the rings are ample for these few calls, and a
+ * loss would be reported and fail the count); a non-admin is refused and
+ * keeps its connection; bad requests get the reason and change nothing;
+ * a reload serves the file again. */
+
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+
+#define GETPGID "syscalls:sys_enter_getpgid"
+#define GETSID "syscalls:sys_enter_getsid"
+#define ARG_PGID 77104
+#define ARG_SID 77105
+#define ARG_OTHER 77106
+#define N_CALLS 3000
+#define NOBODY 65534
+
+static struct itest_daemon daemon_ = { .pid = -1 };
+static struct itest_client *watcher, *admin;
+
+static int setup(void **state) {
+        struct itest_daemon_opts opts = { .log_to_file = true };
+        char config[512];
+
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"socket\": {\"mode\": \"0666\"},\n"
+                 "  \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == %d || pid == %d\"}]\n"
+                 "}\n", ARG_PGID, ARG_OTHER);
+        if (itest_daemon_start_opts(&daemon_, config, &opts) < 0 || chmod(daemon_.dir, 0755) < 0)
+                return -1;
+        watcher = calloc(1, sizeof(*watcher));
+        admin = calloc(1, sizeof(*admin));
+        if (!watcher || !admin || itest_client_connect(watcher, daemon_.socket) < 0 ||
+            itest_client_connect(admin, daemon_.socket) < 0)
+                return -1;
+        json_object_put(itest_client_expect(watcher, "hello", 5000));
+        json_object_put(itest_client_expect(admin, "hello", 5000));
+        /* The admin wants answers, not events. */
+        if (itest_client_send(admin, "{\"type\":\"subscribe\",\"events\":[]}\n") < 0)
+                return -1;
+        json_object_put(itest_client_expect(admin, "subscribed", 5000));
+        return 0;
+}
+
+static int teardown(void **state) {
+        if (watcher)
+                itest_client_close(watcher);
+        if (admin)
+                itest_client_close(admin);
+        free(watcher);
+        free(admin);
+        itest_daemon_cleanup(&daemon_);
+        return 0;
+}
+
+/* Sends LINE as the admin; returns the answer (result or error), after
+ * skipping the config line every client gets. */
+static json_object *control(const char *line) {
+        json_object *o;
+
+        assert_int_equal(itest_client_send(admin, line), 0);
+        while ((o = itest_client_next(admin, 10000)) && strcmp(itest_str(o, "type"), "config") == 0)
+                json_object_put(o);
+        assert_non_null(o);
+        return o;
+}
+
+static void expect_result(const char *line, const char *request) {
+        json_object *o = control(line);
+
+        if (strcmp(itest_str(o, "type"), "result") != 0)
+                fail_msg("%s got %s", line, json_object_to_json_string(o));
+        assert_string_equal(itest_str(o, "request"), request);
+        json_object_put(o);
+}
+
+static void expect_error(const char *line, const char *want) {
+        json_object *o = control(line);
+
+        if (strcmp(itest_str(o, "type"), "error") != 0 || !strstr(itest_str(o, "error"), want))
+                fail_msg("%s: wanted an error with \"%s\", got %s", line, want, json_object_to_json_string(o));
+        json_object_put(o);
+}
+
+/* N calls of NR(ARG) as the watcher sees them: the count, exact. */
+static int64_t count_calls(long nr, long arg, const char *event) {
+        struct itest_tally t = {};
+        pid_t pid = itest_tally_calls(watcher, nr, arg, N_CALLS, &t);
+        int64_t got = itest_tally_get(&t, pid, event);
+
+        assert_int_equal(t.lost, 0);
+        assert_int_equal(t.dropped, 0);
+        itest_tally_done(&t);
+        return got;
+}
+
+/* The served events, as the watcher's status says. */
+static char *served(void) {
+        json_object *o, *a;
+        char *s = calloc(1, 1024);
+
+        assert_int_equal(itest_client_send(watcher, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(watcher, "status", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "events", &a));
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                json_object *e = json_object_array_get_idx(a, i), *v;
+
+                strcat(s, itest_str(e, "event"));
+                if (json_object_object_get_ex(e, "runtime", &v))
+                        strcat(s, "(runtime)");
+                if (json_object_object_get_ex(e, "enabled", &v))
+                        strcat(s, "(disabled)");
+                strcat(s, " ");
+        }
+        json_object_put(o);
+        return s;
+}
+
+static void test_add_and_remove(void **state) {
+        char line[256];
+
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\",\"filter\":\"pid == %d\"}}\n",
+                 ARG_SID);
+        expect_result(line, "add");
+        /* The watcher was told, and the new event serves at once, beside
+         * the old one, exactly. */
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), N_CALLS);
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+        expect_error(line, "is served already");
+        expect_result("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove");
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+}
+
+static void test_disable_enable(void **state) {
+        expect_result("{\"type\":\"disable\",\"events\":[\"syscalls:*\"]}\n", "disable");
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), 0);
+        {
+                char *s = served();
+                assert_non_null(strstr(s, GETPGID "(disabled)"));
+                free(s);
+        }
+        expect_result("{\"type\":\"enable\"}\n", "enable");
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+        expect_error("{\"type\":\"disable\",\"events\":[\"nosuch:*\"]}\n", "no event \"nosuch:*\"");
+}
+
+static void test_filter(void **state) {
+        char line[256];
+
+        snprintf(line, sizeof(line), "{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"pid == %d\"}\n", ARG_OTHER);
+        expect_result(line, "filter");
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), 0);
+        assert_int_equal(count_calls(SYS_getpgid, ARG_OTHER, GETPGID), N_CALLS);
+        snprintf(line, sizeof(line), "{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"pid == %d || pid == %d\"}\n",
+                 ARG_PGID, ARG_OTHER);
+        expect_result(line, "filter");
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+
+        /* "" clears: on getsid, which shells and builds hardly call (an
+         * unfiltered getpgid streams all the time on a busy host). */
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\",\"filter\":\"pid == %d\"}}\n",
+                 ARG_SID);
+        expect_result(line, "add");
+        {
+                char *s = served();
+                assert_non_null(strstr(s, GETSID "(runtime)"));
+                free(s);
+        }
+        assert_int_equal(count_calls(SYS_getsid, ARG_OTHER, GETSID), 0);
+        expect_result("{\"type\":\"filter\",\"event\":\"" GETSID "\",\"filter\":\"\"}\n", "filter");
+        assert_int_equal(count_calls(SYS_getsid, ARG_OTHER, GETSID), N_CALLS);
+        expect_result("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove");
+}
+
+static void test_bad_requests_change_nothing(void **state) {
+        char *before = served(), *after;
+
+        expect_error("{\"type\":\"add\",\"event\":{\"nope\":\"x\"}}\n", "needs one of");
+        expect_error("{\"type\":\"add\",\"event\":{\"tracepoint\":\"sched:no_such_event\"}}\n", "no tracepoint");
+        expect_error("{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\",\"filter\":\"pid ==== 1\"}}\n",
+                     "the kernel rejected the filter");
+        expect_error("{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"nosuchfield == 1\"}\n",
+                     "the kernel rejected the filter");
+        expect_error("{\"type\":\"remove\",\"event\":\"sched:nope\"}\n", "no event \"sched:nope\"");
+        expect_error("{\"type\":\"remove\",\"event\":\"" GETPGID "\"}\n", "the only event served");
+        after = served();
+        assert_string_equal(before, after);
+        free(before);
+        free(after);
+        /* The filter stayed as it was. */
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+}
+
+/* As uid 65534: each request refused with a reason, the connection
+ * still answering. Exit 0 when so. */
+static int refused_as_nobody(void) {
+        static const char *const reqs[] = {
+                "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\"}}\n",
+                "{\"type\":\"remove\",\"event\":\"" GETPGID "\"}\n",
+                "{\"type\":\"disable\"}\n",
+                "{\"type\":\"enable\"}\n",
+                "{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"\"}\n",
+                NULL,
+        };
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
+        int k = 0;
+
+        if (!c || setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                return 100;
+        if (itest_client_connect(c, daemon_.socket) < 0)
+                return 101;
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        /* Answers only, no events in between. */
+        if (itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[]}\n") < 0 ||
+            !(o = itest_client_expect(c, "subscribed", 5000)))
+                return 121;
+        json_object_put(o);
+        for (const char *const *r = reqs; *r; r++, k++) {
+                if (itest_client_send(c, *r) < 0 || !(o = itest_client_next(c, 5000)))
+                        return 102 + k;
+                if (strcmp(itest_str(o, "type"), "error") != 0 || !strstr(itest_str(o, "error"), "permission denied"))
+                        return 110 + k;
+                json_object_put(o);
+        }
+        if (itest_client_send(c, "{\"type\":\"status\"}\n") < 0 || !(o = itest_client_expect(c, "status", 5000)))
+                return 120;
+        json_object_put(o);
+        return 0;
+}
+
+static void test_non_admin_refused(void **state) {
+        int status;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(refused_as_nobody());
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        /* Nothing changed. */
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+}
+
+static void test_reload_serves_the_file(void **state) {
+        char line[256], *log, want[64];
+        json_object *o;
+
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\",\"filter\":\"pid == %d\"}}\n",
+                 ARG_SID);
+        expect_result(line, "add");
+        expect_result("{\"type\":\"disable\",\"events\":[\"" GETPGID "\"]}\n", "disable");
+        assert_int_equal(itest_client_send(admin, "{\"type\":\"reload\"}\n"), 0);
+        o = itest_client_expect(admin, "reload", 10000);
+        assert_non_null(o);
+        json_object_put(o);
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+        /* Each change was logged with who asked. */
+        log = NULL;
+        {
+                FILE *f = fopen(daemon_.log, "re");
+                size_t n = 0;
+
+                assert_non_null(f);
+                assert_true(getdelim(&log, &n, 0, f) > 0);
+                fclose(f);
+        }
+        snprintf(want, sizeof(want), "add " GETSID " by uid 0 (pid %d)", (int) getpid());
+        if (!strstr(log, want))
+                fail_msg("the log lacks \"%s\":\n%s", want, log);
+        free(log);
+}
+
+/* evmonctl speaks it: add, filter, disable, enable, remove. */
+static void test_evmonctl(void **state) {
+        char evmonctl[512], *out = NULL;
+        const char *add[] = { evmonctl, "--socket", daemon_.socket, "add", "{\"tracepoint\":\"" GETSID "\"}", NULL };
+        const char *filter[] = { evmonctl, "--socket", daemon_.socket, "filter", GETSID, "pid == 77105", NULL };
+        const char *disable[] = { evmonctl, "--socket", daemon_.socket, "disable", GETSID, NULL };
+        const char *enable[] = { evmonctl, "--socket", daemon_.socket, "enable", NULL };
+        const char *remove[] = { evmonctl, "--socket", daemon_.socket, "remove", GETSID, NULL };
+        const char *bad[] = { evmonctl, "--socket", daemon_.socket, "remove", "sched:nope", NULL };
+
+        itest_build_path("evmonctl", evmonctl, sizeof(evmonctl));
+        assert_int_equal(itest_run(add, 10000, &out), 0);
+        assert_non_null(strstr(out, "\"request\": \"add\""));
+        free(out);
+        assert_int_equal(itest_run(filter, 10000, NULL), 0);
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), N_CALLS);
+        assert_int_equal(itest_run(disable, 10000, NULL), 0);
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
+        assert_int_equal(itest_run(enable, 10000, NULL), 0);
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), N_CALLS);
+        assert_int_equal(itest_run(remove, 10000, NULL), 0);
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
+        assert_int_equal(itest_run(bad, 10000, &out), 1);
+        assert_non_null(strstr(out, "no event \"sched:nope\""));
+        free(out);
+}
+
+int main(void) {
+        static const char *const need[] = { "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_add_and_remove),
+                cmocka_unit_test(test_disable_enable),
+                cmocka_unit_test(test_filter),
+                cmocka_unit_test(test_bad_requests_change_nothing),
+                cmocka_unit_test(test_non_admin_refused),
+                cmocka_unit_test(test_evmonctl),
+                cmocka_unit_test(test_reload_serves_the_file),
+        };
+
+        itest_require(need);
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
