@@ -7,6 +7,7 @@
  * a reload serves the file again. */
 
 #include <errno.h>
+#include <limits.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -295,6 +296,77 @@ static void test_reload_serves_the_file(void **state) {
         free(log);
 }
 
+/* Lines of uprobe_events of GROUP with NAME ("p:GROUP/NAME ..."). */
+static int probe_lines(const char *group, const char *name) {
+        char want[128], *line = NULL;
+        size_t n = 0;
+        int count = 0;
+        FILE *f = fopen("/sys/kernel/tracing/uprobe_events", "re");
+
+        if (!f)
+                f = fopen("/sys/kernel/debug/tracing/uprobe_events", "re");
+        if (!f)
+                return -1;
+        snprintf(want, sizeof(want), ":%s/%s ", group, name);
+        while (getline(&line, &n, f) > 0)
+                count += strstr(line, want) != NULL;
+        free(line);
+        fclose(f);
+        return count;
+}
+
+/* A uprobe with fetch-args (made through tracefs, in evmond's group) is
+ * added while the watcher is served, and its removal leaves no probe. */
+static void test_uprobe_add_remove(void **state) {
+        char target[PATH_MAX], line[PATH_MAX + 256], group[64];
+        json_object *o;
+
+        itest_build_path("tests/integration/evmon-probe-target", target, sizeof(target));
+        assert_int_equal(itest_client_send(admin, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(admin, "status", 5000);
+        assert_non_null(o);
+        snprintf(group, sizeof(group), "%s", itest_str(o, "probe_group"));
+        json_object_put(o);
+        if (probe_lines(group, "rtcall") < 0)
+                skip();         /* no uprobe_events here: the VM suite has them */
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s:evmon_probe_target\",\"name\":\"rtcall\","
+                 "\"fetch\":[\"n=%%si:s64\"]}}\n", target);
+        expect_result(line, "add");
+        assert_int_equal(probe_lines(group, "rtcall"), 1);
+        /* The other events lost nothing meanwhile. */
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+        expect_result("{\"type\":\"remove\",\"event\":\"uprobe:rtcall\"}\n", "remove");
+        assert_int_equal(probe_lines(group, "rtcall"), 0);
+        /* A missing symbol: the kernel's or the ELF reader's reason, and nothing made. */
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s:no_such_symbol\",\"name\":\"rtbad\","
+                 "\"fetch\":[\"n=%%si:s64\"]}}\n", target);
+        expect_error(line, "no_such_symbol");
+        assert_int_equal(probe_lines(group, "rtbad"), 0);
+}
+
+/* A counting software event added at run time: its counter lines start
+ * (the counter timer follows the events now served). */
+static void test_software_counter(void **state) {
+        json_object *o;
+        int64_t counters = 0;
+
+        expect_result("{\"type\":\"add\",\"event\":{\"software\":\"task-clock\",\"count\":true}}\n", "add");
+        for (int i = 0; i < 50 && counters == 0; i++) {
+                o = itest_client_next(watcher, 200);
+                if (o && strcmp(itest_str(o, "type"), "counter") == 0 &&
+                    strcmp(itest_str(o, "event"), "software:task-clock") == 0)
+                        counters++;
+                json_object_put(o);
+        }
+        assert_true(counters > 0);
+        expect_result("{\"type\":\"remove\",\"event\":\"software:task-clock\"}\n", "remove");
+        /* Drain what came meanwhile. */
+        {
+                size_t len;
+                free(itest_client_slurp(watcher, 1500, 10000, &len));
+        }
+}
+
 /* evmonctl speaks it: add, filter, disable, enable, remove. */
 static void test_evmonctl(void **state) {
         char evmonctl[512], *out = NULL;
@@ -330,6 +402,8 @@ int main(void) {
                 cmocka_unit_test(test_filter),
                 cmocka_unit_test(test_bad_requests_change_nothing),
                 cmocka_unit_test(test_non_admin_refused),
+                cmocka_unit_test(test_uprobe_add_remove),
+                cmocka_unit_test(test_software_counter),
                 cmocka_unit_test(test_evmonctl),
                 cmocka_unit_test(test_reload_serves_the_file),
         };
