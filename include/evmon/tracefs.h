@@ -113,13 +113,35 @@ struct symbol_expr {
         size_t n_entries;
 };
 
+/* One step of a test that is more than a mask: a stack program over the
+ * field's value (btrfs: "(REC->root_objectid >= -9ULL ||
+ * (REC->root_objectid >= 1ULL && REC->root_objectid <= 8ULL)) ? ..."). */
+enum symbol_op_code {
+        SYMBOL_OP_CONST,     /* push arg */
+        SYMBOL_OP_VALUE,     /* push the field's value */
+        SYMBOL_OP_UNARY,     /* arg: '-', '~', '!' */
+        SYMBOL_OP_BINARY,    /* arg: the operator, as printfmt.c codes it */
+};
+
+struct symbol_op {
+        enum symbol_op_code code;
+        uint64_t arg;
+};
+
+#define SYMBOL_OPS_MAX 64
+#define SYMBOL_STACK_MAX 16
+
 /* One print fmt argument about the field: EXPR, or, when it is a
- * conditional ("COND ? A : B"), A when ((value >> test_shift) & test_mask)
- * is not 0, else B. */
+ * conditional ("COND ? A : B"), A when the test holds, else B. The test
+ * is ((value >> test_shift) & test_mask) != 0, or, with test_ops, that
+ * program's result != 0 (compared signed when the field is). */
 struct symbol_part {
         bool has_test;
         uint8_t test_shift;
         uint64_t test_mask;
+        struct symbol_op *test_ops;
+        size_t n_test_ops;
+        bool test_signed;
         struct symbol_expr then, otherwise;
 };
 
@@ -176,6 +198,10 @@ const struct field_symbols *format_symbols_find(const struct format *f, size_t f
 /* No field's name is longer (printfmt.c counts a table that could give
  * more as unknown). */
 #define SYMBOLS_NAME_MAX 4096
+
+/* The operator of a SYMBOL_OP_UNARY/BINARY step as C writes it ("<=",
+ * "&&"), for the schema line. */
+const char *symbol_op_name(uint64_t arg);
 
 /* Writes the name of VALUE by S into BUF (SIZE >= S->name_max bytes; no
  * NUL) and returns its length. Table lookups only: no allocation. A value

@@ -100,7 +100,31 @@ json_object *encode_symbols_new(const struct field_symbols *s) {
 
                 if (!array_add(a, p))
                         goto fail;
-                if (part->has_test) {
+                if (part->has_test && part->test_ops) {
+                        json_object *rpn = json_object_new_array();
+
+                        t = json_object_new_object();
+                        if (!add(p, "test", t) || !add(t, "rpn", rpn) ||
+                            !add(t, "signed", json_object_new_boolean(part->test_signed)))
+                                goto fail;
+                        for (size_t k = 0; k < part->n_test_ops; k++) {
+                                const struct symbol_op *op = &part->test_ops[k];
+                                json_object *v;
+
+                                if (op->code == SYMBOL_OP_CONST)
+                                        v = hex_new(op->arg);
+                                else if (op->code == SYMBOL_OP_VALUE)
+                                        v = json_object_new_string("value");
+                                else if (op->code == SYMBOL_OP_UNARY && op->arg == '-')
+                                        v = json_object_new_string("neg");
+                                else
+                                        v = json_object_new_string(symbol_op_name(op->arg) ?: "?");
+                                if (!array_add(rpn, v))
+                                        goto fail;
+                        }
+                        if (!add(p, "then", expr_new(&part->then)) || !add(p, "else", expr_new(&part->otherwise)))
+                                goto fail;
+                } else if (part->has_test) {
                         t = json_object_new_object();
                         if (!add(p, "test", t) || !add(t, "shift", json_object_new_int(part->test_shift)) ||
                             !add(t, "mask", hex_new(part->test_mask)) || !add(p, "then", expr_new(&part->then)) ||

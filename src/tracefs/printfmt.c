@@ -935,6 +935,9 @@ static int compile_branch(struct parser *p, const struct format *f, int n, size_
 }
 
 /* Compiles print fmt argument N into *PART about *RET_FIELD. */
+static int compile_part_program(struct parser *p, const struct format *f, int n, struct symbol_part *part,
+                                size_t *ret_field, enum part_class *ret_class);
+
 static int compile_part(struct parser *p, const struct format *f, int n, struct symbol_part *part,
                         size_t *ret_field, enum part_class *ret_class) {
         bool helper = false;
@@ -955,7 +958,7 @@ static int compile_part(struct parser *p, const struct format *f, int n, struct 
         if (p->nodes[n].type != N_COND)
                 return 0;
         if (!read_transform(p, f, kid(p, n, 0), 0, &t))
-                return 0;
+                return compile_part_program(p, f, n, part, ret_field, ret_class);
 
         part->has_test = true;
         part->test_shift = t.shift;
@@ -971,6 +974,127 @@ static int compile_part(struct parser *p, const struct format *f, int n, struct 
                 return r == -ENOMEM ? r : 0;
         }
         *ret_field = t.field;
+        *ret_class = helper ? PART_HELPER : PART_STRINGS;
+        return 0;
+}
+
+/* Compiles the test N over FIELD into OPS; false when it is anything but
+ * constants, FIELD, casts and C's operators, or too long. */
+static bool compile_test(const struct parser *p, const struct format *f, int n, size_t field, struct symbol_op *ops,
+                         size_t *n_ops, unsigned *depth, unsigned *max_depth, unsigned level) {
+        const struct node *x;
+        uint64_t c;
+        size_t fi;
+
+        if (n < 0 || level > DEPTH_MAX || *n_ops >= SYMBOL_OPS_MAX)
+                return false;
+        x = &p->nodes[n];
+        if (eval_const(p, n, 0, &c)) {
+                ops[(*n_ops)++] = (struct symbol_op) { SYMBOL_OP_CONST, c };
+                goto push;
+        }
+        switch (x->type) {
+        case N_CAST:
+                return compile_test(p, f, x->kid, field, ops, n_ops, depth, max_depth, level + 1);
+        case N_FIELD:
+                if (!field_index(f, &p->toks[x->tok], &fi) || fi != field)
+                        return false;
+                ops[(*n_ops)++] = (struct symbol_op) { SYMBOL_OP_VALUE, 0 };
+                goto push;
+        case N_UNARY:
+                if (x->op != '-' && x->op != '~' && x->op != '!')
+                        return false;
+                if (!compile_test(p, f, x->kid, field, ops, n_ops, depth, max_depth, level + 1) ||
+                    *n_ops >= SYMBOL_OPS_MAX)
+                        return false;
+                ops[(*n_ops)++] = (struct symbol_op) { SYMBOL_OP_UNARY, x->op };
+                return true;
+        case N_BIN:
+                if (!symbol_op_name(x->op))
+                        return false;
+                if (!compile_test(p, f, kid(p, n, 0), field, ops, n_ops, depth, max_depth, level + 1) ||
+                    !compile_test(p, f, kid(p, n, 1), field, ops, n_ops, depth, max_depth, level + 1) ||
+                    *n_ops >= SYMBOL_OPS_MAX)
+                        return false;
+                ops[(*n_ops)++] = (struct symbol_op) { SYMBOL_OP_BINARY, x->op };
+                (*depth)--;
+                return true;
+        default:
+                return false;
+        }
+push:
+        if (++*depth > *max_depth)
+                *max_depth = *depth;
+        return *max_depth <= SYMBOL_STACK_MAX;
+}
+
+const char *symbol_op_name(uint64_t arg) {
+        switch (arg) {
+        case '-': return "-";
+        case '~': return "~";
+        case '!': return "!";
+        case OP2('|', '|'): return "||";
+        case OP2('&', '&'): return "&&";
+        case '|': return "|";
+        case '^': return "^";
+        case '&': return "&";
+        case OP2('=', '='): return "==";
+        case OP2('!', '='): return "!=";
+        case '<': return "<";
+        case '>': return ">";
+        case OP2('<', '='): return "<=";
+        case OP2('>', '='): return ">=";
+        case OP2('<', '<'): return "<<";
+        case OP2('>', '>'): return ">>";
+        case '+': return "+";
+        case '*': return "*";
+        case '/': return "/";
+        case '%': return "%";
+        default: return NULL;
+        }
+}
+
+/* A conditional whose test is more than a mask: the field is the helper
+ * branch's, the test a program. */
+static int compile_part_program(struct parser *p, const struct format *f, int n, struct symbol_part *part,
+                                size_t *ret_field, enum part_class *ret_class) {
+        int branch = p->nodes[kid(p, n, 1)].type == N_CALL ? kid(p, n, 1) : kid(p, n, 2);
+        struct symbol_op ops[SYMBOL_OPS_MAX];
+        unsigned depth = 0, max_depth = 0;
+        size_t n_ops = 0, field;
+        struct symbol_expr probe;
+        bool helper = false;
+        int r;
+
+        if (p->nodes[branch].type != N_CALL)
+                return 0;
+        r = compile_helper(p, f, branch, &probe, &field);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        expr_done(&probe);
+        if (!compile_test(p, f, kid(p, n, 0), field, ops, &n_ops, &depth, &max_depth, 0) || depth != 1)
+                return 0;
+
+        part->has_test = true;
+        part->test_signed = f->fields[field].elem_signed;
+        part->test_ops = malloc(n_ops * sizeof(*ops));
+        if (!part->test_ops)
+                return -ENOMEM;
+        memcpy(part->test_ops, ops, n_ops * sizeof(*ops));
+        part->n_test_ops = n_ops;
+        r = compile_branch(p, f, kid(p, n, 1), field, &part->then, &helper);
+        if (r >= 0) {
+                r = compile_branch(p, f, kid(p, n, 2), field, &part->otherwise, &helper);
+                if (r < 0)
+                        expr_done(&part->then);
+        }
+        if (r < 0) {
+                p->nodes[kid(p, n, 1)].used = p->nodes[kid(p, n, 2)].used = false;
+                free(part->test_ops);
+                *part = (struct symbol_part) {};
+                return r == -ENOMEM ? r : 0;
+        }
+        *ret_field = field;
         *ret_class = helper ? PART_HELPER : PART_STRINGS;
         return 0;
 }
@@ -1004,6 +1128,9 @@ static size_t expr_name_max(const struct symbol_expr *e) {
 static void part_done(struct symbol_part *part) {
         expr_done(&part->then);
         expr_done(&part->otherwise);
+        free(part->test_ops);
+        part->test_ops = NULL;
+        part->n_test_ops = 0;
 }
 
 static void symbols_done(struct field_symbols *s) {
@@ -1333,13 +1460,79 @@ static void expr_name(const struct symbol_expr *e, uint64_t value, struct out *o
         }
 }
 
+/* Runs a test program: C's operators on 64-bit values, signed or not as
+ * the field is; what C leaves undefined (x / 0, shifts past 63) gives 0. */
+static bool run_test(const struct symbol_part *part, uint64_t value) {
+        uint64_t st[SYMBOL_STACK_MAX];
+        size_t sp = 0;
+        bool sg = part->test_signed;
+
+        for (size_t i = 0; i < part->n_test_ops; i++) {
+                const struct symbol_op *op = &part->test_ops[i];
+                uint64_t a, b;
+
+                switch (op->code) {
+                case SYMBOL_OP_CONST:
+                case SYMBOL_OP_VALUE:
+                        if (sp == SYMBOL_STACK_MAX)
+                                return false;
+                        st[sp++] = op->code == SYMBOL_OP_CONST ? op->arg : value;
+                        continue;
+                case SYMBOL_OP_UNARY:
+                        if (sp < 1)
+                                return false;
+                        a = st[sp - 1];
+                        st[sp - 1] = op->arg == '-' ? -a : op->arg == '~' ? ~a : !a;
+                        continue;
+                case SYMBOL_OP_BINARY:
+                        if (sp < 2)
+                                return false;
+                        b = st[--sp];
+                        a = st[sp - 1];
+                        switch (op->arg) {
+                        case OP2('|', '|'): a = a || b; break;
+                        case OP2('&', '&'): a = a && b; break;
+                        case '|': a |= b; break;
+                        case '^': a ^= b; break;
+                        case '&': a &= b; break;
+                        case OP2('=', '='): a = a == b; break;
+                        case OP2('!', '='): a = a != b; break;
+                        case '<': a = sg ? (int64_t) a < (int64_t) b : a < b; break;
+                        case '>': a = sg ? (int64_t) a > (int64_t) b : a > b; break;
+                        case OP2('<', '='): a = sg ? (int64_t) a <= (int64_t) b : a <= b; break;
+                        case OP2('>', '='): a = sg ? (int64_t) a >= (int64_t) b : a >= b; break;
+                        case OP2('<', '<'): a = b < 64 ? a << b : 0; break;
+                        case OP2('>', '>'): a = b < 64 ? a >> b : 0; break;
+                        case '+': a += b; break;
+                        case '-': a -= b; break;
+                        case '*': a *= b; break;
+                        case '/': a = b ? a / b : 0; break;
+                        case '%': a = b ? a % b : 0; break;
+                        default: return false;
+                        }
+                        st[sp - 1] = a;
+                        continue;
+                default:
+                        return false;
+                }
+        }
+        return sp == 1 && st[0] != 0;
+}
+
 size_t symbols_name(const struct field_symbols *s, uint64_t value, char *buf, size_t size) {
         struct out o = { .buf = buf, .size = size };
 
         for (size_t i = 0; i < s->n_parts; i++) {
                 const struct symbol_part *part = &s->parts[i];
+                bool yes;
 
-                if (!part->has_test || ((value >> part->test_shift) & part->test_mask) != 0)
+                if (!part->has_test)
+                        yes = true;
+                else if (part->test_ops)
+                        yes = run_test(part, value);
+                else
+                        yes = ((value >> part->test_shift) & part->test_mask) != 0;
+                if (yes)
                         expr_name(&part->then, value, &o);
                 else
                         expr_name(&part->otherwise, value, &o);

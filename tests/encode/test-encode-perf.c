@@ -1138,7 +1138,7 @@ static char *fixture_text(const char *name) {
 static void test_schema_trace(void **state) {
         static const char *const fixtures[] = {
                 "sched_switch", "softirq_entry", "kmalloc", "sched_process_exec", "sys_enter_openat",
-                "dma_map_sg", "inet_sock_set_state", "foo_rel_loc", "block_rq_complete", "print",
+                "dma_map_sg", "inet_sock_set_state", "foo_rel_loc", "block_rq_complete", "print", "btrfs_chunk_alloc",
         };
 
         for (size_t k = 0; k < ELEMENTSOF(fixtures); k++) {

@@ -100,6 +100,26 @@ static void test_block_ioprio(void **state) {
         assert_int_equal(f->n_symbols, 0);
 }
 
+static void test_btrfs_root(void **state) {
+        _cleanup_(format_freep) struct format *f = fixture_format("btrfs_chunk_alloc", "btrfs");
+        const struct field_symbols *s = symbols_of(f, "root_objectid");
+
+        /* "((REC->root_objectid >= -9ULL) || (REC->root_objectid >= 1ULL &&
+         * REC->root_objectid <= 8ULL)) ? __print_symbolic(...) : "-"": the
+         * test is a program over the value. */
+        assert_false(f->print_bad);
+        assert_int_equal(f->print_unknown, 0);
+        expect_name(s, 1, "ROOT_TREE");
+        expect_name(s, 5, "FS_TREE");
+        expect_name(s, (uint64_t) -9, "DATA_RELOC_TREE");
+        expect_name(s, (uint64_t) -6, "TREE_LOG");
+        expect_name(s, (uint64_t) -2, "0xfffffffffffffffe");
+        /* Named in the table but outside the test: as the kernel prints it. */
+        expect_name(s, 9, "-");
+        expect_name(s, 256, "-");
+        expect_name(symbols_of(f, "type"), 1 | 4, "DATA|METADATA");
+}
+
 static void test_multiline(void **state) {
         _cleanup_(format_freep) struct format *f = fixture_format("ext4_fc_stats", "ext4");
 
@@ -161,9 +181,24 @@ static void test_forms(void **state) {
         expect_name(symbols_of(f, "a"), 0x40, "");
         f = format_free(f);
 
-        /* A conditional with the helper in the else branch. */
+        /* A conditional with the helper in the else branch, and a test
+         * that is no mask: a program. */
         f = parse_with("\"%s\", !REC->a ? \"zero\" : __print_symbolic(REC->a, { 1, \"one\" })");
-        /* "!x" is no test of a's bits we read: counted, a stays a number. */
+        assert_int_equal(f->print_unknown, 0);
+        expect_name(symbols_of(f, "a"), 0, "zero");
+        expect_name(symbols_of(f, "a"), 1, "one");
+        expect_name(symbols_of(f, "a"), 2, "0x2");
+        f = format_free(f);
+        /* Compared as C compares them: a is a signed int. */
+        f = parse_with("\"%s\", (REC->a < 0 && REC->a != -2) ? __print_symbolic(REC->a, { -1, \"M1\" }) : \"pos\"");
+        assert_int_equal(f->print_unknown, 0);
+        expect_name(symbols_of(f, "a"), (uint64_t) -1, "M1");
+        expect_name(symbols_of(f, "a"), (uint64_t) -3, "0xfffffffffffffffd");
+        expect_name(symbols_of(f, "a"), (uint64_t) -2, "pos");
+        expect_name(symbols_of(f, "a"), 5, "pos");
+        f = format_free(f);
+        /* A test of another field than the helper's names nothing. */
+        f = parse_with("\"%s\", REC->b > 3 ? __print_symbolic(REC->a, { 1, \"one\" }) : \"-\"");
         assert_int_equal(f->print_unknown, 1);
         assert_int_equal(f->n_symbols, 0);
         f = format_free(f);
@@ -232,6 +267,7 @@ int main(void) {
                 cmocka_unit_test(test_softirq),
                 cmocka_unit_test(test_kmalloc),
                 cmocka_unit_test(test_block_ioprio),
+                cmocka_unit_test(test_btrfs_root),
                 cmocka_unit_test(test_multiline),
                 cmocka_unit_test(test_forms),
         };
