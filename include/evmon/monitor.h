@@ -183,6 +183,13 @@ struct monitor_source {
          * on the same rings and targets), one group per CPU and target. */
         bool in_group;
         int group;
+        /* No doorbell member (monitor_opts.doorbell), and its samples and
+         * records counted apart (monitor_drain_quiet()): its records wait in
+         * the ring for the next drain that another source's doorbell, the
+         * ring's watermark or the caller's sweep brings. For records only
+         * the caller needs before the samples they explain (the process
+         * table's exec), so that they do not wake it on their own. */
+        bool quiet;
 };
 
 struct monitor;
@@ -233,6 +240,11 @@ struct monitor_handler {
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
  * means more may be waiting). Handlers must not call monitor_add/remove. */
 int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx);
+/* How many of the records the last monitor_drain() consumed were quiet
+ * sources' (monitor_source.quiet): a reader that keeps looking while
+ * records flow counts only the others, or a host's steady side records
+ * would keep it awake. */
+unsigned monitor_drain_quiet(const struct monitor *m);
 
 /* Doorbells (opts->doorbell; src/monitor/doorbell.c says how): wake the
  * reader at the first record written into ring I after monitor_ring_arm(),

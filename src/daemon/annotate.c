@@ -36,7 +36,9 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
                 .task = 1,
                 .cgroup = 1,
         };
-        struct monitor_source src = { .attr = &a, .userdata = &x->tag_dummy };
+        /* Quiet: its records are read with the events they explain, or by
+         * the sweep, and never keep the reader's tick going by themselves. */
+        struct monitor_source src = { .attr = &a, .userdata = &x->tag_dummy, .quiet = true };
         int r;
 
         x->dummy = x->exec = -1;
@@ -79,6 +81,9 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
                 .type = PERF_TYPE_TRACEPOINT,
                 .config = x->exec_format->id,
                 .userdata = &x->tag_exec,
+                /* Read with the events it explains, or by the sweep: on a
+                 * busy host execs would otherwise wake evmond for no client. */
+                .quiet = true,
         };
         r = monitor_add(d->monitor, &src);
         if (r < 0)

@@ -75,6 +75,9 @@ struct reader {
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
 
+/* Returns the records read but for quiet sources' (the process table's):
+ * those alone do not keep the tick going, or the side records of a busy
+ * host would keep an idle evmond awake. */
 static int ring_drain(struct reader *r, size_t i, bool *more) {
         int n = monitor_drain(r->monitor, i, DRAIN_BUDGET, r->handler, r->ctx);
 
@@ -82,6 +85,7 @@ static int ring_drain(struct reader *r, size_t i, bool *more) {
                 *more = true;
         if (n <= 0)
                 return 0;
+        n -= (int) monitor_drain_quiet(r->monitor);
         r->n_since_tick += (uint64_t) n;
         return n;
 }

@@ -56,6 +56,7 @@ struct handle {
         int *fds;               /* NULL once closed */
         int *bell_fds;          /* each fd's doorbell member, or -errno without one */
         size_t n_unbelled;      /* fds without a doorbell member */
+        bool quiet;             /* monitor_source.quiet */
         uint64_t *ids;          /* the sample id of each event */
         uint64_t *heads;        /* RETIRED: each ring's data_head after the fds closed */
 };
@@ -84,6 +85,7 @@ struct monitor {
         size_t n_index;
 
         bool doorbell;
+        unsigned drain_quiet;           /* monitor_drain_quiet() */
 };
 
 static void perf_cpu_done(struct perf_cpu *c) {
@@ -420,7 +422,7 @@ static int event_open(struct monitor *m, const struct monitor_source *src, const
                 return negative_errno();
 
         *ret_bell_fd = -EOPNOTSUPP;
-        if (t < c->n_bells && (attr.sample_period != 0 || attr.freq || attr.sample_type & PERF_SAMPLE_RAW))
+        if (!src->quiet && t < c->n_bells && (attr.sample_period != 0 || attr.freq || attr.sample_type & PERF_SAMPLE_RAW))
                 *ret_bell_fd = doorbell_member_open(&c->bells[t], &attr, pid, flags, src->filter);
 
         *ret_fd = TAKE_FD(fd);
@@ -550,6 +552,7 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
 
         hd.state = HANDLE_ACTIVE;
         hd.userdata = src->userdata;
+        hd.quiet = src->quiet;
         h = m->n_handles++;
         m->handles[h] = hd;
 
@@ -810,6 +813,7 @@ struct drain {
         struct perf_cpu *c;
         const struct monitor_handler *h;
         void *ctx;
+        unsigned quiet;         /* records of quiet sources */
 };
 
 static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
@@ -836,6 +840,7 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
         if (hd->state != HANDLE_ACTIVE)
                 return 0;
 
+        d->quiet += hd->quiet;
         if (sample_parse(&hd->attr, hdr, &s) < 0) {
                 d->c->bad++;
                 return 0;
@@ -883,6 +888,7 @@ static int drain_record(struct drain *d, const struct perf_event_header *hdr) {
         if (hd->state != HANDLE_ACTIVE)
                 return 0;
 
+        d->quiet += hd->quiet;
         if (record_parse(&hd->attr, hdr, &rec) < 0) {
                 d->c->bad++;
                 return 0;
@@ -907,12 +913,19 @@ static int drain_one(const struct perf_event_header *hdr, void *userdata) {
 
 int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx) {
         struct drain d;
+        int r;
 
         if (!m || i >= m->n_cpus)
                 return -EINVAL;
 
         d = (struct drain) { .m = m, .c = &m->cpus[i], .h = h, .ctx = ctx };
-        return ring_read(&m->cpus[i].ring, budget, drain_one, &d);
+        r = ring_read(&m->cpus[i].ring, budget, drain_one, &d);
+        m->drain_quiet = d.quiet;
+        return r;
+}
+
+unsigned monitor_drain_quiet(const struct monitor *m) {
+        return m ? m->drain_quiet : 0;
 }
 
 size_t monitor_handle_n_fds(const struct monitor *m, int h) {
