@@ -153,11 +153,15 @@ static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata
         struct reader *r = rr->reader;
         bool more = false;
 
-        (void) ring_drain(r, rr->index, &more);
+        int n = ring_drain(r, rr->index, &more);
+
         after_drain(r, more);
         /* Even on an armed ring (whose doorbell should have rung too): if
-         * it ever does not, the tick still comes for the rest. */
-        tick_start(r);
+         * it ever does not, the tick still comes for the rest. A watermark
+         * reached by quiet records alone (a busy host's forks and exits)
+         * starts nothing. */
+        if (n > 0)
+                tick_start(r);
         return 0;
 }
 
