@@ -648,13 +648,39 @@ static int get_u64(struct parser *ps, json_object *o, const char *path, const ch
 /* The perf_event_attr options of any perf event entry (DESIGN.md, "Every
  * perf event"), built with attr_from_spec() so that a bad name is a config
  * error naming its key; what the kernel refuses is found at open time. */
+/* "callchain": {"max_stack", "kernel", "user"}. */
+static int parse_callchain(struct parser *ps, const char *path, json_object *o, struct attr_spec *spec) {
+        static const char *const cc_keys[] = { "max_stack", "kernel", "user", NULL };
+        bool kernel = true, user = true;
+        char child[128];
+        json_object *v;
+        uint64_t u = 0;
+        int r;
+
+        r = get_typed(ps, o, path, "callchain", json_type_object, &v);
+        if (r < 0 || !v)
+                return r;
+        snprintf(child, sizeof(child), "%s.callchain", path);
+        if ((r = check_keys(ps, v, child, cc_keys)) < 0 ||
+            (r = get_uint(ps, v, child, "max_stack", 1, UINT16_MAX, &u)) < 0 ||
+            (r = get_bool(ps, v, child, "kernel", &kernel)) < 0 ||
+            (r = get_bool(ps, v, child, "user", &user)) < 0)
+                return r;
+        spec->callchain = true;
+        spec->max_stack = (unsigned) u;
+        spec->callchain_no_kernel = !kernel;
+        spec->callchain_no_user = !user;
+        return 0;
+}
+
+static int parse_perf_attr(struct parser *ps, const char *path, json_object *o, const struct attr_spec *spec,
+                           struct event_config *e);
+
 static int parse_perf_event(struct parser *ps, const char *path, json_object *o, struct event_config *e) {
         _cleanup_(freep) const char **sample = NULL, **read = NULL, **regs_user = NULL, **regs_intr = NULL,
                                     **branch = NULL, **exclude = NULL, **records = NULL;
         struct attr_spec spec = { .kind = (enum attr_kind) (e->kind - EVENT_SOFTWARE), .name = e->target,
                                   .inherit = true };
-        struct attr_error err = {};
-        char child[128];
         json_object *v;
         uint64_t u;
         int r;
@@ -711,33 +737,26 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
                 return r;
         spec.precise_ip = (unsigned) u;
 
-        r = get_typed(ps, o, path, "callchain", json_type_object, &v);
+        r = parse_callchain(ps, path, o, &spec);
         if (r < 0)
                 return r;
-        if (v) {
-                static const char *const cc_keys[] = { "max_stack", "kernel", "user", NULL };
-                bool kernel = true, user = true;
-
-                snprintf(child, sizeof(child), "%s.callchain", path);
-                u = 0;
-                if ((r = check_keys(ps, v, child, cc_keys)) < 0 ||
-                    (r = get_uint(ps, v, child, "max_stack", 1, UINT16_MAX, &u)) < 0 ||
-                    (r = get_bool(ps, v, child, "kernel", &kernel)) < 0 ||
-                    (r = get_bool(ps, v, child, "user", &user)) < 0)
-                        return r;
-                spec.callchain = true;
-                spec.max_stack = (unsigned) u;
-                spec.callchain_no_kernel = !kernel;
-                spec.callchain_no_user = !user;
-        }
-
         r = get_typed(ps, o, path, "group", json_type_string, &v);
         if (r < 0)
                 return r;
         if (v && !(e->group = strdup(json_object_get_string(v))))
                 return -ENOMEM;
+        return parse_perf_attr(ps, path, o, &spec, e);
+}
 
-        r = attr_from_spec(&spec, NULL, &e->attr, &err);
+/* The attr from SPEC (attr.c judges the options together), then
+ * "symbols", which needs callchains. */
+static int parse_perf_attr(struct parser *ps, const char *path, json_object *o, const struct attr_spec *spec,
+                           struct event_config *e) {
+        struct attr_error err = {};
+        char child[128];
+        int r;
+
+        r = attr_from_spec(spec, NULL, &e->attr, &err);
         if (r < 0) {
                 if (strcmp(err.key, "name") == 0)
                         snprintf(child, sizeof(child), "%s.%s", path, event_kind_table[e->kind]);
@@ -746,7 +765,7 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
                 return fail(ps, child, "%s%s%s%s", err.value ? "\"" : "", err.value ?: "", err.value ? "\": " : "",
                             err.reason);
         }
-        e->count = spec.count;
+        e->count = spec->count;
         r = get_bool(ps, o, path, "symbols", &e->symbols);
         if (r < 0)
                 return r;
@@ -758,7 +777,148 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
         return 0;
 }
 
-static int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
+/* A perf event entry: KIND:NAME on the wire unless "name" says otherwise. */
+static int parse_perf_entry(struct parser *ps, const char *path, const char *child, json_object *o,
+                            json_object *kind_val, struct event_config *e) {
+        const char *s = json_object_get_string(kind_val);
+        char key[96];
+        json_object *v;
+        int r;
+
+        if (!*s)
+                return fail(ps, child, "empty event name (`evmonctl list` shows them)");
+        e->target = strdup(s);
+        e->system = strdup(event_kind_table[e->kind]);
+        e->name = strdup(s);
+        if (!e->target || !e->system || !e->name)
+                return -ENOMEM;
+        if (json_object_object_get_ex(o, "fetch", &v)) {
+                snprintf(key, sizeof(key), "%s.fetch", path);
+                return fail(ps, key, "only probes take fetch-args");
+        }
+        if (json_object_object_get_ex(o, "filter", &v)) {
+                snprintf(key, sizeof(key), "%s.filter", path);
+                return fail(ps, key, "ftrace filters are for tracepoints and probes");
+        }
+        r = get_typed(ps, o, path, "name", json_type_string, &v);
+        if (r < 0)
+                return r;
+        if (v) {
+                const char *n = json_object_get_string(v);
+
+                snprintf(key, sizeof(key), "%s.name", path);
+                if (!*n || strpbrk(n, " \t\n\""))
+                        return fail(ps, key, "must be a non-empty name without spaces or quotes");
+                e->wire_name = strdup(n);
+        } else if (asprintf(&e->wire_name, "%s:%s", event_kind_table[e->kind], s) < 0)
+                e->wire_name = NULL;
+        if (!e->wire_name)
+                return -ENOMEM;
+        return parse_perf_event(ps, path, o, e);
+}
+
+static int parse_tracepoint_entry(struct parser *ps, const char *path, const char *child, json_object *o,
+                                  json_object *kind_val, struct event_config *e) {
+        const char *s = json_object_get_string(kind_val), *colon = strchr(s, ':');
+        char key[96];
+        json_object *v;
+
+        if (!colon || colon == s || !colon[1] || strchr(colon + 1, ':') || strchr(s, '/'))
+                return fail(ps, child, "\"%s\" is not SYSTEM:NAME (for example \"sched:sched_process_exec\"; `evmonctl list` shows them)", s);
+        e->system = strndup(s, colon - s);
+        e->name = strdup(colon + 1);
+        e->wire_name = strdup(s);
+        if (!e->system || !e->name || !e->wire_name)
+                return -ENOMEM;
+        if (json_object_object_get_ex(o, "fetch", &v)) {
+                snprintf(key, sizeof(key), "%s.fetch", path);
+                return fail(ps, key, "only probes take fetch-args; a tracepoint's fields come from its format");
+        }
+        if (json_object_object_get_ex(o, "name", &v)) {
+                snprintf(key, sizeof(key), "%s.name", path);
+                return fail(ps, key, "a tracepoint is named by its SYSTEM:NAME; \"name\" is for probes");
+        }
+        return 0;
+}
+
+/* A probe's "fetch": "NAME=FETCHARG" strings, as the kernel takes them. */
+static int parse_fetch(struct parser *ps, const char *path, json_object *v, struct event_config *e) {
+        char child[96];
+        size_t n;
+
+        snprintf(child, sizeof(child), "%s.fetch", path);
+        if (!json_object_is_type(v, json_type_array))
+                return fail(ps, child, "expected an array of \"NAME=FETCHARG\" strings, got %s", json_type_name(v));
+        n = json_object_array_length(v);
+        e->fetch = calloc(n + 1, sizeof(char *));
+        if (!e->fetch)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *a = json_object_array_get_idx(v, i);
+                const char *s2, *eq;
+                char achild[128];
+
+                snprintf(achild, sizeof(achild), "%s.fetch[%zu]", path, i);
+                if (!json_object_is_type(a, json_type_string))
+                        return fail(ps, achild, "expected a \"NAME=FETCHARG\" string, got %s", json_type_name(a));
+                s2 = json_object_get_string(a);
+                eq = strchr(s2, '=');
+                if (!eq || eq == s2 || !eq[1] || strpbrk(s2, " \t\n"))
+                        return fail(ps, achild, "\"%s\" is not NAME=FETCHARG (for example \"path=+0(%%si):string\")", s2);
+                e->fetch[i] = strdup(s2);
+                if (!e->fetch[i])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int parse_probe_entry(struct parser *ps, const char *path, const char *child, json_object *o,
+                             json_object *kind_val, struct event_config *e) {
+        const char *s = json_object_get_string(kind_val);
+        const char *kind = event_kind_table[e->kind];
+        char key[96];
+        json_object *v;
+
+        if (!*s)
+                return fail(ps, child, "empty probe target");
+        e->target = strdup(s);
+        if (!e->target)
+                return -ENOMEM;
+        snprintf(key, sizeof(key), "%s.name", path);
+        if (!json_object_object_get_ex(o, "name", &v))
+                return fail(ps, path, "a %s needs a \"name\" (letters, digits, _): it is served as \"%s:NAME\"",
+                            kind, kind);
+        if (!json_object_is_type(v, json_type_string) || !valid_name(json_object_get_string(v)))
+                return fail(ps, key, "must be a name of letters, digits and _ that does not start with a digit");
+        e->name = strdup(json_object_get_string(v));
+        e->system = strdup(kind);
+        if (!e->name || !e->system || asprintf(&e->wire_name, "%s:%s", e->system, e->name) < 0)
+                return -ENOMEM;
+        if (json_object_object_get_ex(o, "fetch", &v))
+                return parse_fetch(ps, path, v, e);
+        return 0;
+}
+
+static int parse_filter(struct parser *ps, const char *path, json_object *o, struct event_config *e) {
+        char child[96];
+        json_object *v;
+        unsigned line;
+        int r;
+
+        r = get_typed(ps, o, path, "filter", json_type_string, &v);
+        if (r <= 0 || !v)
+                return r;
+        snprintf(child, sizeof(child), "%s.filter", path);
+        line = parser_line_of(ps, child);
+        e->filter = strdup(json_object_get_string(v));
+        if (!e->filter || asprintf(&e->filter_where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, child) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Which kind the entry is (exactly one of the kind keys), into *RET_KIND
+ * and *RET_VAL; its keys checked against what that kind takes. */
+static int parse_event_kind(struct parser *ps, const char *path, json_object *o, int *ret_kind, json_object **ret_val) {
         static const char *const keys[] = { "tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe",
                                             "name", "fetch", "filter", NULL };
         static const char *const keys_perf[] = { "software", "hardware", "cache", "raw", "breakpoint", "pmu",
@@ -768,12 +928,10 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
                                                  "pinned", "exclusive", "enable_on_exec", "remove_on_exec",
                                                  "records", "config1", "config2", "config3", "group", "symbols",
                                                  NULL };
-        char path[64], child[96];
-        json_object *v, *kind_val = NULL;
-        int kind = -1, r;
-        unsigned line;
+        char child[96];
+        json_object *v;
+        int kind = -1;
 
-        snprintf(path, sizeof(path), "events[%zu]", idx);
         if (!json_object_is_type(o, json_type_object))
                 return fail(ps, path, "expected an object such as {\"tracepoint\": \"sched:sched_process_exec\"}, got %s",
                             json_type_name(o));
@@ -784,7 +942,7 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
                         return fail(ps, path, "has both \"%s\" and \"%s\": one event per entry",
                                     event_kind_table[kind], event_kind_table[k]);
                 kind = k;
-                kind_val = v;
+                *ret_val = v;
         }
         if (kind < 0)
                 return fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", "
@@ -796,7 +954,18 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
                                 return fail(ps, child, "is a perf event option: for software, hardware, cache, "
                                             "raw, breakpoint and pmu entries");
                         }
-        r = check_keys(ps, o, path, event_kind_is_perf(kind) ? keys_perf : keys);
+        *ret_kind = kind;
+        return check_keys(ps, o, path, event_kind_is_perf(kind) ? keys_perf : keys);
+}
+
+static int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
+        char path[64], child[96];
+        json_object *kind_val = NULL;
+        int kind = -1, r;
+        unsigned line;
+
+        snprintf(path, sizeof(path), "events[%zu]", idx);
+        r = parse_event_kind(ps, path, o, &kind, &kind_val);
         if (r < 0)
                 return r;
         e->kind = kind;
@@ -807,114 +976,57 @@ static int parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
         if (asprintf(&e->where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, child) < 0)
                 return -ENOMEM;
 
-        if (event_kind_is_perf(kind)) {
-                const char *s = json_object_get_string(kind_val);
-
-                if (!*s)
-                        return fail(ps, child, "empty event name (`evmonctl list` shows them)");
-                e->target = strdup(s);
-                e->system = strdup(event_kind_table[kind]);
-                e->name = strdup(s);
-                if (!e->target || !e->system || !e->name)
-                        return -ENOMEM;
-                if (json_object_object_get_ex(o, "fetch", &v)) {
-                        snprintf(child, sizeof(child), "%s.fetch", path);
-                        return fail(ps, child, "only probes take fetch-args");
-                }
-                if (json_object_object_get_ex(o, "filter", &v)) {
-                        snprintf(child, sizeof(child), "%s.filter", path);
-                        return fail(ps, child, "ftrace filters are for tracepoints and probes");
-                }
-                /* KIND:NAME on the wire unless "name" says otherwise. */
-                r = get_typed(ps, o, path, "name", json_type_string, &v);
-                if (r < 0)
-                        return r;
-                if (v) {
-                        const char *n = json_object_get_string(v);
-
-                        snprintf(child, sizeof(child), "%s.name", path);
-                        if (!*n || strpbrk(n, " \t\n\""))
-                                return fail(ps, child, "must be a non-empty name without spaces or quotes");
-                        e->wire_name = strdup(n);
-                } else if (asprintf(&e->wire_name, "%s:%s", event_kind_table[kind], s) < 0)
-                        e->wire_name = NULL;
-                if (!e->wire_name)
-                        return -ENOMEM;
-                return parse_perf_event(ps, path, o, e);
-        } else if (kind == EVENT_TRACEPOINT) {
-                const char *s = json_object_get_string(kind_val), *colon = strchr(s, ':');
-
-                if (!colon || colon == s || !colon[1] || strchr(colon + 1, ':') || strchr(s, '/'))
-                        return fail(ps, child, "\"%s\" is not SYSTEM:NAME (for example \"sched:sched_process_exec\"; `evmonctl list` shows them)", s);
-                e->system = strndup(s, colon - s);
-                e->name = strdup(colon + 1);
-                e->wire_name = strdup(s);
-                if (!e->system || !e->name || !e->wire_name)
-                        return -ENOMEM;
-                if (json_object_object_get_ex(o, "fetch", &v)) {
-                        snprintf(child, sizeof(child), "%s.fetch", path);
-                        return fail(ps, child, "only probes take fetch-args; a tracepoint's fields come from its format");
-                }
-                if (json_object_object_get_ex(o, "name", &v)) {
-                        snprintf(child, sizeof(child), "%s.name", path);
-                        return fail(ps, child, "a tracepoint is named by its SYSTEM:NAME; \"name\" is for probes");
-                }
-        } else {
-                const char *s = json_object_get_string(kind_val);
-
-                if (!*s)
-                        return fail(ps, child, "empty probe target");
-                e->target = strdup(s);
-                if (!e->target)
-                        return -ENOMEM;
-                snprintf(child, sizeof(child), "%s.name", path);
-                if (!json_object_object_get_ex(o, "name", &v))
-                        return fail(ps, path, "a %s needs a \"name\" (letters, digits, _): it is served as \"%s:NAME\"",
-                                    event_kind_table[kind], event_kind_table[kind]);
-                if (!json_object_is_type(v, json_type_string) || !valid_name(json_object_get_string(v)))
-                        return fail(ps, child, "must be a name of letters, digits and _ that does not start with a digit");
-                e->name = strdup(json_object_get_string(v));
-                e->system = strdup(event_kind_table[kind]);
-                if (!e->name || !e->system || asprintf(&e->wire_name, "%s:%s", e->system, e->name) < 0)
-                        return -ENOMEM;
-                if (json_object_object_get_ex(o, "fetch", &v)) {
-                        size_t n;
-
-                        snprintf(child, sizeof(child), "%s.fetch", path);
-                        if (!json_object_is_type(v, json_type_array))
-                                return fail(ps, child, "expected an array of \"NAME=FETCHARG\" strings, got %s", json_type_name(v));
-                        n = json_object_array_length(v);
-                        e->fetch = calloc(n + 1, sizeof(char *));
-                        if (!e->fetch)
-                                return -ENOMEM;
-                        for (size_t i = 0; i < n; i++) {
-                                json_object *a = json_object_array_get_idx(v, i);
-                                const char *s2, *eq;
-                                char achild[128];
-
-                                snprintf(achild, sizeof(achild), "%s.fetch[%zu]", path, i);
-                                if (!json_object_is_type(a, json_type_string))
-                                        return fail(ps, achild, "expected a \"NAME=FETCHARG\" string, got %s", json_type_name(a));
-                                s2 = json_object_get_string(a);
-                                eq = strchr(s2, '=');
-                                if (!eq || eq == s2 || !eq[1] || strpbrk(s2, " \t\n")) {
-                                        return fail(ps, achild, "\"%s\" is not NAME=FETCHARG (for example \"path=+0(%%si):string\")", s2);
-                                }
-                                e->fetch[i] = strdup(s2);
-                                if (!e->fetch[i])
-                                        return -ENOMEM;
-                        }
-                }
-        }
-        r = get_typed(ps, o, path, "filter", json_type_string, &v);
+        if (event_kind_is_perf(kind))
+                return parse_perf_entry(ps, path, child, o, kind_val, e);
+        if (kind == EVENT_TRACEPOINT)
+                r = parse_tracepoint_entry(ps, path, child, o, kind_val, e);
+        else
+                r = parse_probe_entry(ps, path, child, o, kind_val, e);
         if (r < 0)
                 return r;
-        if (v) {
-                snprintf(child, sizeof(child), "%s.filter", path);
-                line = parser_line_of(ps, child);
-                e->filter = strdup(json_object_get_string(v));
-                if (!e->filter || asprintf(&e->filter_where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, child) < 0)
-                        return -ENOMEM;
+        return parse_filter(ps, path, o, e);
+}
+
+static int parse_clock(struct parser *ps, struct config *c, json_object *o) {
+        static const struct { const char *name; clockid_t id; } clocks[] = {
+                { "monotonic", CLOCK_MONOTONIC },
+                { "monotonic_raw", CLOCK_MONOTONIC_RAW },
+                { "boottime", CLOCK_BOOTTIME },
+                { "realtime", CLOCK_REALTIME },
+                { "tai", CLOCK_TAI },
+        };
+        const char *s = json_object_get_string(o);
+
+        for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
+                if (strcmp(s, clocks[i].name) == 0) {
+                        c->clockid = clocks[i].id;
+                        return dup_string(o, &c->clock_name);
+                }
+        return fail(ps, "clock", "\"%s\" is not one of monotonic, monotonic_raw, boottime, realtime, tai", s);
+}
+
+/* "events": each entry, and no wire name twice. */
+static int parse_events(struct parser *ps, struct config *c, json_object *o) {
+        size_t n = json_object_array_length(o);
+        int r;
+
+        if (n == 0)
+                return fail(ps, "events", "is empty: list the tracepoints and probes to serve");
+        c->events = calloc(n, sizeof(*c->events));
+        if (!c->events)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                r = parse_event(ps, i, json_object_array_get_idx(o, i), &c->events[i]);
+                c->n_events = i + 1;
+                if (r < 0)
+                        return r;
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(c->events[j].wire_name, c->events[i].wire_name) == 0) {
+                                char path[64];
+                                snprintf(path, sizeof(path), "events[%zu]", i);
+                                return fail(ps, path, "\"%s\" is already listed as events[%zu]",
+                                            c->events[i].wire_name, j);
+                        }
         }
         return 0;
 }
@@ -923,7 +1035,6 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", "counters",
                                             "context", NULL };
         json_object *o;
-        size_t n;
         int r;
 
         if (!json_object_is_type(root, json_type_object))
@@ -959,55 +1070,14 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         if (r < 0)
                 return r;
         r = get_typed(ps, root, "", "clock", json_type_string, &o);
-        if (r < 0)
+        if (r < 0 || (o && (r = parse_clock(ps, c, o)) < 0))
                 return r;
-        if (o) {
-                static const struct { const char *name; clockid_t id; } clocks[] = {
-                        { "monotonic", CLOCK_MONOTONIC },
-                        { "monotonic_raw", CLOCK_MONOTONIC_RAW },
-                        { "boottime", CLOCK_BOOTTIME },
-                        { "realtime", CLOCK_REALTIME },
-                        { "tai", CLOCK_TAI },
-                };
-                const char *s = json_object_get_string(o);
-                bool found = false;
-
-                for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
-                        if (strcmp(s, clocks[i].name) == 0) {
-                                c->clockid = clocks[i].id;
-                                found = true;
-                        }
-                if (!found)
-                        return fail(ps, "clock", "\"%s\" is not one of monotonic, monotonic_raw, boottime, realtime, tai", s);
-                r = dup_string(o, &c->clock_name);
-                if (r < 0)
-                        return r;
-        }
         r = get_typed(ps, root, "", "events", json_type_array, &o);
         if (r < 0)
                 return r;
         if (!o)
                 return fail(ps, "events", "missing: list the tracepoints and probes to serve");
-        n = json_object_array_length(o);
-        if (n == 0)
-                return fail(ps, "events", "is empty: list the tracepoints and probes to serve");
-        c->events = calloc(n, sizeof(*c->events));
-        if (!c->events)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                r = parse_event(ps, i, json_object_array_get_idx(o, i), &c->events[i]);
-                c->n_events = i + 1;
-                if (r < 0)
-                        return r;
-                for (size_t j = 0; j < i; j++)
-                        if (strcmp(c->events[j].wire_name, c->events[i].wire_name) == 0) {
-                                char path[64];
-                                snprintf(path, sizeof(path), "events[%zu]", i);
-                                return fail(ps, path, "\"%s\" is already listed as events[%zu]",
-                                            c->events[i].wire_name, j);
-                        }
-        }
-        return 0;
+        return parse_events(ps, c, o);
 }
 
 int config_parse_entry(json_object *o, size_t idx, const char *file, struct event_config *ret, char **ret_error) {

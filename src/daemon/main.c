@@ -32,7 +32,58 @@ static void help(void) {
                CONFIG_DEFAULT_PATH);
 }
 
-int main(int argc, char **argv) {
+/* --cleanup: the probes a killed evmond left. */
+static int run_cleanup(struct daemon *d) {
+        _cleanup_(freep) char *error = NULL;
+        unsigned n;
+        int r;
+
+        r = daemon_cleanup(d, &n, &error);
+        if (r < 0) {
+                log_error("%s", error ?: strerror(-r));
+                daemon_done(d);
+                return r == -EINVAL || r == -ENOENT ? EXIT_CONFIG : EXIT_FAILURE;
+        }
+        log_info("Removed %u probe%s of group %s left by an evmond that did not stop cleanly",
+                 n, n == 1 ? "" : "s", d->probe_group);
+        daemon_done(d);
+        return 0;
+}
+
+/* --check-config, after daemon_prepare(): the kernel judges probes and
+ * filters only when they are opened, so each is opened once, disabled,
+ * and closed again. */
+static int run_check(struct daemon *d) {
+        _cleanup_(freep) char *error = NULL;
+        int r;
+
+        r = daemon_check_open(d, &error);
+        if (r < 0) {
+                log_error("%s", error ?: strerror(-r));
+                daemon_done(d);
+                return r == -EINVAL ? EXIT_CONFIG : EXIT_FAILURE;
+        }
+        printf("%s: OK, %zu event%s\n", d->config->path, d->n_events, d->n_events == 1 ? "" : "s");
+        daemon_done(d);
+        return 0;
+}
+
+/* Events × CPUs × targets fds: take the hard limit (we poll with epoll,
+ * so fds above 1024 are fine). */
+static void raise_nofile(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
+}
+
+enum { MODE_RUN, MODE_CHECK, MODE_CLEANUP };
+
+/* The command line into ARGS and *RET_MODE; > 0 when done (help,
+ * version: exit 0), or an exit status < 0 negated. */
+static int parse_argv(int argc, char **argv, struct daemon_args *args, int *ret_mode) {
         enum { ARG_CHECK = 0x100, ARG_CLEANUP, ARG_VERSION };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -45,69 +96,65 @@ int main(int argc, char **argv) {
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
         };
-        struct daemon d = {};
-        _cleanup_(freep) char *error = NULL;
-        bool check = false, cleanup = false;
-        int c, r;
+        int c;
 
-        log_setup("evmond");
         while ((c = getopt_long(argc, argv, "c:s:t:vh", options, NULL)) >= 0)
                 switch (c) {
                 case 'c':
-                        d.args.config_path = optarg;
+                        args->config_path = optarg;
                         break;
                 case 's':
-                        d.args.socket_path = optarg;
+                        args->socket_path = optarg;
                         break;
                 case 't':
-                        d.args.tracefs_dir = optarg;
+                        args->tracefs_dir = optarg;
                         break;
                 case ARG_CHECK:
-                        check = true;
+                        *ret_mode = MODE_CHECK;
                         break;
                 case ARG_CLEANUP:
-                        cleanup = true;
+                        *ret_mode = MODE_CLEANUP;
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
                         break;
                 case 'h':
                         help();
-                        return 0;
+                        return 1;
                 case ARG_VERSION:
                         printf("evmond %s\n", EVMON_VERSION);
-                        return 0;
+                        return 1;
                 default:
                         fprintf(stderr, "Try 'evmond --help'.\n");
-                        return EXIT_CONFIG;
+                        return -EXIT_CONFIG;
                 }
         if (optind < argc) {
                 fprintf(stderr, "evmond: unexpected argument \"%s\"; try 'evmond --help'.\n", argv[optind]);
-                return EXIT_CONFIG;
+                return -EXIT_CONFIG;
         }
-        if (d.args.socket_path && (d.args.socket_path[0] != '/' || strlen(d.args.socket_path) >= 108)) {
-                fprintf(stderr, "evmond: --socket \"%s\" must be an absolute path shorter than 108 bytes\n", d.args.socket_path);
-                return EXIT_CONFIG;
+        if (args->socket_path && (args->socket_path[0] != '/' || strlen(args->socket_path) >= 108)) {
+                fprintf(stderr, "evmond: --socket \"%s\" must be an absolute path shorter than 108 bytes\n", args->socket_path);
+                return -EXIT_CONFIG;
         }
+        return 0;
+}
 
-        if (cleanup) {
-                unsigned n;
+int main(int argc, char **argv) {
+        struct daemon d = {};
+        _cleanup_(freep) char *error = NULL;
+        int mode = MODE_RUN, r;
 
-                r = daemon_cleanup(&d, &n, &error);
-                if (r < 0) {
-                        log_error("%s", error ?: strerror(-r));
-                        daemon_done(&d);
-                        return r == -EINVAL || r == -ENOENT ? EXIT_CONFIG : EXIT_FAILURE;
-                }
-                log_info("Removed %u probe%s of group %s left by an evmond that did not stop cleanly",
-                         n, n == 1 ? "" : "s", d.probe_group);
-                daemon_done(&d);
-                return 0;
-        }
+        log_setup("evmond");
+        r = parse_argv(argc, argv, &d.args, &mode);
+        if (r != 0)
+                return r > 0 ? 0 : -r;
+
+        if (mode == MODE_CLEANUP)
+                return run_cleanup(&d);
 
         /* Everything a config can get wrong is found here, before any perf
          * fd is opened. */
-        d.check_only = check;
+        d.check_only = mode == MODE_CHECK;
         r = daemon_prepare(&d, &error);
         if (r < 0) {
                 if (error)
@@ -117,29 +164,10 @@ int main(int argc, char **argv) {
                 daemon_done(&d);
                 return r == -EINVAL || r == -ENOENT || r == -EOPNOTSUPP ? EXIT_CONFIG : EXIT_FAILURE;
         }
-        if (check) {
-                /* The kernel judges probes and filters only when they are
-                 * opened: open each once, disabled, and close it again. */
-                r = daemon_check_open(&d, &error);
-                if (r < 0) {
-                        log_error("%s", error ?: strerror(-r));
-                        daemon_done(&d);
-                        return r == -EINVAL ? EXIT_CONFIG : EXIT_FAILURE;
-                }
-                printf("%s: OK, %zu event%s\n", d.config->path, d.n_events, d.n_events == 1 ? "" : "s");
-                daemon_done(&d);
-                return 0;
-        }
+        if (mode == MODE_CHECK)
+                return run_check(&d);
 
-        /* Events × CPUs × targets fds: take the hard limit (we poll with
-         * epoll, so fds above 1024 are fine). */
-        {
-                struct rlimit rl;
-                if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-                        rl.rlim_cur = rl.rlim_max;
-                        (void) setrlimit(RLIMIT_NOFILE, &rl);
-                }
-        }
+        raise_nofile();
         r = daemon_start(&d);
         if (r >= 0)
                 r = daemon_run(&d);
