@@ -184,6 +184,12 @@ static int tracefs_open_error(const char *dir, int r, char **ret_error) {
                          "(mount it with `mount -t tracefs nodev /sys/kernel/tracing`)", strerror(-r));
 }
 
+static int daemon_open_tracefs(struct daemon *d, char **ret_error) {
+        int r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
+
+        return r < 0 ? tracefs_open_error(d->args.tracefs_dir, r, ret_error) : 0;
+}
+
 int daemon_config_load(struct daemon *d, struct config **ret, char **ret_error) {
         _cleanup_(config_freep) struct config *c = NULL;
         int r;
@@ -264,9 +270,9 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
                 if (r < 0)
                         return r;
         }
-        r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
+        r = daemon_open_tracefs(d, ret_error);
         if (r < 0)
-                return tracefs_open_error(d->args.tracefs_dir, r, ret_error);
+                return r;
         r = daemon_prepare_targets(d, ret_error);
         if (r < 0)
                 return r;
@@ -283,9 +289,9 @@ int daemon_cleanup(struct daemon *d, unsigned *ret_removed, char **ret_error) {
         r = daemon_lock(d, ret_error);
         if (r < 0)
                 return r;
-        r = tracefs_open(d->args.tracefs_dir, &d->tracefs);
+        r = daemon_open_tracefs(d, ret_error);
         if (r < 0)
-                return tracefs_open_error(d->args.tracefs_dir, r, ret_error);
+                return r;
         return daemon_remove_probes(d, ret_removed, ret_error);
 }
 
