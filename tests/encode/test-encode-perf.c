@@ -337,6 +337,61 @@ static void test_sample_callchain(void **state) {
         json_object_put(o);
 }
 
+/* Process context and named frames (encode_event_ext()): the exact bytes,
+ * keys left out where not known, names escaped. */
+static void test_sample_context_frames(void **state) {
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN };
+        _cleanup_(encoder_freep) struct encoder *e = NULL;
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+        const struct encode_frame frames[] = {
+                {}, { "do_syscall_64", 0x71, "[kernel.kallsyms]" }, {},
+                { "main", 0x12, "/tmp/a \"b\"" }, { NULL, 0, "/lib/x.so" }, {},
+        };
+        const struct encode_context full = { .comm = "ng\"inx", .exe = "/usr/sbin/nginx", .ppid = 1, .uid = 33,
+                                             .cgroup = "/system.slice/x", .container = "abc", .pod = "p-1" };
+        const struct encode_context some = { .comm = "bash", .ppid = -1, .uid = -1 };
+        const struct encode_context none = { .ppid = -1, .uid = -1, .cgroup = "/" };
+        struct perf_sample s;
+        struct raw r;
+
+        raw_begin(&r);
+        put32(&r, 42);
+        put32(&r, 43);
+        put64(&r, 6);
+        put64(&r, PERF_CONTEXT_KERNEL);
+        put64(&r, 0xffffffff81000071ULL);
+        put64(&r, PERF_CONTEXT_USER);
+        put64(&r, 0x401012);
+        put64(&r, 0x7f0000001000ULL);
+        put64(&r, 0x10);
+        assert_int_equal(sample_parse(&a, raw_end(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER), &s), 0);
+        assert_int_equal(encoder_new("software:cpu-clock", NULL, &e), 0);
+
+        assert_int_equal(encode_event_ext(&b, e, &s, 0, &full, frames), 0);
+        assert_true(b.cap > b.len);  /* the bound is generous: room for a NUL */
+        b.data[b.len] = 0;
+        assert_string_equal(b.data,
+                "{\"type\":\"event\",\"event\":\"software:cpu-clock\",\"pid\":42,\"tid\":43,"
+                "\"proc\":{\"comm\":\"ng\\\"inx\",\"exe\":\"/usr/sbin/nginx\",\"ppid\":1,\"uid\":33},"
+                "\"cgroup\":\"/system.slice/x\",\"container\":\"abc\",\"pod\":\"p-1\","
+                "\"sample\":{\"callchain\":[{\"context\":\"kernel\",\"ips\":[\"0xffffffff81000071\"],"
+                "\"syms\":[{\"sym\":\"do_syscall_64+0x71\",\"module\":\"[kernel.kallsyms]\"}]},"
+                "{\"context\":\"user\",\"ips\":[\"0x401012\",\"0x7f0000001000\",\"0x10\"],"
+                "\"syms\":[{\"sym\":\"main+0x12\",\"module\":\"/tmp/a \\\"b\\\"\"},{\"module\":\"/lib/x.so\"},null]}]}}\n");
+        b.len = 0;
+        assert_int_equal(encode_event_ext(&b, e, &s, 0, &some, NULL), 0);
+        assert_true(b.cap > b.len);
+        b.data[b.len] = 0;
+        assert_non_null(strstr(b.data, "\"tid\":43,\"proc\":{\"comm\":\"bash\"},\"sample\":{\"callchain\":"));
+        assert_null(strstr(b.data, "syms"));
+        b.len = 0;
+        assert_int_equal(encode_event_ext(&b, e, &s, 0, &none, NULL), 0);
+        assert_true(b.cap > b.len);
+        b.data[b.len] = 0;
+        assert_non_null(strstr(b.data, "\"tid\":43,\"cgroup\":\"/\",\"sample\""));
+        assert_null(strstr(b.data, "proc"));
+}
+
 static void test_sample_callchain_empty(void **state) {
         struct perf_event_attr a = { .sample_type = PERF_SAMPLE_CALLCHAIN };
         struct raw r;
@@ -1252,6 +1307,7 @@ int main(void) {
                 cmocka_unit_test(test_sample_read_single),
                 cmocka_unit_test(test_sample_read_group),
                 cmocka_unit_test(test_sample_callchain),
+                cmocka_unit_test(test_sample_context_frames),
                 cmocka_unit_test(test_sample_callchain_empty),
                 cmocka_unit_test(test_sample_raw),
                 cmocka_unit_test(test_sample_branch_stack),

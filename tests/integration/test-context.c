@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -548,12 +551,151 @@ static void test_symbols(void **state) {
         free(ks.v);
 }
 
+/* ---- churn: pid reuse and the memory bound -------------------------------- */
+
+#define CHURN 100000
+#define MARK_CHURN 2100000000L
+
+struct churn_check {
+        int lines, named, wrong, no_proc;
+};
+
+static void check_churn_line(json_object *o, void *ud) {
+        struct churn_check *k = ud;
+        char want[16];
+        int64_t mark;
+        const char *name;
+
+        if (strcmp(itest_str(o, "type"), "event") != 0)
+                return;
+        mark = get_int(o, "fields.pid");
+        if (mark < MARK_CHURN || mark >= MARK_CHURN + CHURN)
+                return;
+        k->lines++;
+        name = get_str(o, "proc.comm");
+        if (!name) {
+                k->no_proc++;
+                return;
+        }
+        snprintf(want, sizeof(want), "c%ld", (long) (mark - MARK_CHURN));
+        if (strcmp(name, want) != 0) {
+                if (k->wrong < 5)
+                        fprintf(stderr, "mix-up: event of %s (pid %" PRId64 ") says %s\n", want, itest_int(o, "pid"), name);
+                k->wrong++;
+        } else
+                k->named++;
+}
+
+static int64_t rss_kib(pid_t pid) {
+        char path[64], line[256];
+        int64_t kib = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "VmRSS: %" SCNd64, &kib) == 1)
+                        break;
+        fclose(f);
+        return kib;
+}
+
+static json_object *status(void) {
+        struct itest_client *c = client_new(NULL);
+        json_object *o;
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(c, "status", 5000);
+        assert_non_null(o);
+        client_free(c);
+        return o;
+}
+
+/* 100,000 short-lived processes, each renaming itself "cSEQ" and then
+ * making one getpgid(MARK_CHURN + SEQ): with pid_max at 32768 here every
+ * pid is reused, and each event must carry its own process's name, never
+ * that of an earlier holder of its pid. evmond's RSS grows by less than
+ * the table's bound and the table shrinks back. The children run on one
+ * CPU, so their records and events share a ring and come in order. */
+static void test_churn(void **state) {
+        static const char config[] =
+                "{\"ring\": {\"pages\": 1024}, \"clients\": {\"queue_kib\": 262144},\n"
+                "  \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid >= 2100000000\"}]}\n";
+        struct churn_check k = {};
+        struct itest_client *c;
+        int64_t rss0, rss1, procs0, procs1, bound;
+        json_object *st;
+        cpu_set_t one;
+        pid_t runner;
+        char *text;
+        size_t len;
+        int ws;
+
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        st = status();
+        procs0 = get_int(st, "context.procs");
+        bound = get_int(st, "context.bound_bytes");
+        json_object_put(st);
+        rss0 = rss_kib(daemon_.pid);
+        c = client_new(NULL);
+
+        runner = itest_fork();
+        assert_true(runner >= 0);
+        if (runner == 0) {
+                CPU_ZERO(&one);
+                CPU_SET(0, &one);
+                (void) sched_setaffinity(0, sizeof(one), &one);
+                for (long i = 0; i < CHURN; i++) {
+                        pid_t p = fork();
+
+                        if (p < 0) {
+                                usleep(1000);
+                                i--;
+                                continue;
+                        }
+                        if (p == 0) {
+                                char name[16];
+
+                                snprintf(name, sizeof(name), "c%ld", i);
+                                (void) prctl(PR_SET_NAME, name);
+                                (void) syscall(SYS_getpgid, MARK_CHURN + i);
+                                _exit(0);
+                        }
+                        (void) waitpid(p, NULL, 0);
+                }
+                _exit(0);
+        }
+        /* Read while they run: the client must keep up. */
+        text = itest_client_slurp(c, 3000, 600000, &len);
+        assert_int_equal(waitpid(runner, &ws, 0), runner);
+        itest_for_each_line(text, len, check_churn_line, &k);
+        free(text);
+        client_free(c);
+
+        st = status();
+        procs1 = get_int(st, "context.procs");
+        json_object_put(st);
+        rss1 = rss_kib(daemon_.pid);
+        fprintf(stderr, "%d events: %d named right, %d wrong, %d without proc; table %" PRId64 " -> %" PRId64
+                " processes; RSS %" PRId64 " -> %" PRId64 " KiB (bound %" PRId64 " KiB)\n",
+                k.lines, k.named, k.wrong, k.no_proc, procs0, procs1, rss0, rss1, bound / 1024);
+        assert_int_equal(k.wrong, 0);
+        assert_true(k.lines >= CHURN * 9 / 10);
+        assert_true(k.named >= k.lines * 99 / 100);
+        assert_true(procs1 < procs0 + 200);
+        assert_true(rss1 - rss0 < bound / 1024);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        itest_daemon_cleanup(&daemon_);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_process),
                 cmocka_unit_test(test_off),
                 cmocka_unit_test(test_containers),
                 cmocka_unit_test(test_symbols),
+                cmocka_unit_test(test_churn),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
