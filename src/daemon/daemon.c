@@ -43,7 +43,15 @@ static void daemon_update_offset(struct daemon *d) {
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
-        struct line_meta meta = {
+        struct line_meta meta;
+        struct encode_context ec;
+        const struct encode_frame *frames = NULL;
+        bool has_ctx;
+
+        /* The context's own events (annotate.c) are no served event. */
+        if (daemon_context_sample(d, event, s))
+                return;
+        meta = (struct line_meta) {
                 .idx = ev->index,
                 .pid = (pid_t) s->pid,
                 .cgroup = s->cgroup,
@@ -51,12 +59,6 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 .schema_len = ev->schema.len,
                 .schema_gen = ev->schema_gen,
         };
-        struct encode_context ec;
-        const struct encode_frame *frames = NULL;
-        bool has_ctx;
-
-        if (daemon_context_sample(d, event, s))
-                return;
         ev->count++;
         if (server_n_clients(d->server) == 0)
                 return;
