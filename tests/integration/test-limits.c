@@ -157,8 +157,10 @@ static void test_status_flood(void **state) {
         fprintf(stderr, "status flood: %" PRIu64 " requests sent, dropped after %.1f s; evmond RSS %ld KiB -> at most %ld KiB\n",
                 sent, (now_ms() - start) / 1000.0, rss0, rss_max);
         assert_true(dropped);
-        /* 64 KiB of queue and a socket's worth of requests, not gigabytes. */
-        assert_true(rss_max < rss0 + 16 * 1024);
+        /* 64 KiB of queue and a socket's worth of requests, not the
+         * gigabytes it grew before: under 5 MB here, ~11 MB under ASan
+         * (its quarantine keeps freed replies a while). */
+        assert_true(rss_max < rss0 + 64 * 1024);
         log = read_file(daemon_.log);
         if (!strstr(log, "has not read its replies"))
                 fail_msg("the log lacks the reason:\n%s", log);
