@@ -97,6 +97,10 @@ static int reload_add(struct daemon *d, struct reload *rl, struct event_config *
         r = daemon_event_new(d, ec, &ev, ret_error);
         if (r < 0)
                 return r;
+        /* Enabled below, its samples can be drained before the commit:
+         * until then its index is past the running events', where
+         * reload_route_interim() puts its name. */
+        ev->index = (unsigned) (d->n_events + rl->n_added);
         rl->events[rl->n_events++] = ev;
         r = daemon_event_open(d, ev, ret_error);
         if (r < 0)
@@ -149,11 +153,35 @@ static void reload_done(struct reload *rl) {
         config_free(rl->config);
 }
 
+/* What the rings hold when the commit drains them is routed by index
+ * against subscriptions resolved by name: the running events under their
+ * old index, the added ones past them (reload_add()). The clients'
+ * subscriptions are resolved against that interim list, so a line of an
+ * added event reaches those who will get its later lines, and nobody else.
+ * Without memory for it, named subscriptions miss those lines, but still
+ * get no line of another event. */
+static void reload_route_interim(struct daemon *d, struct reload *rl) {
+        _cleanup_(freep) const char **names = calloc(d->n_events + rl->n_added ?: 1, sizeof(char *));
+
+        if (!names)
+                return;
+        for (size_t j = 0; j < d->n_events; j++)
+                names[j] = d->events[j]->wire_name;
+        for (size_t i = 0; i < rl->n_events; i++) {
+                struct daemon_event *ev = rl->events[i];
+
+                if (ev->index >= d->n_events && ev->index < d->n_events + rl->n_added)
+                        names[ev->index] = ev->wire_name;
+        }
+        server_events_resolve(d->server, names, d->n_events + rl->n_added);
+}
+
 /* The new list replaces the old: what the rings hold of the events about
  * to go is still delivered, then they close. */
 static void reload_commit(struct daemon *d, struct reload *rl, bool from_file) {
         struct reader_opts ro;
 
+        reload_route_interim(d, rl);
         reader_drain_all(d->reader);
         for (size_t j = 0; j < d->n_events; j++)
                 if (!rl->kept[j]) {

@@ -315,6 +315,11 @@ static int on_reap(sd_event_source *es, void *userdata) {
         return 0;
 }
 
+void server_events_resolve(struct server *s, const char *const *names, size_t n) {
+        for (struct client *c = s->clients; c; c = c->next)
+                subscription_resolve(&c->sub, names, n);
+}
+
 void server_events_changed(struct server *s) {
         _cleanup_(freep) const char **names = NULL;
         size_t n;
@@ -322,8 +327,7 @@ void server_events_changed(struct server *s) {
         names = server_event_names(s, &n);
         if (!names)
                 return;         /* Keep the old bits: better stale than nothing. */
-        for (struct client *c = s->clients; c; c = c->next)
-                subscription_resolve(&c->sub, names, n);
+        server_events_resolve(s, names, n);
 }
 
 void server_sweep(struct server *s) {

@@ -79,6 +79,10 @@ void server_flush(struct server *s);
 
 /* The event list changed (reload): subscriptions are re-resolved by name. */
 void server_events_changed(struct server *s);
+/* Subscriptions are re-resolved by name against NAMES (N, the name of the
+ * event with index i at i) instead of the events served: a reload's interim
+ * list, while the events it adds already sample. */
+void server_events_resolve(struct server *s, const char *const *names, size_t n);
 
 /* Housekeeping, once a second: drops the clients that stopped reading
  * their replies (their input paused, nothing written) for too long. */
