@@ -264,7 +264,16 @@ int itest_daemon_start_opts(struct itest_daemon *d, const char *config_json, con
                         return -ECHILD;
                 }
                 if (itest_client_connect(&c, d->socket) == 0) {
+                        /* The socket listens before the events are enabled
+                         * (the process table is seeded from /proc first,
+                         * slow on a busy host); the hello comes from the
+                         * loop, after that: only then is evmond serving. */
+                        json_object *hello = itest_client_next(&c, 30000);
+
                         itest_client_close(&c);
+                        if (!hello)
+                                return -ETIMEDOUT;
+                        json_object_put(hello);
                         return 0;
                 }
                 usleep(50000);
