@@ -196,3 +196,11 @@ int probe_pmu_format(const struct format *reference, enum probe_kind kind, const
  * loadable part of the file. Each with a message in *ret_error. */
 int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offset,
                        char **ret_real_path, char **ret_error);
+
+/* The GNU build id of the ELF file PATH (its NT_GNU_BUILD_ID note, what
+ * `readelf -n` shows as "Build ID") in lower-case hex, in *ret_hex (the
+ * caller frees). It tells two builds of one program apart where a path
+ * cannot: a uprobe's file replaced by an upgrade. Errors: -errno of open();
+ * -ENOEXEC not an ELF file; -ENODATA no build id note; -EBADMSG a malformed
+ * one. Each with a message in *ret_error. */
+int elf_build_id(const char *path, char **ret_hex, char **ret_error);

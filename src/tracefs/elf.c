@@ -11,6 +11,7 @@
 
 #define _GNU_SOURCE 1
 
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -264,5 +265,42 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
         *ret_offset = addr - ph.p_vaddr + ph.p_offset;
         if (ret_real_path)
                 *ret_real_path = TAKE_PTR(real);
+        return 0;
+}
+
+int elf_build_id(const char *path, char **ret_hex, char **ret_error) {
+        _cleanup_(closep) int fd = -1;
+        _cleanup_(elf_endp) Elf *e = NULL;
+        const uint8_t *id;
+        ssize_t n;
+        char *hex;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                r = negative_errno();
+                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
+        }
+        if (elf_version(EV_CURRENT) == EV_NONE)
+                return error_set(ret_error, -ENOTSUP, "libelf: %s", elf_errmsg(-1));
+        e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        if (!e || elf_kind(e) != ELF_K_ELF)
+                return error_set(ret_error, -ENOEXEC, "%s is not an ELF file", path);
+        /* libdw's reader of the NT_GNU_BUILD_ID note: the notes of the
+         * program headers, else of the sections (a stripped file keeps
+         * either). */
+        n = dwelf_elf_gnu_build_id(e, (const void **) &id);
+        if (n < 0)
+                return error_set(ret_error, -EBADMSG, "%s: malformed build id note: %s", path, elf_errmsg(-1));
+        if (n == 0)
+                return error_set(ret_error, -ENODATA, "%s has no build id (linked without --build-id)", path);
+        hex = malloc((size_t) n * 2 + 1);
+        if (!hex)
+                return -ENOMEM;
+        for (ssize_t i = 0; i < n; i++)
+                sprintf(hex + 2 * i, "%02x", id[i]);
+        *ret_hex = hex;
         return 0;
 }

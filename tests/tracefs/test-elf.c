@@ -8,6 +8,7 @@
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -257,6 +258,84 @@ static void test_errors(void **state) {
         assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "", &(uint64_t) { 0 }, NULL, NULL), -EINVAL);
 }
 
+/* The "Build ID:" readelf -n prints for PATH, "" when it prints none. */
+static void readelf_build_id(const char *path, char *ret, size_t size) {
+        _cleanup_(freep) char *cmd = NULL, *line = NULL;
+        size_t cap = 0;
+        FILE *p;
+
+        ret[0] = 0;
+        assert_true(asprintf(&cmd, "readelf -n '%s'", path) > 0);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        while (getline(&line, &cap, p) > 0)
+                if (sscanf(line, " Build ID: %127s", ret) == 1)
+                        break;
+        pclose(p);
+        assert_true(size > 128);
+}
+
+static void check_build_id(const char *path) {
+        _cleanup_(freep) char *hex = NULL, *err = NULL;
+        char want[256];
+
+        readelf_build_id(path, want, sizeof(want));
+        assert_true(strlen(want) >= 16);
+        assert_int_equal(elf_build_id(path, &hex, &err), 0);
+        assert_null(err);
+        assert_string_equal(hex, want);
+}
+
+static void test_build_id(void **state) {
+        _cleanup_(freep) char *hex = NULL, *err = NULL, *cmd = NULL, *hex2 = NULL;
+        char tmpl[] = "/tmp/evmon-test-elf-XXXXXX";
+        int fd;
+
+        /* Our targets (gcc links --build-id on Debian), a stripped one
+         * (strip keeps the note) and the real libc. */
+        check_build_id(env("PROBE_TARGET"));
+        check_build_id(env("PROBE_TARGET_STRIPPED"));
+        check_build_id(env("PROBE_TARGET_NOPIE"));
+        {
+                char *libc = NULL;
+
+                maps_file_offset((const void *) printf, &libc);
+                check_build_id(libc);
+                free(libc);
+        }
+        /* Two builds of one program differ. */
+        assert_int_equal(elf_build_id(env("PROBE_TARGET"), &hex, NULL), 0);
+        assert_int_equal(elf_build_id(env("PROBE_TARGET_NOPIE"), &hex2, NULL), 0);
+        assert_string_not_equal(hex, hex2);
+
+        /* Without the note. */
+        fd = mkstemp(tmpl);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_true(asprintf(&cmd, "objcopy --remove-section .note.gnu.build-id '%s' '%s'", env("PROBE_TARGET"),
+                             tmpl) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(hex);
+        hex = NULL;
+        assert_int_equal(elf_build_id(tmpl, &hex, &err), -ENODATA);
+        assert_non_null(strstr(err, "no build id"));
+        assert_null(hex);
+        free(err);
+        err = NULL;
+
+        fd = open(tmpl, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "#!/bin/sh\n", 10), 10);
+        close(fd);
+        assert_int_equal(elf_build_id(tmpl, &hex, &err), -ENOEXEC);
+        assert_non_null(strstr(err, "not an ELF file"));
+        unlink(tmpl);
+        free(err);
+        err = NULL;
+        assert_int_equal(elf_build_id("/nonexistent/evmon/binary", &hex, &err), -ENOENT);
+        assert_non_null(strstr(err, "/nonexistent/evmon/binary"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pie),
@@ -264,6 +343,7 @@ int main(void) {
                 cmocka_unit_test(test_libc),
                 cmocka_unit_test(test_symlink),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_build_id),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
