@@ -711,6 +711,9 @@ static int run_forward(void) {
         }
         logf_("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
         safe_close(f.evmond_fd);
+        /* Close (which joins libnats' read loop) before freeing the
+         * acknowledgement subscription: see run_read_close(). */
+        natsConnection_Close(f.nc);
         natsSubscription_Destroy(sub);
         natsConnection_Destroy(f.nc);
         natsOptions_Destroy(opts);
@@ -771,6 +774,30 @@ static bool reader_wants(const char *data, int len) {
         return false;
 }
 
+/* Ends the connection before freeing its subscriptions. libnats 3.4's
+ * read loop finds a message's subscription under the connection's lock,
+ * drops that lock, then takes the subscription's: a subscription freed in
+ * between (natsSubscription_Destroy() while the server still delivers, as
+ * a JetStream consumer does) crashed it in natsConn_processMsg(). The
+ * fix upstream (nats.c #638, libnats 3.5) retains the subscription;
+ * here natsConnection_Close() joins the read loop first, and only then is
+ * the subscription freed. The consumer is deleted before that, so the
+ * servers stop pushing (best effort: it goes by itself when idle). */
+static void run_read_close(natsConnection *nc, natsSubscription *sub, jsCtx *js, const char *consumer) {
+        if (js && consumer) {
+                jsOptions jo;
+
+                jsOptions_Init(&jo);
+                jo.Wait = 1000;
+                (void) js_DeleteConsumer(js, arg_stream, consumer, &jo, NULL);
+        }
+        natsConnection_Close(nc);
+        natsSubscription_Destroy(sub);
+        jsCtx_Destroy(js);
+        natsConnection_Destroy(nc);
+        nats_Close();
+}
+
 static int run_read(void) {
         natsOptions *opts = NULL;
         natsConnection *nc = NULL;
@@ -783,7 +810,8 @@ static int run_read(void) {
         char host_part[260];
         size_t hp = 0;
         int ret = 0;
-        bool got_any = false;
+        bool got_any = false, consumer_made = false;
+        char consumer[96] = "", deliver[128] = "";
 
         if (strcmp(host, "*") == 0)
                 strcpy(host_part, "*");
@@ -806,34 +834,50 @@ static int run_read(void) {
                 return -ECONNREFUSED;
         }
         if (arg_stream) {
-                jsSubOptions so;
+                natsInbox *inbox = NULL;
+                jsConsumerConfig cc;
+                jsConsumerInfo *ci = NULL;
                 jsErrCode jerr = 0;
 
+                /* Our own subscription on an inbox first, then a push
+                 * consumer delivering to it, rather than js_SubscribeSync():
+                 * when the consumer's creation fails half-way in a leader
+                 * election (made on the server, the reply lost), libnats
+                 * 3.4 frees the subscription it made while the server
+                 * already pushes to it, the race of libnats' read loop
+                 * that crashed the reader (see run_read_close()). This
+                 * subscription lives until the connection is closed. The
+                 * consumer's name is fixed before the first attempt, so a
+                 * retried creation finds the same consumer instead of
+                 * making a second one delivering duplicates here. */
                 st = natsConnection_JetStream(&js, nc, NULL);
-                jsSubOptions_Init(&so);
-                so.Stream = arg_stream;
-                /* An ephemeral push consumer without acks: the server
-                 * deletes it once the reader is gone. (Not libnats'
-                 * ordered consumer: its reset after a cluster change
-                 * crashed the reader under the fault tests.) */
-                so.Config.AckPolicy = js_AckNone;
-                so.Config.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
-                /* A cluster that lost a node takes a few seconds to
-                 * elect new leaders; consumers cannot be made until then.
-                 * Wait until the stream answers before making one: a
-                 * consumer that failed half-way has crashed libnats 3.4
-                 * here, rarely, in these seconds. */
-                for (int i = 0; st == NATS_OK && !stop && i < 30; i++) {
-                        jsStreamInfo *si = NULL;
-                        natsStatus s2 = js_GetStreamInfo(&si, js, arg_stream, NULL, &jerr);
+                if (st == NATS_OK)
+                        st = natsInbox_Create(&inbox);
+                if (st == NATS_OK) {
+                        const char *nuid = strrchr((const char *) inbox, '.');
 
-                        jsStreamInfo_Destroy(si);
-                        if (s2 == NATS_OK || jerr == JSStreamNotFoundErr)
-                                break;
-                        sleep(1);
+                        snprintf(consumer, sizeof(consumer), "evmon-read-%s", nuid ? nuid + 1 : (const char *) inbox);
+                        snprintf(deliver, sizeof(deliver), "%s", (const char *) inbox);
+                        st = natsConnection_SubscribeSync(&sub, nc, deliver);
                 }
+                natsInbox_Destroy(inbox);
+                jsConsumerConfig_Init(&cc);
+                cc.Name = consumer;
+                cc.DeliverSubject = deliver;
+                cc.FilterSubject = subject;
+                /* No acks: nothing to redeliver, the reader only looks. */
+                cc.AckPolicy = js_AckNone;
+                cc.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
+                /* Gone 30 s after the reader is (deleted at the end too). */
+                cc.InactiveThreshold = (int64_t) 30 * 1000000000;
+                /* A cluster that lost a node takes a few seconds to elect
+                 * new leaders; consumers cannot be made until then. */
                 for (int i = 0; st == NATS_OK && !stop; i++) {
-                        st = js_SubscribeSync(&sub, js, subject, NULL, &so, &jerr);
+                        st = js_AddConsumer(&ci, js, arg_stream, &cc, NULL, &jerr);
+                        jsConsumerInfo_Destroy(ci);
+                        ci = NULL;
+                        if (st == NATS_OK)
+                                consumer_made = true;
                         if (st == NATS_OK || i == 30 || jerr == JSStreamNotFoundErr)
                                 break;
                         sleep(1);
@@ -901,10 +945,7 @@ static int run_read(void) {
         }
         fflush(stdout);
 out:
-        natsSubscription_Destroy(sub);
-        jsCtx_Destroy(js);
-        natsConnection_Destroy(nc);
-        nats_Close();
+        run_read_close(nc, sub, js, consumer_made ? consumer : NULL);
         return ret;
 }
 
