@@ -102,8 +102,12 @@ int encode_dropped(struct jbuf *b, uint64_t count);
 
 /* ---- control lines (lines.c) ----------------------------------------- */
 
-/* {"type":"hello","version":EVMON_PROTOCOL_VERSION,"events":[EVENTS...]} */
-int encode_hello(struct jbuf *b, const char *const *events, size_t n_events);
+/* {"type":"hello","version":EVMON_PROTOCOL_VERSION,"events":[EVENTS...],
+ * "start":TIME,"client":N}: START_NS is when evmond started (CLOCK_REALTIME
+ * ns; 0 leaves "start" out), CLIENT the connection's number since then
+ * (0 leaves it out). Together they name this connection's lines for good,
+ * as evmon-forward's Nats-Msg-Id does. */
+int encode_hello(struct jbuf *b, const char *const *events, size_t n_events, uint64_t start_ns, uint64_t client);
 
 /* {"type":"subscribed","events":[...]} and, when given (not NULL),
  * "pids":[...] and "cgroups":[...] as the client sent them. */

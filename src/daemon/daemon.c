@@ -409,6 +409,7 @@ static int daemon_open_server(struct daemon *d) {
                         log_warning("Group \"%s\" (socket.admin_group) does not exist: only root may reload evmond",
                                     c->socket_admin_group);
         }
+        so.start_ns = d->start_realtime_ns;
         r = server_new(d->event, &so, &daemon_server_ops, d, &d->server, &error);
         if (r < 0 && error)
                 return log_error_errno(r, "%s", error);
@@ -489,6 +490,8 @@ int daemon_start(struct daemon *d) {
         int r;
 
         d->start_usec = now_ns(CLOCK_MONOTONIC) / 1000;
+        d->start_realtime_ns = now_ns(CLOCK_REALTIME);
+        d->metrics_error = 1;   /* not tried yet: the first outcome is logged */
         r = sd_event_default(&d->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to create the event loop: %m");

@@ -42,6 +42,7 @@ struct daemon {
         struct jbuf line;
         int64_t realtime_offset;      /* realtime - event clock, ns */
         uint64_t start_usec;
+        uint64_t start_realtime_ns;   /* for the hello line and the metrics */
         uint64_t lost_total;
         struct format *reference;     /* any tracefs format: the common header of PMU probes */
         char *probe_group;            /* our tracefs group */
@@ -51,6 +52,10 @@ struct daemon {
         bool check_only;              /* --check-config: touch nothing a running daemon owns */
         bool probes_cleaned;          /* stale probes of an earlier instance are gone */
         uint64_t reloads, reload_failures;
+        uint64_t metrics_next_usec;   /* CLOCK_MONOTONIC: the next metrics file is due */
+        int metrics_error;            /* the last metrics write's -errno, 0 when it worked, 1 before
+                                       * the first: each change is logged once */
+        char *metrics_written;        /* the file we write, removed on stop or when metrics.path changes */
         char *cgroup_mount;           /* the cgroup2 mount, NULL when there is none */
         int *cgroup_fds;              /* targets.cgroups, open */
         size_t n_cgroup_fds;

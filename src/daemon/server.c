@@ -80,7 +80,10 @@ static int server_send_hello(struct server *s, struct client *c) {
         names = server_event_names(s, &n);
         if (!names)
                 return -ENOMEM;
-        r = encode_hello(&line, names, n);
+        /* "start" and "client" name this connection's lines for good
+         * (evmon-forward's Nats-Msg-Id): the client number counts from 1
+         * at each start. */
+        r = encode_hello(&line, names, n, s->opts.start_ns, c->id);
         if (r < 0)
                 return r;
         return server_reply(c, &line);

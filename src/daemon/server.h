@@ -45,6 +45,7 @@ struct server_opts {
         const char *cgroup_mount;  /* for subscriptions by cgroup, or NULL */
         size_t queue_bytes;     /* per-client limit before lines are dropped */
         int listen_fd;          /* >= 0: an inherited (socket-activated) listener */
+        uint64_t start_ns;      /* evmond's start (CLOCK_REALTIME), for the hello line */
 };
 
 /* On failure *ret_error (when not NULL) may say why in words: the socket

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "evmon/encode.h"
+#include "evmon/json.h"
 #include "evmon/jsonc.h"
 #include "evmon/protocol.h"
 
@@ -52,11 +53,20 @@ static json_object *strings_new(const char *const *s, size_t n) {
         return a;
 }
 
-int encode_hello(struct jbuf *b, const char *const *events, size_t n_events) {
+int encode_hello(struct jbuf *b, const char *const *events, size_t n_events, uint64_t start_ns, uint64_t client) {
         _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_HELLO);
 
         if (!o || !add(o, "version", json_object_new_int(EVMON_PROTOCOL_VERSION)) ||
             !add(o, "events", strings_new(events, n_events)))
+                return -ENOMEM;
+        if (start_ns > 0) {
+                char t[JSON_TIME_LEN], *end = json_put_time(t, start_ns);
+
+                /* json_put_time() writes the quotes of a JSON string. */
+                if (!add(o, "start", json_object_new_string_len(t + 1, (int) (end - t - 2))))
+                        return -ENOMEM;
+        }
+        if (client > 0 && !add(o, "client", json_object_new_uint64(client)))
                 return -ENOMEM;
         return jsonc_append_line(b, o);
 }

@@ -123,7 +123,11 @@ struct fwd {
         int evmond_fd;
         bool evmond_ever, evmond_down_said;
         int64_t evmond_retry_at;
-        uint64_t conn_start_ns, conn_lines;
+        uint64_t conn_lines;
+        /* What names this connection's lines in their Nats-Msg-Id: evmond's
+         * start and our client number from its hello ("START.CLIENT"),
+         * or, from an evmond whose hello lacks them, our connect time. */
+        char conn_tag[96];
         char *rbuf;
         size_t rlen;
         char *pbuf;
@@ -299,6 +303,27 @@ static void fwd_report_dropped(struct fwd *f) {
         }
 }
 
+/* The hello's "start" (evmond's start) and "client" (this connection's
+ * number since then) name each line of the connection for good: a line
+ * published again, by a retry or by anyone who has it, keeps its
+ * Nats-Msg-Id, and no other line of any connection to any evmond of this
+ * host gets it. Parsed once per connection, so json-c is fine here. */
+static void conn_tag_from_hello(struct fwd *f, const char *line, size_t len) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_object *start, *client;
+        json_tokener *tok = json_tokener_new();
+
+        if (!tok)
+                return;
+        o = json_tokener_parse_ex(tok, line, (int) len);
+        json_tokener_free(tok);
+
+        if (o && json_object_object_get_ex(o, "start", &start) && json_object_is_type(start, json_type_string) &&
+            json_object_object_get_ex(o, "client", &client) && json_object_is_type(client, json_type_int))
+                snprintf(f->conn_tag, sizeof(f->conn_tag), "%s.%" PRIu64, json_object_get_string(start),
+                         json_object_get_uint64(client));
+}
+
 static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
         char subject[512], id[512];
         struct line_info li;
@@ -320,7 +345,10 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
                 f->dropped_total++;
                 return;
         }
-        snprintf(id, sizeof(id), "%s.%" PRIu64 ".%" PRIu64, arg_host, f->conn_start_ns, f->conn_lines);
+        if (f->conn_lines == 1 && li.type_len == strlen(EVMON_LINE_HELLO) &&
+            memcmp(li.type, EVMON_LINE_HELLO, li.type_len) == 0)
+                conn_tag_from_hello(f, line, len);
+        snprintf(id, sizeof(id), "%s.%s.%" PRIu64, arg_host, f->conn_tag, f->conn_lines);
         fwd_push(f, subject, id, f->pbuf, (size_t) r);
 }
 
@@ -365,7 +393,7 @@ static int evmond_connect(struct fwd *f) {
                 return r;
         if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
-        f->conn_start_ns = realtime_ns();
+        snprintf(f->conn_tag, sizeof(f->conn_tag), "c%" PRIu64, realtime_ns());
         f->conn_lines = 0;
         f->rlen = 0;
         f->evmond_fd = TAKE_FD(fd);

@@ -24,9 +24,13 @@ static void check_line(struct jbuf *b, const char *expected) {
 static void test_hello(void **state) {
         _cleanup_(jbuf_donep) struct jbuf b = {};
 
-        assert_int_equal(encode_hello(&b, events, 2), 0);
+        assert_int_equal(encode_hello(&b, events, 2, 0, 0), 0);
         check_line(&b, "{\"type\":\"hello\",\"version\":1,\"events\":[\"sched:sched_process_exec\",\"kprobe:open\"]}\n");
-        assert_int_equal(encode_hello(&b, NULL, 0), 0);
+        /* 2026-11-21T10:23:00.123456789Z */
+        assert_int_equal(encode_hello(&b, events, 1, UINT64_C(1795256580123456789), 3), 0);
+        check_line(&b, "{\"type\":\"hello\",\"version\":1,\"events\":[\"sched:sched_process_exec\"],"
+                       "\"start\":\"2026-11-21T10:23:00.123456789Z\",\"client\":3}\n");
+        assert_int_equal(encode_hello(&b, NULL, 0, 0, 0), 0);
         check_line(&b, "{\"type\":\"hello\",\"version\":1,\"events\":[]}\n");
 }
 

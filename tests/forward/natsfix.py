@@ -210,27 +210,89 @@ def forwarder(procs, build, name, evmond, nats, host, *args):
     return procs.start(name, [forward_bin(build), "--socket", evmond.socket, "--nats", nats, "--host", host, *args])
 
 
-def read_stream(build, nats, stream, host=None, events=(), timeout=120, new=False):
-    """Every line of STREAM (for HOST and EVENTS), parsed, up to now. A
-    reader killed by a signal fails the test, with its core's backtrace
-    when gdb is there."""
+def reader_argv(build, nats, stream, host, events):
     argv = [forward_bin(build), "--read", "--nats", nats, "--stream", stream, "--no-follow", "--json"]
     if host:
         argv += ["--host", host]
-    if new:
-        argv += ["--new"]
-    cwd = tempfile.mkdtemp(prefix="nats-reader-", dir="/tmp")
-    r = subprocess.run(argv + list(events), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, cwd=cwd,
-                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY)))
-    if r.returncode < 0 and os.path.exists(os.path.join(cwd, "core")) and shutil.which("gdb"):
+    return argv + list(events)
+
+
+def core_limit():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def check_reader(argv, cwd, returncode, stderr):
+    """A reader that did not exit 0 fails the test; one killed by a signal
+    with its core's backtrace, when gdb is there."""
+    if returncode < 0 and os.path.exists(os.path.join(cwd, "core")) and shutil.which("gdb"):
         bt = subprocess.run(["gdb", "-q", "-batch", "-ex", "thread apply all bt 12", argv[0], os.path.join(cwd, "core")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode(errors="replace")
         print(f"---- reader core backtrace\n{bt}", flush=True)
     shutil.rmtree(cwd, ignore_errors=True)
-    if r.returncode != 0:
-        raise AssertionError(f"{' '.join(argv)} exited with {r.returncode}: {r.stderr.decode(errors='replace')}")
-    out = r.stdout
-    return [json.loads(l) for l in out.splitlines() if l.strip()]
+    if returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} exited with {returncode}: {stderr.decode(errors='replace')}")
+
+
+def read_stream(build, nats, stream, host=None, events=(), timeout=120):
+    """Every line of STREAM (for HOST and EVENTS), parsed, up to now."""
+    argv = reader_argv(build, nats, stream, host, events)
+    cwd = tempfile.mkdtemp(prefix="nats-reader-", dir="/tmp")
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, cwd=cwd,
+                       preexec_fn=core_limit)
+    check_reader(argv, cwd, r.returncode, r.stderr)
+    return [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+
+
+def read_stream_stopped(build, nats, stream, host, events, after):
+    """A reader of STREAM stopped by SIGTERM AFTER seconds, while the
+    server still pushes lines to it: it must exit 0. Returns how many
+    lines it had printed."""
+    argv = reader_argv(build, nats, stream, host, events)
+    cwd = tempfile.mkdtemp(prefix="nats-reader-", dir="/tmp")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, preexec_fn=core_limit)
+        time.sleep(after)
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise AssertionError(f"{' '.join(argv)} did not stop within 30 s of SIGTERM")
+        err.seek(0)
+        check_reader(argv, cwd, p.returncode, err.read())
+        out.seek(0)
+        return sum(1 for _ in out)
+
+
+def js_publish(url, subject, msg_id, payload, timeout=10):
+    """Publishes PAYLOAD (bytes) on SUBJECT with a Nats-Msg-Id header by
+    NATS' text protocol (HPUB), as a JetStream client does, and returns
+    the stream's acknowledgement, parsed ({"stream":…,"seq":N} with
+    "duplicate":true when the id was stored already)."""
+    host, port = url.split(",")[0].removeprefix("nats://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        f = s.makefile("rb")
+        assert f.readline().startswith(b"INFO "), "no INFO from nats-server"
+        hdr = f"NATS/1.0\r\nNats-Msg-Id: {msg_id}\r\n\r\n".encode()
+        s.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true,"no_responders":true}\r\n'
+                  b"SUB _INBOX.evmontest 1\r\n"
+                  + f"HPUB {subject} _INBOX.evmontest {len(hdr)} {len(hdr) + len(payload)}\r\n".encode()
+                  + hdr + payload + b"\r\nPING\r\n")
+        while True:
+            line = f.readline()
+            if not line:
+                raise AssertionError("nats-server closed the connection before the acknowledgement")
+            if line.startswith(b"PING"):
+                s.sendall(b"PONG\r\n")
+            elif line.startswith(b"-ERR"):
+                raise AssertionError(f"nats-server: {line.decode().strip()}")
+            elif line.startswith(b"MSG "):
+                n = int(line.split()[-1])
+                return json.loads(f.read(n + 2)[:n])
+            elif line.startswith(b"HMSG "):
+                n = int(line.split()[-1])
+                raise AssertionError(f"no acknowledgement: {f.read(n + 2)[:n]!r}")
 
 
 class Workload:

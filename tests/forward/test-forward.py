@@ -3,16 +3,20 @@
 """evmon-forward against a real three-node nats-server cluster with JetStream
 on loopback ports, and two evmond+forwarder pairs standing for two hosts:
 
-1. both hosts' events arrive in the R3 stream, each exactly once with its
+1. a forwarder restarted against the same evmond: each run's lines have
+   ids of their own (evmond's start and the client number from the hello,
+   and the line number), so both runs' lines are stored, and a line of
+   either run published again with its id is a duplicate;
+2. both hosts' events arrive in the R3 stream, each exactly once with its
    host; a reader of one host's exec subject (stream and live) sees only
    that host's execs;
-2. one node killed during a load of 100,000 events: every one is stored
+3. one node killed during a load of 100,000 events: every one is stored
    once (acknowledged, the stream keeps 3 replicas); readers that end
    while lines are still pushed to them do not crash;
-3. every node down for 10 s: a forwarder with a 1 MiB buffer keeps what
+4. every node down for 10 s: a forwarder with a 1 MiB buffer keeps what
    fits, and delivered + dropped (its dropped lines) = made;
    a forwarder subscribed to one pid gets that pid's events only;
-4. evmond restarted: the forwarder reconnects and says so in the stream.
+5. evmond restarted: the forwarder reconnects and says so in the stream.
 
 Usage: test-forward.py BUILD_DIR (root, tracefs and nats-server, else 77)."""
 
@@ -94,7 +98,34 @@ def run(procs, build):
     assert st["config"]["num_replicas"] == 3, st["config"]
     log(f"stream {STREAM} made by the forwarder: subjects {st['config']['subjects']}, replicas 3")
 
-    # ---- 1. two hosts, each event once with its host; one host's subject
+    # ---- 1. a forwarder restarted against the same evmond, while the
+    # first run's lines are within the stream's 2-minute duplicate window
+    assert procs.stop(fwd_b) == 0, "forward-b did not exit cleanly"
+    fwd_b = nf.forwarder(procs, build, "forward-b2", ev_b, cluster.url(), "host.b*",
+                         "--stream", STREAM, "sched:sched_process_exec")
+
+    def hellos_b():
+        return [l for l in nf.read_stream(build, url, STREAM, "host_b_") if l.get("type") == "hello"]
+    hellos = nf.wait_for("the restarted forward-b's hello in the stream", lambda: len(hellos_b()) >= 2 and hellos_b(),
+                         timeout=60)
+    starts = {h["start"] for h in hellos}
+    clients = [h["client"] for h in hellos]
+    assert len(hellos) == 2 and len(starts) == 1 and len(set(clients)) == 2, \
+        f"two hellos of one evmond with two client numbers expected, got {hellos}"
+    start = starts.pop()
+    subject = "evmon.host_b_._.hello"
+    for h in hellos:
+        # The hello is line 1 of its connection.
+        ack = nf.js_publish(url, subject, f"host.b*.{start}.{h['client']}.1", json.dumps(h).encode())
+        assert ack.get("duplicate") is True, f"hello of client {h['client']} published again: {ack}"
+    # The same publish with an id no line has is stored: the check above can fail.
+    ack = nf.js_publish(url, "evmon.idcheck._.hello", f"idcheck.{start}.{max(clients) + 1}.1", b'{"type":"hello"}')
+    assert "seq" in ack and not ack.get("duplicate"), ack
+    assert len(hellos_b()) == 2
+    log(f"forward-b restarted against the same evmond (start {start}): clients {clients}, each line stored once, "
+        f"and each hello published again with its id was a duplicate (acks said so)")
+
+    # ---- 2. two hosts, each event once with its host; one host's subject
     marker = os.path.join(procs.dir, "marker-exec")
     shutil.copy("/bin/true", marker)
     live = procs.start("reader-live", [nf.forward_bin(build), "--read", "--nats", url, "--json",
@@ -129,19 +160,18 @@ def run(procs, build):
     assert sum(l["fields"]["filename"] == marker for l in live_lines) == 10
     log(f"live reader of evmon.hosta.sched.sched_process_exec: {len(live_lines)} lines, all hosta execs, 10 markers")
 
-    # ---- 2. one node killed during a load of 100,000 events
+    # ---- 3. one node killed during a load of 100,000 events
     work.run(LOAD, wait=False)
     time.sleep(0.3)
     cluster.kill(0)   # the node forward-a was given; it must fail over
     log("n0 killed during the load")
     work.wait()
-    # Readers that stop while forward-a still publishes the load: the
-    # server pushes to a reader's subscription as it ends, the moment
+    # Readers stopped while the server pushes the load to them, the moment
     # libnats 3.4 crashed in (issue 16: a subscription freed under its
-    # read loop). Each must exit 0; read_stream() fails on a signal.
-    seen = sum(len(nf.read_stream(build, url, STREAM, "hosta", ["syscalls:sys_enter_getppid"], new=True))
-               for _ in range(25))
-    log(f"25 readers of the stream's new lines ended while it was written ({seen} lines seen), none crashed")
+    # read loop). Each must exit 0.
+    seen = [nf.read_stream_stopped(build, url, STREAM, "hosta", ["syscalls:sys_enter_getppid"], 0.3 + 0.05 * i)
+            for i in range(25)]
+    log(f"25 readers stopped by SIGTERM mid-stream (after {min(seen)} to {max(seen)} lines), none crashed")
 
     def getppid_a():
         return events_of(nf.read_stream(build, url, STREAM, "hosta", ["syscalls:sys_enter_getppid"]),
@@ -158,7 +188,7 @@ def run(procs, build):
     log(f"n0 down during {LOAD} events: {len(got)} stored once each; stream R3, leader {st['cluster'].get('leader')}")
     cluster.start(0)
 
-    # ---- 3. every node down for 10 s; a forwarder with a 1 MiB buffer
+    # ---- 4. every node down for 10 s; a forwarder with a 1 MiB buffer
     fwd_c = nf.forwarder(procs, build, "forward-c", ev_a, url, "hostc", "--stream", STREAM,
                          "--buffer-mib", "1", "--pid", str(work.pid),
                          "syscalls:sys_enter_getppid", "sched:sched_process_exec")
@@ -199,7 +229,7 @@ def run(procs, build):
     assert lines and not bad, f"hostc subscribed to pid {work.pid} only, got {len(bad)} others: {bad[:3]}"
     log(f"forward-c's subscription (--pid {work.pid}, getppid and exec): only the workload's {len(lines)} events")
 
-    # ---- 4. evmond restarted
+    # ---- 5. evmond restarted
     assert ev_a.stop() == 0
     ev_a.start()
 
@@ -213,7 +243,7 @@ def run(procs, build):
                 lambda: len(markers("hosta")) == 16, timeout=60)
     log(f"evmond restarted: the stream says {disconnected[-1]['detail']!r}, then reconnected, and events flow again")
 
-    for p, name in ((fwd_a, "forward-a"), (fwd_b, "forward-b"), (fwd_c, "forward-c")):
+    for p, name in ((fwd_a, "forward-a"), (fwd_b, "forward-b2"), (fwd_c, "forward-c")):
         rc = procs.stop(p)
         assert rc == 0, f"{name} exited with {rc}"
 
