@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
 #include "evmon/error.h"
@@ -1031,9 +1032,50 @@ static int parse_events(struct parser *ps, struct config *c, json_object *o) {
         return 0;
 }
 
+/* "metrics": {"path": "/var/lib/prometheus/node-exporter/evmon.prom",
+ * "interval_ms": 5000}; path "" or false: no metrics file. */
+static int parse_metrics(struct parser *ps, struct config *c, json_object *o) {
+        static const char *const keys[] = { "path", "interval_ms", NULL };
+        json_object *p;
+        uint64_t v;
+        int r;
+
+        r = check_keys(ps, o, "metrics", keys);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(o, "path", &p)) {
+                bool off = (json_object_is_type(p, json_type_boolean) && !json_object_get_boolean(p)) ||
+                           (json_object_is_type(p, json_type_string) && json_object_get_string_len(p) == 0);
+
+                if (off) {
+                        free(c->metrics_path);
+                        c->metrics_path = NULL;
+                } else if (!json_object_is_type(p, json_type_string))
+                        return fail(ps, "metrics.path", "expected a file path string (or \"\" or false for no metrics file), got %s",
+                                    json_type_name(p));
+                else {
+                        const char *s = json_object_get_string(p);
+
+                        if (s[0] != '/' || s[strlen(s) - 1] == '/')
+                                return fail(ps, "metrics.path", "\"%s\" must be an absolute file path, such as \"%s\"",
+                                            s, METRICS_DEFAULT_PATH);
+                        r = dup_string(p, &c->metrics_path);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        /* Written on the daemon's once-a-second tick: whole seconds. */
+        r = get_uint(ps, o, "metrics", "interval_ms", 1000, 3600000, &v);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                c->metrics_interval_ms = (unsigned) v;
+        return 0;
+}
+
 static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", "counters",
-                                            "context", NULL };
+                                            "context", "metrics", NULL };
         json_object *o;
         int r;
 
@@ -1050,6 +1092,9 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
                 return r;
         r = get_typed(ps, root, "", "clients", json_type_object, &o);
         if (r < 0 || (o && (r = parse_clients(ps, c, o)) < 0))
+                return r;
+        r = get_typed(ps, root, "", "metrics", json_type_object, &o);
+        if (r < 0 || (o && (r = parse_metrics(ps, c, o)) < 0))
                 return r;
         r = get_typed(ps, root, "", "targets", json_type_object, &o);
         if (r < 0 || (o && (r = parse_targets(ps, c, o)) < 0))
@@ -1187,6 +1232,7 @@ struct config *config_free(struct config *c) {
         free(c->socket_group);
         free(c->socket_admin_group);
         free(c->clock_name);
+        free(c->metrics_path);
         strv_free(c->cgroups);
         strv_free(c->cgroups_where);
         free(c->pids);
@@ -1214,8 +1260,10 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         c->socket_path = strdup(EVMON_SOCKET_PATH_DEFAULT);
         c->socket_group = strdup("evmon");
         c->clock_name = strdup("monotonic");
-        if (!c->path || !c->socket_path || !c->socket_group || !c->clock_name)
+        c->metrics_path = strdup(METRICS_DEFAULT_PATH);
+        if (!c->path || !c->socket_path || !c->socket_group || !c->clock_name || !c->metrics_path)
                 return -ENOMEM;
+        c->metrics_interval_ms = METRICS_DEFAULT_INTERVAL_MS;
         c->socket_mode = 0660;
         c->ring_pages = CONFIG_DEFAULT_RING_PAGES;
         c->flush_ms = CONFIG_DEFAULT_FLUSH_MS;

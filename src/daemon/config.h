@@ -89,6 +89,8 @@ struct config {
         size_t n_events;
         unsigned counter_interval_ms;   /* counters.interval_ms */
         bool context;           /* "context": process and container keys on event lines (default true) */
+        char *metrics_path;             /* metrics.path; NULL: no metrics file */
+        unsigned metrics_interval_ms;   /* metrics.interval_ms */
 };
 
 const char *event_kind_to_string(enum event_kind k);

@@ -16,6 +16,7 @@
 
 #include "counters.h"
 #include "daemon.h"
+#include "metrics.h"
 #include "notify.h"
 #include "privs.h"
 #include "replies.h"
@@ -127,6 +128,109 @@ static int on_counter_timer(sd_event_source *es, uint64_t usec, void *userdata) 
         return sd_event_source_set_time_relative(es, d->config->counter_interval_ms * 1000ull);
 }
 
+/* Takes a snapshot of the counters for metrics_format(); the arrays are
+ * the caller's to free. */
+static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
+        size_t n_rings = monitor_n_rings(d->monitor), n_clients = 0;
+        int64_t procs = -1;
+        _cleanup_(freep) struct metrics_event *events = calloc(d->n_events ?: 1, sizeof(*events));
+        _cleanup_(freep) struct metrics_cpu *cpus = calloc(n_rings ?: 1, sizeof(*cpus));
+        _cleanup_(freep) struct encode_status_client *st = NULL;
+        _cleanup_(freep) struct metrics_client *clients = NULL;
+        int r;
+
+        if (!events || !cpus)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n_events; i++)
+                events[i] = (struct metrics_event) {
+                        .name = d->events[i]->wire_name,
+                        .kind = event_kind_to_string(d->events[i]->cfg->kind),
+                        .count = d->events[i]->count,
+                        .undecodable = d->events[i]->bad,
+                        /* Every event served is open and enabled on every
+                         * CPU; one the kernel refused is not served. */
+                        .enabled = d->events[i]->handle >= 0,
+                };
+        for (size_t i = 0; i < n_rings; i++)
+                cpus[i] = (struct metrics_cpu) {
+                        .cpu = monitor_ring_cpu(d->monitor, i),
+                        .lost = monitor_ring_lost(d->monitor, i),
+                        .malformed = monitor_ring_bad(d->monitor, i),
+                };
+        r = server_clients_status(d->server, &st, &n_clients);
+        if (r < 0)
+                return r;
+        clients = calloc(n_clients ?: 1, sizeof(*clients));
+        if (!clients)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_clients; i++)
+                clients[i] = (struct metrics_client) {
+                        .id = (unsigned) st[i].id,
+                        .pid = st[i].pid,
+                        .uid = st[i].uid,
+                        .dropped = st[i].dropped,
+                };
+        if (d->ctx.table) {
+                struct ctx_stats cs;
+
+                context_stats(d->ctx.table, &cs);
+                procs = (int64_t) cs.procs;
+        }
+        return metrics_format(&(struct metrics) {
+                        .events = events,
+                        .n_events = d->n_events,
+                        .cpus = cpus,
+                        .n_cpus = n_rings,
+                        .clients = clients,
+                        .n_clients = n_clients,
+                        .dropped_total = server_dropped_total(d->server),
+                        .reloads = d->reloads,
+                        .reload_failures = d->reload_failures,
+                        .start_time_usec = d->start_realtime_ns / 1000,
+                        /* "context": false keeps no table. */
+                        .process_table = procs,
+                }, ret, ret_size);
+}
+
+/* metrics.path every metrics.interval_ms, from the tick. A failure is
+ * logged once, until writing works again: a host without
+ * prometheus-node-exporter has no /var/lib/prometheus/node-exporter, and
+ * that deserves one line, not one every few seconds. */
+static void daemon_metrics_tick(struct daemon *d, uint64_t now_usec) {
+        const char *path = d->config->metrics_path;
+        _cleanup_(freep) char *text = NULL;
+        size_t size;
+        int r;
+
+        if (d->metrics_written && (!path || strcmp(path, d->metrics_written) != 0)) {
+                /* A reload changed metrics.path: the old file goes, and
+                 * the new path's trouble, if any, is said afresh. */
+                (void) unlink(d->metrics_written);
+                free(d->metrics_written);
+                d->metrics_written = NULL;
+                d->metrics_error = 1;
+        }
+        if (!path || now_usec < d->metrics_next_usec)
+                return;
+        d->metrics_next_usec = now_usec + d->config->metrics_interval_ms * 1000ull;
+        r = daemon_metrics_text(d, &text, &size);
+        if (r >= 0)
+                r = metrics_write_file(path, text, size);
+        if (r == d->metrics_error)
+                return;
+        if (r == -ENOENT)
+                log_notice("Not writing metrics to %s: its directory does not exist (prometheus-node-exporter makes "
+                           "/var/lib/prometheus/node-exporter; metrics.path names another file, \"\" turns metrics off)",
+                           path);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to write metrics to %s (metrics.path): %m", path);
+        else
+                log_info("Writing metrics to %s every %u ms", path, d->config->metrics_interval_ms);
+        d->metrics_error = r;
+        if (r >= 0 && !d->metrics_written)
+                d->metrics_written = strdup(path);
+}
+
 /* The one housekeeping tick, once a second: with the rings on doorbells
  * (reader.c) it is all an idle evmond wakes for, so whatever else must run
  * now and then (metrics) belongs here rather than on a timer of its own;
@@ -140,6 +244,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         server_sweep(d->server);
         daemon_status_text(d, status, sizeof(status));
         notify_status(status);
+        daemon_metrics_tick(d, usec);
         return sd_event_source_set_time(es, usec + 1000000u);
 }
 
@@ -526,6 +631,13 @@ int daemon_run(struct daemon *d) {
 }
 
 void daemon_done(struct daemon *d) {
+        /* Counters of an evmond that stopped are no one's: gone with it,
+         * so the textfile collector stops serving them. */
+        if (d->metrics_written) {
+                (void) unlink(d->metrics_written);
+                free(d->metrics_written);
+                d->metrics_written = NULL;
+        }
         d->reader = reader_free(d->reader);
         d->tick_timer = sd_event_source_disable_unref(d->tick_timer);
         d->counter_timer = sd_event_source_disable_unref(d->counter_timer);

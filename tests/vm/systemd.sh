@@ -216,11 +216,54 @@ runuser -u member -- evmonctl status > /tmp/member.out 2>&1 && grep -q 'sched:sc
         ok "member of evmon served: $(grep -m1 sched_process_exec /tmp/member.out)" ||
         { cat /tmp/member.out; fail "member of evmon not served"; }
 
+# ---- metrics ------------------------------------------------------------------------
+
+step "metrics: evmond's file, node-exporter's textfile collector, Prometheus' HTTP API"
+prom=/var/lib/prometheus/node-exporter/evmon.prom
+exec_series='evmon_events_total{event="sched:sched_process_exec"}'
+/bin/true
+# evmond writes it every 5 s (the default metrics.interval_ms), into the
+# directory its unit's ReadWritePaths= opens.
+if wait_for 60 grep -q "^$exec_series [1-9]" $prom; then
+        ok "evmond wrote $prom ($(grep -c '^evmon_' $prom) samples): $(grep "^$exec_series" $prom)"
+else
+        ls -la "$(dirname $prom)"; journalctl -u evmond --no-pager | grep -i metrics | tail -n 3
+        fail "no $exec_series in $prom"
+fi
+[ "$(stat -c %a $prom)" = 644 ] && ok "$prom is 0644 (node-exporter reads it as its own user)" ||
+        fail "$prom mode $(stat -c %a $prom), wanted 644"
+systemctl start prometheus-node-exporter.service prometheus.service
+scrape_node() { curl -sf http://localhost:9100/metrics > /tmp/node.out && grep -q "^$exec_series [1-9]" /tmp/node.out; }
+if wait_for 120 scrape_node; then
+        ok "node-exporter's textfile collector serves it: $(grep "^$exec_series" /tmp/node.out)"
+        grep -q '^node_textfile_scrape_error 0' /tmp/node.out && ok "node_textfile_scrape_error 0" ||
+                fail "node-exporter: $(grep '^node_textfile_scrape_error' /tmp/node.out)"
+else
+        tail -n 5 /tmp/node.out; journalctl -u prometheus-node-exporter --no-pager | tail -n 5
+        fail "node-exporter on :9100 does not serve $exec_series"
+fi
+# Debian's /etc/prometheus/prometheus.yml scrapes the node exporter on
+# localhost:9100 (job "node") every 15 s.
+query_prom() {
+        curl -sfG http://localhost:9090/api/v1/query --data-urlencode "query=$exec_series" > /tmp/prom.out &&
+                grep -q '"status":"success"' /tmp/prom.out &&
+                sed -n 's/.*"value":\[[0-9.]*,"\([0-9]*\)"\].*/\1/p' /tmp/prom.out | grep -q '^[1-9]'
+}
+if wait_for 300 query_prom; then
+        ok "Prometheus answers $exec_series = $(sed -n 's/.*"value":\[[0-9.]*,"\([0-9]*\)"\].*/\1/p' /tmp/prom.out) (job node): $(cut -c1-200 /tmp/prom.out)"
+else
+        cat /tmp/prom.out; echo; curl -s http://localhost:9090/api/v1/targets | cut -c1-400; echo
+        journalctl -u prometheus --no-pager | tail -n 5
+        fail "Prometheus' HTTP API has no $exec_series"
+fi
+systemctl stop prometheus.service prometheus-node-exporter.service
+
 # ---- stop ---------------------------------------------------------------------------
 
 step "systemctl stop leaves no probe"
 systemctl stop evmond.service evmond.socket
 [ "$(systemctl is-active evmond.service)" != active ] && ok "evmond stopped" || fail "evmond still active"
+[ ! -e $prom ] && ok "evmond removed $prom as it stopped" || fail "$prom left after evmond stopped"
 [ -z "$(evmon_probes)" ] && ok "no evmon probe in tracefs" || fail "probes left after stop: $(evmon_probes)"
 ls -d $tracefs/events/evmon* 2>/dev/null && fail "evmon event groups left in tracefs" || ok "no evmon group in tracefs/events"
 systemctl start evmond.socket evmond.service
