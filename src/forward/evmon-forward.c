@@ -740,7 +740,7 @@ static int run_forward(void) {
         logf_("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
         safe_close(f.evmond_fd);
         /* Close (which joins libnats' read loop) before freeing the
-         * acknowledgement subscription: see run_read_close(). */
+         * acknowledgement subscription: see struct reader. */
         natsConnection_Close(f.nc);
         natsSubscription_Destroy(sub);
         natsConnection_Destroy(f.nc);
@@ -802,35 +802,174 @@ static bool reader_wants(const char *data, int len) {
         return false;
 }
 
-/* Ends the connection before freeing its subscriptions. libnats 3.4's
- * read loop finds a message's subscription under the connection's lock,
- * drops that lock, then takes the subscription's: a subscription freed in
- * between (natsSubscription_Destroy() while the server still delivers, as
- * a JetStream consumer does) crashed it in natsConn_processMsg(). The
- * fix upstream (nats.c #638, libnats 3.5) retains the subscription;
- * here natsConnection_Close() joins the read loop first, and only then is
- * the subscription freed. The consumer is deleted before that, so the
- * servers stop pushing (best effort: it goes by itself when idle). */
-static void run_read_close(natsConnection *nc, natsSubscription *sub, jsCtx *js, const char *consumer) {
-        if (js && consumer) {
-                jsOptions jo;
+/* The reader of a stream: a push consumer without acks delivering to a
+ * subscription of ours. When lines go missing on the way (the consumer's
+ * sequence skips, or it says it pushed more than arrived: a server drops
+ * what a connection cannot take in time, and an ack-less consumer never
+ * sends it again), the reader makes a new consumer from the stream
+ * sequence after the last line it printed, as libnats' ordered consumer
+ * does (that one's reset crashed libnats 3.4 under the fault tests).
+ *
+ * Subscriptions are never freed before the connection is closed: libnats
+ * 3.4's read loop finds a message's subscription under the connection's
+ * lock, drops that lock, then takes the subscription's, so one freed in
+ * between (natsSubscription_Destroy() while a server still pushes to it)
+ * crashed it in natsConn_processMsg() (issue 16; fixed upstream by nats.c
+ * #638, libnats 3.5). For the same reason the consumer is made here, not
+ * by js_SubscribeSync(), which frees its own subscription when a
+ * consumer's creation fails half-way in a leader election (made on the
+ * server, the reply lost) while the server already pushes to it. */
+struct reader {
+        natsConnection *nc;
+        jsCtx *js;
+        const char *subject;
+        natsSubscription *subs[8];      /* subs[n_subs - 1] is read; the others wait for the close */
+        unsigned n_subs;
+        char consumer[96];              /* "" while there is none */
+        uint64_t cseq, sseq;            /* the consumer and stream sequence of the last line */
+        uint64_t received;              /* lines from this consumer */
+};
 
-                jsOptions_Init(&jo);
-                jo.Wait = 1000;
-                (void) js_DeleteConsumer(js, arg_stream, consumer, &jo, NULL);
+/* A consumer delivering to a new subscription, from stream sequence
+ * START_SEQ (0: the reader's --new or everything). Its name is fixed
+ * before the first attempt, so a retried creation (the reply lost in a
+ * leader election) finds the same consumer instead of making a second one
+ * delivering duplicates. */
+static natsStatus reader_consumer_new(struct reader *rd, uint64_t start_seq) {
+        natsInbox *inbox = NULL;
+        jsConsumerConfig cc;
+        jsConsumerInfo *ci = NULL;
+        jsErrCode jerr = 0;
+        char name[96], deliver[128];
+        const char *nuid;
+        natsSubscription *sub = NULL;
+        natsStatus st;
+
+        if (rd->n_subs == ELEMENTSOF(rd->subs))
+                return NATS_ERR;
+        st = natsInbox_Create(&inbox);
+        if (st != NATS_OK)
+                return st;
+        nuid = strrchr((const char *) inbox, '.');
+        snprintf(name, sizeof(name), "evmon-read-%s", nuid ? nuid + 1 : (const char *) inbox);
+        snprintf(deliver, sizeof(deliver), "%s", (const char *) inbox);
+        natsInbox_Destroy(inbox);
+        st = natsConnection_SubscribeSync(&sub, rd->nc, deliver);
+        if (st != NATS_OK)
+                return st;
+        rd->subs[rd->n_subs++] = sub;
+        /* The stream's history may come faster than it is printed: wait
+         * in memory rather than drop (libnats' default is 65536). */
+        st = natsSubscription_SetPendingLimits(sub, -1, -1);
+        if (st != NATS_OK)
+                return st;
+        jsConsumerConfig_Init(&cc);
+        cc.Name = name;
+        cc.DeliverSubject = deliver;
+        cc.FilterSubject = rd->subject;
+        /* No acks: nothing to redeliver, the reader only looks. */
+        cc.AckPolicy = js_AckNone;
+        if (start_seq > 0) {
+                cc.DeliverPolicy = js_DeliverByStartSequence;
+                cc.OptStartSeq = start_seq;
+        } else
+                cc.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
+        /* Gone 30 s after the reader is (deleted at the end too). */
+        cc.InactiveThreshold = (int64_t) 30 * 1000000000;
+        /* A cluster that lost a node takes a few seconds to elect new
+         * leaders; consumers cannot be made until then. */
+        for (int i = 0; !stop; i++) {
+                st = js_AddConsumer(&ci, rd->js, arg_stream, &cc, NULL, &jerr);
+                jsConsumerInfo_Destroy(ci);
+                ci = NULL;
+                if (st == NATS_OK || i == 30 || jerr == JSStreamNotFoundErr)
+                        break;
+                sleep(1);
         }
-        natsConnection_Close(nc);
-        natsSubscription_Destroy(sub);
-        jsCtx_Destroy(js);
-        natsConnection_Destroy(nc);
+        if (st == NATS_OK) {
+                snprintf(rd->consumer, sizeof(rd->consumer), "%s", name);
+                rd->cseq = 0;
+                rd->received = 0;
+        }
+        return st;
+}
+
+static void reader_consumer_delete(struct reader *rd) {
+        jsOptions jo;
+
+        if (!rd->consumer[0])
+                return;
+        jsOptions_Init(&jo);
+        jo.Wait = 1000;
+        /* Best effort: it goes by itself once idle. */
+        (void) js_DeleteConsumer(rd->js, arg_stream, rd->consumer, &jo, NULL);
+        rd->consumer[0] = '\0';
+}
+
+/* MISSING lines went missing: a new consumer from the line after the
+ * last one printed. */
+static natsStatus reader_resume(struct reader *rd, uint64_t missing) {
+        logf_("%" PRIu64 " lines of %s were sent but did not arrive (dropped on the way); reading on from stream "
+              "sequence %" PRIu64, missing, rd->subject, rd->sseq + 1);
+        reader_consumer_delete(rd);
+        /* Nothing printed yet: from where the first one started. */
+        return reader_consumer_new(rd, rd->sseq > 0 ? rd->sseq + 1 : 0);
+}
+
+/* After 2 s without a line: true when the consumer has nothing left for
+ * us; when it pushed more than arrived, the number missing in
+ * *RET_MISSING. */
+static bool reader_caught_up(struct reader *rd, uint64_t *ret_missing) {
+        jsConsumerInfo *ci = NULL;
+        jsOptions jo;
+        bool done = false;
+
+        *ret_missing = 0;
+        jsOptions_Init(&jo);
+        jo.Wait = 2000;
+        if (js_GetConsumerInfo(&ci, rd->js, arg_stream, rd->consumer, &jo, NULL) != NATS_OK)
+                return false;
+        if (ci->Delivered.Consumer > rd->received)
+                *ret_missing = ci->Delivered.Consumer - rd->received;
+        else if (ci->NumPending == 0)
+                done = true;
+        jsConsumerInfo_Destroy(ci);
+        return done;
+}
+
+/* Ends the connection (which joins libnats' read loop) before freeing any
+ * subscription; the consumer is deleted first, so the servers stop
+ * pushing. */
+static void reader_close(struct reader *rd) {
+        if (rd->js)
+                reader_consumer_delete(rd);
+        natsConnection_Close(rd->nc);
+        for (unsigned i = 0; i < rd->n_subs; i++)
+                natsSubscription_Destroy(rd->subs[i]);
+        jsCtx_Destroy(rd->js);
+        natsConnection_Destroy(rd->nc);
         nats_Close();
 }
 
+static void reader_print(natsMsg *m) {
+        const char *data = natsMsg_GetData(m);
+        int len = natsMsg_GetDataLength(m);
+
+        if (!data || !reader_wants(data, len))
+                return;
+        if (arg_json) {
+                fwrite(data, 1, (size_t) len, stdout);
+                putchar('\n');
+        } else {
+                _cleanup_(json_object_putp) json_object *o = json_tokener_parse(data);
+                if (o)
+                        human_print(stdout, o);
+        }
+}
+
 static int run_read(void) {
+        struct reader rd = {};
         natsOptions *opts = NULL;
-        natsConnection *nc = NULL;
-        natsSubscription *sub = NULL;
-        jsCtx *js = NULL;
         natsStatus st;
         char subject[512];
         bool filter = false;
@@ -838,8 +977,7 @@ static int run_read(void) {
         char host_part[260];
         size_t hp = 0;
         int ret = 0;
-        bool got_any = false, consumer_made = false;
-        char consumer[96] = "", deliver[128] = "";
+        bool got_any = false;
 
         if (strcmp(host, "*") == 0)
                 strcpy(host_part, "*");
@@ -852,72 +990,32 @@ static int run_read(void) {
                 snprintf(subject, sizeof(subject), "evmon.%s.>", host_part);
                 filter = arg_n_events > 1;
         }
+        rd.subject = subject;
 
         st = nats_options_new(&opts);
         if (st == NATS_OK)
-                st = natsConnection_Connect(&nc, opts);
+                st = natsConnection_Connect(&rd.nc, opts);
         natsOptions_Destroy(opts);
         if (st != NATS_OK) {
                 logf_("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
                 return -ECONNREFUSED;
         }
         if (arg_stream) {
-                natsInbox *inbox = NULL;
-                jsConsumerConfig cc;
-                jsConsumerInfo *ci = NULL;
-                jsErrCode jerr = 0;
-
-                /* Our own subscription on an inbox first, then a push
-                 * consumer delivering to it, rather than js_SubscribeSync():
-                 * when the consumer's creation fails half-way in a leader
-                 * election (made on the server, the reply lost), libnats
-                 * 3.4 frees the subscription it made while the server
-                 * already pushes to it, the race of libnats' read loop
-                 * that crashed the reader (see run_read_close()). This
-                 * subscription lives until the connection is closed. The
-                 * consumer's name is fixed before the first attempt, so a
-                 * retried creation finds the same consumer instead of
-                 * making a second one delivering duplicates here. */
-                st = natsConnection_JetStream(&js, nc, NULL);
+                st = natsConnection_JetStream(&rd.js, rd.nc, NULL);
                 if (st == NATS_OK)
-                        st = natsInbox_Create(&inbox);
-                if (st == NATS_OK) {
-                        const char *nuid = strrchr((const char *) inbox, '.');
+                        st = reader_consumer_new(&rd, 0);
+        } else {
+                natsSubscription *sub = NULL;
 
-                        snprintf(consumer, sizeof(consumer), "evmon-read-%s", nuid ? nuid + 1 : (const char *) inbox);
-                        snprintf(deliver, sizeof(deliver), "%s", (const char *) inbox);
-                        st = natsConnection_SubscribeSync(&sub, nc, deliver);
+                st = natsConnection_SubscribeSync(&sub, rd.nc, subject);
+                if (st == NATS_OK) {
+                        rd.subs[rd.n_subs++] = sub;
+                        st = natsSubscription_SetPendingLimits(sub, -1, -1);
                 }
-                natsInbox_Destroy(inbox);
-                jsConsumerConfig_Init(&cc);
-                cc.Name = consumer;
-                cc.DeliverSubject = deliver;
-                cc.FilterSubject = subject;
-                /* No acks: nothing to redeliver, the reader only looks. */
-                cc.AckPolicy = js_AckNone;
-                cc.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
-                /* Gone 30 s after the reader is (deleted at the end too). */
-                cc.InactiveThreshold = (int64_t) 30 * 1000000000;
-                /* A cluster that lost a node takes a few seconds to elect
-                 * new leaders; consumers cannot be made until then. */
-                for (int i = 0; st == NATS_OK && !stop; i++) {
-                        st = js_AddConsumer(&ci, js, arg_stream, &cc, NULL, &jerr);
-                        jsConsumerInfo_Destroy(ci);
-                        ci = NULL;
-                        if (st == NATS_OK)
-                                consumer_made = true;
-                        if (st == NATS_OK || i == 30 || jerr == JSStreamNotFoundErr)
-                                break;
-                        sleep(1);
-                        st = NATS_OK;
-                }
-        } else
-                st = natsConnection_SubscribeSync(&sub, nc, subject);
-        if (st == NATS_OK)
-                /* The stream's history may come faster than it is printed:
-                 * wait in memory rather than drop (libnats' default is
-                 * 65536 messages). */
-                st = natsSubscription_SetPendingLimits(sub, -1, -1);
+        }
+        if (st != NATS_OK && stop)
+                /* SIGTERM/SIGINT while a cluster was electing leaders. */
+                goto out;
         if (st != NATS_OK) {
                 logf_("cannot subscribe to %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "",
                       arg_stream ? arg_stream : "", natsStatus_GetText(st), nats_GetLastError(NULL));
@@ -929,51 +1027,67 @@ static int run_read(void) {
 
         while (!stop) {
                 natsMsg *m = NULL;
-                const char *data;
-                int len;
+                jsMsgMetaData *meta = NULL;
+                uint64_t missing = 0;
+                bool done;
 
-                st = natsSubscription_NextMsg(&m, sub, 2000);
+                st = natsSubscription_NextMsg(&m, rd.subs[rd.n_subs - 1], 2000);
                 if (st == NATS_TIMEOUT) {
                         fflush(stdout);
                         /* --no-follow: nothing more came; on a stream,
-                         * only when nothing at all matched (otherwise
-                         * NumPending says when we caught up). */
+                         * when nothing at all matched, or the consumer
+                         * has nothing left (a line's NumPending says so
+                         * too, but the line saying 0 may be lost). */
                         if (arg_no_follow && (!arg_stream || !got_any))
                                 break;
+                        st = NATS_OK;
+                        if (arg_stream && got_any) {
+                                if (reader_caught_up(&rd, &missing) && arg_no_follow)
+                                        break;
+                                if (missing > 0)
+                                        st = reader_resume(&rd, missing);
+                        }
+                } else if (st == NATS_OK && !arg_stream) {
+                        got_any = true;
+                        reader_print(m);
+                        natsMsg_Destroy(m);
                         continue;
+                } else if (st == NATS_OK) {
+                        /* A stream's line: its consumer and stream
+                         * sequences and what is pending after it are in
+                         * its reply subject. */
+                        got_any = true;
+                        if (natsMsg_GetMetaData(&meta, m) != NATS_OK) {
+                                natsMsg_Destroy(m);
+                                continue;
+                        }
+                        if (meta->Sequence.Consumer > rd.cseq + 1) {
+                                missing = meta->Sequence.Consumer - rd.cseq - 1;
+                                jsMsgMetaData_Destroy(meta);
+                                natsMsg_Destroy(m);
+                                st = reader_resume(&rd, missing);
+                        } else {
+                                rd.cseq = meta->Sequence.Consumer;
+                                rd.sseq = meta->Sequence.Stream;
+                                rd.received++;
+                                done = arg_no_follow && meta->NumPending == 0;
+                                jsMsgMetaData_Destroy(meta);
+                                reader_print(m);
+                                natsMsg_Destroy(m);
+                                if (done)
+                                        break;
+                        }
                 }
-                if (st != NATS_OK) {
-                        logf_("reading %s: %s", subject, natsStatus_GetText(st));
+                if (st != NATS_OK && !stop) {
+                        logf_("reading %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "", arg_stream ? arg_stream : "",
+                              natsStatus_GetText(st), nats_GetLastError(NULL));
                         ret = -EIO;
                         break;
                 }
-                got_any = true;
-                data = natsMsg_GetData(m);
-                len = natsMsg_GetDataLength(m);
-                if (reader_wants(data, len)) {
-                        if (arg_json) {
-                                fwrite(data, 1, (size_t) len, stdout);
-                                putchar('\n');
-                        } else {
-                                _cleanup_(json_object_putp) json_object *o = json_tokener_parse(data);
-                                if (o)
-                                        human_print(stdout, o);
-                        }
-                }
-                if (arg_stream && arg_no_follow) {
-                        jsMsgMetaData *meta = NULL;
-                        bool done = natsMsg_GetMetaData(&meta, m) == NATS_OK && meta->NumPending == 0;
-                        jsMsgMetaData_Destroy(meta);
-                        if (done) {
-                                natsMsg_Destroy(m);
-                                break;
-                        }
-                }
-                natsMsg_Destroy(m);
         }
         fflush(stdout);
 out:
-        run_read_close(nc, sub, js, consumer_made ? consumer : NULL);
+        reader_close(&rd);
         return ret;
 }
 

@@ -362,7 +362,7 @@ static void test_context(void **state) {
 }
 
 static void test_unknown_keys(void **state) {
-        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context)");
+        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context, metrics)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group)");
         BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
@@ -605,6 +605,27 @@ static void test_targets_clock(void **state) {
         BAD("{\n \"clock\": \"\",\n " EV1 "}", ":2: clock: ", "is not one of");
 }
 
+static void test_metrics(void **state) {
+        _cleanup_(config_freep) struct config *def = parse_ok("{" EV1 "}");
+        _cleanup_(config_freep) struct config *set = parse_ok("{\"metrics\": {\"path\": \"/srv/m/evmon.prom\", \"interval_ms\": 15000}, " EV1 "}");
+        _cleanup_(config_freep) struct config *off = parse_ok("{\"metrics\": {\"path\": \"\"}, " EV1 "}");
+        _cleanup_(config_freep) struct config *off2 = parse_ok("{\"metrics\": {\"path\": false}, " EV1 "}");
+
+        assert_string_equal(def->metrics_path, "/var/lib/prometheus/node-exporter/evmon.prom");
+        assert_int_equal(def->metrics_interval_ms, 5000);
+        assert_string_equal(set->metrics_path, "/srv/m/evmon.prom");
+        assert_int_equal(set->metrics_interval_ms, 15000);
+        assert_null(off->metrics_path);
+        assert_int_equal(off->metrics_interval_ms, 5000);
+        assert_null(off2->metrics_path);
+        BAD("{\n \"metrics\": {\"path\": \"evmon.prom\"},\n " EV1 "}", ":2: metrics.path: ", "must be an absolute file path");
+        BAD("{\n \"metrics\": {\"path\": \"/var/lib/\"},\n " EV1 "}", ":2: metrics.path: ", "must be an absolute file path");
+        BAD("{\n \"metrics\": {\"path\": true},\n " EV1 "}", ":2: metrics.path: ", "expected a file path string");
+        BAD("{\n \"metrics\": {\"interval_ms\": 500},\n " EV1 "}", ":2: metrics.interval_ms: ", "out of range (1000..3600000)");
+        BAD("{\n \"metrics\": {\"file\": \"/x\"},\n " EV1 "}", ":2: metrics.file: ", "(known here: path, interval_ms)");
+        BAD("{\n \"metrics\": \"/x\",\n " EV1 "}", ":2: metrics: ", "expected object, got string");
+}
+
 /* Line numbers stay right where a naive count would drift: comments with
  * braces and quotes, strings with comment markers, keys repeated in many
  * events, a key given twice, block comments over several lines. */
@@ -760,6 +781,7 @@ int main(void) {
                 cmocka_unit_test(test_events),
                 cmocka_unit_test(test_perf_events),
                 cmocka_unit_test(test_targets_clock),
+                cmocka_unit_test(test_metrics),
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_json_c_extensions),
                 cmocka_unit_test(test_load),
