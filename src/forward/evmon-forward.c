@@ -823,23 +823,19 @@ struct reader {
         natsConnection *nc;
         jsCtx *js;
         const char *subject;
-        natsSubscription *subs[8];      /* subs[n_subs - 1] is read; the others wait for the close */
+        natsSubscription *subs[64];     /* subs[n_subs - 1] is read; the others are unsubscribed, and
+                                         * freed only after the close */
         unsigned n_subs;
         char consumer[96];              /* "" while there is none */
         uint64_t cseq, sseq;            /* the consumer and stream sequence of the last line */
         uint64_t received;              /* lines from this consumer */
 };
 
-/* A consumer delivering to a new subscription, from stream sequence
- * START_SEQ (0: the reader's --new or everything). Its name is fixed
- * before the first attempt, so a retried creation (the reply lost in a
- * leader election) finds the same consumer instead of making a second one
- * delivering duplicates. */
-static natsStatus reader_consumer_new(struct reader *rd, uint64_t start_seq) {
+/* One attempt at a consumer delivering to a new subscription. */
+static natsStatus reader_consumer_try(struct reader *rd, uint64_t start_seq, jsErrCode *ret_jerr) {
         natsInbox *inbox = NULL;
         jsConsumerConfig cc;
         jsConsumerInfo *ci = NULL;
-        jsErrCode jerr = 0;
         char name[96], deliver[128];
         const char *nuid;
         natsSubscription *sub = NULL;
@@ -876,20 +872,40 @@ static natsStatus reader_consumer_new(struct reader *rd, uint64_t start_seq) {
                 cc.DeliverPolicy = arg_new ? js_DeliverNew : js_DeliverAll;
         /* Gone 30 s after the reader is (deleted at the end too). */
         cc.InactiveThreshold = (int64_t) 30 * 1000000000;
-        /* A cluster that lost a node takes a few seconds to elect new
-         * leaders; consumers cannot be made until then. */
-        for (int i = 0; !stop; i++) {
-                st = js_AddConsumer(&ci, rd->js, arg_stream, &cc, NULL, &jerr);
-                jsConsumerInfo_Destroy(ci);
-                ci = NULL;
-                if (st == NATS_OK || i == 30 || jerr == JSStreamNotFoundErr)
-                        break;
-                sleep(1);
+        st = js_AddConsumer(&ci, rd->js, arg_stream, &cc, NULL, ret_jerr);
+        jsConsumerInfo_Destroy(ci);
+        if (st != NATS_OK) {
+                /* Made on the server all the same, perhaps (the reply
+                 * lost): whatever it pushes to this subscription goes
+                 * nowhere once unsubscribed, and the consumer goes when
+                 * idle. Unsubscribed, not freed: see struct reader. */
+                (void) natsSubscription_Unsubscribe(sub);
+                return st;
         }
-        if (st == NATS_OK) {
-                snprintf(rd->consumer, sizeof(rd->consumer), "%s", name);
-                rd->cseq = 0;
-                rd->received = 0;
+        snprintf(rd->consumer, sizeof(rd->consumer), "%s", name);
+        rd->cseq = 0;
+        rd->received = 0;
+        return NATS_OK;
+}
+
+/* A consumer delivering to a new subscription, from stream sequence
+ * START_SEQ (0: the reader's --new or everything). A cluster that lost a
+ * node takes a few seconds to elect new leaders, and consumers cannot be
+ * made until then: each attempt has a name and subscription of its own,
+ * so one whose reply was lost (made on the server all the same) delivers
+ * nothing the reader reads twice, and one stuck on a server that died
+ * does not hold up the next. */
+static natsStatus reader_consumer_new(struct reader *rd, uint64_t start_seq) {
+        natsStatus st = NATS_ERR;
+
+        for (int i = 0; i <= 30 && !stop; i++) {
+                jsErrCode jerr = 0;
+
+                if (i > 0)
+                        sleep(1);
+                st = reader_consumer_try(rd, start_seq, &jerr);
+                if (st == NATS_OK || jerr == JSStreamNotFoundErr)
+                        break;
         }
         return st;
 }
@@ -912,6 +928,7 @@ static natsStatus reader_resume(struct reader *rd, uint64_t missing) {
         logf_("%" PRIu64 " lines of %s were sent but did not arrive (dropped on the way); reading on from stream "
               "sequence %" PRIu64, missing, rd->subject, rd->sseq + 1);
         reader_consumer_delete(rd);
+        (void) natsSubscription_Unsubscribe(rd->subs[rd->n_subs - 1]);
         /* Nothing printed yet: from where the first one started. */
         return reader_consumer_new(rd, rd->sseq > 0 ? rd->sseq + 1 : 0);
 }

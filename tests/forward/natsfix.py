@@ -237,10 +237,25 @@ def read_stream(build, nats, stream, host=None, events=(), timeout=120):
     """Every line of STREAM (for HOST and EVENTS), parsed, up to now."""
     argv = reader_argv(build, nats, stream, host, events)
     cwd = tempfile.mkdtemp(prefix="nats-reader-", dir="/tmp")
-    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, cwd=cwd,
-                       preexec_fn=core_limit)
-    check_reader(argv, cwd, r.returncode, r.stderr)
-    return [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, preexec_fn=core_limit)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            # Where it waits, and what it said, before it goes.
+            bt = subprocess.run(["gdb", "-q", "-batch", "-p", str(p.pid), "-ex", "thread apply all bt 12"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode(errors="replace") \
+                if shutil.which("gdb") else ""
+            p.kill()
+            p.wait()
+            out.seek(0)
+            err.seek(0)
+            raise AssertionError(f"{' '.join(argv)} did not finish in {timeout} s, after {sum(1 for _ in out)} lines; "
+                                 f"it said: {err.read().decode(errors='replace')}\n{bt}")
+        err.seek(0)
+        check_reader(argv, cwd, p.returncode, err.read())
+        out.seek(0)
+        return [json.loads(l) for l in out.read().splitlines() if l.strip()]
 
 
 def read_stream_stopped(build, nats, stream, host, events, after):
