@@ -147,9 +147,9 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                         .kind = event_kind_to_string(d->events[i]->cfg->kind),
                         .count = d->events[i]->count,
                         .undecodable = d->events[i]->bad,
-                        /* Every event served is open and enabled on every
-                         * CPU; one the kernel refused is not served. */
-                        .enabled = d->events[i]->handle >= 0,
+                        /* Open on every CPU and not disabled at run time
+                         * ({"type":"disable"}, evmonctl disable). */
+                        .enabled = d->events[i]->handle >= 0 && !d->events[i]->disabled,
                 };
         for (size_t i = 0; i < n_rings; i++)
                 cpus[i] = (struct metrics_cpu) {
