@@ -8,10 +8,16 @@
  * client got (and lost). For comparing changes to the hot path on any
  * machine, or under `valgrind --tool=callgrind` for instruction counts.
  *
- *   ./build/bench/bench-pipeline [EVENTS_PER_RUN]
+ *   ./build/bench/bench-pipeline [EVENTS_PER_RUN] [--context]
+ *
+ * --context adds what evmond does per event with "context" on (the
+ * default): the process table lookup, the cgroup id lookup, and the
+ * "proc", "cgroup" keys on the line, for a process with an exe path of a
+ * usual length (src/daemon/annotate.c does the same calls).
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,10 +25,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "evmon/context.h"
 #include "evmon/encode.h"
 #include "server.h"
 #include "evmon/monitor.h"
@@ -51,6 +59,11 @@ struct bench {
         struct server *server;
         struct jbuf line;
         uint64_t events, bad;
+        struct context *context;        /* --context */
+        const struct ctx_proc *cache_proc;
+        uint64_t cache_gen;
+        char cache[1024];
+        size_t cache_len;
 };
 
 static size_t ns_page_size(void) {
@@ -85,6 +98,7 @@ static int on_record(const struct perf_event_header *h, void *userdata) {
         struct bench *b = userdata;
         struct perf_sample s;
         struct line_meta meta = { .idx = 0 };
+        struct encode_context ec;
 
         if (sample_parse(&b->attr, h, &s) < 0) {
                 b->bad++;
@@ -93,10 +107,35 @@ static int on_record(const struct perf_event_header *h, void *userdata) {
         meta.pid = (pid_t) s.pid;
         meta.cgroup = s.cgroup;
         b->events++;
+        if (b->context) {
+                const struct ctx_proc *p = context_lookup(b->context, (pid_t) s.pid, s.time);
+                const struct ctx_cgroup *g = context_cgroup_lookup(b->context, s.cgroup);
+
+                ec = (struct encode_context) { .ppid = -1, .uid = -1 };
+                if (p) {
+                        ec.comm = p->comm;
+                        ec.exe = p->exe;
+                        ec.ppid = p->ppid;
+                        ec.uid = p->uid;
+                        ec.cgroup = p->cgroup;
+                }
+                if (g)
+                        ec.cgroup = g->path;
+                meta.comm = ec.comm;
+                /* As annotate.c: the keys written once per process and
+                 * cgroup (their gens), copied into each line. */
+                if (p != b->cache_proc || !p || p->gen != b->cache_gen) {
+                        b->cache_len = (size_t) (encode_context_put(b->cache, &ec) - b->cache);
+                        b->cache_proc = p;
+                        b->cache_gen = p ? p->gen : 0;
+                }
+                ec.json = b->cache;
+                ec.json_len = b->cache_len;
+        }
         if (server_match(b->server, &meta) == 0)
                 return 0;
         b->line.len = 0;
-        if (encode_event(&b->line, b->encoder, &s, 0) < 0) {
+        if (encode_event_ext(&b->line, b->encoder, &s, 0, b->context ? &ec : NULL, NULL) < 0) {
                 b->bad++;
                 return 0;
         }
@@ -146,6 +185,7 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
         uint64_t per_run = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
+        bool with_context = argc > 2 && strcmp(argv[2], "--context") == 0;
         size_t page = ns_page_size(), data_size = 256 * page;
         struct bench b = { .attr = { .sample_type = SAMPLE_TYPE, .sample_id_all = 1 } };
         struct format *fmt = NULL;
@@ -172,6 +212,38 @@ int main(int argc, char **argv) {
 
         if (!mkdtemp(dir))
                 return 1;
+        if (with_context) {
+                /* A /proc of one process, the samples' pid, as evmond
+                 * seeds its table at start. */
+                char proc[128], f[192];
+                FILE *fp;
+
+                snprintf(proc, sizeof(proc), "%s/proc", dir);
+                snprintf(f, sizeof(f), "%s/4242", proc);
+                if (mkdir(proc, 0700) < 0 || mkdir(f, 0700) < 0)
+                        return 1;
+                snprintf(f, sizeof(f), "%s/4242/stat", proc);
+                if (!(fp = fopen(f, "we")))
+                        return 1;
+                fputs("4242 (loadgen) S 4000 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 5000 0 0\n", fp);
+                fclose(fp);
+                snprintf(f, sizeof(f), "%s/4242/status", proc);
+                if (!(fp = fopen(f, "we")))
+                        return 1;
+                fputs("Name:\tloadgen\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n", fp);
+                fclose(fp);
+                snprintf(f, sizeof(f), "%s/4242/cgroup", proc);
+                if (!(fp = fopen(f, "we")))
+                        return 1;
+                fputs("0::/user.slice/user-0.slice/session-1.scope\n", fp);
+                fclose(fp);
+                snprintf(f, sizeof(f), "%s/4242/exe", proc);
+                if (symlink("/home/build/evmon/build-bench/bench/loadgen", f) < 0)
+                        return 1;
+                if (context_new(&(struct ctx_opts) { .proc_root = proc }, &b.context) < 0 ||
+                    context_seed(b.context) != 1)
+                        return 1;
+        }
         snprintf(path, sizeof(path), "%s/s.sock", dir);
         so.path = path;
         if (sd_event_new(&e) < 0 || server_new(e, &so, &ops, NULL, &b.server, NULL) < 0)
@@ -218,6 +290,13 @@ int main(int argc, char **argv) {
         ring_done(&ring);
         encoder_free(b.encoder);
         format_free(fmt);
+        if (b.context) {
+                char cmd[128];
+
+                b.context = context_free(b.context);
+                snprintf(cmd, sizeof(cmd), "rm -rf %s/proc", dir);
+                (void) system(cmd);
+        }
         jbuf_done(&b.line);
         sd_event_unref(e);
         rmdir(dir);

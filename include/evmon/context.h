@@ -96,9 +96,11 @@ struct ctx_proc {
         const char *exe;
         const char *cgroup;             /* path relative to the cgroup2 root */
         uint64_t cgroup_id;             /* 0 when not known */
+        uint64_t gen;                   /* changes with anything above, never repeats: a cache key */
 };
 
 struct ctx_cgroup {
+        uint64_t gen;                   /* as ctx_proc's */
         uint64_t id;
         const char *path;
         const struct ctx_container *container;  /* NULL when the path names none */

@@ -83,7 +83,18 @@ struct encode_context {
         const char *cgroup;             /* "cgroup":"/…" */
         const char *container;          /* "container":"…" */
         const char *pod;                /* "pod":"…", the Kubernetes pod uid */
+        /* When not NULL: the keys above already written by
+         * encode_context_put() (JSON_LEN bytes), copied as they are. */
+        const char *json;
+        size_t json_len;
 };
+
+/* Worst-case bytes encode_context_put() writes for C. */
+size_t encode_context_max(const struct encode_context *c);
+/* Writes C's keys (,"proc":{…},"cgroup":…,"container":…,"pod":…; nothing
+ * for what is not known) at P, which has encode_context_max() bytes;
+ * returns the new end. */
+char *encode_context_put(char *p, const struct encode_context *c);
 
 struct encode_frame;
 

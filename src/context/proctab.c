@@ -74,6 +74,7 @@ struct context {
         uint64_t n_str, str_bytes;
 
         struct ctx_stats st;
+        uint64_t gen;                   /* the last ctx_proc/ctx_cgroup gen given */
 };
 
 static uint32_t pow2_at_least(uint64_t n) {
@@ -217,6 +218,7 @@ void context_cgroup(struct context *c, uint64_t id, const char *path) {
         e->path = s;
         e->cg.path = s->s;
         e->cg.container = s->container;
+        e->cg.gen = ++c->gen;
 }
 
 const struct ctx_cgroup *context_cgroup_lookup(struct context *c, uint64_t id) {
@@ -297,6 +299,7 @@ static struct pentry *entry_new(struct context *c, pid_t pid, uint64_t from) {
         e->p.pid = pid;
         e->p.from = from;
         e->p.to = OPEN_END;
+        e->p.gen = ++c->gen;
         b = hash_u64((uint64_t) pid) & c->mask;
         e->next = c->heads[b];
         c->heads[b] = (int32_t) (e - c->pool);
@@ -308,12 +311,14 @@ static void set_cgroup_str(struct context *c, struct pentry *e, struct istr *s) 
         str_unref(c, e->cgroup);
         e->cgroup = s;
         e->p.cgroup = s ? s->s : NULL;
+        e->p.gen = ++c->gen;
 }
 
 static void set_exe_str(struct context *c, struct pentry *e, struct istr *s) {
         str_unref(c, e->exe);
         e->exe = s;
         e->p.exe = s ? s->s : NULL;
+        e->p.gen = ++c->gen;
 }
 
 /* Copies what a child or an exec keeps of process FROM into E. */
@@ -345,12 +350,14 @@ static ssize_t read_at(int dfd, const char *name, char *buf, size_t size) {
         return total;
 }
 
-static void read_ids(struct pentry *e, int dfd) {
+static void read_ids(struct context *c, struct pentry *e, int dfd) {
         char buf[4096];
         ssize_t n = read_at(dfd, "status", buf, sizeof(buf));
 
-        if (n > 0 && ctx_parse_status(buf, (size_t) n, &e->p.uid, &e->p.gid) == 0)
+        if (n > 0 && ctx_parse_status(buf, (size_t) n, &e->p.uid, &e->p.gid) == 0) {
                 e->p.has_ids = true;
+                e->p.gen = ++c->gen;
+        }
 }
 
 static int seed_one(struct context *c, int proc_fd, pid_t pid, uint64_t from, struct pentry **ret) {
@@ -384,7 +391,7 @@ static int seed_one(struct context *c, int proc_fd, pid_t pid, uint64_t from, st
                 long hz = sysconf(_SC_CLK_TCK);
                 e->p.start_boot_ns = hz > 0 ? st.start_ticks * (1000000000ull / (uint64_t) hz) : 0;
         }
-        read_ids(e, dfd);
+        read_ids(c, e, dfd);
         n = readlinkat(dfd, "exe", buf, sizeof(buf) - 1);
         if (n > 0) {
                 /* A deleted executable reads "PATH (deleted)": it is still
@@ -488,6 +495,7 @@ void context_fork(struct context *c, pid_t pid, pid_t ppid, pid_t tid, uint64_t 
                 if (!old->p.has_ppid) {
                         old->p.ppid = ppid;
                         old->p.has_ppid = true;
+                        old->p.gen = ++c->gen;
                 }
                 return;
         }
@@ -532,6 +540,7 @@ void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, boo
                 if (e && pid == tid) {
                         memcpy(e->p.comm, comm, len);
                         e->p.comm[len] = 0;
+                        e->p.gen = ++c->gen;
                 }
                 return;
         }
@@ -544,13 +553,13 @@ void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, boo
                         return;
                 memcpy(e->p.comm, comm, len);
                 e->p.comm[len] = 0;
-                set_exe_str(c, e, NULL);  /* until the exec tracepoint names it */
+                set_exe_str(c, e, NULL);  /* and a new gen */  /* until the exec tracepoint names it */
                 return;
         }
         if (time == 0 || time <= e->p.from) {
                 memcpy(e->p.comm, comm, len);
                 e->p.comm[len] = 0;
-                set_exe_str(c, e, NULL);
+                set_exe_str(c, e, NULL);  /* and a new gen */
                 return;
         }
         /* A new incarnation: events before the exec keep the old program. */
@@ -597,7 +606,7 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
         }
         /* Set-id programs change the ids at exec. */
         if (dfd >= 0 && e->p.to == OPEN_END) {
-                read_ids(e, dfd);
+                read_ids(c, e, dfd);
         }
         if (dfd >= 0)
                 close(dfd);
@@ -654,6 +663,7 @@ void context_note_cgroup(struct context *c, const struct ctx_proc *p, uint64_t i
         e = (struct pentry *) ((char *) p - offsetof(struct pentry, p));
         g = cg_find(c, id);
         e->p.cgroup_id = id;
+        e->p.gen = ++c->gen;
         if (g)
                 set_cgroup_str(c, e, str_ref(g->path));
 }

@@ -42,6 +42,9 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
         int r;
 
         x->dummy = x->exec = -1;
+        x->cache = calloc(CONTEXT_CACHE_SLOTS, sizeof(*x->cache));
+        if (!x->cache)
+                return -ENOMEM;
         r = context_new(&co, &x->table);
         if (r < 0)
                 return r;
@@ -117,6 +120,8 @@ void daemon_context_done(struct daemon *d) {
         struct daemon_context *x = &d->ctx;
 
         x->table = context_free(x->table);
+        free(x->cache);
+        x->cache = NULL;
         x->symbols = ctx_symbols_free(x->symbols);
         x->exec_format = format_free(x->exec_format);
         x->exec_filename = NULL;
@@ -275,5 +280,24 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
         }
         meta->comm = ret->comm;
         meta->container = ret->container;
+        if (x->cache) {
+                struct context_cache_slot *sl =
+                        &x->cache[(((uintptr_t) p >> 4) ^ ((uintptr_t) g >> 3)) % CONTEXT_CACHE_SLOTS];
+                uint64_t pg = p ? p->gen : 0, gg = g ? g->gen : 0;
+
+                if (!sl->valid || sl->proc != p || sl->proc_gen != pg || sl->cgroup != g || sl->cgroup_gen != gg) {
+                        sl->valid = false;
+                        if (encode_context_max(ret) > sizeof(sl->json))
+                                return true;  /* written per line */
+                        sl->len = (size_t) (encode_context_put(sl->json, ret) - sl->json);
+                        sl->proc = p;
+                        sl->cgroup = g;
+                        sl->proc_gen = pg;
+                        sl->cgroup_gen = gg;
+                        sl->valid = true;
+                }
+                ret->json = sl->json;
+                ret->json_len = sl->len;
+        }
         return true;
 }

@@ -17,7 +17,23 @@
 
 struct daemon;
 
+/* The context keys of a line, written once per process and cgroup as
+ * they are (their gens) and copied into each line after: escaping the
+ * comm, exe and cgroup path per event measured at ~1,400 instructions,
+ * more than the rest of the line. Direct-mapped. */
+#define CONTEXT_CACHE_SLOTS 256
+#define CONTEXT_CACHE_BYTES 600
+
+struct context_cache_slot {
+        const void *proc, *cgroup;
+        uint64_t proc_gen, cgroup_gen;
+        size_t len;
+        bool valid;
+        char json[CONTEXT_CACHE_BYTES];
+};
+
 struct daemon_context {
+        struct context_cache_slot *cache;       /* CONTEXT_CACHE_SLOTS */
         struct context *table;
         struct ctx_symbols *symbols;    /* made at the first sample that wants symbols */
         bool symbols_failed;

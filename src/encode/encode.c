@@ -267,9 +267,12 @@ static char *put_array(char *p, const struct encoder_field *ef, const struct fie
         return p;
 }
 
-static size_t context_max(const struct encode_context *c) {
+size_t encode_context_max(const struct encode_context *c) {
         size_t n = sizeof(",\"proc\":{\"comm\":,\"exe\":,\"ppid\":,\"uid\":},\"cgroup\":,\"container\":,\"pod\":") +
                    2 * JSON_INT_MAX;
+
+        if (c->json)
+                return c->json_len;
 
         if (c->comm)
                 n += json_escaped_max(strlen(c->comm));
@@ -284,7 +287,9 @@ static size_t context_max(const struct encode_context *c) {
         return n;
 }
 
-static char *context_put(char *p, const struct encode_context *c) {
+char *encode_context_put(char *p, const struct encode_context *c) {
+        if (c->json)
+                return json_put_bytes(p, c->json, c->json_len);
         if (c->comm || c->exe || c->ppid >= 0 || c->uid >= 0) {
                 char *first;
 
@@ -343,7 +348,7 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
         if (has_sample)
                 bound += encode_sample_max_frames(s, e->sample_show, &e->ids, frames);
         if (ctx)
-                bound += context_max(ctx);
+                bound += encode_context_max(ctx);
         r = jbuf_reserve(b, bound);
         if (r < 0)
                 return r;
@@ -375,7 +380,7 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
                 p = json_put_u64(p, s->tid);
         }
         if (ctx)
-                p = context_put(p, ctx);
+                p = encode_context_put(p, ctx);
         if (e->fmt)
                 p = json_put_literal(p, KEY_FIELDS);
 
