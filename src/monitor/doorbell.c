@@ -155,6 +155,11 @@ int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr 
         attr.disabled = 1;
         attr.watermark = 0;
         attr.wakeup_events = 1;
+        /* A group member may be neither (EINVAL): the copy of a pinned or
+         * exclusive event would otherwise have no doorbell, and its ring's
+         * tick would never stop. */
+        attr.pinned = 0;
+        attr.exclusive = 0;
 
         fd = perf_event_open_fd(&attr, target, b->cpu, b->fd, flags);
         if (fd < 0)

@@ -511,6 +511,45 @@ static void test_doorbell_filter(void **state) {
         assert_int_equal(a.others, 0);
 }
 
+/* A pinned (or exclusive) event gets its doorbell too: the copy is a
+ * group member, which the kernel refuses pinned, so the copy is not. */
+static void test_doorbell_pinned(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_opts opts = { .ring_pages = 64, .wakeup_bytes = WAKEUP_QUARTER(64),
+                                     .clockid = CLOCK_MONOTONIC, .doorbell = true };
+        struct perf_event_attr attr = {
+                .type = PERF_TYPE_TRACEPOINT,
+                .size = sizeof(attr),
+                .config = tp_id,
+                .sample_period = 1,
+                .sample_type = PERF_SAMPLE_RAW,
+                .pinned = 1,
+        };
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        char filter[64];
+        int h;
+
+        assert_int_equal(monitor_new(&opts, &m), 0);
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        src = getppid_source(&a);
+        src.attr = &attr;
+        src.filter = filter;
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_true(monitor_doorbells_cover(m));
+        assert_int_equal(monitor_enable(m, h), 0);
+        arm_all(m, true);
+        assert_int_equal(bells_ready(m, 50), 0);
+        call_getppid(&run, 1);
+        assert_true(bells_ready(m, 1000) >= 1);
+        arm_all(m, false);
+        run.t0 = 0;
+        drain_all(m, &run);
+        assert_int_equal(a.n, 1);
+}
+
 /* The cgroup v2 mount point, from mountinfo. */
 static int cgroup2_mount(char *ret, size_t size) {
         char line[1024], mnt[512], fstype[64];
@@ -739,6 +778,7 @@ int main(void) {
                 cmocka_unit_test(test_cgroup_target),
                 cmocka_unit_test(test_doorbell),
                 cmocka_unit_test(test_doorbell_filter),
+                cmocka_unit_test(test_doorbell_pinned),
                 cmocka_unit_test(test_enable_beside_running),
         };
         struct monitor *m = NULL;
