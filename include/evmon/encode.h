@@ -133,6 +133,16 @@ int encode_error(struct jbuf *b, const char *message);
  * to every client. */
 int encode_config(struct jbuf *b, const char *const *events, size_t n_events);
 
+/* {"type":"probe","event":…,"status":"attached"|"symbol_missing"|"failed",
+ * "path":…,"inode":N,"build_id":"hex"|null,"attached":N[,"error":…]}: a
+ * uprobe's file was replaced at its path; what became of the probe. */
+struct encode_probe {
+        const char *event, *path, *status, *build_id, *error;
+        uint64_t inode;
+        size_t attachments;     /* the files the probe is in now */
+};
+int encode_probe(struct jbuf *b, const struct encode_probe *p);
+
 /* {"type":"reload","ok":OK[,"error":ERROR],"events":[...]}: the answer to
  * a client's reload. */
 int encode_reload(struct jbuf *b, bool ok, const char *error, const char *const *events, size_t n_events);
@@ -147,6 +157,10 @@ struct encode_status_event {
         uint64_t count, undecodable;
         bool runtime;           /* added or changed at run time: "runtime":true */
         bool disabled;          /* disabled at run time: "enabled":false */
+        /* uprobes that followed their binary: "files":N when above 1, and
+         * "missing": why the file at the path now is not probed */
+        size_t files;
+        const char *missing;
 };
 
 struct encode_status_cpu {

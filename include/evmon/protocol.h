@@ -26,6 +26,7 @@
 #define EVMON_LINE_CONFIG "config"
 #define EVMON_LINE_RESULT "result"
 #define EVMON_LINE_SCHEMA "schema"
+#define EVMON_LINE_PROBE "probe"
 /* The line evmon-forward adds to what it publishes. */
 #define EVMON_LINE_FORWARDER "forwarder"
 

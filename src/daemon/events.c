@@ -9,6 +9,7 @@
 
 #include "daemon.h"
 #include "events.h"
+#include "follow.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
 
@@ -62,12 +63,14 @@ void daemon_event_destroy(struct daemon *d, struct daemon_event *ev) {
         if (ev->handle >= 0 && d->monitor)
                 (void) monitor_remove(d->monitor, ev->handle);
         ev->handle = -1;
+        follow_stop(ev->follow);
         daemon_event_remove_probe(d, ev);
 }
 
 struct daemon_event *daemon_event_free(struct daemon_event *ev) {
         if (!ev)
                 return NULL;
+        follow_free(ev->follow);
         encoder_free(ev->encoder);
         jbuf_done(&ev->schema);
         format_free(ev->format);
@@ -322,6 +325,10 @@ int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_erro
         if (r < 0)
                 return event_open_error(d, ev, r, ret_error);
         ev->handle = r;
+        r = follow_start(d, ev);
+        if (r < 0)
+                log_warning_errno(r, "%s: cannot watch the file of %s: %m; a new file renamed over it will not be "
+                                  "probed", ev->cfg->where, ev->wire_name);
         return 0;
 }
 

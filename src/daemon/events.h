@@ -42,6 +42,7 @@ struct daemon_event {
         uint64_t schema_gen;
         bool runtime;                 /* added or changed at run time, not from the file */
         bool disabled;                /* disabled at run time */
+        struct follow *follow;        /* uprobes: the probed file, watched (follow.c) */
 };
 
 /* Everything that makes two config entries the same event: an event whose

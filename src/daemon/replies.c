@@ -8,6 +8,7 @@
 
 #include "daemon.h"
 #include "replies.h"
+#include "follow.h"
 #include "evmon/log.h"
 
 void daemon_status_text(struct daemon *d, char *buf, size_t size) {
@@ -69,6 +70,8 @@ static int ops_status(void *userdata, struct jbuf *line) {
                         .undecodable = d->events[i]->bad,
                         .runtime = d->events[i]->runtime,
                         .disabled = d->events[i]->disabled,
+                        .files = follow_n_attached(d->events[i]->follow),
+                        .missing = follow_missing(d->events[i]->follow),
                 };
         for (size_t i = 0; i < n_rings; i++)
                 cpus[i] = (struct encode_status_cpu) {

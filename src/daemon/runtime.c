@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "follow.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
 
@@ -159,6 +160,7 @@ static int control_switch(struct daemon *d, const struct request *req, const str
                 if (r < 0)
                         return error_set(ret_error, r, "%s: %s: %s", request, ev->wire_name, strerror(-r));
                 ev->disabled = !enable;
+                follow_set_enabled(ev->follow, enable);
                 names[n++] = ev->wire_name;
         }
         log_info("%s by uid %u (pid %d): %zu events", enable ? "Enabled" : "Disabled", (unsigned) cred->uid,

@@ -108,6 +108,22 @@ int encode_config(struct jbuf *b, const char *const *events, size_t n_events) {
         return jsonc_append_line(b, o);
 }
 
+int encode_probe(struct jbuf *b, const struct encode_probe *p) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_PROBE);
+
+        if (!o || !add(o, "event", json_object_new_string(p->event)) ||
+            !add(o, "status", json_object_new_string(p->status)) ||
+            !add(o, "path", json_object_new_string(p->path)) ||
+            !add(o, "inode", json_object_new_int64((int64_t) p->inode)) ||
+            (p->build_id ? !add(o, "build_id", json_object_new_string(p->build_id))
+                         : json_object_object_add(o, "build_id", NULL) != 0) ||
+            !add(o, "attached", json_object_new_int64((int64_t) p->attachments)))
+                return -ENOMEM;
+        if (p->error && !add(o, "error", json_object_new_string(p->error)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
 int encode_reload(struct jbuf *b, bool ok, const char *error, const char *const *events, size_t n_events) {
         _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_RELOAD);
 
@@ -141,7 +157,9 @@ static json_object *status_events(const struct encode_status *st) {
                     !add(e, "count", json_object_new_int64((int64_t) ev->count)) ||
                     !add(e, "undecodable", json_object_new_int64((int64_t) ev->undecodable)) ||
                     (ev->runtime && !add(e, "runtime", json_object_new_boolean(true))) ||
-                    (ev->disabled && !add(e, "enabled", json_object_new_boolean(false))))
+                    (ev->disabled && !add(e, "enabled", json_object_new_boolean(false))) ||
+                    (ev->files > 1 && !add(e, "files", json_object_new_int64((int64_t) ev->files))) ||
+                    (ev->missing && !add(e, "missing", json_object_new_string(ev->missing))))
                         a = (json_object_put(a), NULL);
         }
         return a;

@@ -16,6 +16,15 @@
 
 #include "probe-target.h"
 
+/* test-follow.c renames other builds over this program: one that differs
+ * (another build id) and one without the probed function. */
+#ifndef PROBE_TARGET_BUILD
+#define PROBE_TARGET_BUILD "1"
+#endif
+#ifdef PROBE_TARGET_NO_SYMBOL
+#define evmon_probe_target evmon_probe_target_renamed
+#endif
+
 long evmon_probe_target(const char *s, long n);
 
 /* Out of line and used, so the symbol exists and every call enters it. */
@@ -35,7 +44,8 @@ int main(int argc, char **argv) {
 
         /* Not atoi: the test counts the atoi calls. */
         if (argc != 2 || (k = strtol(argv[1], NULL, 10)) <= 0 || k > PROBE_TARGET_MAX_CALLS) {
-                fprintf(stderr, "usage: evmon-probe-target K (1..%d)\n", PROBE_TARGET_MAX_CALLS);
+                fprintf(stderr, "usage: evmon-probe-target K (1..%d) (build %s)\n", PROBE_TARGET_MAX_CALLS,
+                        PROBE_TARGET_BUILD);
                 return 2;
         }
         printf("ready %d %p %p\n", (int) getpid(), (void *) evmon_probe_target, (void *) atoi_fn);
