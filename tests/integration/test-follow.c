@@ -42,6 +42,20 @@ struct target {
 };
 
 static struct target old_ = { .pid = -1 }, new_ = { .pid = -1 };
+static char dir_[64];                   /* the probed file's directory */
+
+static void remove_dir(void) {
+        char p[128];
+
+        if (!dir_[0])
+                return;
+        snprintf(p, sizeof(p), "%s/target", dir_);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s/target.new", dir_);
+        unlink(p);
+        rmdir(dir_);
+        dir_[0] = 0;
+}
 
 static int teardown(void **state) {
         struct target *ts[] = { &old_, &new_ };
@@ -52,6 +66,7 @@ static int teardown(void **state) {
                         (void) waitpid(ts[i]->pid, NULL, 0);
                 }
         itest_daemon_cleanup(&daemon_);
+        remove_dir();
         return 0;
 }
 
@@ -183,7 +198,7 @@ static void count_line(json_object *o, void *userdata) {
 
 static void test_follow_upgrade(void **state) {
         struct itest_client *c = calloc(1, sizeof(*c));
-        char path[PATH_MAX], config[4096];
+        char path[128], config[4096];
         struct counts n = {};
         json_object *o, *a, *e;
         const char *events[2];
@@ -193,9 +208,9 @@ static void test_follow_upgrade(void **state) {
         assert_non_null(c);
         /* The daemon's directory is made by itest_daemon_start(): a
          * directory of our own for the probed file. */
-        snprintf(path, sizeof(path), "/tmp/evmon-follow-%d", (int) getpid());
-        assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
-        strcat(path, "/target");
+        snprintf(dir_, sizeof(dir_), "/tmp/evmon-follow-%d", (int) getpid());
+        assert_true(mkdir(dir_, 0755) == 0 || errno == EEXIST);
+        snprintf(path, sizeof(path), "%s/target", dir_);
         replace(build1, path);
 
         snprintf(config, sizeof(config),
@@ -282,9 +297,6 @@ static void test_follow_upgrade(void **state) {
                         assert_null(strstr(line, path));
                 fclose(f);
         }
-        unlink(path);
-        *strrchr(path, '/') = 0;
-        rmdir(path);
 }
 
 int main(void) {
