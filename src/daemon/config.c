@@ -1195,7 +1195,7 @@ int config_copy(const struct config *src, size_t extra, struct config **ret) {
         if (!c)
                 return -ENOMEM;
         *c = *src;
-        c->path = c->socket_path = c->socket_group = c->socket_admin_group = c->clock_name = NULL;
+        c->path = c->socket_path = c->socket_group = c->socket_admin_group = c->clock_name = c->metrics_path = NULL;
         c->cgroups = c->cgroups_where = NULL;
         c->pids = NULL;
         c->events = NULL;
@@ -1203,7 +1203,8 @@ int config_copy(const struct config *src, size_t extra, struct config **ret) {
         if (strdup_or_null(src->path, &c->path) < 0 || strdup_or_null(src->socket_path, &c->socket_path) < 0 ||
             strdup_or_null(src->socket_group, &c->socket_group) < 0 ||
             strdup_or_null(src->socket_admin_group, &c->socket_admin_group) < 0 ||
-            strdup_or_null(src->clock_name, &c->clock_name) < 0 || strv_copy(src->cgroups, &c->cgroups) < 0 ||
+            strdup_or_null(src->clock_name, &c->clock_name) < 0 ||
+            strdup_or_null(src->metrics_path, &c->metrics_path) < 0 || strv_copy(src->cgroups, &c->cgroups) < 0 ||
             strv_copy(src->cgroups_where, &c->cgroups_where) < 0)
                 return -ENOMEM;
         if (src->n_pids) {
