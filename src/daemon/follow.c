@@ -31,6 +31,7 @@ struct follow_file {
         ino_t ino;
         char *build_id;               /* NULL: the file has none */
         bool symbol_missing;          /* seen, nothing attached */
+        bool failed;                  /* the kernel refused the probe there */
         int handle;                   /* monitor handle of the extra attachment, -1 for the first */
         char *probe_name;             /* tracefs probe made for it, NULL when the PMU made it */
         struct format *format;
@@ -97,7 +98,7 @@ static int follow_probe_tracefs(struct follow *f, struct follow_file *ff, struct
         struct daemon *d = f->daemon;
         int r;
 
-        if (asprintf(&ff->probe_name, "%.48s_f%zu", f->ev->cfg->name, f->n_files - 1) < 0) {
+        if (asprintf(&ff->probe_name, "%.48s_f%zu", f->ev->cfg->name, (size_t) (ff - f->files)) < 0) {
                 ff->probe_name = NULL;
                 return -ENOMEM;
         }
@@ -185,24 +186,40 @@ static void follow_file_undo(struct follow *f, struct follow_file *ff) {
         }
 }
 
-/* The file at the path may be new: attach to it, or say why not. */
-static void follow_check(struct follow *f) {
+/* The file at the path may be new: attach to it, or say why not. A file
+ * written where it stands (install(1) creates it empty, then writes it)
+ * is looked at again when it is closed: the symbol may be there by then. */
+static void follow_check(struct follow *f, uint32_t mask) {
         _cleanup_(freep) char *err = NULL;
-        struct follow_file *ff;
+        struct follow_file *ff = NULL;
+        bool again = false;
         struct stat st;
         uint64_t off;
         int r;
 
         if (stat(f->path, &st) < 0)
                 return;         /* Gone for now; a rename over it comes next. */
-        for (size_t i = 0; i < f->n_files; i++)
+        if (mask == IN_CREATE && st.st_size == 0)
+                return;         /* Its IN_CLOSE_WRITE comes. */
+        for (size_t i = 0; i < f->n_files && !ff; i++)
                 if (f->files[i].dev == st.st_dev && f->files[i].ino == st.st_ino)
+                        ff = &f->files[i];
+        if (ff) {
+                if (!ff->symbol_missing || ff->failed)
                         return;
-        ff = follow_add_file(f, &st);
-        if (!ff)
-                return;
+                again = true;
+                free(ff->build_id);
+                ff->build_id = NULL;
+                (void) elf_build_id(f->path, &ff->build_id, NULL);
+        } else {
+                ff = follow_add_file(f, &st);
+                if (!ff)
+                        return;
+        }
         if (f->symbol) {
                 r = elf_resolve_symbol(f->path, f->symbol, &off, NULL, &err);
+                if (r < 0 && again)
+                        return;         /* Said already. */
                 if (r < 0) {
                         ff->symbol_missing = true;
                         free(f->missing);
@@ -216,10 +233,11 @@ static void follow_check(struct follow *f) {
                 }
         }
         err = mfree(err);
+        ff->symbol_missing = false;
         r = follow_attach(f, ff, &err);
         if (r < 0) {
                 follow_file_undo(f, ff);
-                ff->symbol_missing = true;
+                ff->symbol_missing = ff->failed = true;
                 log_warning("%s: %s was replaced (inode %ju), and attaching to the new file failed: %s",
                             f->ev->wire_name, f->path, (uintmax_t) st.st_ino, err ?: strerror(-r));
                 follow_announce(f, ff, "failed", err ?: strerror(-r));
@@ -235,7 +253,7 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ie, void *
         struct follow *f = userdata;
 
         if (ie->len > 0 && strcmp(ie->name, f->base) == 0)
-                follow_check(f);
+                follow_check(f, ie->mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE));
         return 0;
 }
 

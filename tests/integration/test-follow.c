@@ -7,7 +7,8 @@
  * (attached, the new inode, its build id), and the old and the new process
  * each bring exactly their calls, under both probes. Then a build without
  * the function is renamed over the path: a "probe" line says the symbol is
- * missing, and so does status. Needs root and uprobes (77 otherwise). */
+ * missing, and so does status; install(1) of the first build over it
+ * brings the probe back. Needs root and uprobes (77 otherwise). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -283,6 +284,21 @@ static void test_follow_upgrade(void **state) {
                 assert_non_null(strstr(itest_str(e, "missing"), "lacks evmon_probe_target"));
         }
         json_object_put(o);
+
+        /* install(1) removes the file and writes a new one in its place
+         * (IN_CREATE of an empty file, then IN_CLOSE_WRITE): the probe
+         * follows once the file is written, and no line said the symbol
+         * was missing from the empty file. */
+        {
+                char cmd[2 * PATH_MAX + 32];
+
+                snprintf(cmd, sizeof(cmd), "install -m 0755 '%s' '%s'", build1, path);
+                assert_int_equal(system(cmd), 0);
+        }
+        for (size_t i = 0; i < 2; i++) {
+                expect_probe(c, path, "attached", 3, &o);
+                json_object_put(o);
+        }
 
         itest_client_close(c);
         free(c);
