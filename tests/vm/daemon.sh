@@ -3,7 +3,9 @@
 # Runs inside the VM (tests/vm/vm-run --bin evmond --bin evmonctl): kprobes
 # and kretprobes with fetch-args end to end through evmond on a kernel that
 # has them, read back with `evmonctl watch --json`; clean removal of the
-# tracefs probes on SIGTERM; `evmond --check-config` reporting the kernel's
+# tracefs probes on SIGTERM; a kprobe added and removed at run time with
+# `evmonctl add/remove` (a missing symbol refused with the kernel's reason);
+# `evmond --check-config` reporting the kernel's
 # own reasons and leaving nothing behind.
 #
 # Prints PASS/FAIL lines and exits 1 when any check failed.
@@ -178,6 +180,51 @@ for p in $pid_missing $pid_present; do
 done
 check "kprobe:open_pmu lines carry __probe_ip" \
         grep -q '"event":"kprobe:open_pmu".*"fields":{"__probe_ip":' /tmp/evmon/watch.json
+
+# ---- runtime control: a kprobe added and removed while evmond runs ------
+
+echo '{"socket": {"path": "/run/evmon/evmond.sock"}, "events": [{"tracepoint": "sched:sched_process_exit"}]}' \
+        > /tmp/evmon/runtime.json
+evmond --config /tmp/evmon/runtime.json > /tmp/evmon/runtime.log 2>&1 &
+daemon=$!
+i=0
+while [ ! -S $SOCK ] && [ $i -lt 600 ] && kill -0 $daemon 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+done
+evmonctl watch --json --socket $SOCK > /tmp/evmon/runtime-watch.json 2>&1 &
+watcher=$!
+sleep 1
+evmonctl --socket $SOCK add \
+        '{"kprobe": "do_sys_openat2", "name": "rt_open", "fetch": ["path=+0(%si):ustring"]}' > /tmp/evmon/add.out 2>&1
+rc=$?
+sed 's/^/  /' /tmp/evmon/add.out
+check "evmonctl add of a kprobe while evmond runs: exit 0 (got $rc)" [ $rc = 0 ]
+check "kprobe_events has evmond's p:.../rt_open" grep -q '^p:evmon[^/]*/rt_open do_sys_openat2' $T/kprobe_events
+rt_file=/tmp/evmon-runtime-$$-$(cut -c1-8 /proc/sys/kernel/random/uuid)
+cat $rt_file 2>/dev/null
+sleep 2
+check "the watcher got the kprobe:rt_open of $rt_file with its path" \
+        grep -q "\"event\":\"kprobe:rt_open\".*\"path\":\"$rt_file\"" /tmp/evmon/runtime-watch.json
+check "the watcher got a config line for the add" grep -q '"type":"config"' /tmp/evmon/runtime-watch.json
+evmonctl --socket $SOCK add '{"kprobe": "evmon_no_such_function", "name": "rt_bad"}' > /tmp/evmon/addbad.out 2>&1
+rc=$?
+sed 's/^/  /' /tmp/evmon/addbad.out
+check "evmonctl add of a missing kernel symbol fails (exit $rc)" [ $rc != 0 ]
+check "evmonctl add of a missing kernel symbol quotes the kernel's reason" \
+        grep -qi "symbol\|address" /tmp/evmon/addbad.out
+check "nothing of rt_bad is in kprobe_events" sh -c "! grep -q rt_bad $T/kprobe_events"
+evmonctl --socket $SOCK remove kprobe:rt_open > /tmp/evmon/remove.out 2>&1
+rc=$?
+sed 's/^/  /' /tmp/evmon/remove.out
+check "evmonctl remove kprobe:rt_open: exit 0 (got $rc)" [ $rc = 0 ]
+check "rt_open is gone from kprobe_events" sh -c "! grep -q rt_open $T/kprobe_events"
+kill -TERM $daemon
+wait $daemon
+rc=$?
+check "evmond exits 0 after the runtime changes (got $rc)" [ $rc = 0 ]
+wait $watcher 2>/dev/null
+check "no probe of evmond's is left in kprobe_events" sh -c "! grep -q '^[pr][0-9]*:evmon' $T/kprobe_events"
 
 # ---- --check-config -------------------------------------------------------
 
