@@ -32,6 +32,7 @@
 #define ARG_SID 77105
 #define ARG_OTHER 77106
 #define N_CALLS 3000
+#define N_LOAD 100000
 #define NOBODY 65534
 
 static struct itest_daemon daemon_ = { .pid = -1 };
@@ -44,6 +45,9 @@ static int setup(void **state) {
         snprintf(config, sizeof(config),
                  "{\n"
                  "  \"socket\": {\"mode\": \"0666\"},\n"
+                 /* Room for test_add_under_load's lines while the test
+                  * waits for the add's answer before it reads them. */
+                 "  \"clients\": {\"queue_kib\": 65536},\n"
                  "  \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == %d || pid == %d\"}]\n"
                  "}\n", ARG_PGID, ARG_OTHER);
         if (itest_daemon_start_opts(&daemon_, config, &opts) < 0 || chmod(daemon_.dir, 0755) < 0)
@@ -152,6 +156,36 @@ static void test_add_and_remove(void **state) {
         expect_result("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove");
         assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
         assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+}
+
+/* An event added while the running ones are under load costs them no
+ * gap: every one of N_LOAD getpgid calls made across the add arrives or is
+ * reported lost by the kernel (a full-rate writer can outrun the rings
+ * while evmond opens the new event on every CPU), exactly, as test-reload
+ * counts a reload. */
+static void test_add_under_load(void **state) {
+        struct itest_tally t = {};
+        char line[256], *text;
+        size_t len;
+        int gate;
+        pid_t pid = itest_spawn_calls(SYS_getpgid, ARG_PGID, N_LOAD, &gate);
+
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\",\"filter\":\"pid == %d\"}}\n",
+                 ARG_SID);
+        itest_release(gate);
+        usleep(5000);   /* the calls are flowing */
+        expect_result(line, "add");
+        text = itest_client_slurp(watcher, 500, 60000, &len);
+        itest_reap(pid);
+        itest_for_each_line(text, len, itest_tally_line, &t);
+        free(text);
+        fprintf(stderr, "add under load: %" PRId64 " of %d getpgid, %" PRId64 " lost, %" PRId64 " dropped\n",
+                itest_tally_get(&t, pid, GETPGID), N_LOAD, t.lost, t.dropped);
+        assert_int_equal(t.dropped, 0);
+        assert_int_equal(itest_tally_get(&t, pid, GETPGID) + t.lost, N_LOAD);
+        itest_tally_done(&t);
+        expect_result("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove");
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
 }
 
 static void test_disable_enable(void **state) {
@@ -398,6 +432,7 @@ int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_add_and_remove),
+                cmocka_unit_test(test_add_under_load),
                 cmocka_unit_test(test_disable_enable),
                 cmocka_unit_test(test_filter),
                 cmocka_unit_test(test_bad_requests_change_nothing),
