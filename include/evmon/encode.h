@@ -108,8 +108,8 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
 
 /* {"type":"lost","cpu":N,"count":N}\n */
 int encode_lost(struct jbuf *b, int cpu, uint64_t count);
-/* {"type":"dropped","count":N}\n */
-int encode_dropped(struct jbuf *b, uint64_t count);
+/* {"type":"dropped","count":N}\n, with "lost":LOST when LOST > 0 */
+int encode_dropped(struct jbuf *b, uint64_t count, uint64_t lost);
 
 /* ---- control lines (lines.c) ----------------------------------------- */
 

@@ -127,9 +127,10 @@ static int client_arm(struct client *c, bool out) {
 static int client_queue_dropped(struct client *c) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
 
-        if (encode_dropped(&line, c->queue.dropped) < 0)
+        if (encode_dropped(&line, c->queue.dropped, c->queue.dropped_lost) < 0)
                 return -ENOMEM;
         c->queue.dropped = 0;
+        c->queue.dropped_lost = 0;
         return client_reply(c, line.data, line.len) < 0 ? -ENOMEM : 0;
 }
 

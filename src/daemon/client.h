@@ -71,9 +71,10 @@ static inline bool client_has_schema(const struct client *c, const struct line_m
         return m->idx < c->n_schema_gens && c->schema_gens[m->idx] == m->schema_gen;
 }
 
-/* Queues the stored line SP unless C's queue is full (a drop is counted). */
-static inline void client_push(struct client *c, const struct line_span *sp) {
-        (void) line_queue_push(&c->queue, sp);
+/* Queues the stored line SP unless C's queue is full (a drop is counted;
+ * LOST: see line_queue_push()). */
+static inline void client_push(struct client *c, const struct line_span *sp, uint64_t lost) {
+        (void) line_queue_push(&c->queue, sp, lost);
 }
 /* Stores and queues a reply for C alone. -ENOBUFS when C's queue is
  * already over its bound (C does not read its replies), -ENOMEM. */

@@ -82,7 +82,7 @@ static void on_lost(int cpu, uint64_t count, void *ctx) {
         d->line.len = 0;
         if (encode_lost(&d->line, cpu, count) < 0)
                 return;
-        server_broadcast_all(d->server, d->line.data, d->line.len);
+        server_broadcast_lost(d->server, d->line.data, d->line.len, count);
 }
 
 static void on_record(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,

@@ -66,9 +66,10 @@ static int queue_append(struct line_queue *q, const struct line_span *sp) {
         return 0;
 }
 
-bool line_queue_push(struct line_queue *q, const struct line_span *sp) {
+bool line_queue_push(struct line_queue *q, const struct line_span *sp, uint64_t lost) {
         if (q->dropped > 0 || q->queued + sp->len > q->limit || queue_append(q, sp) < 0) {
                 line_queue_drop(q);
+                q->dropped_lost += lost;
                 return false;
         }
         return true;

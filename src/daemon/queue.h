@@ -19,6 +19,7 @@ struct line_queue {
         size_t limit;                 /* bytes: lines past it are dropped (clients.queue_kib) */
         uint32_t head_done;           /* bytes of q[head] already written */
         uint64_t dropped;             /* lines dropped since the last "dropped" line */
+        uint64_t dropped_lost;        /* the records those of them that were "lost" lines told of */
         uint64_t dropped_total;
         uint64_t lines;               /* lines queued in all */
 };
@@ -30,8 +31,11 @@ void line_queue_done(struct line_queue *q);
 
 /* Queues SP (taking a reference), or counts a drop when it would pass the
  * limit. Once a queue drops, it drops everything until it has drained, so
- * the "dropped" line marks exactly where the gap is. True when queued. */
-bool line_queue_push(struct line_queue *q, const struct line_span *sp);
+ * the "dropped" line marks exactly where the gap is. LOST is the count of
+ * a "lost" line (0 for others): a dropped one's count goes into the
+ * "dropped" line, so a client can still account for every record. True
+ * when queued. */
+bool line_queue_push(struct line_queue *q, const struct line_span *sp, uint64_t lost);
 /* Queues a reply, which must not be lost: past the limit by one reply at
  * the most. -ENOBUFS when the queue is over its limit already (its client
  * does not read its replies), -ENOMEM. */

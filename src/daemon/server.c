@@ -252,19 +252,26 @@ size_t server_match(struct server *s, const struct line_meta *meta) {
         return n;
 }
 
-void server_deliver(struct server *s, const char *line, size_t len) {
+/* LOST: a "lost" line's count (0 for others), kept for clients that drop it. */
+static void deliver(struct server *s, const char *line, size_t len, uint64_t lost) {
         struct line_span sp;
 
         if (s->n_matched == 0)
                 return;
         if (line_store_put(&s->store, line, len, &sp) < 0) {
                 /* Out of memory: the line is lost for everyone; say so. */
-                for (size_t i = 0; i < s->n_matched; i++)
+                for (size_t i = 0; i < s->n_matched; i++) {
                         line_queue_drop(&s->matched[i]->queue);
+                        s->matched[i]->queue.dropped_lost += lost;
+                }
         } else
                 for (size_t i = 0; i < s->n_matched; i++)
-                        client_push(s->matched[i], &sp);
+                        client_push(s->matched[i], &sp, lost);
         s->n_matched = 0;
+}
+
+void server_deliver(struct server *s, const char *line, size_t len) {
+        deliver(s, line, len, 0);
 }
 
 void server_broadcast(struct server *s, const struct line_meta *meta, const char *line, size_t len) {
@@ -272,14 +279,23 @@ void server_broadcast(struct server *s, const struct line_meta *meta, const char
                 server_deliver(s, line, len);
 }
 
-void server_broadcast_all(struct server *s, const char *line, size_t len) {
+static void match_all(struct server *s) {
         size_t n = 0;
 
         for (struct client *c = s->clients; c; c = c->next)
                 if (!c->closing)
                         s->matched[n++] = c;
         s->n_matched = n;
-        server_deliver(s, line, len);
+}
+
+void server_broadcast_all(struct server *s, const char *line, size_t len) {
+        match_all(s);
+        deliver(s, line, len, 0);
+}
+
+void server_broadcast_lost(struct server *s, const char *line, size_t len, uint64_t count) {
+        match_all(s);
+        deliver(s, line, len, count);
 }
 
 void server_flush(struct server *s) {

@@ -74,6 +74,9 @@ void server_broadcast(struct server *s, const struct line_meta *meta, const char
 /* Stores LINE once and queues it for every client (lost records, config
  * changes), each within its queue's bound. */
 void server_broadcast_all(struct server *s, const char *line, size_t len);
+/* server_broadcast_all() for a "lost" line of COUNT records: a client that
+ * drops it is told COUNT in its "dropped" line. */
+void server_broadcast_lost(struct server *s, const char *line, size_t len, uint64_t count);
 /* Writes what is queued to each client that can take it now. Call after a
  * batch of broadcasts. */
 void server_flush(struct server *s);

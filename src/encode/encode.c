@@ -478,15 +478,19 @@ int encode_lost(struct jbuf *b, int cpu, uint64_t count) {
         return 0;
 }
 
-int encode_dropped(struct jbuf *b, uint64_t count) {
+int encode_dropped(struct jbuf *b, uint64_t count, uint64_t lost) {
         char *p;
         int r;
 
-        r = jbuf_reserve(b, sizeof("{\"type\":\"" EVMON_LINE_DROPPED "\",\"count\":}\n") + JSON_INT_MAX);
+        r = jbuf_reserve(b, sizeof("{\"type\":\"" EVMON_LINE_DROPPED "\",\"count\":,\"lost\":}\n") + 2 * JSON_INT_MAX);
         if (r < 0)
                 return r;
         p = json_put_literal(jbuf_end(b), "{\"type\":\"" EVMON_LINE_DROPPED "\",\"count\":");
         p = json_put_u64(p, count);
+        if (lost > 0) {
+                p = json_put_literal(p, ",\"lost\":");
+                p = json_put_u64(p, lost);
+        }
         p = json_put_literal(p, "}\n");
         jbuf_set_end(b, p);
         return 0;

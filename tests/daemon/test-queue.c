@@ -45,7 +45,7 @@ static void test_shared(void **state) {
                 assert_int_equal(line_queue_init(&q[i], &st, 1024), 0);
         put(&st, "{\"a\":1}\n", &sp);
         for (int i = 0; i < 3; i++)
-                assert_true(line_queue_push(&q[i], &sp));
+                assert_true(line_queue_push(&q[i], &sp, 0));
         assert_ptr_equal(q[0].q[0].chunk, q[2].q[0].chunk);
         assert_int_equal(sp.chunk->refs, 4);     /* the store's current chunk and three queues */
         assert_int_equal(sp.chunk->len, 8);      /* stored once */
@@ -72,11 +72,14 @@ static void test_bound_and_gap(void **state) {
         assert_int_equal(line_queue_init(&q, &st, 20), 0);
         put(&st, "0123456789abcde\n", &big);        /* 16 bytes */
         put(&st, "x\n", &small);
-        assert_true(line_queue_push(&q, &big));
-        assert_false(line_queue_push(&q, &big));    /* 32 > 20 */
-        assert_false(line_queue_push(&q, &small));  /* 18 would fit, but the gap is open */
-        assert_int_equal(q.dropped, 2);
-        assert_int_equal(q.dropped_total, 2);
+        assert_true(line_queue_push(&q, &big, 0));
+        assert_false(line_queue_push(&q, &big, 0));    /* 32 > 20 */
+        assert_false(line_queue_push(&q, &small, 0));  /* 18 would fit, but the gap is open */
+        /* A dropped "lost" line's records are kept for the dropped line. */
+        assert_false(line_queue_push(&q, &small, 4242));
+        assert_int_equal(q.dropped_lost, 4242);
+        assert_int_equal(q.dropped, 3);
+        assert_int_equal(q.dropped_total, 3);
         assert_int_equal(q.queued, 16);
         assert_int_equal(q.lines, 1);
         line_queue_advance(&q, 16);
@@ -84,9 +87,9 @@ static void test_bound_and_gap(void **state) {
         /* The client says how many (client_flush writes the dropped line),
          * and the gap closes. */
         q.dropped = 0;
-        assert_true(line_queue_push(&q, &small));
+        assert_true(line_queue_push(&q, &small, 0));
         assert_int_equal(queued_text(&q, buf, sizeof(buf)), 2);
-        assert_int_equal(q.dropped_total, 2);
+        assert_int_equal(q.dropped_total, 3);
         line_queue_done(&q);
         line_store_done(&st);
 }
@@ -123,9 +126,9 @@ static void test_merge_and_partial(void **state) {
         put(&st, "aaa\n", &a);
         put(&st, "bbb\n", &b);
         put(&st, "ccc\n", &c);
-        assert_true(line_queue_push(&q, &a));
-        assert_true(line_queue_push(&q, &c));      /* not next to a: a span of its own */
-        assert_true(line_queue_push(&q, &b));      /* not after c either */
+        assert_true(line_queue_push(&q, &a, 0));
+        assert_true(line_queue_push(&q, &c, 0));      /* not next to a: a span of its own */
+        assert_true(line_queue_push(&q, &b, 0));      /* not after c either */
         assert_int_equal(q.len, 3);
         line_queue_advance(&q, 2);
         assert_int_equal(queued_text(&q, buf, sizeof(buf)), 10);
@@ -136,8 +139,8 @@ static void test_merge_and_partial(void **state) {
         line_queue_done(&q);
 
         assert_int_equal(line_queue_init(&q, &st, 1024), 0);
-        assert_true(line_queue_push(&q, &a));
-        assert_true(line_queue_push(&q, &b));      /* right after a: merged */
+        assert_true(line_queue_push(&q, &a, 0));
+        assert_true(line_queue_push(&q, &b, 0));      /* right after a: merged */
         assert_int_equal(q.len, 1);
         assert_int_equal(q.lines, 2);
         line_queue_done(&q);
@@ -159,7 +162,7 @@ static void test_many(void **state) {
                 int n = snprintf(line, sizeof(line), "%u\n", i);
 
                 assert_int_equal(line_store_put(&st, line, (size_t) n, &sp), 0);
-                assert_true(line_queue_push(&q, &sp));
+                assert_true(line_queue_push(&q, &sp, 0));
                 /* A line for someone else between ours: no merging. */
                 put(&st, "-\n", &other);
                 if (i % 3 == 2) {

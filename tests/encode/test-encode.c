@@ -535,11 +535,13 @@ static void test_jbuf(void **state) {
         jbuf_done(&b);
 
         assert_int_equal(encode_lost(&b, 3, 17), 0);
-        assert_int_equal(encode_dropped(&b, UINT64_MAX), 0);
+        assert_int_equal(encode_dropped(&b, UINT64_MAX, 0), 0);
+        assert_int_equal(encode_dropped(&b, 2, UINT64_MAX), 0);
         assert_int_equal(encode_lost(&b, -1, 0), 0);
         static const char want[] =
                 "{\"type\":\"lost\",\"cpu\":3,\"count\":17}\n"
                 "{\"type\":\"dropped\",\"count\":18446744073709551615}\n"
+                "{\"type\":\"dropped\",\"count\":2,\"lost\":18446744073709551615}\n"
                 "{\"type\":\"lost\",\"cpu\":-1,\"count\":0}\n";
         assert_int_equal(b.len, sizeof(want) - 1);
         assert_memory_equal(b.data, want, b.len);
@@ -979,7 +981,7 @@ static void test_event_malformed(void **state) {
         fixture_init(&fx, fmt_exec, "sched", "sched:sched_process_exec");
         put_le(rec, 8, data_loc(20, 14), 4);
         memcpy(rec + 20, "/usr/bin/true", 14);
-        assert_int_equal(encode_dropped(&b, 1), 0);
+        assert_int_equal(encode_dropped(&b, 1, 0), 0);
         assert_int_equal(b.len, sizeof(prior) - 1);
 
         /* Locator pointing past the record. */

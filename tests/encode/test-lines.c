@@ -105,7 +105,7 @@ static void test_requests(void **state) {
 static void test_lines_append(void **state) {
         _cleanup_(jbuf_donep) struct jbuf b = {};
 
-        assert_int_equal(encode_dropped(&b, 3), 0);
+        assert_int_equal(encode_dropped(&b, 3, 0), 0);
         assert_int_equal(encode_error(&b, "x"), 0);
         check_line(&b, "{\"type\":\"dropped\",\"count\":3}\n{\"type\":\"error\",\"error\":\"x\"}\n");
 }

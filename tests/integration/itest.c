@@ -195,6 +195,12 @@ int64_t itest_int(json_object *o, const char *key) {
         return json_object_get_int64(v);
 }
 
+int64_t itest_dropped_lost(json_object *o) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, "lost", &v) ? json_object_get_int64(v) : 0;
+}
+
 pid_t itest_fork(void) {
         pid_t parent = getpid(), pid;
 
@@ -475,6 +481,7 @@ void itest_tally_line(json_object *o, void *userdata) {
         }
         if (strcmp(type, "dropped") == 0) {
                 t->dropped += itest_int(o, "count");
+                t->lost += itest_dropped_lost(o);
                 return;
         }
         if (strcmp(type, "error") == 0) {

@@ -66,6 +66,9 @@ void itest_for_each_line(const char *text, size_t len, void (*fn)(json_object *o
 
 const char *itest_str(json_object *o, const char *key);
 int64_t itest_int(json_object *o, const char *key);
+/* A "dropped" line's "lost": the records its dropped lost lines told of (0
+ * when absent). */
+int64_t itest_dropped_lost(json_object *o);
 
 /* Runs ARGV (argv[0] a path or a name in $PATH) with stdout and stderr
  * into one NUL-terminated text (caller frees); kills it after TIMEOUT_MS.

@@ -171,6 +171,7 @@ static void tally_line(json_object *o, void *userdata) {
         }
         if (strcmp(type, "dropped") == 0) {
                 t->dropped += itest_int(o, "count");
+                t->lost += itest_dropped_lost(o);
                 return;
         }
         if (strcmp(type, "event") != 0)

@@ -218,6 +218,7 @@ static void seen_line(json_object *o, void *userdata) {
         }
         if (strcmp(type, "dropped") == 0) {
                 s->dropped += itest_int(o, "count");
+                s->lost += itest_dropped_lost(o);
                 return;
         }
         if (strcmp(type, "event") != 0)

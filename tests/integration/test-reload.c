@@ -215,6 +215,7 @@ static void stream_line(json_object *o, void *userdata) {
         }
         if (strcmp(type, "dropped") == 0) {
                 s->dropped += itest_int(o, "count");
+                s->lost += itest_dropped_lost(o);
                 return;
         }
         if (strcmp(type, "event") != 0)
