@@ -4,7 +4,8 @@
  *   being read, then is dropped with the reason logged, and evmond's
  *   memory stays bounded meanwhile (it grew by ~1 GB in 15 s);
  * - reload is for root and socket.admin_group only (SO_PEERCRED); anyone
- *   else gets an error and keeps a working connection;
+ *   else gets an error and keeps a working connection; so is runtime
+ *   control (issue 12), which a member of the group may use;
  * - one uid cannot take every connection (64 held by one user locked out
  *   everyone, root included): clients.max_per_uid, and places kept for
  *   root and admins;
@@ -180,10 +181,11 @@ static void test_status_flood(void **state) {
 
 /* ---- reload is for admins ------------------------------------------- */
 
-/* In a child as uid/gid 65534 with GROUPS: sends reload, then status, on
- * one connection. Exit 0: reload refused with an error, status answered;
- * 1: reload done; others: trouble. */
-static int reload_as(const gid_t *groups, size_t n) {
+/* In a child as uid/gid 65534 with GROUPS: sends REQUEST (a reload, or
+ * runtime control, whose answer is DONE), then status, on one connection.
+ * Exit 0: refused with an error, status answered; 1: done; others:
+ * trouble. */
+static int request_as(const gid_t *groups, size_t n, const char *request, const char *done) {
         int status;
         pid_t pid = fork();
 
@@ -199,18 +201,18 @@ static int reload_as(const gid_t *groups, size_t n) {
                 if (itest_client_connect(c, daemon_.socket) < 0)
                         _exit(101);
                 json_object_put(itest_client_expect(c, "hello", 5000));
-                if (itest_client_send(c, "{\"type\":\"reload\"}\n") < 0)
+                if (itest_client_send(c, request) < 0)
                         _exit(102);
                 /* A reload tells every client the new config first. */
                 while ((o = itest_client_next(c, 10000)) && strcmp(itest_str(o, "type"), "config") == 0)
                         json_object_put(o);
                 if (!o)
                         _exit(103);
-                if (strcmp(itest_str(o, "type"), "reload") == 0)
+                if (strcmp(itest_str(o, "type"), done) == 0)
                         _exit(1);
                 if (strcmp(itest_str(o, "type"), "error") != 0 || !strstr(itest_str(o, "error"), "permission denied") ||
                     !strstr(itest_str(o, "error"), "socket.admin_group")) {
-                        fprintf(stderr, "reload as uid %d: %s\n", NOBODY, json_object_to_json_string(o));
+                        fprintf(stderr, "%s as uid %d: %s\n", request, NOBODY, json_object_to_json_string(o));
                         _exit(104);
                 }
                 json_object_put(o);
@@ -233,8 +235,13 @@ static void test_reload_admin_only(void **state) {
         char *log;
 
         start_daemon("{\"max\": 8}");
-        assert_int_equal(reload_as(none, 1), 0);
-        assert_int_equal(reload_as(&gid, 1), 1);
+        assert_int_equal(request_as(none, 1, "{\"type\":\"reload\"}\n", "reload"), 0);
+        assert_int_equal(request_as(&gid, 1, "{\"type\":\"reload\"}\n", "reload"), 1);
+        /* Runtime control (issue 12) asks the same: a member of
+         * socket.admin_group may, anyone else may not. */
+        assert_int_equal(request_as(none, 1, "{\"type\":\"disable\",\"events\":[\"syscalls:*\"]}\n", "result"), 0);
+        assert_int_equal(request_as(&gid, 1, "{\"type\":\"disable\",\"events\":[\"syscalls:*\"]}\n", "result"), 1);
+        assert_int_equal(request_as(&gid, 1, "{\"type\":\"enable\"}\n", "result"), 1);
         /* Root may. */
         assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
         json_object_put(itest_client_expect(c, "hello", 5000));
@@ -245,6 +252,9 @@ static void test_reload_admin_only(void **state) {
         log = read_file(daemon_.log);
         if (!strstr(log, "Refused reload to client") || !strstr(log, "uid 65534"))
                 fail_msg("the log lacks the refusal:\n%s", log);
+        if (!strstr(log, "Refused disable to client") || !strstr(log, "Disabled by uid 65534") ||
+            !strstr(log, "Enabled by uid 65534"))
+                fail_msg("the log lacks the member's disable and enable, or the other's refusal:\n%s", log);
         free(log);
         itest_client_close(c);
         free(c);
