@@ -460,7 +460,11 @@ static int field_parse(const char *decl, const char *decl_end, const char *items
         }
         if (!have_offset || !have_size)
                 return -EINVAL;
-        if ((uint64_t) f->offset + f->size > UINT32_MAX)
+        /* A perf record is at most 65,535 bytes (its header's size is a
+         * u16): a field ending past that never decodes, and its declared
+         * size would set the encoder's bound for nothing (fuzz-format: a
+         * 1.1 GB char array reserved 8 GiB). */
+        if ((uint64_t) f->offset + f->size > UINT16_MAX)
                 return -ERANGE;
 
         /* The name is the last identifier, perhaps followed by "[LEN]". */

@@ -353,6 +353,9 @@ static void test_invalid(void **state) {
                 "name: x\nID: 3\nformat:\n\tfield:int a;\toffset:0;\tsize:4x;\n",
                 "name: x\nID: 3\nformat:\n\tfield:int a;\toffset:99999999999;\tsize:4;\n",
                 "name: x\nID: 3\nformat:\n\tfield:int a;\toffset:4294967295;\tsize:4;\n",
+                /* Past the largest perf record (65,535 bytes). */
+                "name: x\nID: 3\nformat:\n\tfield:int a;\toffset:65534;\tsize:4;\n",
+                "name: x\nID: 3\nformat:\n\tfield:char s[1111111111];\toffset:0;\tsize:1111111111;\n",
                 "name: x\nID: 3\nformat:\n\tfield:int a\toffset:0;\tsize:4;\n",
                 "name: x\nID: 3\nformat:\n\tfield:a;\toffset:0;\tsize:4;\n",
                 "name: x\nID: 3\nformat:\n\tfield:;\toffset:0;\tsize:4;\n",
