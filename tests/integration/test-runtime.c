@@ -184,6 +184,44 @@ static char *served(void) {
         return s;
 }
 
+struct schema_order {
+        const char *event;
+        int64_t schemas, events, before;        /* before: events ahead of the first schema */
+};
+
+static void schema_order_line(json_object *o, void *userdata) {
+        struct schema_order *so = userdata;
+        const char *type = itest_str(o, "type");
+
+        if (strcmp(itest_str(o, "event"), so->event) != 0)
+                return;
+        if (strcmp(type, "schema") == 0)
+                so->schemas++;
+        else if (strcmp(type, "event") == 0) {
+                so->events++;
+                so->before += so->schemas == 0;
+        }
+}
+
+/* N calls of NR(ARG) by the watcher, the first since EVENT was added: its
+ * schema line comes once, before the first of its N lines. */
+static void expect_schema_first(long nr, long arg, const char *event) {
+        struct schema_order so = { .event = event };
+        int gate;
+        pid_t pid = itest_spawn_calls(nr, arg, N_CALLS, &gate);
+        size_t len;
+        char *text;
+
+        itest_release(gate);
+        text = itest_client_slurp(watcher, 500, 30000, &len);
+        itest_reap(pid);
+        itest_for_each_line(text, len, schema_order_line, &so);
+        free(text);
+        assert_int_equal(so.events, N_CALLS);
+        assert_int_equal(so.schemas, 1);
+        assert_int_equal(so.before, 0);
+}
+
 static void test_add_and_remove(void **state) {
         char line[256];
 
@@ -192,7 +230,8 @@ static void test_add_and_remove(void **state) {
                  ARG_SID);
         expect_change(line, "add", GETSID, true);
         /* The watcher was told, and the new event serves at once, beside
-         * the old one, exactly. */
+         * the old one, exactly, its schema line first. */
+        expect_schema_first(SYS_getsid, ARG_SID, GETSID);
         assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), N_CALLS);
         assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
         expect_error(line, "is served already");
