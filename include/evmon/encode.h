@@ -215,3 +215,19 @@ int encode_request(struct jbuf *b, const char *type);
 int encode_control(struct jbuf *b, const char *type, const char *entry, const char *event, const char *filter,
                    const char *const *events, size_t n_events);
 int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events);
+/* The same with "pids" and "cgroups" where PIDS and CGROUPS are given,
+ * and without "events" when EVENTS is NULL (every event). */
+int encode_subscribe_targets(struct jbuf *b, const char *const *events, size_t n_events,
+                             const pid_t *pids, size_t n_pids,
+                             const char *const *cgroups, size_t n_cgroups);
+
+/* ---- evmon-forward's own lines (doc/protocol.md "evmon-forward") ---- */
+
+/* {"type":"forwarder","event":EVENT,"time":TIME,"socket":SOCKET,
+ *  "detail":DETAIL,"dropped_total":N}\n: what happened to its connection
+ * to evmond (REALTIME_NS: when); "detail" only where DETAIL is given. */
+int encode_forwarder(struct jbuf *b, const char *event, uint64_t realtime_ns, const char *socket,
+                     const char *detail, uint64_t dropped_total);
+/* {"type":"dropped","count":COUNT,"source":"evmon-forward"}\n: lines its
+ * buffer had to drop. */
+int encode_forwarder_dropped(struct jbuf *b, uint64_t count);

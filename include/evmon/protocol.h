@@ -27,8 +27,10 @@
 #define EVMON_LINE_RESULT "result"
 #define EVMON_LINE_SCHEMA "schema"
 #define EVMON_LINE_PROBE "probe"
-/* The line evmon-forward adds to what it publishes. */
+/* The line evmon-forward adds to what it publishes, and the "source" of
+ * the dropped lines it says for its own buffer. */
 #define EVMON_LINE_FORWARDER "forwarder"
+#define EVMON_SOURCE_FORWARDER "evmon-forward"
 
 /* Requests a client sends ("type"). */
 #define EVMON_REQUEST_SUBSCRIBE "subscribe"

@@ -71,23 +71,28 @@ int encode_hello(struct jbuf *b, const char *const *events, size_t n_events, uin
         return jsonc_append_line(b, o);
 }
 
+/* "pids" and "cgroups" of a subscription, each where given. */
+static bool add_targets(json_object *o, const pid_t *pids, size_t n_pids, const char *const *cgroups,
+                        size_t n_cgroups) {
+        if (pids) {
+                json_object *a = json_object_new_array();
+
+                if (!add(o, "pids", a))
+                        return false;
+                for (size_t i = 0; i < n_pids; i++)
+                        if (!array_add(a, json_object_new_int(pids[i])))
+                                return false;
+        }
+        return !cgroups || add(o, "cgroups", strings_new(cgroups, n_cgroups));
+}
+
 int encode_subscribed(struct jbuf *b, const char *const *events, size_t n_events,
                       const pid_t *pids, size_t n_pids,
                       const char *const *cgroups, size_t n_cgroups) {
         _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_SUBSCRIBED);
 
-        if (!o || !add(o, "events", strings_new(events, n_events)))
-                return -ENOMEM;
-        if (pids) {
-                json_object *a = json_object_new_array();
-
-                if (!add(o, "pids", a))
-                        return -ENOMEM;
-                for (size_t i = 0; i < n_pids; i++)
-                        if (!array_add(a, json_object_new_int(pids[i])))
-                                return -ENOMEM;
-        }
-        if (cgroups && !add(o, "cgroups", strings_new(cgroups, n_cgroups)))
+        if (!o || !add(o, "events", strings_new(events, n_events)) ||
+            !add_targets(o, pids, n_pids, cgroups, n_cgroups))
                 return -ENOMEM;
         return jsonc_append_line(b, o);
 }
@@ -286,10 +291,41 @@ int encode_control(struct jbuf *b, const char *type, const char *entry, const ch
         return jsonc_append_line(b, o);
 }
 
-int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events) {
+int encode_subscribe_targets(struct jbuf *b, const char *const *events, size_t n_events,
+                             const pid_t *pids, size_t n_pids,
+                             const char *const *cgroups, size_t n_cgroups) {
         _cleanup_(json_object_putp) json_object *o = line_new(EVMON_REQUEST_SUBSCRIBE);
 
-        if (!o || !add(o, "events", strings_new(events, n_events)))
+        if (!o || (events && !add(o, "events", strings_new(events, n_events))) ||
+            !add_targets(o, pids, n_pids, cgroups, n_cgroups))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events) {
+        return encode_subscribe_targets(b, events, n_events, NULL, 0, NULL, 0);
+}
+
+int encode_forwarder(struct jbuf *b, const char *event, uint64_t realtime_ns, const char *socket,
+                     const char *detail, uint64_t dropped_total) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_FORWARDER);
+        char t[JSON_TIME_LEN], *end = json_put_time(t, realtime_ns);
+
+        /* json_put_time() writes the quotes of a JSON string. */
+        if (!o || !add(o, "event", json_object_new_string(event)) ||
+            !add(o, "time", json_object_new_string_len(t + 1, (int) (end - t - 2))) ||
+            !add(o, "socket", json_object_new_string(socket)) ||
+            (detail && !add(o, "detail", json_object_new_string(detail))) ||
+            !add(o, "dropped_total", json_object_new_uint64(dropped_total)))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_forwarder_dropped(struct jbuf *b, uint64_t count) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_DROPPED);
+
+        if (!o || !add(o, "count", json_object_new_uint64(count)) ||
+            !add(o, "source", json_object_new_string(EVMON_SOURCE_FORWARDER)))
                 return -ENOMEM;
         return jsonc_append_line(b, o);
 }

@@ -34,6 +34,7 @@
 #include "evmon/human.h"
 #include "evmon/protocol.h"
 #include "evmon/cleanup.h"
+#include "evmon/encode.h"
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
 #include "line.h"
@@ -59,7 +60,10 @@ static size_t arg_buffer_mib = 64;
 static unsigned arg_in_flight = 1024;
 static char **arg_events;
 static int arg_n_events;
-static json_object *arg_pids, *arg_cgroups;
+/* --pid and --cgroup, each at most one per argument (room for argc). */
+static pid_t *arg_pids;
+static const char **arg_cgroups;
+static size_t arg_n_pids, arg_n_cgroups;
 static bool arg_read;
 static int arg_json = -1;
 static bool arg_no_follow;
@@ -243,20 +247,22 @@ static void fwd_push(struct fwd *f, const char *subject, const char *id, const c
         }
 }
 
-/* Queues a line the forwarder itself says (forwarder, dropped): subject
- * evmon.HOST._.TYPE, id HOST.fwd.START.N. Returns what queue_push() did. */
-static int fwd_say(struct fwd *f, const char *json) {
+/* Queues a line the forwarder itself says (forwarder, dropped; built by
+ * src/encode/, ending in '\n'): subject evmon.HOST._.TYPE, id
+ * HOST.fwd.START.N. Returns what queue_push() did. */
+static int fwd_say(struct fwd *f, const struct jbuf *line) {
         char subject[512], id[512];
+        size_t len = line->len > 0 ? line->len - 1 : 0;
         struct line_info li;
         int r;
 
-        r = line_scan(json, strlen(json), &li);
+        r = line_scan(line->data, len, &li);
         if (r < 0)
                 return r;
         r = line_subject(arg_host, &li, subject, sizeof(subject));
         if (r < 0)
                 return r;
-        r = line_with_host(json, strlen(json), f->host_json, f->pbuf, LINE_MAX_BYTES + 1024);
+        r = line_with_host(line->data, len, f->host_json, f->pbuf, LINE_MAX_BYTES + 1024);
         if (r < 0)
                 return r;
         snprintf(id, sizeof(id), "%s.fwd.%" PRIu64 ".%" PRIu64, arg_host, f->fwd_start_ns, ++f->fwd_lines);
@@ -267,24 +273,10 @@ static int fwd_say(struct fwd *f, const char *json) {
 }
 
 static void fwd_say_event(struct fwd *f, const char *event, const char *detail) {
-        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-        char t[40];
-        uint64_t ns = realtime_ns();
-        time_t sec = (time_t) (ns / 1000000000u);
-        struct tm tm;
-        size_t n;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
 
-        gmtime_r(&sec, &tm);
-        n = strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(t + n, sizeof(t) - n, ".%09" PRIu64 "Z", ns % 1000000000u);
-        json_object_object_add(o, "type", json_object_new_string(EVMON_LINE_FORWARDER));
-        json_object_object_add(o, "event", json_object_new_string(event));
-        json_object_object_add(o, "time", json_object_new_string(t));
-        json_object_object_add(o, "socket", json_object_new_string(arg_socket));
-        if (detail)
-                json_object_object_add(o, "detail", json_object_new_string(detail));
-        json_object_object_add(o, "dropped_total", json_object_new_uint64(f->dropped_total));
-        if (fwd_say(f, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0) {
+        if (encode_forwarder(&line, event, realtime_ns(), arg_socket, detail, f->dropped_total) < 0 ||
+            fwd_say(f, &line) < 0) {
                 f->dropped++;
                 f->dropped_total++;
         }
@@ -292,12 +284,11 @@ static void fwd_say_event(struct fwd *f, const char *event, const char *detail) 
 
 /* After lines were dropped, says how many as soon as the line fits. */
 static void fwd_report_dropped(struct fwd *f) {
-        char json[128];
+        _cleanup_(jbuf_donep) struct jbuf line = {};
 
         if (f->dropped == 0)
                 return;
-        snprintf(json, sizeof(json), "{\"type\":\"dropped\",\"count\":%" PRIu64 ",\"source\":\"evmon-forward\"}", f->dropped);
-        if (fwd_say(f, json) == 0) {
+        if (encode_forwarder_dropped(&line, f->dropped) == 0 && fwd_say(f, &line) == 0) {
                 logf_("%" PRIu64 " lines did not fit in the buffer and were dropped (said in a dropped line)", f->dropped);
                 f->dropped = 0;
         }
@@ -353,21 +344,15 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
 }
 
 static char *subscribe_line(void) {
-        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        _cleanup_(jbuf_donep) struct jbuf line = {};
 
-        json_object_object_add(o, "type", json_object_new_string(EVMON_REQUEST_SUBSCRIBE));
-        if (arg_n_events > 0) {
-                json_object *a = json_object_new_array();
-                for (int i = 0; i < arg_n_events; i++)
-                        json_object_array_add(a, json_object_new_string(arg_events[i]));
-                json_object_object_add(o, "events", a);
-        }
-        if (arg_pids)
-                json_object_object_add(o, "pids", json_object_get(arg_pids));
-        if (arg_cgroups)
-                json_object_object_add(o, "cgroups", json_object_get(arg_cgroups));
-        char *line = NULL;
-        return asprintf(&line, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 ? NULL : line;
+        if (encode_subscribe_targets(&line, arg_n_events > 0 ? (const char *const *) arg_events : NULL,
+                                     (size_t) arg_n_events, arg_n_pids > 0 ? arg_pids : NULL, arg_n_pids,
+                                     arg_n_cgroups > 0 ? arg_cgroups : NULL, arg_n_cgroups) < 0 ||
+            jbuf_reserve(&line, 1) < 0)
+                return NULL;
+        line.data[line.len] = '\0';
+        return TAKE_PTR(line.data);
 }
 
 static int evmond_connect(struct fwd *f) {
@@ -1192,6 +1177,12 @@ int main(int argc, char **argv) {
         long long v;
         int c, r;
 
+        arg_pids = calloc((size_t) argc, sizeof(*arg_pids));
+        arg_cgroups = calloc((size_t) argc, sizeof(*arg_cgroups));
+        if (!arg_pids || !arg_cgroups) {
+                logf_("out of memory");
+                return 1;
+        }
         while ((c = getopt_long(argc, argv, "s:n:H:S:cr:b:p:g:jh", options, NULL)) >= 0)
                 switch (c) {
                 case 's':
@@ -1242,14 +1233,10 @@ int main(int argc, char **argv) {
                 case 'p':
                         if (parse_int(optarg, "--pid", 1, INT_MAX, &v) < 0)
                                 return 2;
-                        if (!arg_pids)
-                                arg_pids = json_object_new_array();
-                        json_object_array_add(arg_pids, json_object_new_int((int) v));
+                        arg_pids[arg_n_pids++] = (pid_t) v;
                         break;
                 case 'g':
-                        if (!arg_cgroups)
-                                arg_cgroups = json_object_new_array();
-                        json_object_array_add(arg_cgroups, json_object_new_string(optarg));
+                        arg_cgroups[arg_n_cgroups++] = optarg;
                         break;
                 case OPT_READ:
                         arg_read = true;
@@ -1293,7 +1280,7 @@ int main(int argc, char **argv) {
                 r = run_read();
         } else
                 r = run_forward();
-        json_object_put(arg_pids);
-        json_object_put(arg_cgroups);
+        free(arg_pids);
+        free(arg_cgroups);
         return r < 0 ? 1 : 0;
 }

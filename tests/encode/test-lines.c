@@ -101,6 +101,39 @@ static void test_requests(void **state) {
         check_line(&b, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\",\"kprobe:open\"]}\n");
 }
 
+/* evmon-forward's subscription: events, pids and cgroups each only where
+ * given (no "events": every event). */
+static void test_subscribe_targets(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+        static const pid_t pids[] = { 4242 };
+        static const char *const cgroups[] = { "/system.slice/nginx.service", "/user.slice" };
+
+        assert_int_equal(encode_subscribe_targets(&b, NULL, 0, NULL, 0, NULL, 0), 0);
+        check_line(&b, "{\"type\":\"subscribe\"}\n");
+        assert_int_equal(encode_subscribe_targets(&b, events, 1, pids, 1, NULL, 0), 0);
+        check_line(&b, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\"],\"pids\":[4242]}\n");
+        assert_int_equal(encode_subscribe_targets(&b, NULL, 0, NULL, 0, cgroups, 2), 0);
+        check_line(&b, "{\"type\":\"subscribe\",\"cgroups\":[\"/system.slice/nginx.service\",\"/user.slice\"]}\n");
+}
+
+/* evmon-forward's own lines (doc/protocol.md "evmon-forward"). */
+static void test_forwarder(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+
+        /* 2026-11-21T10:23:00.123456789Z */
+        assert_int_equal(encode_forwarder(&b, "connected", UINT64_C(1795256580123456789), "/run/evmon/evmond.sock",
+                                          NULL, 0), 0);
+        check_line(&b, "{\"type\":\"forwarder\",\"event\":\"connected\",\"time\":\"2026-11-21T10:23:00.123456789Z\","
+                       "\"socket\":\"/run/evmon/evmond.sock\",\"dropped_total\":0}\n");
+        assert_int_equal(encode_forwarder(&b, "disconnected", UINT64_C(1795256580000000001), "/tmp/a.sock",
+                                          "evmond closed the connection", UINT64_MAX), 0);
+        check_line(&b, "{\"type\":\"forwarder\",\"event\":\"disconnected\",\"time\":\"2026-11-21T10:23:00.000000001Z\","
+                       "\"socket\":\"/tmp/a.sock\",\"detail\":\"evmond closed the connection\","
+                       "\"dropped_total\":18446744073709551615}\n");
+        assert_int_equal(encode_forwarder_dropped(&b, 1200), 0);
+        check_line(&b, "{\"type\":\"dropped\",\"count\":1200,\"source\":\"evmon-forward\"}\n");
+}
+
 /* Lines append: one buffer holds several in order (the daemon batches). */
 static void test_lines_append(void **state) {
         _cleanup_(jbuf_donep) struct jbuf b = {};
@@ -118,6 +151,8 @@ int main(void) {
                 cmocka_unit_test(test_config_reload),
                 cmocka_unit_test(test_status),
                 cmocka_unit_test(test_requests),
+                cmocka_unit_test(test_subscribe_targets),
+                cmocka_unit_test(test_forwarder),
                 cmocka_unit_test(test_lines_append),
         };
 
