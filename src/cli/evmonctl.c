@@ -226,23 +226,26 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
         return 1;
 }
 
+/* Sends LINE on FD and prints the answer of REQ's type; the exit status. */
+static int send_and_answer(int fd, const struct jbuf *line, struct request *req, const char *what) {
+        if (send_line(fd, line->data, line->len) < 0)
+                return 1;
+        if (read_lines(fd, on_reply_line, req) <= 0) {
+                log_error("evmond closed the connection without answering \"%s\"", what);
+                return 1;
+        }
+        return req->status;
+}
+
 static int cmd_request(const char *type) {
         _cleanup_(closep) int fd = -1;
         _cleanup_(jbuf_donep) struct jbuf line = {};
         struct request req = { .type = type };
-        int r;
 
         fd = connect_daemon();
-        if (fd < 0)
+        if (fd < 0 || encode_request(&line, type) < 0)
                 return 1;
-        if (encode_request(&line, type) < 0 || send_line(fd, line.data, line.len) < 0)
-                return 1;
-        r = read_lines(fd, on_reply_line, &req);
-        if (r <= 0) {
-                log_error("evmond closed the connection without answering \"%s\"", type);
-                return 1;
-        }
-        return req.status;
+        return send_and_answer(fd, &line, &req, type);
 }
 
 /* Runtime control: TYPE with its arguments; the result line printed. */
@@ -261,14 +264,9 @@ static int cmd_control(const char *type, char **args, int n) {
                 return 2;
         }
         fd = connect_daemon();
-        if (r < 0 || fd < 0 || send_line(fd, line.data, line.len) < 0)
+        if (r < 0 || fd < 0)
                 return 1;
-        r = read_lines(fd, on_reply_line, &req);
-        if (r <= 0) {
-                log_error("evmond closed the connection without answering \"%s\"", type);
-                return 1;
-        }
-        return req.status;
+        return send_and_answer(fd, &line, &req, type);
 }
 
 static int open_tracefs(struct tracefs **ret) {
@@ -299,8 +297,7 @@ static int describe_perf(enum attr_kind kind, const char *event, const char *nam
 
         r = attr_from_spec(&spec, NULL, &a, &e);
         if (r < 0) {
-                fprintf(stderr, "evmonctl: %s: %s%s%s\n", event,
-                        e.value ? e.value : "", e.value ? ": " : "", e.reason ?: strerror(-r));
+                log_error("%s: %s%s%s", event, e.value ? e.value : "", e.value ? ": " : "", e.reason ?: strerror(-r));
                 return 1;
         }
         o = json_object_new_object();

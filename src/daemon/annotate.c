@@ -10,6 +10,7 @@
 
 #include "annotate.h"
 #include "daemon.h"
+#include "evmon/error.h"
 #include "evmon/log.h"
 
 static int symbols_new(struct daemon_context *x, bool kernel);
@@ -62,13 +63,10 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
                 a.cgroup = 0;
                 r = monitor_add(d->monitor, &src);
         }
-        if (r < 0) {
-                if (asprintf(ret_error, "%s: context: cannot open the dummy event that brings process records: %s "
-                             "(set \"context\": false to run without process context)",
-                             d->config->path, strerror(-r)) < 0)
-                        return -ENOMEM;
-                return r;
-        }
+        if (r < 0)
+                return error_set(ret_error, r, "%s: context: cannot open the dummy event that brings process records: %s "
+                                 "(set \"context\": false to run without process context)",
+                                 d->config->path, strerror(-r));
         x->dummy = r;
 
         r = tracefs_event_format(d->tracefs, "sched", "sched_process_exec", &x->exec_format);

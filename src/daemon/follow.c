@@ -222,11 +222,9 @@ static void follow_check(struct follow *f, uint32_t mask) {
                         return;         /* Said already. */
                 if (r < 0) {
                         ff->symbol_missing = true;
-                        free(f->missing);
-                        if (asprintf(&f->missing, "%s was replaced (inode %ju) and the new file lacks %s: %s; processes "
-                                     "of the new file are not probed", f->path, (uintmax_t) st.st_ino, f->symbol,
-                                     err ?: strerror(-r)) < 0)
-                                f->missing = NULL;
+                        (void) error_set(&f->missing, r, "%s was replaced (inode %ju) and the new file lacks %s: %s; "
+                                         "processes of the new file are not probed", f->path, (uintmax_t) st.st_ino,
+                                         f->symbol, err ?: strerror(-r));
                         log_warning("%s: %s", f->ev->wire_name, f->missing ?: "symbol missing in the new file");
                         follow_announce(f, ff, "symbol_missing", err ?: strerror(-r));
                         return;
