@@ -111,6 +111,27 @@ int encode_lost(struct jbuf *b, int cpu, uint64_t count);
 /* {"type":"dropped","count":N}\n, with "lost":LOST when LOST > 0 */
 int encode_dropped(struct jbuf *b, uint64_t count, uint64_t lost);
 
+/* A counting event's line ("count": true), as perf stat -I prints it:
+ * one entry per CPU (or target) read, and their sums. */
+struct encode_counter_cpu {
+        int cpu;
+        uint64_t value, enabled, running;
+};
+struct encode_counter {
+        const char *event;
+        const char *group;            /* NULL: not in a group */
+        uint64_t ts;                  /* the event clock's time of the read */
+        int64_t realtime_offset_ns;   /* ts + this = CLOCK_REALTIME, for "time" */
+        uint64_t value, delta, enabled, running;
+        uint64_t scaled;              /* value as if it had run all the time it was enabled */
+        const struct encode_counter_cpu *cpus;
+        size_t n_cpus;
+};
+/* {"type":"counter","event":…,"time":…,"ts":…,"value":…,"delta":…,
+ *  "enabled":…,"running":…,"scaled":…,"group":…,"cpus":[{"cpu","value",
+ *  "enabled","running"},…]}\n */
+int encode_counter(struct jbuf *b, const struct encode_counter *c);
+
 /* ---- control lines (lines.c) ----------------------------------------- */
 
 /* {"type":"hello","version":EVMON_PROTOCOL_VERSION,"events":[EVENTS...],

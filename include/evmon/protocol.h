@@ -27,6 +27,7 @@
 #define EVMON_LINE_RESULT "result"
 #define EVMON_LINE_SCHEMA "schema"
 #define EVMON_LINE_PROBE "probe"
+#define EVMON_LINE_COUNTER "counter"
 /* The line evmon-forward adds to what it publishes, and the "source" of
  * the dropped lines it says for its own buffer. */
 #define EVMON_LINE_FORWARDER "forwarder"

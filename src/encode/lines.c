@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The control lines of the wire protocol: hello, subscribed, error,
- * config, reload and status. They are rare (one per request or reload),
- * so they are built as json-c objects and serialised once. */
+ * config, reload, status, result and the requests; counter lines; and
+ * evmon-forward's own lines. They are rare (one per request, reload or
+ * counter interval), so they are built as json-c objects and serialised
+ * once. */
 #include <errno.h>
 #include <string.h>
 
@@ -53,19 +55,21 @@ static json_object *strings_new(const char *const *s, size_t n) {
         return a;
 }
 
+/* "time" as json_put_time() writes it, without the quotes it adds. */
+static json_object *time_new(uint64_t realtime_ns) {
+        char t[JSON_TIME_LEN], *end = json_put_time(t, realtime_ns);
+
+        return json_object_new_string_len(t + 1, (int) (end - t - 2));
+}
+
 int encode_hello(struct jbuf *b, const char *const *events, size_t n_events, uint64_t start_ns, uint64_t client) {
         _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_HELLO);
 
         if (!o || !add(o, "version", json_object_new_int(EVMON_PROTOCOL_VERSION)) ||
             !add(o, "events", strings_new(events, n_events)))
                 return -ENOMEM;
-        if (start_ns > 0) {
-                char t[JSON_TIME_LEN], *end = json_put_time(t, start_ns);
-
-                /* json_put_time() writes the quotes of a JSON string. */
-                if (!add(o, "start", json_object_new_string_len(t + 1, (int) (end - t - 2))))
-                        return -ENOMEM;
-        }
+        if (start_ns > 0 && !add(o, "start", time_new(start_ns)))
+                return -ENOMEM;
         if (client > 0 && !add(o, "client", json_object_new_uint64(client)))
                 return -ENOMEM;
         return jsonc_append_line(b, o);
@@ -94,6 +98,34 @@ int encode_subscribed(struct jbuf *b, const char *const *events, size_t n_events
         if (!o || !add(o, "events", strings_new(events, n_events)) ||
             !add_targets(o, pids, n_pids, cgroups, n_cgroups))
                 return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
+int encode_counter(struct jbuf *b, const struct encode_counter *c) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_COUNTER);
+        json_object *cpus;
+
+        if (!o || !add(o, "event", json_object_new_string(c->event)) ||
+            !add(o, "time", time_new(c->ts + (uint64_t) c->realtime_offset_ns)) ||
+            !add(o, "ts", json_object_new_int64((int64_t) c->ts)) ||
+            !add(o, "value", json_object_new_int64((int64_t) c->value)) ||
+            !add(o, "delta", json_object_new_int64((int64_t) c->delta)) ||
+            !add(o, "enabled", json_object_new_int64((int64_t) c->enabled)) ||
+            !add(o, "running", json_object_new_int64((int64_t) c->running)) ||
+            !add(o, "scaled", json_object_new_int64((int64_t) c->scaled)) ||
+            (c->group && !add(o, "group", json_object_new_string(c->group))) ||
+            !add(o, "cpus", cpus = json_object_new_array()))
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_cpus; i++) {
+                json_object *e = json_object_new_object();
+
+                if (!array_add(cpus, e) ||
+                    !add(e, "cpu", json_object_new_int(c->cpus[i].cpu)) ||
+                    !add(e, "value", json_object_new_int64((int64_t) c->cpus[i].value)) ||
+                    !add(e, "enabled", json_object_new_int64((int64_t) c->cpus[i].enabled)) ||
+                    !add(e, "running", json_object_new_int64((int64_t) c->cpus[i].running)))
+                        return -ENOMEM;
+        }
         return jsonc_append_line(b, o);
 }
 
@@ -309,11 +341,9 @@ int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events)
 int encode_forwarder(struct jbuf *b, const char *event, uint64_t realtime_ns, const char *socket,
                      const char *detail, uint64_t dropped_total) {
         _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_FORWARDER);
-        char t[JSON_TIME_LEN], *end = json_put_time(t, realtime_ns);
 
-        /* json_put_time() writes the quotes of a JSON string. */
         if (!o || !add(o, "event", json_object_new_string(event)) ||
-            !add(o, "time", json_object_new_string_len(t + 1, (int) (end - t - 2))) ||
+            !add(o, "time", time_new(realtime_ns)) ||
             !add(o, "socket", json_object_new_string(socket)) ||
             (detail && !add(o, "detail", json_object_new_string(detail))) ||
             !add(o, "dropped_total", json_object_new_uint64(dropped_total)))

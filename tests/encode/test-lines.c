@@ -116,6 +116,31 @@ static void test_subscribe_targets(void **state) {
         check_line(&b, "{\"type\":\"subscribe\",\"cgroups\":[\"/system.slice/nginx.service\",\"/user.slice\"]}\n");
 }
 
+/* A counting event's line, a group member with two CPUs. */
+static void test_counter(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+        static const struct encode_counter_cpu cpus[] = { { 0, 10, 2000, 1000 }, { 1, 5, 2000, 2000 } };
+        struct encode_counter c = {
+                .event = "software:task-clock", .group = "sched",
+                /* 2026-11-21T10:23:00.123456789Z on the realtime clock */
+                .ts = 1000, .realtime_offset_ns = INT64_C(1795256580123455789),
+                .value = 15, .delta = 7, .enabled = 4000, .running = 3000, .scaled = 25,
+                .cpus = cpus, .n_cpus = 2,
+        };
+
+        assert_int_equal(encode_counter(&b, &c), 0);
+        check_line(&b, "{\"type\":\"counter\",\"event\":\"software:task-clock\",\"time\":\"2026-11-21T10:23:00.123456789Z\","
+                       "\"ts\":1000,\"value\":15,\"delta\":7,\"enabled\":4000,\"running\":3000,\"scaled\":25,"
+                       "\"group\":\"sched\",\"cpus\":[{\"cpu\":0,\"value\":10,\"enabled\":2000,\"running\":1000},"
+                       "{\"cpu\":1,\"value\":5,\"enabled\":2000,\"running\":2000}]}\n");
+        c.group = NULL;
+        c.n_cpus = 0;
+        assert_int_equal(encode_counter(&b, &c), 0);
+        check_line(&b, "{\"type\":\"counter\",\"event\":\"software:task-clock\",\"time\":\"2026-11-21T10:23:00.123456789Z\","
+                       "\"ts\":1000,\"value\":15,\"delta\":7,\"enabled\":4000,\"running\":3000,\"scaled\":25,"
+                       "\"cpus\":[]}\n");
+}
+
 /* evmon-forward's own lines (doc/protocol.md "evmon-forward"). */
 static void test_forwarder(void **state) {
         _cleanup_(jbuf_donep) struct jbuf b = {};
@@ -153,6 +178,7 @@ int main(void) {
                 cmocka_unit_test(test_requests),
                 cmocka_unit_test(test_subscribe_targets),
                 cmocka_unit_test(test_forwarder),
+                cmocka_unit_test(test_counter),
                 cmocka_unit_test(test_lines_append),
         };
 
