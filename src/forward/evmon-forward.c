@@ -37,6 +37,7 @@
 #include "evmon/encode.h"
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
+#include "evmon/log.h"
 #include "line.h"
 #include "queue.h"
 
@@ -69,17 +70,6 @@ static int arg_json = -1;
 static bool arg_no_follow;
 static bool arg_new;
 static bool arg_host_given;
-
-static void logf_(const char *fmt, ...) _printf_(1, 2);
-static void logf_(const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        fputs("evmon-forward: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-}
 
 static int64_t now_ms(void) {
         struct timespec ts;
@@ -207,7 +197,7 @@ static void on_disconnected(natsConnection *nc, void *userdata) {
         f->connected = false;
         pthread_mutex_unlock(&f->lock);
         if (!stop)
-                logf_("NATS connection lost; lines wait in the buffer (%zu MiB) until it is back", arg_buffer_mib);
+                log_warning("NATS connection lost; lines wait in the buffer (%zu MiB) until it is back", arg_buffer_mib);
 }
 
 static void on_connected(natsConnection *nc, void *userdata) {
@@ -222,11 +212,11 @@ static void on_connected(natsConnection *nc, void *userdata) {
         f->retry_at = 0;
         fwd_wake_locked(f);
         pthread_mutex_unlock(&f->lock);
-        logf_("connected to NATS at %s", url);
+        log_info("connected to NATS at %s", url);
 }
 
 static void on_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *userdata) {
-        logf_("NATS: %s", natsStatus_GetText(err));
+        log_warning("NATS: %s", natsStatus_GetText(err));
 }
 
 /* Queues one line with its subject and message id; counts it dropped when
@@ -238,7 +228,7 @@ static void fwd_push(struct fwd *f, const char *subject, const char *id, const c
         r = queue_push(&f->q, subject, id, data, len);
         pthread_mutex_unlock(&f->lock);
         if (r == -E2BIG && !f->big_said) {
-                logf_("a line of %zu bytes does not fit in the buffer (--buffer-mib %zu); dropped and counted", len, arg_buffer_mib);
+                log_warning("a line of %zu bytes does not fit in the buffer (--buffer-mib %zu); dropped and counted", len, arg_buffer_mib);
                 f->big_said = true;
         }
         if (r < 0) {
@@ -289,7 +279,7 @@ static void fwd_report_dropped(struct fwd *f) {
         if (f->dropped == 0)
                 return;
         if (encode_forwarder_dropped(&line, f->dropped) == 0 && fwd_say(f, &line) == 0) {
-                logf_("%" PRIu64 " lines did not fit in the buffer and were dropped (said in a dropped line)", f->dropped);
+                log_warning("%" PRIu64 " lines did not fit in the buffer and were dropped (said in a dropped line)", f->dropped);
                 f->dropped = 0;
         }
 }
@@ -382,7 +372,7 @@ static int evmond_connect(struct fwd *f) {
         f->conn_lines = 0;
         f->rlen = 0;
         f->evmond_fd = TAKE_FD(fd);
-        logf_("%s evmond at %s", f->evmond_ever ? "reconnected to" : "connected to", arg_socket);
+        log_info("%s evmond at %s", f->evmond_ever ? "reconnected to" : "connected to", arg_socket);
         fwd_say_event(f, f->evmond_ever ? "reconnected" : "connected", NULL);
         f->evmond_ever = true;
         f->evmond_down_said = false;
@@ -391,7 +381,7 @@ static int evmond_connect(struct fwd *f) {
 
 static void evmond_lost(struct fwd *f, const char *why) {
         f->evmond_fd = safe_close(f->evmond_fd);
-        logf_("lost evmond at %s (%s); trying again every %d ms", arg_socket, why, EVMOND_RETRY_MS);
+        log_warning("lost evmond at %s (%s); trying again every %d ms", arg_socket, why, EVMOND_RETRY_MS);
         fwd_say_event(f, "disconnected", why);
         f->evmond_retry_at = now_ms() + EVMOND_RETRY_MS;
 }
@@ -519,17 +509,17 @@ static int fwd_create_stream(struct fwd *f) {
         sc.Duplicates = (int64_t) 120 * 1000000000;
         st = js_AddStream(&si, js, &sc, NULL, &jerr);
         if (st != NATS_OK && jerr == JSStreamNameExistErr) {
-                logf_("stream %s exists already with another config; using it as it is", arg_stream);
+                log_warning("stream %s exists already with another config; using it as it is", arg_stream);
                 st = NATS_OK;
         }
         jsStreamInfo_Destroy(si);
         jsCtx_Destroy(js);
         if (st != NATS_OK) {
-                logf_("cannot create stream %s yet (%s, JetStream error %d); trying again",
+                log_warning("cannot create stream %s yet (%s, JetStream error %d); trying again",
                       arg_stream, nats_GetLastError(NULL), (int) jerr);
                 return -EAGAIN;
         }
-        logf_("stream %s ready (subjects evmon.>, %d replicas)", arg_stream, arg_replicas);
+        log_info("stream %s ready (subjects evmon.>, %d replicas)", arg_stream, arg_replicas);
         return 0;
 }
 
@@ -617,21 +607,21 @@ static int run_forward(void) {
         if (st == NATS_OK)
                 st = natsOptions_SetMaxPendingMsgs(opts, 1 << 20);
         if (st != NATS_OK) {
-                logf_("bad NATS options (--nats %s): %s", arg_nats, nats_GetLastError(NULL));
+                log_error("bad NATS options (--nats %s): %s", arg_nats, nats_GetLastError(NULL));
                 return -EINVAL;
         }
         st = natsConnection_Connect(&f.nc, opts);
         if (st == NATS_NOT_YET_CONNECTED)
-                logf_("NATS at %s not reachable yet; lines wait in the buffer meanwhile", arg_nats);
+                log_warning("NATS at %s not reachable yet; lines wait in the buffer meanwhile", arg_nats);
         else if (st != NATS_OK) {
-                logf_("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
+                log_error("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
                 natsOptions_Destroy(opts);
                 return -ECONNREFUSED;
         } else {
                 pthread_mutex_lock(&f.lock);
                 f.connected = true;
                 pthread_mutex_unlock(&f.lock);
-                logf_("connected to NATS at %s", arg_nats);
+                log_info("connected to NATS at %s", arg_nats);
         }
         if (f.jetstream) {
                 natsInbox *inbox = NULL;
@@ -644,14 +634,14 @@ static int run_forward(void) {
                 if (st == NATS_OK)
                         st = natsSubscription_SetPendingLimits(sub, -1, -1);
                 if (st != NATS_OK) {
-                        logf_("cannot subscribe to the acknowledgements: %s", nats_GetLastError(NULL));
+                        log_error("cannot subscribe to the acknowledgements: %s", nats_GetLastError(NULL));
                         return -EIO;
                 }
         }
 
         r = evmond_connect(&f);
         if (r < 0) {
-                logf_("cannot connect to evmond at %s: %s; trying again every %d ms", arg_socket, strerror(-r), EVMOND_RETRY_MS);
+                log_warning("cannot connect to evmond at %s: %s; trying again every %d ms", arg_socket, strerror(-r), EVMOND_RETRY_MS);
                 f.evmond_retry_at = now_ms() + EVMOND_RETRY_MS;
                 f.evmond_down_said = true;
         }
@@ -684,7 +674,7 @@ static int run_forward(void) {
                 busy = queue_count(&f.q) > 0 || f.retry || f.evmond_fd < 0;
                 if (stop && (queue_count(&f.q) == 0 || now >= stop_deadline)) {
                         if (queue_count(&f.q) > 0) {
-                                logf_("stopping with %" PRIu64 " lines not acknowledged", queue_count(&f.q));
+                                log_warning("stopping with %" PRIu64 " lines not acknowledged", queue_count(&f.q));
                                 ret = -ETIMEDOUT;
                         }
                         pthread_mutex_unlock(&f.lock);
@@ -714,7 +704,7 @@ static int run_forward(void) {
                                 stop = 1;
                                 /* What is queued gets 5 s to be acknowledged. */
                                 stop_deadline = now_ms() + 5000;
-                                logf_("stopping: publishing what is queued");
+                                log_info("stopping: publishing what is queued");
                         }
                 }
                 if (f.evmond_fd >= 0 && !stop && pfd[2].revents)
@@ -722,7 +712,7 @@ static int run_forward(void) {
                 if (f.dropped > 0)
                         fwd_report_dropped(&f);
         }
-        logf_("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
+        log_info("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
         safe_close(f.evmond_fd);
         /* Close (which joins libnats' read loop) before freeing the
          * acknowledgement subscription: see struct reader. */
@@ -910,7 +900,7 @@ static void reader_consumer_delete(struct reader *rd) {
 /* MISSING lines went missing: a new consumer from the line after the
  * last one printed. */
 static natsStatus reader_resume(struct reader *rd, uint64_t missing) {
-        logf_("%" PRIu64 " lines of %s were sent but did not arrive (dropped on the way); reading on from stream "
+        log_warning("%" PRIu64 " lines of %s were sent but did not arrive (dropped on the way); reading on from stream "
               "sequence %" PRIu64, missing, rd->subject, rd->sseq + 1);
         reader_consumer_delete(rd);
         (void) natsSubscription_Unsubscribe(rd->subs[rd->n_subs - 1]);
@@ -999,7 +989,7 @@ static int run_read(void) {
                 st = natsConnection_Connect(&rd.nc, opts);
         natsOptions_Destroy(opts);
         if (st != NATS_OK) {
-                logf_("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
+                log_error("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
                 return -ECONNREFUSED;
         }
         if (arg_stream) {
@@ -1019,7 +1009,7 @@ static int run_read(void) {
                 /* SIGTERM/SIGINT while a cluster was electing leaders. */
                 goto out;
         if (st != NATS_OK) {
-                logf_("cannot subscribe to %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "",
+                log_error("cannot subscribe to %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "",
                       arg_stream ? arg_stream : "", natsStatus_GetText(st), nats_GetLastError(NULL));
                 ret = -EIO;
                 goto out;
@@ -1081,7 +1071,7 @@ static int run_read(void) {
                         }
                 }
                 if (st != NATS_OK && !stop) {
-                        logf_("reading %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "", arg_stream ? arg_stream : "",
+                        log_error("reading %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "", arg_stream ? arg_stream : "",
                               natsStatus_GetText(st), nats_GetLastError(NULL));
                         ret = -EIO;
                         break;
@@ -1144,7 +1134,7 @@ static int parse_int(const char *s, const char *opt, long long min, long long ma
         errno = 0;
         v = strtoll(s, &end, 10);
         if (errno || end == s || *end || v < min || v > max) {
-                logf_("%s: not a number from %lld to %lld: %s", opt, min, max, s);
+                log_error("%s: not a number from %lld to %lld: %s", opt, min, max, s);
                 return -EINVAL;
         }
         *ret = v;
@@ -1177,10 +1167,11 @@ int main(int argc, char **argv) {
         long long v;
         int c, r;
 
+        log_setup("evmon-forward");
         arg_pids = calloc((size_t) argc, sizeof(*arg_pids));
         arg_cgroups = calloc((size_t) argc, sizeof(*arg_cgroups));
         if (!arg_pids || !arg_cgroups) {
-                logf_("out of memory");
+                log_oom();
                 return 1;
         }
         while ((c = getopt_long(argc, argv, "s:n:H:S:cr:b:p:g:jh", options, NULL)) >= 0)
@@ -1193,7 +1184,7 @@ int main(int argc, char **argv) {
                         break;
                 case 'H':
                         if (!*optarg || strlen(optarg) >= sizeof(arg_host)) {
-                                logf_("--host: a name of 1 to %zu bytes, not \"%s\"", sizeof(arg_host) - 1, optarg);
+                                log_error("--host: a name of 1 to %zu bytes, not \"%s\"", sizeof(arg_host) - 1, optarg);
                                 return 2;
                         }
                         strcpy(arg_host, optarg);
@@ -1259,17 +1250,17 @@ int main(int argc, char **argv) {
         arg_events = argv + optind;
         arg_n_events = argc - optind;
         if (!arg_nats) {
-                logf_("--nats URL is required (nats://host:4222, several comma-separated)");
+                log_error("--nats URL is required (nats://host:4222, several comma-separated)");
                 return 2;
         }
         if (arg_create && !arg_stream) {
-                logf_("--create needs --stream NAME");
+                log_error("--create needs --stream NAME");
                 return 2;
         }
         if (!arg_socket)
                 arg_socket = getenv("EVMON_SOCKET") ?: EVMON_SOCKET_PATH_DEFAULT;
         if (!arg_host_given && gethostname(arg_host, sizeof(arg_host) - 1) < 0) {
-                logf_("cannot get the host name (%m); give --host NAME");
+                log_error_errno(errno, "cannot get the host name (%m); give --host NAME");
                 return 2;
         }
 
