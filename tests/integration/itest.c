@@ -342,6 +342,19 @@ char *itest_client_slurp(struct itest_client *c, int quiet_ms, int max_ms, size_
                         break;
                 len += (size_t) r;
         }
+        /* Cut off by MAX_MS while lines still flow, the last read may end
+         * inside a line: it stays in C's buffer for the next read, and
+         * what is returned is whole lines. */
+        {
+                const char *nl = memrchr(buf, '\n', len);
+                size_t whole = nl ? (size_t) (nl - buf) + 1 : 0;
+
+                if (len - whole <= sizeof(c->buf)) {
+                        memcpy(c->buf, buf + whole, len - whole);
+                        c->len = len - whole;
+                        len = whole;
+                }
+        }
         buf[len] = 0;
         *ret_len = len;
         lines_save(buf, len);

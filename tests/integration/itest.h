@@ -58,8 +58,8 @@ json_object *itest_client_next(struct itest_client *c, int timeout_ms);
 json_object *itest_client_expect(struct itest_client *c, const char *type, int timeout_ms);
 
 /* Reads raw bytes until nothing came for QUIET_MS (or MAX_MS passed), as a
- * fast client would, and returns them NUL-terminated (caller frees).
- * DONE, when not NULL, is asked between reads whether to stop early. */
+ * fast client would, and returns them NUL-terminated (caller frees): whole
+ * lines only, a line cut off by MAX_MS stays in C for the next read. */
 char *itest_client_slurp(struct itest_client *c, int quiet_ms, int max_ms, size_t *ret_len);
 /* Calls FN for each parsed line of TEXT; aborts on a line that is not JSON. */
 void itest_for_each_line(const char *text, size_t len, void (*fn)(json_object *o, void *ud), void *ud);
