@@ -1370,6 +1370,8 @@ static void test_install_layout(void **state) {
         check_installed(dest, "/usr/share/man/man8/evmond.8", 0);
         check_installed(dest, "/usr/share/man/man1/evmonctl.1", 0);
         check_installed(dest, "/usr/share/man/man5/evmond.json.5", 0);
+        /* Where bash-completion looks (its completionsdir, under the prefix). */
+        check_installed(dest, "/usr/share/bash-completion/completions/evmonctl", 0);
         assert_true(asprintf(&p, "%s/evmon-forward.service", unitdir) >= 0);
         check_installed(dest, p, 0);
         free(p);

@@ -207,13 +207,32 @@ sleep 2
 check "the watcher got the kprobe:rt_open of $rt_file with its path" \
         grep -q "\"event\":\"kprobe:rt_open\".*\"path\":\"$rt_file\"" /tmp/evmon/runtime-watch.json
 check "the watcher got a config line for the add" grep -q '"type":"config"' /tmp/evmon/runtime-watch.json
+# The self-describing stream: the added kprobe's schema line (its fetch-arg
+# among its fields) comes before its first event line.
+check "the watcher's first kprobe:rt_open line is its schema line, with the path field" \
+        sh -c "grep -m1 '\"event\":\"kprobe:rt_open\"' /tmp/evmon/runtime-watch.json |
+               grep -q '^{\"type\":\"schema\".*{\"name\":\"path\",\"in\":\"fields\"'"
+grep -m1 '"type":"schema","event":"kprobe:rt_open"' /tmp/evmon/runtime-watch.json | cut -c1-400
 evmonctl --socket $SOCK add '{"kprobe": "evmon_no_such_function", "name": "rt_bad"}' > /tmp/evmon/addbad.out 2>&1
 rc=$?
 sed 's/^/  /' /tmp/evmon/addbad.out
 check "evmonctl add of a missing kernel symbol fails (exit $rc)" [ $rc != 0 ]
-check "evmonctl add of a missing kernel symbol quotes the kernel's reason" \
-        grep -qi "symbol\|address" /tmp/evmon/addbad.out
+# Without fetch-args the kprobe is opened through the kprobe PMU, whose
+# only reason is perf_event_open's errno (ENOENT).
+check "evmonctl add of a missing kernel symbol quotes the kernel's reason (ENOENT)" \
+        grep -q "evmon_no_such_function.*No such file or directory" /tmp/evmon/addbad.out
 check "nothing of rt_bad is in kprobe_events" sh -c "! grep -q rt_bad $T/kprobe_events"
+# With fetch-args it is made through kprobe_events, whose error_log has the
+# kernel's words.
+evmonctl --socket $SOCK add '{"kprobe": "evmon_no_such_function", "name": "rt_bad2", "fetch": ["dfd=%di:s32"]}' \
+        > /tmp/evmon/addbad2.out 2>&1
+rc=$?
+sed 's/^/  /' /tmp/evmon/addbad2.out
+check "evmonctl add of a missing kernel symbol with fetch-args fails (exit $rc)" [ $rc != 0 ]
+check "evmonctl add of a missing kernel symbol with fetch-args quotes the kernel's error_log" \
+        grep -q "Invalid probed address or symbol" /tmp/evmon/addbad2.out
+check "nothing of rt_bad2 is in kprobe_events" sh -c "! grep -q rt_bad2 $T/kprobe_events"
+check "evmond still serves after the refused adds" sh -c "evmonctl --socket $SOCK status | grep -q 'kprobe:rt_open'"
 evmonctl --socket $SOCK remove kprobe:rt_open > /tmp/evmon/remove.out 2>&1
 rc=$?
 sed 's/^/  /' /tmp/evmon/remove.out
