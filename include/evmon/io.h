@@ -22,3 +22,10 @@ static inline int loop_write(int fd, const void *buf, size_t n) {
         }
         return 0;
 }
+
+/* Reads the blocking FD to its end (procfs, sysfs and tracefs files say
+ * size 0; pipes have none) into a buffer that doubles as it fills, with a
+ * NUL after the data (not counted in *RET_LEN). -EFBIG past MAX bytes
+ * (0: no bound). 0 or -errno; defined in src/tracefs/tracefs.c, beside
+ * error_set(), for every module and program. */
+int read_full(int fd, size_t max, char **ret, size_t *ret_len);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "evmon/context.h"
+#include "evmon/io.h"
 
 struct ksym {
         uint64_t addr;
@@ -162,35 +163,17 @@ int ctx_kallsyms_parse(const char *text, size_t len, struct ctx_kallsyms **ret) 
 
 int ctx_kallsyms_load(const char *path, struct ctx_kallsyms **ret) {
         _cleanup_(freep) char *buf = NULL;
-        size_t len = 0, cap = 0;
-        ssize_t n;
-        int fd, r;
+        _cleanup_(closep) int fd = -1;
+        size_t len;
+        int r;
 
         fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         /* procfs gives no size: read until the end. */
-        for (;;) {
-                if (cap - len < 65536) {
-                        char *b = realloc(buf, cap + (1u << 20));
-                        if (!b) {
-                                close(fd);
-                                return -ENOMEM;
-                        }
-                        buf = b;
-                        cap += 1u << 20;
-                }
-                n = read(fd, buf + len, cap - len);
-                if (n < 0) {
-                        r = -errno;
-                        close(fd);
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        close(fd);
+        r = read_full(fd, 0, &buf, &len);
+        if (r < 0)
+                return r;
         return ctx_kallsyms_parse(buf, len, ret);
 }
 

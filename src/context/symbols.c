@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "evmon/context.h"
+#include "evmon/io.h"
 
 #define MAX_SEGS 16
 
@@ -325,31 +326,15 @@ static struct uproc *uproc_new(struct ctx_symbols *s, pid_t pid) {
 static void uproc_read(struct ctx_symbols *s, struct uproc *p) {
         char path[64];
         _cleanup_(freep) char *buf = NULL;
-        size_t len = 0, cap = 0;
-        ssize_t n;
-        int fd;
+        _cleanup_(closep) int fd = -1;
+        size_t len;
 
         p->from_proc = true;
         snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, (int) p->pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0 || read_full(fd, 0, &buf, &len) < 0)
                 return;
-        for (;;) {
-                if (cap - len < 4096) {
-                        char *b = realloc(buf, cap + 65536);
-                        if (!b)
-                                break;
-                        buf = b;
-                        cap += 65536;
-                }
-                n = read(fd, buf + len, cap - len);
-                if (n <= 0)
-                        break;
-                len += (size_t) n;
-        }
-        close(fd);
-        if (buf)
-                (void) ctx_parse_maps(buf, len, load_one, &(struct load_ctx) { s, p });
+        (void) ctx_parse_maps(buf, len, load_one, &(struct load_ctx) { s, p });
 }
 
 static const struct umap *umap_find(const struct uproc *p, uint64_t ip) {

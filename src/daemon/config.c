@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
 #include "evmon/error.h"
+#include "evmon/io.h"
 #include "evmon/jsonc.h"
 
 const char config_builtin[] =
@@ -1321,53 +1323,25 @@ finish:
 
 int config_load(const char *path, struct config **ret, char **ret_error) {
         _cleanup_(freep) char *text = NULL;
-        _cleanup_(fclosep) FILE *f = NULL;
-        size_t n = 0, cap = 0;
-        bool builtin = false;
+        _cleanup_(closep) int fd = -1;
+        size_t n;
         int r;
 
         *ret_error = NULL;
-        if (!path) {
-                f = fopen(CONFIG_DEFAULT_PATH, "re");
-                if (!f && errno == ENOENT)
-                        builtin = true;
-                else if (!f)
-                        goto fail_open;
-                path = CONFIG_DEFAULT_PATH;
-        } else {
-                f = fopen(path, "re");
-                if (!f)
-                        goto fail_open;
-        }
-        if (builtin)
+        fd = open(path ?: CONFIG_DEFAULT_PATH, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && !path && errno == ENOENT)
                 return config_parse(config_builtin, "<built-in default>", ret, ret_error);
-
-        for (;;) {
-                size_t k;
-                if (cap - n < 4096) {
-                        char *t;
-                        if (cap > (64u << 20))
-                                return error_set(ret_error, -EFBIG, "%s: larger than 64 MiB, not a config file", path);
-                        t = realloc(text, cap = cap * 2 + 8192);
-                        if (!t)
-                                return -ENOMEM;
-                        text = t;
-                }
-                k = fread(text + n, 1, cap - n - 1, f);
-                n += k;
-                if (k == 0)
-                        break;
-        }
-        if (ferror(f)) {
+        path = path ?: CONFIG_DEFAULT_PATH;
+        if (fd < 0) {
                 r = -errno;
-                return error_set(ret_error, r, "%s: failed to read: %s", path, strerror(-r));
+                return error_set(ret_error, r, "%s: cannot open: %s", path, strerror(-r));
         }
-        text[n] = 0;
+        r = read_full(fd, 64u << 20, &text, &n);
+        if (r == -EFBIG)
+                return error_set(ret_error, r, "%s: larger than 64 MiB, not a config file", path);
+        if (r < 0)
+                return error_set(ret_error, r, "%s: failed to read: %s", path, strerror(-r));
         if (memchr(text, 0, n))
                 return error_set(ret_error, -EINVAL, "%s: contains NUL bytes, not a JSON config", path);
         return config_parse(text, path, ret, ret_error);
-
-fail_open:
-        r = -errno;
-        return error_set(ret_error, r, "%s: cannot open: %s", path, strerror(-r));
 }

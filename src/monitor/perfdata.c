@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "evmon/io.h"
 #include "perfdata-int.h"
 
 /* "PERFILE2" as perf writes it: a native-order u64 (util/header.c
@@ -1465,38 +1466,6 @@ int perfdata_new(const void *data, size_t size, struct perfdata **ret) {
         return 0;
 }
 
-/* For what cannot be mapped (a pipe, standard input). */
-static int read_all(int fd, void **ret, size_t *ret_size) {
-        _cleanup_(freep) uint8_t *buf = NULL;
-        size_t len = 0, cap = 0;
-
-        for (;;) {
-                ssize_t n;
-
-                if (cap - len < 65536) {
-                        uint8_t *b;
-
-                        cap = cap ? cap * 2 : 1 << 20;
-                        b = realloc(buf, cap);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                }
-                n = read(fd, buf + len, cap - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_size = len;
-        return 0;
-}
-
 int perfdata_open(const char *path, struct perfdata **ret) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(closep) int fd = -1;
@@ -1534,9 +1503,13 @@ int perfdata_open(const char *path, struct perfdata **ret) {
                 pd->base = pd->map;
                 pd->size = pd->map_size;
         } else {
-                r = read_all(fd, &pd->buf, &pd->size);
+                /* What cannot be mapped (a pipe, standard input). */
+                char *data = NULL;
+
+                r = read_full(fd, 0, &data, &pd->size);
                 if (r < 0)
                         return r;
+                pd->buf = data;
                 pd->base = pd->buf;
                 if (!pd->base)
                         return -EBADMSG;

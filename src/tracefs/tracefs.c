@@ -21,6 +21,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/tracefs.h"
 #include "error.h"
+#include "evmon/io.h"
 
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
 #define TRACEFS_DEBUGFS "/sys/kernel/debug/tracing"
@@ -66,47 +67,13 @@ int sysfs_read_small(const char *path, char *buf, size_t size) {
         return 0;
 }
 
-/* Reads FD to its end. tracefs files report st_size 0, so grow as we go. */
-static int read_fd_full(int fd, char **ret_text, size_t *ret_len) {
-        _cleanup_(freep) char *buf = NULL;
-        size_t len = 0, alloc = 0;
-
-        for (;;) {
-                if (alloc - len < 4096 + 1) {
-                        size_t n = alloc ? alloc * 2 : 8192;
-                        char *nb = realloc(buf, n);
-
-                        if (!nb)
-                                return -ENOMEM;
-                        buf = nb;
-                        alloc = n;
-                }
-
-                ssize_t k = read(fd, buf + len, alloc - len - 1);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
-
-        buf[len] = '\0';
-        *ret_text = TAKE_PTR(buf);
-        if (ret_len)
-                *ret_len = len;
-        return 0;
-}
-
 static int read_file_at(int dirfd, const char *path, char **ret_text, size_t *ret_len) {
         _cleanup_(closep) int fd = -1;
 
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
-        return read_fd_full(fd, ret_text, ret_len);
+        return read_full(fd, 0, ret_text, ret_len);
 }
 
 /* Undoes the octal escapes of /proc/mounts ("\040" for a space) in place. */
@@ -477,4 +444,42 @@ int error_set(char **ret_error, int error, const char *fmt, ...) {
                 va_end(ap);
         }
         return error;
+}
+
+int read_full(int fd, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_(freep) char *buf = NULL;
+        size_t len = 0, alloc = 0;
+
+        for (;;) {
+                ssize_t k;
+
+                if (alloc - len < 4096 + 1) {
+                        size_t n = alloc ? alloc * 2 : 8192;
+                        char *nb;
+
+                        if (max > 0 && alloc > max + 1)
+                                return -EFBIG;
+                        nb = realloc(buf, n);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                        alloc = n;
+                }
+                k = read(fd, buf + len, alloc - len - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+        }
+        if (max > 0 && len > max)
+                return -EFBIG;
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
 }

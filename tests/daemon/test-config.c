@@ -759,6 +759,14 @@ static void test_load(void **state) {
         assert_null(c);
         assert_true(strncmp(error, path, strlen(path)) == 0);
         assert_non_null(strstr(error, "NUL"));
+        free(error);
+        error = NULL;
+
+        /* A directory opens but does not read. */
+        assert_int_equal(config_load(dir, &c, &error), -EISDIR);
+        assert_null(c);
+        assert_true(strncmp(error, dir, strlen(dir)) == 0);
+        assert_non_null(strstr(error, "failed to read"));
 
         unlink(path);
         rmdir(dir);
