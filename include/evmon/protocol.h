@@ -28,6 +28,8 @@
 #define EVMON_LINE_SCHEMA "schema"
 #define EVMON_LINE_PROBE "probe"
 #define EVMON_LINE_COUNTER "counter"
+/* evmonctl decode: a perf.data file's header, first. */
+#define EVMON_LINE_HEADER "header"
 /* The line evmon-forward adds to what it publishes, and the "source" of
  * the dropped lines it says for its own buffer. */
 #define EVMON_LINE_FORWARDER "forwarder"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "evmon/encode-perfdata.h"
+#include "evmon/protocol.h"
 #include "writer.h"
 
 /* Punctuation around one member: ',' '"' '"' ':' and brackets. */
@@ -100,7 +101,7 @@ int encode_perfdata_header(struct jbuf *b, const struct perfdata *pd) {
         if (r < 0)
                 return r;
         p = jbuf_end(b);
-        p = json_put_literal(p, "{\"type\":\"header\"");
+        p = json_put_literal(p, "{\"type\":\"" EVMON_LINE_HEADER "\"");
         p = put_children(p, t.nodes, 0, false);
         p = json_put_literal(p, "}\n");
         jbuf_set_end(b, p);
@@ -123,7 +124,7 @@ int encode_perfdata_user(struct jbuf *b, const struct perfdata_record *pr) {
         if (r < 0)
                 return r;
         p = jbuf_end(b);
-        p = json_put_literal(p, "{\"type\":\"record\",\"record\":\"");
+        p = json_put_literal(p, "{\"type\":\"" EVMON_LINE_RECORD "\",\"record\":\"");
         for (size_t i = 0; i < len; i++)
                 *p++ = (char) (name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
         p = json_put_literal(p, "\",\"fields\":");

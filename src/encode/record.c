@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "evmon/encode-perf.h"
+#include "evmon/protocol.h"
 #include "writer.h"
 
 /* Newer than some uapi headers; the numbers are ABI. */
@@ -340,7 +341,7 @@ int encode_record(struct jbuf *b, const struct perf_event_header *h, const struc
                 return r;
 
         start = p = jbuf_end(b);
-        p = json_put_literal(p, "{\"type\":\"record\",\"record\":");
+        p = json_put_literal(p, "{\"type\":\"" EVMON_LINE_RECORD "\",\"record\":");
         p = json_put_cstr(p, name);
         if (o->event) {
                 p = json_put_key(p, "event");

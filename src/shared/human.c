@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "evmon/human.h"
+#include "evmon/protocol.h"
 
 static void print_value(FILE *f, json_object *v) {
         if (json_object_is_type(v, json_type_string))
@@ -19,11 +20,11 @@ void human_print(FILE *f, json_object *o) {
         t = json_object_get_string(type);
         /* What a person watching needs no line for: the greeting, and the
          * schema of what follows (the lines say it themselves). */
-        if (strcmp(t, "hello") == 0 || strcmp(t, "subscribed") == 0 || strcmp(t, "schema") == 0)
+        if (strcmp(t, EVMON_LINE_HELLO) == 0 || strcmp(t, EVMON_LINE_SUBSCRIBED) == 0 || strcmp(t, EVMON_LINE_SCHEMA) == 0)
                 return;
         if (json_object_object_get_ex(o, "host", &v))
                 fprintf(f, "%s ", json_object_get_string(v));
-        if (strcmp(t, "event") != 0) {
+        if (strcmp(t, EVMON_LINE_EVENT) != 0) {
                 fprintf(f, "-- %s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
                 return;
         }
