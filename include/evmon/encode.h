@@ -216,6 +216,12 @@ struct encode_status {
         unsigned ring_pages, flush_ms, busy_flush_ms, idle_flush_ms;
         bool doorbell;
         uint64_t doorbell_rings, ticks, swept;
+        /* "order": "time" or "arrival"; in time order the hold, records
+         * handed out after a later one, the longest seen in flight, and
+         * the release timer's wakeups */
+        bool order_time;
+        unsigned order_hold_us;
+        uint64_t order_late, order_in_flight_max_ns, order_releases;
         const struct encode_status_client *clients;
         size_t n_clients;
         /* "context": the process table (NULL: context is off) */
@@ -223,7 +229,7 @@ struct encode_status {
 };
 
 /* {"type":"status","config":…,"probe_group":…,"uptime_s":…,"events":[…],
- *  "cpus":[…],"ring":{…},"clients":[…]} */
+ *  "cpus":[…],"ring":{…},"order":{…},"clients":[…]} */
 int encode_status(struct jbuf *b, const struct encode_status *st);
 
 /* Requests a client writes: {"type":TYPE} (EVMON_REQUEST_STATUS, _RELOAD)

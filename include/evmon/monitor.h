@@ -45,6 +45,17 @@ int ring_read(struct ring *r, unsigned budget, ring_record_fn fn, void *userdata
 /* Bytes written and not yet consumed. */
 uint64_t ring_pending(const struct ring *r);
 
+/* Reading one record at a time, for a merge of several rings: load the
+ * head once (ring_head(), acquire), look at the record at *POS (from
+ * data_tail, below HEAD) with ring_peek(), step *POS past it, and publish
+ * the new tail with ring_consume() after the last use. ring_peek()
+ * returns NULL at HEAD, and for a malformed record (counted in n_bad),
+ * after moving *POS to HEAD. The record is contiguous (a wrapped one is
+ * copied to the bounce buffer) and valid until the next peek. */
+uint64_t ring_head(const struct ring *r);
+const struct perf_event_header *ring_peek(struct ring *r, uint64_t *pos, uint64_t head);
+void ring_consume(struct ring *r, uint64_t tail);
+
 /* ---- sample.c / record.c: every record type, every sample field ------ */
 
 struct perf_read_value {
@@ -240,6 +251,36 @@ struct monitor_handler {
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
  * means more may be waiting). Handlers must not call monitor_add/remove. */
 int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx);
+/* Time-ordered draining (monitor.c says how): every ring read at once, its
+ * records handed to H oldest first across CPUs. */
+struct monitor_order {
+        uint64_t now;           /* the rings' clock (monitor_opts.clockid), read before this call */
+        uint64_t hold_ns;       /* how long a record may be in flight in the kernel: taken, not yet
+                                 * readable; records newer than NOW - HOLD_NS wait while a ring has
+                                 * nothing newer */
+        bool all;               /* hand out every record read, whatever may still overtake it */
+};
+struct monitor_order_stats {
+        uint64_t passes;
+        uint64_t late;          /* records handed out after one with a later time (an inversion) */
+        uint64_t emitted;       /* the latest time handed out */
+        uint64_t held;          /* rings left holding records by the last pass */
+        uint64_t in_flight_max_ns; /* the longest a record was seen in flight (taken before a pass
+                                    * read its clock, readable only after it loaded the head) */
+};
+/* Hands out up to BUDGET records of all rings in time order (ties: ring
+ * order; a record without a time right after the one before it in its
+ * ring), those that may not go yet left in their rings. Returns the
+ * records consumed; *RET_HELD gets the time of the oldest record left
+ * (UINT64_MAX when none). Handlers must not call monitor_add/remove. */
+int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsigned budget,
+                          const struct monitor_handler *h, void *ctx, uint64_t *ret_held);
+const struct monitor_order_stats *monitor_order_stats(const struct monitor *m);
+/* Records ring I gave in the last monitor_drain_ordered(). */
+unsigned monitor_ring_n_pass(const struct monitor *m, size_t i);
+/* Bytes in ring I not yet consumed (held records too). */
+uint64_t monitor_ring_pending(const struct monitor *m, size_t i);
+
 /* How many of the records the last monitor_drain() consumed were quiet
  * sources' (monitor_source.quiet): a reader that keeps looking while
  * records flow counts only the others, or a host's steady side records

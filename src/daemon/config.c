@@ -1077,7 +1077,7 @@ static int parse_metrics(struct parser *ps, struct config *c, json_object *o) {
 
 static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         static const char *const keys[] = { "socket", "ring", "clients", "targets", "events", "clock", "counters",
-                                            "context", "metrics", NULL };
+                                            "context", "metrics", "order", NULL };
         json_object *o;
         int r;
 
@@ -1119,6 +1119,20 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         r = get_typed(ps, root, "", "clock", json_type_string, &o);
         if (r < 0 || (o && (r = parse_clock(ps, c, o)) < 0))
                 return r;
+        r = get_typed(ps, root, "", "order", json_type_string, &o);
+        if (r < 0)
+                return r;
+        if (o) {
+                const char *s = json_object_get_string(o);
+
+                if (strcmp(s, "time") == 0)
+                        c->order_time = true;
+                else if (strcmp(s, "arrival") == 0)
+                        c->order_time = false;
+                else
+                        return fail(ps, "order", "\"%s\" is neither \"time\" (lines in ts order across CPUs, the "
+                                    "default) nor \"arrival\" (as read, at the lowest latency)", s);
+        }
         r = get_typed(ps, root, "", "events", json_type_array, &o);
         if (r < 0)
                 return r;
@@ -1274,6 +1288,7 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         c->busy_flush_ms = CONFIG_DEFAULT_BUSY_FLUSH_MS;
         c->doorbell = true;
         c->context = true;
+        c->order_time = true;
         c->counter_interval_ms = CONFIG_DEFAULT_COUNTER_INTERVAL_MS;
         c->clockid = CLOCK_MONOTONIC;
         c->max_clients = 64;

@@ -43,6 +43,12 @@ enum event_kind {
 
 #define CONFIG_DEFAULT_COUNTER_INTERVAL_MS 1000u
 
+/* "order": "time": how long a record may still be overtaken by one of
+ * another CPU with an earlier time (taken by the kernel, not yet in its
+ * ring), so held back when no ring has anything newer. At most flush_ms.
+ * See src/daemon/reader.c and README ("order"). */
+#define CONFIG_ORDER_HOLD_USEC 200u
+
 static inline bool event_kind_is_perf(enum event_kind k) {
         return k >= EVENT_SOFTWARE && k < _EVENT_KIND_MAX;
 }
@@ -89,6 +95,7 @@ struct config {
         size_t n_events;
         unsigned counter_interval_ms;   /* counters.interval_ms */
         bool context;           /* "context": process and container keys on event lines (default true) */
+        bool order_time;        /* "order": "time" (default): lines in ts order across CPUs; "arrival": as read */
         char *metrics_path;             /* metrics.path; NULL: no metrics file */
         unsigned metrics_interval_ms;   /* metrics.interval_ms */
 };

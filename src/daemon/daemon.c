@@ -110,6 +110,10 @@ struct reader_opts daemon_reader_opts(const struct daemon *d) {
                 .flush_usec = d->config->flush_ms * 1000u,
                 .busy_usec = d->config->busy_flush_ms * 1000u,
                 .idle_usec = d->config->idle_flush_ms * 1000u,
+                .order = d->config->order_time,
+                .hold_usec = CONFIG_ORDER_HOLD_USEC < d->config->flush_ms * 1000u ? CONFIG_ORDER_HOLD_USEC
+                                                                                  : d->config->flush_ms * 1000u,
+                .clock = d->config->clockid,
         };
 }
 
@@ -124,6 +128,8 @@ bool daemon_has_counters(const struct daemon *d) {
 static int on_counter_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         struct daemon *d = userdata;
 
+        /* What the rings hold goes first: these lines are timed now. */
+        (void) reader_drain_all(d->reader);
         counters_emit(d);
         return sd_event_source_set_time_relative(es, d->config->counter_interval_ms * 1000ull);
 }

@@ -22,7 +22,17 @@
  *
  * Without doorbells (ring.doorbell false, or an event the kernel would not
  * copy into one) the tick never stops: a tick that finds nothing comes
- * twice as late, up to idle_usec, as evmond did before doorbells. */
+ * twice as late, up to idle_usec, as evmond did before doorbells.
+ *
+ * In time order ("order": "time", the default) every one of these looks
+ * reads all rings at once, merged by time (monitor_drain_ordered()); the
+ * newest records, which another CPU may still overtake, stay in their
+ * rings for hold_usec at most. A ring holding records is not empty, so
+ * the tick goes on while records flow and hands them out; when the next
+ * tick is further away than they may wait (a lone event after a
+ * doorbell, a stretched busy tick) a release timer comes for them, once:
+ * what the release look holds in turn waits for the tick. Idle, nothing
+ * is held and nothing more wakes. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -71,9 +81,69 @@ struct reader {
         bool backoff;                   /* the period grew on ticks that found nothing */
         unsigned confirm;               /* looks made since every ring was armed */
 
-        uint64_t n_doorbells, n_ticks, n_swept;
+        uint64_t n_doorbells, n_ticks, n_swept, n_releases;
+        sd_event_source *release;       /* time order: for held records, when no tick comes first */
+        uint64_t held, held_now;        /* the last pass's oldest record left, and its clock */
+        bool in_tick;                   /* the tick is rescheduled after its passes */
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
+
+static uint64_t clock_ns(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* Time order: what the last pass left in the rings goes once nothing can
+ * overtake it any more, HOLD after its time; by the tick if that comes
+ * first, else by the release timer. */
+static void release_schedule(struct reader *r, uint64_t held, uint64_t now) {
+        uint64_t due_ns, at, tick_at = 0;
+        int enabled = SD_EVENT_OFF;
+
+        if (held == UINT64_MAX) {
+                (void) sd_event_source_set_enabled(r->release, SD_EVENT_OFF);
+                return;
+        }
+        due_ns = held + r->opts.hold_usec * 1000u;
+        due_ns = due_ns > now ? due_ns - now : 0;
+        if (due_ns > r->opts.hold_usec * 1000u)
+                due_ns = r->opts.hold_usec * 1000u;
+        at = clock_ns(CLOCK_MONOTONIC) / 1000u + (due_ns + 999u) / 1000u + 1;
+        (void) sd_event_source_get_enabled(r->timer, &enabled);
+        if (enabled != SD_EVENT_OFF && sd_event_source_get_time(r->timer, &tick_at) >= 0 && tick_at <= at)
+                return;
+        (void) sd_event_source_set_time(r->release, at);
+        (void) sd_event_source_set_enabled(r->release, SD_EVENT_ONESHOT);
+}
+
+/* Time order: one merged look at every ring; ALL hands out everything
+ * read; SCHEDULE: a release timer for what it holds, unless the tick
+ * comes first. Returns the records read but quiet sources', as
+ * ring_drain(). */
+static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
+        struct monitor_order o = {
+                .now = clock_ns(r->opts.clock),
+                .hold_ns = r->opts.hold_usec * 1000u,
+                .all = all,
+        };
+        unsigned budget = DRAIN_BUDGET * (unsigned) (r->n_rings ?: 1);
+        uint64_t held = UINT64_MAX;
+        int n = monitor_drain_ordered(r->monitor, &o, budget, r->handler, r->ctx, &held);
+
+        r->held = held;
+        r->held_now = o.now;
+        if (n >= (int) budget)
+                *more = true;   /* the defer source comes at once */
+        else if (schedule && !r->in_tick)
+                release_schedule(r, held, o.now);
+        if (n <= 0)
+                return 0;
+        n -= (int) monitor_drain_quiet(r->monitor);
+        r->n_since_tick += (uint64_t) n;
+        return n;
+}
 
 /* Returns the records read but for quiet sources' (the process table's):
  * those alone do not keep the tick going, or the side records of a busy
@@ -97,16 +167,21 @@ static void after_drain(struct reader *r, bool more) {
                 (void) sd_event_source_set_enabled(r->defer, SD_EVENT_ONESHOT);
 }
 
-bool reader_drain_all(struct reader *r) {
+static bool drain_all(struct reader *r, bool all) {
         bool more = false;
         uint64_t n = 0;
 
-        if (!r)
-                return false;
-        for (size_t i = 0; i < r->n_rings; i++)
-                n += ring_drain(r, i, &more);
+        if (r->opts.order)
+                n = order_pass(r, all, true, &more);
+        else
+                for (size_t i = 0; i < r->n_rings; i++)
+                        n += ring_drain(r, i, &more);
         after_drain(r, more);
         return n > 0;
+}
+
+bool reader_drain_all(struct reader *r) {
+        return r ? drain_all(r, true) : false;
 }
 
 /* Records flow: makes the tick come within flush_usec, unless it runs
@@ -142,9 +217,14 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
 
         r->n_doorbells++;
         (void) monitor_ring_disarm(r->monitor, rr->index);
-        (void) ring_drain(r, rr->index, &more);
-        after_drain(r, more);
+        /* The tick first: a record held now waits for it when it comes
+         * soon enough (release_schedule()). */
         tick_start(r);
+        if (r->opts.order)
+                (void) order_pass(r, false, true, &more);
+        else
+                (void) ring_drain(r, rr->index, &more);
+        after_drain(r, more);
         return 0;
 }
 
@@ -153,8 +233,14 @@ static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata
         struct reader *r = rr->reader;
         bool more = false;
 
-        int n = ring_drain(r, rr->index, &more);
+        /* A watermark: records pour in, the tick runs (below) and takes
+         * what this look holds; a release timer would only split the
+         * batches. */
+        int n = r->opts.order ? order_pass(r, false, false, &more) : ring_drain(r, rr->index, &more);
 
+        /* ... but a watermark of quiet records alone starts no tick. */
+        if (r->opts.order && n == 0 && !more)
+                release_schedule(r, r->held, r->held_now);
         after_drain(r, more);
         /* Even on an armed ring (whose doorbell should have rung too): if
          * it ever does not, the tick still comes for the rest. A watermark
@@ -166,12 +252,22 @@ static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata
 }
 
 static int on_defer(sd_event_source *es, void *userdata) {
-        (void) reader_drain_all(userdata);
+        (void) drain_all(userdata, false);
         return 0;
 }
 
-static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
+static int on_release(sd_event_source *es, uint64_t usec, void *userdata) {
         struct reader *r = userdata;
+        bool more = false;
+
+        r->n_releases++;
+        /* What this look holds waits for the tick, or the next look. */
+        (void) order_pass(r, false, false, &more);
+        after_drain(r, more);
+        return 0;
+}
+
+static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
         bool more = false, disarmed = false;
         uint64_t n, now, elapsed;
 
@@ -180,7 +276,25 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         elapsed = now > r->last_tick ? now - r->last_tick : r->period;
         r->last_tick = now;
         r->n_ticks++;
-        for (size_t i = 0; i < r->n_rings; i++) {
+        if (r->opts.order) {
+                bool armed = false;
+
+                (void) order_pass(r, false, true, &more);
+                for (size_t i = 0; i < r->n_rings; i++) {
+                        /* Empty, and was before this tick: arm, and look
+                         * once more below. */
+                        if (r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
+                            monitor_ring_n_pass(r->monitor, i) == 0 && monitor_ring_pending(r->monitor, i) == 0 &&
+                            (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
+                            monitor_ring_arm(r->monitor, i) >= 0)
+                                armed = true;
+                        if (!monitor_ring_armed(r->monitor, i))
+                                disarmed = true;
+                }
+                if (armed)
+                        (void) order_pass(r, false, true, &more);
+        }
+        for (size_t i = 0; !r->opts.order && i < r->n_rings; i++) {
                 int k = ring_drain(r, i, &more);
 
                 if (k == 0 && r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
@@ -244,6 +358,19 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         return sd_event_source_set_enabled(es, SD_EVENT_ON);
 }
 
+static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct reader *r = userdata;
+        int k;
+
+        r->in_tick = true;
+        k = tick(es, usec, r);
+        r->in_tick = false;
+        /* Now that the next tick's time is known. */
+        if (r->opts.order)
+                release_schedule(r, r->held, r->held_now);
+        return k;
+}
+
 struct reader *reader_free(struct reader *r) {
         if (!r)
                 return NULL;
@@ -258,6 +385,7 @@ struct reader *reader_free(struct reader *r) {
         free(r->rings);
         sd_event_source_disable_unref(r->defer);
         sd_event_source_disable_unref(r->timer);
+        sd_event_source_disable_unref(r->release);
         free(r);
         return NULL;
 }
@@ -279,6 +407,7 @@ int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, 
                 .event = e, .monitor = m, .handler = h, .ctx = ctx, .flush = flush,
                 .opts = *opts,
                 .period = opts->flush_usec,
+                .held = UINT64_MAX,
         };
 
         /* test-latency widens the window between the look that found a
@@ -321,6 +450,11 @@ int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, 
         k = sd_event_add_time_relative(e, &r->timer, CLOCK_MONOTONIC, r->period, TICK_ACCURACY_USEC, on_tick, r);
         if (k < 0)
                 return k;
+        /* Within a few microseconds: its whole point is a short wait. */
+        k = sd_event_add_time(e, &r->release, CLOCK_MONOTONIC, 0, 1, on_release, r);
+        if (k < 0)
+                return k;
+        (void) sd_event_source_set_enabled(r->release, SD_EVENT_OFF);
 
         *ret = TAKE_PTR(r);
         return 0;
@@ -329,6 +463,9 @@ int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, 
 void reader_set_opts(struct reader *r, const struct reader_opts *opts) {
         if (!r || !opts || opts->flush_usec == 0)
                 return;
+        /* From time order to arrival: what it holds goes first. */
+        if (r->opts.order && !opts->order)
+                (void) drain_all(r, true);
         r->opts = *opts;
         reader_kick(r);
 }
@@ -350,7 +487,9 @@ uint64_t reader_sweep(struct reader *r) {
         (void) sd_event_source_get_enabled(r->timer, &enabled);
         if (enabled != SD_EVENT_OFF)
                 return 0;       /* ticking: it looks anyway */
-        for (size_t i = 0; i < r->n_rings; i++)
+        if (r->opts.order)
+                n = order_pass(r, false, true, &more);
+        for (size_t i = 0; !r->opts.order && i < r->n_rings; i++)
                 n += ring_drain(r, i, &more);
         after_drain(r, more);
         if (n > 0) {
@@ -366,6 +505,10 @@ uint64_t reader_n_swept(const struct reader *r) {
 
 uint64_t reader_n_doorbells(const struct reader *r) {
         return r ? r->n_doorbells : 0;
+}
+
+uint64_t reader_n_releases(const struct reader *r) {
+        return r ? r->n_releases : 0;
 }
 
 uint64_t reader_n_ticks(const struct reader *r) {

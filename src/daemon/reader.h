@@ -17,6 +17,9 @@ struct reader_opts {
         uint64_t flush_usec;    /* the tick while records flow */
         uint64_t busy_usec;     /* the longest tick while each finds many records */
         uint64_t idle_usec;     /* without a doorbell (off, or refused for an event): the longest look */
+        bool order;             /* "order": "time": every look reads all rings, merged by time */
+        uint64_t hold_usec;     /* ... and holds what another CPU may still overtake this long */
+        clockid_t clock;        /* the rings' clock */
 };
 
 struct reader;
@@ -37,7 +40,9 @@ void reader_set_opts(struct reader *r, const struct reader_opts *opts);
 void reader_kick(struct reader *r);
 
 /* Reads every ring once (within the budget, more follows from the loop);
- * true when any had records. */
+ * true when any had records. In time order it hands out what it holds
+ * too: before events close (a reload) and before lines made elsewhere
+ * (counters), which would otherwise come before older events. */
 bool reader_drain_all(struct reader *r);
 
 /* The once-a-second look of the status tick, costing no wakeup of its
@@ -52,3 +57,5 @@ uint64_t reader_n_swept(const struct reader *r);
 /* Doorbell rings and ticks so far (evmonctl status). */
 uint64_t reader_n_doorbells(const struct reader *r);
 uint64_t reader_n_ticks(const struct reader *r);
+/* Wakeups of the time order's release timer (records held, no tick due). */
+uint64_t reader_n_releases(const struct reader *r);

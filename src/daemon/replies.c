@@ -54,11 +54,18 @@ static int ops_status(void *userdata, struct jbuf *line) {
                 .doorbell_rings = reader_n_doorbells(d->reader),
                 .ticks = reader_n_ticks(d->reader),
                 .swept = reader_n_swept(d->reader),
+                .order_time = d->config->order_time,
+                .order_hold_us = (unsigned) daemon_reader_opts(d).hold_usec,
+                .order_releases = reader_n_releases(d->reader),
                 .n_events = d->n_events,
                 .n_cpus = n_rings,
         };
         int r;
 
+        if (monitor_order_stats(d->monitor)) {
+                st.order_late = monitor_order_stats(d->monitor)->late;
+                st.order_in_flight_max_ns = monitor_order_stats(d->monitor)->in_flight_max_ns;
+        }
         events = calloc(d->n_events ?: 1, sizeof(*events));
         cpus = calloc(n_rings ?: 1, sizeof(*cpus));
         if (!events || !cpus)

@@ -233,6 +233,19 @@ static json_object *status_ring(const struct encode_status *st) {
         return o;
 }
 
+static json_object *status_order(const struct encode_status *st) {
+        json_object *o = json_object_new_object();
+
+        if (o && (!add(o, "mode", json_object_new_string(st->order_time ? "time" : "arrival")) ||
+                  (st->order_time &&
+                   (!add(o, "hold_us", json_object_new_int((int) st->order_hold_us)) ||
+                    !add(o, "late", json_object_new_int64((int64_t) st->order_late)) ||
+                    !add(o, "in_flight_max_us", json_object_new_double((double) st->order_in_flight_max_ns / 1e3)) ||
+                    !add(o, "releases", json_object_new_int64((int64_t) st->order_releases))))))
+                o = (json_object_put(o), NULL);
+        return o;
+}
+
 static json_object *status_clients(const struct encode_status *st) {
         json_object *a = json_object_new_array();
 
@@ -287,6 +300,7 @@ int encode_status(struct jbuf *b, const struct encode_status *st) {
             !add(o, "events", status_events(st)) ||
             !add(o, "cpus", status_cpus(st)) ||
             !add(o, "ring", status_ring(st)) ||
+            !add(o, "order", status_order(st)) ||
             !add(o, "clients", status_clients(st)) ||
             (st->context && !add(o, "context", status_context(st->context))))
                 return -ENOMEM;

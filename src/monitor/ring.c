@@ -155,3 +155,38 @@ int ring_read(struct ring *r, unsigned budget, ring_record_fn fn, void *userdata
 
         return ret < 0 ? ret : (int) n;
 }
+
+uint64_t ring_head(const struct ring *r) {
+        return ring_load_head(r);
+}
+
+const struct perf_event_header *ring_peek(struct ring *r, uint64_t *pos, uint64_t head) {
+        uint64_t avail = head - *pos, off = *pos & (r->size - 1);
+        struct perf_event_header hdr;
+
+        if (*pos == head)
+                return NULL;
+        /* As ring_read(): a corrupt head or size leaves no record boundary
+         * to find, so everything up to head goes. */
+        if (avail > r->size || avail < sizeof(hdr)) {
+                r->n_bad++;
+                *pos = head;
+                return NULL;
+        }
+        ring_copy(r, off, &hdr, sizeof(hdr));
+        if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size % 8 != 0) {
+                r->n_bad++;
+                *pos = head;
+                return NULL;
+        }
+        if (off + hdr.size <= r->size)
+                return (const struct perf_event_header *) (r->data + off);
+        ring_copy(r, off, r->bounce, hdr.size);
+        return (const struct perf_event_header *) r->bounce;
+}
+
+void ring_consume(struct ring *r, uint64_t tail) {
+        /* Release, as at the end of ring_read(). */
+        if (tail != r->page->data_tail)
+                __atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
+}

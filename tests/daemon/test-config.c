@@ -355,6 +355,16 @@ static void test_context(void **state) {
         assert_true(b->events[0].symbols);
         assert_true(b->events[1].symbols);
         BAD("{\n  \"context\": \"yes\",\n  " EV1 "\n}", ":2: context: ", "expected boolean");
+        assert_true(a->order_time);
+        assert_true(b->order_time);
+        config_free(b);
+        b = parse_ok("{\"order\": \"arrival\", " EV1 "}");
+        assert_false(b->order_time);
+        config_free(b);
+        b = parse_ok("{\"order\": \"time\", " EV1 "}");
+        assert_true(b->order_time);
+        BAD("{\n  \"order\": \"sorted\",\n  " EV1 "\n}", ":2: order: ", "neither \"time\"");
+        BAD("{\n  \"order\": true,\n  " EV1 "\n}", ":2: order: ", "expected string");
         BAD("{\"events\": [\n {\"software\": \"cpu-clock\",\n  \"symbols\": true}]}", ":3: events[0].symbols: ",
             "add \"callchain\" to \"sample\"");
         BAD("{\"events\": [\n {\"tracepoint\": \"sched:sched_process_exec\", \"symbols\": true}]}",
@@ -362,7 +372,7 @@ static void test_context(void **state) {
 }
 
 static void test_unknown_keys(void **state) {
-        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context, metrics)");
+        BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context, metrics, order)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group)");
         BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");

@@ -80,6 +80,8 @@ static void test_status(void **state) {
                 .events = ev, .n_events = 1, .cpus = cpus, .n_cpus = 2,
                 .ring_pages = 256, .flush_ms = 5, .busy_flush_ms = 1, .idle_flush_ms = 50,
                 .doorbell = true, .doorbell_rings = 2, .ticks = 7, .swept = 0,
+                .order_time = true, .order_hold_us = 200, .order_late = 0, .order_in_flight_max_ns = 1500,
+                .order_releases = 3,
                 .clients = cl, .n_clients = 1,
         };
 
@@ -89,6 +91,7 @@ static void test_status(void **state) {
                        "\"cpus\":[{\"cpu\":0,\"lost\":3,\"malformed\":0},{\"cpu\":1,\"lost\":0,\"malformed\":2}],"
                        "\"ring\":{\"pages\":256,\"flush_ms\":5,\"busy_flush_ms\":1,\"idle_flush_ms\":50,"
                        "\"doorbell\":true,\"doorbell_rings\":2,\"ticks\":7,\"swept\":0},"
+                       "\"order\":{\"mode\":\"time\",\"hold_us\":200,\"late\":0,\"in_flight_max_us\":1.5,\"releases\":3},"
                        "\"clients\":[{\"id\":7,\"pid\":4242,\"uid\":1000,\"queued_bytes\":128,\"lines\":9,\"dropped\":5}]}\n");
 }
 

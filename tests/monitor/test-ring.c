@@ -348,6 +348,59 @@ static void test_bad_large(void **state) {
         fake_free(f);
 }
 
+/* One record at a time (the time-ordered merge's way): a peek leaves the
+ * tail alone, a wrapped record is bounced, ring_consume() publishes. */
+static void test_peek(void **state) {
+        struct fake *f = fake_new(true);
+        const struct perf_event_header *h;
+        uint64_t head, pos;
+
+        for (uint8_t i = 0; i < 7; i++)
+                fake_record(f, 32, i);
+        fake_publish(f);
+        head = ring_head(&f->ring);
+        pos = f->page->data_tail;
+        for (uint8_t i = 0; i < 7; i++) {
+                h = ring_peek(&f->ring, &pos, head);
+                assert_non_null(h);
+                assert_int_equal(h->misc, i);
+                /* Looking again gives the same record. */
+                assert_ptr_equal(ring_peek(&f->ring, &pos, head), h);
+                pos += h->size;
+        }
+        assert_null(ring_peek(&f->ring, &pos, head));
+        assert_int_equal(f->page->data_tail, 0);
+        /* Consume all but the last: it stays for the next pass. */
+        ring_consume(&f->ring, pos - 32);
+        assert_int_equal(f->page->data_tail, 192);
+
+        fake_record(f, 64, 14);         /* 224..288: offsets 224..256 + 0..32, wraps */
+        fake_publish(f);
+        head = ring_head(&f->ring);
+        pos = f->page->data_tail;
+        h = ring_peek(&f->ring, &pos, head);
+        assert_int_equal(h->misc, 6);
+        pos += h->size;
+        h = ring_peek(&f->ring, &pos, head);
+        assert_ptr_equal(h, f->ring.bounce);
+        assert_int_equal(h->misc, 14);
+        assert_int_equal(h->size, 64);
+        pos += h->size;
+        ring_consume(&f->ring, pos);
+        assert_int_equal(f->page->data_tail, f->head);
+
+        /* A malformed size: everything up to head goes, counted. */
+        fake_header(f, 12);
+        fake_record(f, 32, 20);
+        fake_publish(f);
+        head = ring_head(&f->ring);
+        pos = f->page->data_tail;
+        assert_null(ring_peek(&f->ring, &pos, head));
+        assert_int_equal(pos, head);
+        assert_int_equal(f->ring.n_bad, 1);
+        fake_free(f);
+}
+
 static int count_seq(const struct perf_event_header *h, void *userdata) {
         uint32_t *expect = userdata;
         const uint8_t *p = (const uint8_t *) (h + 1);
@@ -399,6 +452,7 @@ int main(void) {
                 cmocka_unit_test(test_bad_small),
                 cmocka_unit_test(test_bad_large),
                 cmocka_unit_test(test_laps),
+                cmocka_unit_test(test_peek),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
