@@ -1338,7 +1338,7 @@ static void test_install_layout(void **state) {
         result_done(&r);
         /* Only what is installed; the tests are not. */
         run(&r, 0, ninja, "-C", build, "evmond", "evmonctl", "src/forward/evmon-forward", "man/evmond.8",
-            "man/evmonctl.1", "man/evmond.json.5", NULL);
+            "man/evmonctl.1", "man/evmond.json.5", "man/evmon-forward.1", NULL);
         expect_status(&r, 0, "ninja evmond evmonctl evmon-forward and the man pages");
         result_done(&r);
         run(&r, 0, meson, "install", "-C", build, "--destdir", dest, "--no-rebuild", NULL);
@@ -1370,6 +1370,7 @@ static void test_install_layout(void **state) {
         check_installed(dest, "/usr/share/man/man8/evmond.8", 0);
         check_installed(dest, "/usr/share/man/man1/evmonctl.1", 0);
         check_installed(dest, "/usr/share/man/man5/evmond.json.5", 0);
+        check_installed(dest, "/usr/share/man/man1/evmon-forward.1", 0);
         /* Where bash-completion looks (its completionsdir, under the prefix). */
         check_installed(dest, "/usr/share/bash-completion/completions/evmonctl", 0);
         assert_true(asprintf(&p, "%s/evmon-forward.service", unitdir) >= 0);
