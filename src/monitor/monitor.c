@@ -99,6 +99,7 @@ struct monitor {
         size_t *heap;                   /* monitor_drain_ordered(): rings by key, n_cpus slots */
         struct monitor_order_stats order;
         uint64_t order_now;             /* the clock the last ordered pass read */
+        uint64_t order_limit;           /* this pass: no record is timed later */
 };
 
 static void perf_cpu_done(struct perf_cpu *c) {
@@ -1002,7 +1003,11 @@ static bool order_peek(struct monitor *m, struct perf_cpu *c) {
         c->cur = ring_peek(&c->ring, &c->pos, c->head);
         if (!c->cur)
                 return false;
-        if (!record_time(m, c->cur, &t)) {
+        /* A time after the clock this pass read (plus the hold) is none
+         * the kernel wrote before we loaded the head: a clock stepped back
+         * (realtime, tai) or a malformed record. Taken as it stands it
+         * would hold its ring until the clock got there. */
+        if (!record_time(m, c->cur, &t) || t > m->order_limit) {
                 /* No time: it goes right after the record before it. */
                 c->time = 0;
                 c->key = c->last;
@@ -1060,6 +1065,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
         if (!m || !o)
                 return -EINVAL;
         floor = o->now > o->hold_ns ? o->now - o->hold_ns : 0;
+        m->order_limit = o->now + o->hold_ns;
         d = (struct drain) { .m = m, .h = h, .ctx = ctx };
 
         for (size_t i = 0; i < m->n_cpus; i++) {
