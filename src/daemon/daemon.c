@@ -195,6 +195,8 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                         .start_time_usec = d->start_realtime_ns / 1000,
                         /* "context": false keeps no table. */
                         .process_table = procs,
+                        .order_late = d->config->order_time && monitor_order_stats(d->monitor) ?
+                                      (int64_t) monitor_order_stats(d->monitor)->late : -1,
                 }, ret, ret_size);
 }
 

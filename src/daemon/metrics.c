@@ -85,6 +85,11 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                 put_family(f, "evmon_process_table_entries", "gauge", "Processes in evmond's process table.");
                 fprintf(f, "evmon_process_table_entries %" PRId64 "\n", m->process_table);
         }
+        if (m->order_late >= 0) {
+                put_family(f, "evmon_order_late_total", "counter",
+                           "Lines handed out after one with a later ts (time order: written by the kernel later than the hold).");
+                fprintf(f, "evmon_order_late_total %" PRId64 "\n", m->order_late);
+        }
         put_family(f, "evmon_start_time_seconds", "gauge", "When evmond started, in seconds since 1970.");
         fprintf(f, "evmon_start_time_seconds %" PRIu64 ".%06" PRIu64 "\n",
                 m->start_time_usec / 1000000, m->start_time_usec % 1000000);

@@ -32,7 +32,7 @@ static void test_format(void **state) {
                 .clients = clients, .n_clients = 1,
                 .dropped_total = 120, .reloads = 3, .reload_failures = 1,
                 .start_time_usec = 1763900000123456ull,
-                .process_table = -1,
+                .process_table = -1, .order_late = -1,
         };
         static const char expected[] =
                 "# HELP evmon_events_total Samples received, per event.\n"
@@ -88,17 +88,19 @@ static void test_escape_and_empty(void **state) {
         const struct metrics_event events[] = {
                 { .name = "uprobe:a\"b\\c\nd", .kind = "uprobe", .count = 1, .enabled = true },
         };
-        struct metrics m = { .events = events, .n_events = 1, .process_table = 17 };
+        struct metrics m = { .events = events, .n_events = 1, .process_table = 17, .order_late = 2 };
         _cleanup_(freep) char *text = NULL, *empty = NULL;
         size_t size;
 
         assert_int_equal(metrics_format(&m, &text, &size), 0);
         assert_non_null(strstr(text, "evmon_events_total{event=\"uprobe:a\\\"b\\\\c\\nd\"} 1\n"));
         assert_non_null(strstr(text, "# TYPE evmon_process_table_entries gauge\nevmon_process_table_entries 17\n"));
+        assert_non_null(strstr(text, "# TYPE evmon_order_late_total counter\nevmon_order_late_total 2\n"));
 
-        m = (struct metrics) { .process_table = -1 };
+        m = (struct metrics) { .process_table = -1, .order_late = -1 };
         assert_int_equal(metrics_format(&m, &empty, &size), 0);
         assert_null(strstr(empty, "process_table"));
+        assert_null(strstr(empty, "order_late"));
         assert_non_null(strstr(empty, "# TYPE evmon_events_total counter\n# HELP evmon_undecodable_total"));
         assert_non_null(strstr(empty, "\nevmon_clients 0\n"));
         assert_non_null(strstr(empty, "\nevmon_start_time_seconds 0.000000\n"));

@@ -191,6 +191,9 @@ static void test_metrics_file(void **state) {
         assert_true(sample(text, "evmon_start_time_seconds") > 1700000000);
         /* "context" is on by default: the table is seeded from /proc. */
         assert_true(sample(text, "evmon_process_table_entries") > 1);
+        /* "order" is "time" by default: its late lines are counted
+         * (how many is the kernel's doing; test-order asserts none). */
+        assert_true(sample(text, "evmon_order_late_total") >= 0);
         check_format(text);
         free(text);
 
