@@ -24,7 +24,8 @@
 
 struct server {
         sd_event *event;
-        struct server_opts opts;
+        struct server_opts opts;  /* its strings point to the copies below */
+        char *opts_path, *opts_admin_group;
         char *path;               /* the socket file we created, removed on free */
         int listen_fd;
         sd_event_source *listen_io;
@@ -617,6 +618,13 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
         s->ops = ops;
         s->userdata = userdata;
         s->listen_fd = -1;
+        /* Copies: the caller's config is freed by the first reload, and
+         * every refusal names the group (a use after free under ASan). */
+        if ((opts->path && !(s->opts_path = strdup(opts->path))) ||
+            (opts->admin_group && !(s->opts_admin_group = strdup(opts->admin_group))))
+                return -ENOMEM;
+        s->opts.path = s->opts_path;
+        s->opts.admin_group = s->opts_admin_group;
         s->matched = calloc(opts->max_clients ? opts->max_clients : 1, sizeof(*s->matched));
         if (!s->matched)
                 return -ENOMEM;
@@ -664,6 +672,8 @@ struct server *server_free(struct server *s) {
         if (s->path)
                 (void) unlink(s->path);
         free(s->path);
+        free(s->opts_path);
+        free(s->opts_admin_group);
         safe_close(s->listen_fd);
         line_store_done(&s->store);
         free(s->matched);

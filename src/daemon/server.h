@@ -34,6 +34,8 @@ struct server_ops {
                        char **ret_error);
 };
 
+/* server_new() copies path and admin_group (a reload frees the config they
+ * come from); cgroup_mount must outlive the server. */
 struct server_opts {
         const char *path;       /* socket path (created unless socket activated) */
         mode_t mode;
