@@ -751,6 +751,52 @@ static void test_describe_fixture(void **state) {
         check_describe(tree, RUN_NOBODY);
 }
 
+/* describe of perf events: the attr the config builds by default (perf's
+ * numbers, as test-attr checks them against perf -vv) and the sample
+ * fields their lines carry; no tracefs, no PMU and no daemon needed. */
+static void test_describe_perf(void **state) {
+        static const struct {
+                const char *event, *kind;
+                int64_t type, config;
+        } rows[] = {
+                { "software:cpu-clock", "software", 1 /* PERF_TYPE_SOFTWARE */, 0 /* PERF_COUNT_SW_CPU_CLOCK */ },
+                { "hardware:cycles", "hardware", 0 /* PERF_TYPE_HARDWARE */, 0 /* PERF_COUNT_HW_CPU_CYCLES */ },
+                /* L1D | OP_READ << 8 | RESULT_MISS << 16 */
+                { "cache:L1-dcache-load-misses", "cache", 3 /* PERF_TYPE_HW_CACHE */, 1 << 16 },
+        };
+        struct result r;
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                json_object *o, *sample, *v;
+                bool has_ip = false;
+
+                run(&r, RUN_NOBODY, evmonctl, "describe", rows[i].event, NULL);
+                expect_status(&r, 0, rows[i].event);
+                o = json_tokener_parse(r.out);
+                if (!o || !json_object_is_type(o, json_type_object))
+                        fail_msg("describe %s did not print a JSON object:\n%s", rows[i].event, r.out);
+                assert_string_equal(itest_str(o, "event"), rows[i].event);
+                assert_string_equal(itest_str(o, "kind"), rows[i].kind);
+                assert_true(json_object_object_get_ex(o, "type", &v));
+                assert_int_equal(json_object_get_int64(v), rows[i].type);
+                assert_true(json_object_object_get_ex(o, "config", &v));
+                assert_int_equal(json_object_get_int64(v), rows[i].config);
+                assert_true(json_object_object_get_ex(o, "sample", &sample) &&
+                            json_object_is_type(sample, json_type_array));
+                for (size_t k = 0; k < json_object_array_length(sample); k++)
+                        has_ip |= strcmp(json_object_get_string(json_object_array_get_idx(sample, k)), "ip") == 0;
+                assert_true(has_ip);
+                json_object_put(o);
+                result_done(&r);
+        }
+
+        run(&r, RUN_NOBODY, evmonctl, "describe", "software:nope", NULL);
+        assert_true(r.status != 0);
+        assert_string_equal(r.out, "");
+        assert_non_null(strstr(r.err, "not a software event"));
+        result_done(&r);
+}
+
 static void test_describe_missing(void **state) {
         struct result r;
 
@@ -1481,6 +1527,7 @@ int main(int argc, char **argv) {
                         cmocka_unit_test(test_check_config_no_perf_event_open),
                         cmocka_unit_test(test_list_fixture),
                         cmocka_unit_test(test_describe_fixture),
+                        cmocka_unit_test(test_describe_perf),
                         cmocka_unit_test(test_describe_missing),
                         cmocka_unit_test(test_no_daemon),
                 };
