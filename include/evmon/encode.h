@@ -187,6 +187,8 @@ struct encode_status_event {
 struct encode_status_cpu {
         int cpu;
         uint64_t lost, malformed;
+        bool offline;                   /* its events are not open now ("offline": true) */
+        uint64_t gaps;                  /* gap lines sent for it ("gaps": N when above 0) */
 };
 
 struct encode_status_client {

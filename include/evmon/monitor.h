@@ -159,6 +159,9 @@ int perf_event_open_fd(struct perf_event_attr *attr, pid_t pid, int cpu, int gro
 /* Online CPUs from /sys/devices/system/cpu/online, ascending (caller owns
  * *ret). */
 int perf_online_cpus(int **ret, size_t *ret_n);
+/* The same from /sys/devices/system/cpu/WHICH ("online", "present",
+ * "possible"). */
+int perf_cpu_list(const char *which, int **ret, size_t *ret_n);
 /* The same for a cpulist text such as "0-3,5\n" (sorted, duplicates
  * dropped); -EINVAL when malformed. */
 int perf_parse_cpu_list(const char *s, int **ret, size_t *ret_n);
@@ -205,7 +208,9 @@ struct monitor_source {
 
 struct monitor;
 
-/* Maps one ring per online CPU. ring_pages and wakeup_bytes must be set
+/* Has a ring for every present CPU (monitor_n_rings()); those online get
+ * theirs mapped now, the others when monitor_cpu_up() is called for them
+ * (-ENODEV when no CPU is online). ring_pages and wakeup_bytes must be set
  * (-EINVAL for 0: the defaults are the caller's). Cgroup fds are
  * duplicated. */
 int monitor_new(const struct monitor_opts *opts, struct monitor **ret);
@@ -233,9 +238,35 @@ int monitor_enable(struct monitor *m, int h);
  * until monitor_enable(). What its rings hold stays readable. */
 int monitor_disable(struct monitor *m, int h);
 
+/* Rings, one per present CPU; monitor_ring_fd() is -ENODEV for a ring
+ * that is down (its CPU offline), which has no doorbells, drains nothing
+ * and counts as armed. */
 size_t monitor_n_rings(const struct monitor *m);
 int monitor_ring_fd(const struct monitor *m, size_t i);
 int monitor_ring_cpu(const struct monitor *m, size_t i);
+
+/* CPU hotplug. When a CPU goes offline the kernel takes every event off
+ * it for good: they stay open but write nothing again, even once the CPU
+ * is back (PERF_EVENT_IOC_ENABLE does not bring them back), and nothing
+ * can be opened on an offline CPU (-ENODEV). So:
+ * monitor_ring_up(): ring I is open (its fd, events and doorbells).
+ * monitor_ring_alive(): ring I is up and its events still the kernel's:
+ *   false once its CPU went offline since the previous call, even when it
+ *   is online again by now. Call it now and then, as on a 1 s tick: it
+ *   costs a read(2) of an event on that CPU, which is an IPI there.
+ * monitor_cpu_down(): closes ring I and every event on it (drain it
+ *   first: what it holds is gone after). Retired handles no longer wait
+ *   for it.
+ * monitor_cpu_up(): opens ring I and every active handle's events on it
+ *   again, with their filters, and enables those that are enabled (from
+ *   that CPU). -ENODEV while the CPU is offline (ring I stays down). An
+ *   event the kernel refuses there stays closed on that CPU: the first
+ *   such error is returned, the ring is up all the same. Both change
+ *   ring I's fd and doorbell fds: watch them again. */
+bool monitor_ring_up(const struct monitor *m, size_t i);
+bool monitor_ring_alive(struct monitor *m, size_t i);
+int monitor_cpu_down(struct monitor *m, size_t i);
+int monitor_cpu_up(struct monitor *m, size_t i);
 
 struct monitor_handler {
         /* EVENT is the source's userdata. */

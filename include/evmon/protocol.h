@@ -34,6 +34,7 @@
  * the dropped lines it says for its own buffer. */
 #define EVMON_LINE_FORWARDER "forwarder"
 #define EVMON_SOURCE_FORWARDER "evmon-forward"
+#define EVMON_LINE_GAP "gap"
 
 /* Requests a client sends ("type"). */
 #define EVMON_REQUEST_SUBSCRIBE "subscribe"

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "counters.h"
+#include "hotplug.h"
 #include "daemon.h"
 #include "metrics.h"
 #include "notify.h"
@@ -248,6 +249,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         char status[256];
 
         daemon_update_offset(d);
+        hotplug_check(d);
         (void) reader_sweep(d->reader);
         server_sweep(d->server);
         daemon_status_text(d, status, sizeof(status));
@@ -625,6 +627,9 @@ int daemon_start(struct daemon *d) {
         r = reader_new(d->event, d->monitor, &handler, d, on_batch, &ro, &d->reader);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the rings: %m");
+        r = hotplug_start(d);
+        if (r < 0)
+                return log_oom();
         r = daemon_start_timers(d);
         if (r < 0)
                 return r;
@@ -652,6 +657,7 @@ void daemon_done(struct daemon *d) {
         d->server = server_free(d->server);
         /* Every perf fd first: a probe with an open fd cannot be removed. */
         d->monitor = monitor_free(d->monitor);
+        hotplug_done(d);
         daemon_context_done(d);
         daemon_events_done(d);
         if (d->probe_record && !d->check_only)

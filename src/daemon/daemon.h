@@ -62,6 +62,10 @@ struct daemon {
         pid_t *pids;                  /* targets.pids that were running at start */
         size_t n_pids;
         struct daemon_context ctx;    /* process and container context (annotate.c) */
+        uint64_t *cpu_since;          /* per ring: 0 while its events are open, else (event clock) since
+                                       * when its events may be missing (hotplug.c) */
+        uint64_t cpus_checked;        /* the last look at the CPUs (event clock) */
+        uint64_t *cpu_gaps;           /* per ring: gap lines sent */
 };
 
 /* Loads the config and builds every event's decoder without opening a perf

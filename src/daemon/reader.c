@@ -167,6 +167,24 @@ static void after_drain(struct reader *r, bool more) {
                 (void) sd_event_source_set_enabled(r->defer, SD_EVENT_ONESHOT);
 }
 
+void reader_drain_ring(struct reader *r, size_t i) {
+        bool more = true;
+
+        if (!r || i >= r->n_rings)
+                return;
+        while (more) {
+                more = false;
+                /* In time order, everything goes, merged: the other rings'
+                 * held records may be older than this one's. */
+                if (r->opts.order)
+                        (void) order_pass(r, true, false, &more);
+                else
+                        (void) ring_drain(r, i, &more);
+                if (r->flush)
+                        r->flush(r->ctx);
+        }
+}
+
 static bool drain_all(struct reader *r, bool all) {
         bool more = false;
         uint64_t n = 0;
@@ -371,17 +389,60 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         return k;
 }
 
+static void ring_unwatch(struct reader_ring *rr) {
+        rr->io = sd_event_source_disable_unref(rr->io);
+        for (size_t k = 0; k < rr->n_bells; k++)
+                sd_event_source_disable_unref(rr->bells[k]);
+        free(rr->bells);
+        rr->bells = NULL;
+        rr->n_bells = 0;
+}
+
+/* Ring I's fd and its doorbells' on the loop; nothing for a ring that is
+ * down (its CPU offline). */
+static int ring_watch(struct reader *r, size_t i) {
+        struct reader_ring *rr = &r->rings[i];
+        size_t nb = monitor_ring_n_doorbells(r->monitor, i);
+        int fd = monitor_ring_fd(r->monitor, i), k;
+
+        if (fd == -ENODEV)
+                return 0;
+        if (fd < 0)
+                return fd;
+        k = sd_event_add_io(r->event, &rr->io, fd, EPOLLIN, on_ring, rr);
+        if (k < 0)
+                return k;
+        if (nb == 0)
+                return 0;
+        rr->bells = calloc(nb, sizeof(*rr->bells));
+        if (!rr->bells)
+                return -ENOMEM;
+        for (; rr->n_bells < nb; rr->n_bells++) {
+                k = sd_event_add_io(r->event, &rr->bells[rr->n_bells],
+                                    monitor_ring_doorbell_fd(r->monitor, i, rr->n_bells), EPOLLIN, on_bell, rr);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+int reader_ring_changed(struct reader *r, size_t i) {
+        int k;
+
+        if (!r || i >= r->n_rings)
+                return -EINVAL;
+        ring_unwatch(&r->rings[i]);
+        k = ring_watch(r, i);
+        /* A ring that came up is disarmed: the tick reads and arms it. */
+        reader_kick(r);
+        return k;
+}
+
 struct reader *reader_free(struct reader *r) {
         if (!r)
                 return NULL;
-        for (size_t i = 0; i < r->n_rings; i++) {
-                struct reader_ring *rr = &r->rings[i];
-
-                rr->io = sd_event_source_disable_unref(rr->io);
-                for (size_t k = 0; k < rr->n_bells; k++)
-                        sd_event_source_disable_unref(rr->bells[k]);
-                free(rr->bells);
-        }
+        for (size_t i = 0; i < r->n_rings; i++)
+                ring_unwatch(&r->rings[i]);
         free(r->rings);
         sd_event_source_disable_unref(r->defer);
         sd_event_source_disable_unref(r->timer);
@@ -421,24 +482,10 @@ int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, 
         if (!r->rings)
                 return -ENOMEM;
         for (size_t i = 0; i < r->n_rings; i++) {
-                struct reader_ring *rr = &r->rings[i];
-                size_t nb = monitor_ring_n_doorbells(m, i);
-
-                *rr = (struct reader_ring) { .reader = r, .index = i };
-                k = sd_event_add_io(e, &rr->io, monitor_ring_fd(m, i), EPOLLIN, on_ring, rr);
+                r->rings[i] = (struct reader_ring) { .reader = r, .index = i };
+                k = ring_watch(r, i);
                 if (k < 0)
                         return k;
-                if (nb == 0)
-                        continue;
-                rr->bells = calloc(nb, sizeof(*rr->bells));
-                if (!rr->bells)
-                        return -ENOMEM;
-                for (; rr->n_bells < nb; rr->n_bells++) {
-                        k = sd_event_add_io(e, &rr->bells[rr->n_bells], monitor_ring_doorbell_fd(m, i, rr->n_bells),
-                                            EPOLLIN, on_bell, rr);
-                        if (k < 0)
-                                return k;
-                }
         }
 
         k = sd_event_add_defer(e, &r->defer, on_defer, r);

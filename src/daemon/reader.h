@@ -39,6 +39,14 @@ void reader_set_opts(struct reader *r, const struct reader_opts *opts);
  * anything else that may have left records unannounced. */
 void reader_kick(struct reader *r);
 
+/* Ring I went down or came up (monitor_cpu_down()/monitor_cpu_up()): its
+ * fds change. Watches the new ones (none for a ring that is down) and
+ * kicks the tick, which arms a ring that came up. */
+int reader_ring_changed(struct reader *r, size_t i);
+
+/* Reads ring I to the end now (before monitor_cpu_down()). */
+void reader_drain_ring(struct reader *r, size_t i);
+
 /* Reads every ring once (within the budget, more follows from the loop);
  * true when any had records. In time order it hands out what it holds
  * too: before events close (a reload) and before lines made elsewhere

@@ -85,6 +85,8 @@ static int ops_status(void *userdata, struct jbuf *line) {
                         .cpu = monitor_ring_cpu(d->monitor, i),
                         .lost = monitor_ring_lost(d->monitor, i),
                         .malformed = monitor_ring_bad(d->monitor, i),
+                        .offline = !monitor_ring_up(d->monitor, i),
+                        .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
                 };
         if (d->ctx.table) {
                 struct ctx_stats cs;

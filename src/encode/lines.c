@@ -212,7 +212,9 @@ static json_object *status_cpus(const struct encode_status *st) {
                 if (!array_add(a, e) ||
                     !add(e, "cpu", json_object_new_int(cpu->cpu)) ||
                     !add(e, "lost", json_object_new_int64((int64_t) cpu->lost)) ||
-                    !add(e, "malformed", json_object_new_int64((int64_t) cpu->malformed)))
+                    !add(e, "malformed", json_object_new_int64((int64_t) cpu->malformed)) ||
+                    (cpu->offline && !add(e, "offline", json_object_new_boolean(true))) ||
+                    (cpu->gaps > 0 && !add(e, "gaps", json_object_new_int64((int64_t) cpu->gaps))))
                         a = (json_object_put(a), NULL);
         }
         return a;

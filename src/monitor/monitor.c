@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
@@ -31,7 +32,10 @@
 
 struct perf_cpu {
         int cpu;
-        int fd;                 /* ring owner (PERF_COUNT_SW_DUMMY), owns the mmap */
+        int fd;                 /* ring owner (PERF_COUNT_SW_DUMMY), owns the mmap; -1 while the CPU is down */
+        int canary;             /* an enabled dummy: see canary_open() */
+        uint64_t canary_enabled; /* its time_enabled at the last look */
+        uint64_t canary_at;     /* CLOCK_MONOTONIC ns of that look */
         void *base;
         size_t map_size;
         struct ring ring;
@@ -66,7 +70,10 @@ struct handle {
         int *bell_fds;          /* each fd's doorbell member, or -errno without one */
         size_t n_unbelled;      /* fds without a doorbell member */
         bool quiet;             /* monitor_source.quiet */
-        uint64_t *ids;          /* the sample id of each event */
+        bool enabled;           /* monitor_enable()d and not disabled since: a CPU that comes up enables it */
+        char *filter;           /* monitor_source.filter, for a CPU that comes up */
+        int group;              /* the leader's handle, or -1 */
+        uint64_t *ids;          /* the sample id of each event (0 on a CPU that is down) */
         uint64_t *heads;        /* RETIRED: each ring's data_head after the fds closed */
 };
 
@@ -102,6 +109,13 @@ struct monitor {
         uint64_t order_limit;           /* this pass: no record is timed later */
 };
 
+static uint64_t now_mono_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
 static void perf_cpu_done(struct perf_cpu *c) {
         for (size_t i = 0; i < c->n_bells; i++)
                 doorbell_close(&c->bells[i]);
@@ -112,7 +126,9 @@ static void perf_cpu_done(struct perf_cpu *c) {
         if (c->base && c->base != MAP_FAILED)
                 munmap(c->base, c->map_size);
         c->base = NULL;
+        c->canary = safe_close(c->canary);
         c->fd = safe_close(c->fd);
+        c->armed = false;
 }
 
 static void handle_close_fds(struct handle *h) {
@@ -133,6 +149,7 @@ static void handle_done(struct handle *h) {
         handle_close_fds(h);
         free(h->ids);
         free(h->heads);
+        free(h->filter);
         *h = (struct handle) {};
 }
 
@@ -189,6 +206,42 @@ static int perf_cpu_open_bells(struct monitor *m, struct perf_cpu *c) {
         return 0;
 }
 
+/* The canary: whether this CPU's events are still the kernel's. When a
+ * CPU goes offline the kernel takes every event off the CPU's context for
+ * good (Debian's 6.1 in the VM: they stay open and readable, but count
+ * and write nothing again once it is back, and PERF_EVENT_IOC_ENABLE is
+ * answered 0 and does nothing): they must be opened again. A CPU that
+ * went down and up between two looks at /sys/devices/system/cpu/online
+ * shows the same list; the canary tells it. It is an enabled software
+ * dummy (it writes nothing), whose time_enabled runs with the clock while
+ * it is on the CPU's context and stops for good once taken off (its
+ * mmap'ed page is not updated then: only read(2) tells). What was tried
+ * and does not work on 6.1: a member of a group whose leader stays off
+ * (no read IPI, but its time_enabled never runs: the leader's state is
+ * the group's), and the page's lock or times (unchanged by the removal).
+ * The price: its read(2) is a function call on that CPU (an IPI), once
+ * per CPU per look. */
+static int canary_open(struct monitor *m, struct perf_cpu *c) {
+        struct perf_event_attr attr = {
+                .size = sizeof(attr),
+                .type = PERF_TYPE_SOFTWARE,
+                .config = PERF_COUNT_SW_DUMMY,
+                .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
+        };
+        uint64_t v[2];
+        int r;
+
+        r = perf_event_open_fd(&attr, -1, c->cpu, -1, 0);
+        if (r < 0)
+                return r;
+        c->canary = r;
+        if (read(c->canary, v, sizeof(v)) != sizeof(v))
+                return -EIO;
+        c->canary_enabled = v[1];
+        c->canary_at = now_mono_ns();
+        return 0;
+}
+
 static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
         struct perf_event_attr attr = {
                 .size = sizeof(attr),
@@ -226,6 +279,13 @@ static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
         r = ring_init(&c->ring, c->base, m->data_size);
         if (r < 0)
                 return r;
+        /* A ring opened again starts at 0; its merge keeps its last key. */
+        c->head = c->pos = c->seen = 0;
+        c->cur = NULL;
+
+        r = canary_open(m, c);
+        if (r < 0)
+                return r;
 
         if (m->doorbell)
                 return perf_cpu_open_bells(m, c);
@@ -235,7 +295,7 @@ static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
 int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         _cleanup_(freep) int *cpus = NULL;
-        size_t n_cpus = 0, pages;
+        size_t n_cpus = 0, n_up = 0, pages;
         uint64_t wakeup;
         long ps;
         int r;
@@ -300,8 +360,9 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
                 m->n_pids = opts->n_pids;
         }
 
-        /* Offline CPUs have no rings; events cannot be opened there. */
-        r = perf_online_cpus(&cpus, &n_cpus);
+        /* A ring for every present CPU; one that is offline has none
+         * (perf_event_open() there is ENODEV) until monitor_cpu_up(). */
+        r = perf_cpu_list("present", &cpus, &n_cpus);
         if (r < 0)
                 return r;
         if (n_cpus == 0)
@@ -312,12 +373,20 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         if (!m->cpus || !m->heap)
                 return -ENOMEM;
         for (size_t i = 0; i < n_cpus; i++) {
-                m->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .fd = -1 };
+                m->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .fd = -1, .canary = -1 };
                 m->n_cpus++;
                 r = perf_cpu_open(m, &m->cpus[i]);
+                if (r == -ENODEV) {
+                        /* Offline (or gone offline just now). */
+                        perf_cpu_done(&m->cpus[i]);
+                        continue;
+                }
                 if (r < 0)
                         return r;
+                n_up++;
         }
+        if (n_up == 0)
+                return -ENODEV;
 
         *ret = TAKE_PTR(m);
         return 0;
@@ -350,8 +419,10 @@ static int index_rebuild(struct monitor *m) {
                 if (m->handles[h].state == HANDLE_FREE)
                         continue;
                 for (size_t i = 0; i < m->handles[h].n; i++)
-                        index[k++] = (struct id_entry) { .id = m->handles[h].ids[i], .handle = h };
+                        if (m->handles[h].ids[i] != 0)
+                                index[k++] = (struct id_entry) { .id = m->handles[h].ids[i], .handle = h };
         }
+        n = k;
 
         if (n > 0)
                 qsort(index, n, sizeof(*index), cmp_id_entry);
@@ -369,12 +440,14 @@ static const struct id_entry *index_find(const struct monitor *m, uint64_t id) {
         return bsearch(&key, m->index, m->n_index, sizeof(*m->index), cmp_id_entry);
 }
 
+/* A CPU that is down has no ring: 0 for both, which a retired handle's
+ * head of 0 there (set in monitor_cpu_down()) is never behind. */
 static uint64_t cpu_tail(const struct perf_cpu *c) {
-        return c->ring.page->data_tail;
+        return c->fd >= 0 ? c->ring.page->data_tail : 0;
 }
 
 static uint64_t cpu_head(const struct perf_cpu *c) {
-        return __atomic_load_n(&c->ring.page->data_head, __ATOMIC_ACQUIRE);
+        return c->fd >= 0 ? __atomic_load_n(&c->ring.page->data_head, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* Frees retired handles whose samples every ring has been read past: no
@@ -412,7 +485,7 @@ static void retired_prune(struct monitor *m) {
  * when the kernel refuses the copy (the event then works, only without a
  * doorbell), -EOPNOTSUPP when it needs none (no doorbells, or an event
  * that writes no records, as a counting one). */
-static int event_open(struct monitor *m, const struct monitor_source *src, const struct perf_event_attr *tmpl,
+static int event_open(struct monitor *m, const char *filter, bool quiet, const struct perf_event_attr *tmpl,
                       struct perf_cpu *c, size_t t, pid_t pid, unsigned long flags, bool inherit, int group_fd,
                       int *ret_fd, uint64_t *ret_id, int *ret_bell_fd) {
         _cleanup_(closep) int fd = -1;
@@ -432,14 +505,14 @@ static int event_open(struct monitor *m, const struct monitor_source *src, const
 
         if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->fd) < 0)
                 return negative_errno();
-        if (src->filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, src->filter) < 0)
+        if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0)
                 return negative_errno();
         if (ioctl(fd, PERF_EVENT_IOC_ID, ret_id) < 0)
                 return negative_errno();
 
         *ret_bell_fd = -EOPNOTSUPP;
-        if (!src->quiet && t < c->n_bells && (attr.sample_period != 0 || attr.freq || attr.sample_type & PERF_SAMPLE_RAW))
-                *ret_bell_fd = doorbell_member_open(&c->bells[t], &attr, pid, flags, src->filter);
+        if (!quiet && t < c->n_bells && (attr.sample_period != 0 || attr.freq || attr.sample_type & PERF_SAMPLE_RAW))
+                *ret_bell_fd = doorbell_member_open(&c->bells[t], &attr, pid, flags, filter);
 
         *ret_fd = TAKE_FD(fd);
         return 0;
@@ -488,6 +561,55 @@ static struct handle *handle_get(struct monitor *m, int h);
 /* The group leader's fd for our I-th fd (same CPU and target), or -1. */
 #define GROUP_FD(leader, i) ((leader) ? ((i) < (leader)->n ? (leader)->fds[i] : -2) : -1)
 
+/* Opens HD's events on ring C (index CI) into slots CI * per-CPU on, the
+ * group's leader LEADER (or NULL) already open there. A CPU that is down
+ * keeps -1 there. On failure what was opened on C is closed again. */
+static int handle_open_cpu(struct monitor *m, struct handle *hd, const struct handle *leader, size_t ci) {
+        size_t per_cpu = m->n_cgroups + m->n_pids ?: 1, base = ci * per_cpu;
+        struct perf_cpu *c = &m->cpus[ci];
+        int r = 0;
+
+        if (c->fd < 0)
+                return 0;
+        for (size_t t = 0; t < per_cpu; t++) {
+                size_t k = base + t;
+                pid_t target = -1;
+                unsigned long flags = 0;
+                bool inherit = false;
+
+                if (t < m->n_cgroups) {
+                        target = m->cgroup_fds[t];
+                        flags = PERF_FLAG_PID_CGROUP;
+                } else if (t - m->n_cgroups < m->n_pids) {
+                        /* inherit: threads and children forked later count
+                         * too; their samples go to this event's ring and
+                         * carry its id. */
+                        target = m->pids[t - m->n_cgroups];
+                        inherit = true;
+                }
+                r = event_open(m, hd->filter, hd->quiet, &hd->attr, c, t, target, flags, inherit,
+                               GROUP_FD(leader, k), &hd->fds[k], &hd->ids[k], &hd->bell_fds[k]);
+                if (r < 0)
+                        break;
+        }
+        if (r < 0)
+                for (size_t t = 0; t < per_cpu; t++) {
+                        size_t k = base + t;
+
+                        hd->fds[k] = safe_close(hd->fds[k]);
+                        safe_close(hd->bell_fds[k]);
+                        hd->bell_fds[k] = -EOPNOTSUPP;
+                        hd->ids[k] = 0;
+                }
+        return r;
+}
+
+static void handle_count_unbelled(struct handle *hd) {
+        hd->n_unbelled = 0;
+        for (size_t k = 0; k < hd->n; k++)
+                hd->n_unbelled += hd->fds[k] >= 0 && hd->bell_fds[k] < 0 && hd->bell_fds[k] != -EOPNOTSUPP;
+}
+
 int monitor_add(struct monitor *m, const struct monitor_source *src) {
         size_t n_targets, n_max, h;
         struct handle hd = {};
@@ -505,10 +627,12 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
         r = source_attr(m, src, &hd.attr);
         if (r < 0)
                 return r;
+        hd.group = -1;
         if (src->in_group) {
                 leader = handle_get(m, src->group);
                 if (!leader)
                         return -ENOENT;
+                hd.group = src->group;
         }
 
         /* No targets: system-wide. Otherwise each cgroup and each pid. */
@@ -524,40 +648,29 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                 r = -ENOMEM;
                 goto fail;
         }
-
-        for (size_t i = 0; i < m->n_cpus; i++) {
-                struct perf_cpu *c = &m->cpus[i];
-
-                if (m->n_cgroups + m->n_pids == 0) {
-                        r = event_open(m, src, &hd.attr, c, 0, -1, 0, false, GROUP_FD(leader, hd.n),
-                                       &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
-                        if (r < 0)
-                                goto fail;
-                        hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
-                        hd.n++;
-                        continue;
-                }
-
-                for (size_t g = 0; g < m->n_cgroups; g++) {
-                        r = event_open(m, src, &hd.attr, c, g, m->cgroup_fds[g], PERF_FLAG_PID_CGROUP, false,
-                                       GROUP_FD(leader, hd.n), &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
-                        if (r < 0)
-                                goto fail;
-                        hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
-                        hd.n++;
-                }
-
-                /* inherit: threads and children forked later count too;
-                 * their samples go to this event's ring and carry its id. */
-                for (size_t p = 0; p < m->n_pids; p++) {
-                        r = event_open(m, src, &hd.attr, c, m->n_cgroups + p, m->pids[p], 0, true,
-                                       GROUP_FD(leader, hd.n), &hd.fds[hd.n], &hd.ids[hd.n], &hd.bell_fds[hd.n]);
-                        if (r < 0)
-                                goto fail;
-                        hd.n_unbelled += hd.bell_fds[hd.n] < 0 && hd.bell_fds[hd.n] != -EOPNOTSUPP;
-                        hd.n++;
+        /* Every slot, so that a CPU that is down holds -1 and a failure
+         * closes what is open. */
+        for (size_t k = 0; k < n_max; k++) {
+                hd.fds[k] = -1;
+                hd.ids[k] = 0;
+                hd.bell_fds[k] = -EOPNOTSUPP;
+        }
+        hd.n = n_max;
+        hd.quiet = src->quiet;
+        if (src->filter) {
+                hd.filter = strdup(src->filter);
+                if (!hd.filter) {
+                        r = -ENOMEM;
+                        goto fail;
                 }
         }
+
+        for (size_t i = 0; i < m->n_cpus; i++) {
+                r = handle_open_cpu(m, &hd, leader, i);
+                if (r < 0)
+                        goto fail;
+        }
+        handle_count_unbelled(&hd);
 
         handles = reallocarray(m->handles, m->n_handles + 1, sizeof(*handles));
         if (!handles) {
@@ -568,7 +681,6 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
 
         hd.state = HANDLE_ACTIVE;
         hd.userdata = src->userdata;
-        hd.quiet = src->quiet;
         h = m->n_handles++;
         m->handles[h] = hd;
 
@@ -664,7 +776,10 @@ int monitor_disable(struct monitor *m, int h) {
 
         if (!hd)
                 return -ENOENT;
+        hd->enabled = false;
         for (size_t i = 0; i < hd->n; i++) {
+                if (hd->fds[i] < 0)
+                        continue;       /* its CPU is down */
                 if (ioctl(hd->fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
                         return negative_errno();
                 if (hd->bell_fds[i] >= 0 && ioctl(hd->bell_fds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
@@ -717,9 +832,13 @@ int monitor_enable(struct monitor *m, int h) {
         per_cpu = m->n_cgroups + m->n_pids ?: 1;
         saved = affinity_save(&saved_size);
         for (size_t c = 0; c < m->n_cpus && r >= 0; c++) {
+                if (m->cpus[c].fd < 0)
+                        continue;       /* down: monitor_cpu_up() enables it there */
                 if (saved)
                         (void) on_cpu(m->cpus[c].cpu);
                 for (size_t i = c * per_cpu; i < (c + 1) * per_cpu && i < hd->n; i++) {
+                        if (hd->fds[i] < 0)
+                                continue;
                         if (ioctl(hd->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
                                 r = negative_errno();
                                 break;
@@ -735,7 +854,128 @@ int monitor_enable(struct monitor *m, int h) {
                 (void) sched_setaffinity(0, saved_size, saved);
                 CPU_FREE(saved);
         }
+        if (r >= 0)
+                hd->enabled = true;
         return r < 0 ? r : 0;
+}
+
+bool monitor_ring_up(const struct monitor *m, size_t i) {
+        return m && i < m->n_cpus && m->cpus[i].fd >= 0;
+}
+
+bool monitor_ring_alive(struct monitor *m, size_t i) {
+        struct perf_cpu *c;
+        uint64_t v[2], now, ran, elapsed;
+
+        if (!monitor_ring_up(m, i))
+                return false;
+        c = &m->cpus[i];
+        if (read(c->canary, v, sizeof(v)) != sizeof(v))
+                return true;    /* cannot tell: do not tear down what may work */
+        now = now_mono_ns();
+        ran = v[1] - c->canary_enabled;
+        elapsed = now - c->canary_at;
+        c->canary_enabled = v[1];
+        c->canary_at = now;
+        /* On the context it runs with the clock (the kernel's local_clock,
+         * not ours: half is a wide margin); taken off, it stands still. */
+        return ran >= elapsed / 2;
+}
+
+int monitor_cpu_down(struct monitor *m, size_t i) {
+        size_t per_cpu;
+
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        if (m->cpus[i].fd < 0)
+                return 0;
+        per_cpu = m->n_cgroups + m->n_pids ?: 1;
+        for (size_t h = 0; h < m->n_handles; h++) {
+                struct handle *hd = &m->handles[h];
+
+                if (hd->state == HANDLE_RETIRED) {
+                        hd->heads[i] = 0;       /* see cpu_tail() */
+                        continue;
+                }
+                if (hd->state != HANDLE_ACTIVE)
+                        continue;
+                for (size_t k = i * per_cpu; k < (i + 1) * per_cpu && k < hd->n; k++) {
+                        hd->fds[k] = safe_close(hd->fds[k]);
+                        safe_close(hd->bell_fds[k]);
+                        hd->bell_fds[k] = -EOPNOTSUPP;
+                        hd->ids[k] = 0;
+                }
+                handle_count_unbelled(hd);
+        }
+        /* Events first: they write into the ring. */
+        perf_cpu_done(&m->cpus[i]);
+        (void) index_rebuild(m);
+        retired_prune(m);
+        return 0;
+}
+
+int monitor_cpu_up(struct monitor *m, size_t i) {
+        cpu_set_t *saved = NULL;
+        size_t per_cpu, saved_size = 0;
+        struct perf_cpu *c;
+        int r, ret = 0;
+
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        c = &m->cpus[i];
+        if (c->fd >= 0)
+                return 0;
+        r = perf_cpu_open(m, c);
+        if (r < 0) {
+                perf_cpu_done(c);
+                return r;
+        }
+
+        /* Handles in the order they were added: a group's leader before
+         * its members. One that fails stays closed on this CPU; the rest
+         * go on. */
+        per_cpu = m->n_cgroups + m->n_pids ?: 1;
+        for (size_t h = 0; h < m->n_handles; h++) {
+                struct handle *hd = &m->handles[h];
+                const struct handle *leader = NULL;
+
+                if (hd->state != HANDLE_ACTIVE)
+                        continue;
+                if (hd->group >= 0)
+                        leader = handle_get(m, hd->group);
+                r = handle_open_cpu(m, hd, leader, i);
+                if (r < 0 && ret == 0)
+                        ret = r;
+                handle_count_unbelled(hd);
+        }
+        r = index_rebuild(m);
+        if (r < 0 && ret == 0)
+                ret = r;
+
+        /* Enabled from the CPU itself, as monitor_enable() does. */
+        saved = affinity_save(&saved_size);
+        if (saved)
+                (void) on_cpu(c->cpu);
+        for (size_t h = 0; h < m->n_handles; h++) {
+                struct handle *hd = &m->handles[h];
+
+                if (hd->state != HANDLE_ACTIVE || !hd->enabled)
+                        continue;
+                for (size_t k = i * per_cpu; k < (i + 1) * per_cpu && k < hd->n; k++) {
+                        if (hd->fds[k] < 0)
+                                continue;
+                        if (ioctl(hd->fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0 && ret == 0)
+                                ret = negative_errno();
+                        if (hd->bell_fds[k] >= 0 && ioctl(hd->bell_fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0 &&
+                            ret == 0)
+                                ret = negative_errno();
+                }
+        }
+        if (saved) {
+                (void) sched_setaffinity(0, saved_size, saved);
+                CPU_FREE(saved);
+        }
+        return ret;
 }
 
 bool monitor_doorbells_cover(const struct monitor *m) {
@@ -793,7 +1033,8 @@ int monitor_ring_disarm(struct monitor *m, size_t i) {
 }
 
 bool monitor_ring_armed(const struct monitor *m, size_t i) {
-        return m && i < m->n_cpus && m->cpus[i].armed;
+        /* A CPU that is down writes nothing: as good as armed. */
+        return m && i < m->n_cpus && (m->cpus[i].armed || m->cpus[i].fd < 0);
 }
 
 size_t monitor_n_rings(const struct monitor *m) {
@@ -803,6 +1044,8 @@ size_t monitor_n_rings(const struct monitor *m) {
 int monitor_ring_fd(const struct monitor *m, size_t i) {
         if (!m || i >= m->n_cpus)
                 return -EINVAL;
+        if (m->cpus[i].fd < 0)
+                return -ENODEV;
         return m->cpus[i].fd;
 }
 
@@ -933,6 +1176,10 @@ int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct mon
 
         if (!m || i >= m->n_cpus)
                 return -EINVAL;
+        if (m->cpus[i].fd < 0) {
+                m->drain_quiet = 0;
+                return 0;
+        }
 
         d = (struct drain) { .m = m, .c = &m->cpus[i], .h = h, .ctx = ctx };
         r = ring_read(&m->cpus[i].ring, budget, drain_one, &d);
@@ -1071,9 +1318,11 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
         for (size_t i = 0; i < m->n_cpus; i++) {
                 struct perf_cpu *c = &m->cpus[i];
 
+                c->n_pass = 0;
+                if (c->fd < 0)
+                        continue;       /* down: writes nothing, bounds nothing */
                 c->head = ring_head(&c->ring);
                 c->pos = c->ring.page->data_tail;
-                c->n_pass = 0;
                 if (order_peek(m, c)) {
                         m->heap[n_heap] = i;
                         heap_up(m, n_heap++);
@@ -1121,6 +1370,8 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
         for (size_t i = 0; i < m->n_cpus; i++) {
                 struct perf_cpu *c = &m->cpus[i];
 
+                if (c->fd < 0)
+                        continue;
                 ring_consume(&c->ring, c->pos);
                 c->seen = c->head;
         }
@@ -1141,7 +1392,7 @@ unsigned monitor_ring_n_pass(const struct monitor *m, size_t i) {
 }
 
 uint64_t monitor_ring_pending(const struct monitor *m, size_t i) {
-        if (!m || i >= m->n_cpus)
+        if (!m || i >= m->n_cpus || m->cpus[i].fd < 0)
                 return 0;
         return ring_pending(&m->cpus[i].ring);
 }
@@ -1182,6 +1433,8 @@ int monitor_read(struct monitor *m, int h, size_t i, void *buf, size_t size, str
 
         if (!hd || i >= hd->n || !buf || !ret)
                 return -EINVAL;
+        if (hd->fds[i] < 0)
+                return -ENODEV;         /* its CPU is down */
         n = read(hd->fds[i], buf, size);
         if (n < 0)
                 return negative_errno();

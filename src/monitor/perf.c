@@ -2,6 +2,7 @@
 /* Thin edges: the perf_event_open syscall and the list of online CPUs. */
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,14 +121,19 @@ int perf_parse_cpu_list(const char *s, int **ret, size_t *ret_n) {
 }
 
 int perf_online_cpus(int **ret, size_t *ret_n) {
+        return perf_cpu_list("online", ret, ret_n);
+}
+
+int perf_cpu_list(const char *which, int **ret, size_t *ret_n) {
         _cleanup_(closep) int fd = -1;
-        char buf[4096];
+        char buf[4096], path[64];
         ssize_t n;
 
-        if (!ret || !ret_n)
+        if (!which || !ret || !ret_n)
                 return -EINVAL;
 
-        fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+        snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s", which);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
 

@@ -854,6 +854,85 @@ static int find_tracepoint(void) {
         return tp_id > 0 ? 0 : -EIO;
 }
 
+/* CPU hotplug's half that runs on any host: a ring closed as for a CPU
+ * that went offline (monitor_cpu_down()) takes nothing, and opened again
+ * (monitor_cpu_up()) has the handle's events back with their filter, their
+ * doorbell and their enabled state; the canary says the ring is alive
+ * while it is. Taking a CPU offline for real is tests/vm/hotplug.sh. */
+static void test_cpu_down_up(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_opts opts = DEFAULT_OPTS;
+        struct monitor_source src;
+        struct source a = {};
+        struct run run = {};
+        cpu_set_t saved, one;
+        char filter[64];
+        int h, cpu;
+
+        opts.doorbell = true;
+        assert_int_equal(monitor_new(&opts, &m), 0);
+        assert_true(monitor_ring_up(m, 0));
+        cpu = monitor_ring_cpu(m, 0);
+        assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) < 0)
+                skip();
+
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        src = getppid_source(&a);
+        src.filter = filter;
+        h = monitor_add(m, &src);
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+        usleep(10000);
+        assert_true(monitor_ring_alive(m, 0));
+
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(a.n, N);
+
+        /* Down: no ring, nothing captured, as good as armed. */
+        assert_int_equal(monitor_cpu_down(m, 0), 0);
+        assert_false(monitor_ring_up(m, 0));
+        assert_false(monitor_ring_alive(m, 0));
+        assert_int_equal(monitor_ring_fd(m, 0), -ENODEV);
+        assert_int_equal(monitor_ring_n_doorbells(m, 0), 0);
+        assert_true(monitor_ring_armed(m, 0));
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(a.n, N);
+
+        /* Up: the event is back, filtered and enabled, with a doorbell. */
+        assert_int_equal(monitor_cpu_up(m, 0), 0);
+        assert_true(monitor_ring_up(m, 0));
+        assert_true(monitor_ring_fd(m, 0) >= 0);
+        assert_true(monitor_ring_n_doorbells(m, 0) > 0);
+        assert_true(monitor_doorbells_cover(m));
+        assert_int_equal(monitor_ring_arm(m, 0), 0);
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(a.n, 2 * N);
+        assert_int_equal(a.others, 0);
+        assert_int_equal(a.broken, 0);
+        usleep(10000);
+        assert_true(monitor_ring_alive(m, 0));
+
+        /* A disabled handle comes back disabled, and enables as before. */
+        assert_int_equal(monitor_disable(m, h), 0);
+        assert_int_equal(monitor_cpu_down(m, 0), 0);
+        assert_int_equal(monitor_cpu_up(m, 0), 0);
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(a.n, 2 * N);
+        assert_int_equal(monitor_enable(m, h), 0);
+        call_getppid(&run, N);
+        drain_all(m, &run);
+        assert_int_equal(a.n, 3 * N);
+
+        assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+
 int main(void) {
         host_tracing_require_usable();
         const struct CMUnitTest tests[] = {
@@ -869,6 +948,7 @@ int main(void) {
                 cmocka_unit_test(test_doorbell_pinned),
                 cmocka_unit_test(test_enable_beside_running),
                 cmocka_unit_test(test_ordered),
+                cmocka_unit_test(test_cpu_down_up),
         };
         struct monitor *m = NULL;
         int r;

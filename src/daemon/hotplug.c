@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* CPU hotplug: see hotplug.h, and monitor.h for what the kernel does to a
+ * CPU's events when it goes offline. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hotplug.h"
+#include "reader.h"
+#include "server.h"
+#include "evmon/cleanup.h"
+#include "evmon/log.h"
+#include "evmon/protocol.h"
+
+static void put_time(json_object *o, const char *key, const char *key_ts, uint64_t ts, int64_t offset) {
+        char buf[64];
+        uint64_t rt = ts + (uint64_t) offset;
+        time_t sec = (time_t) (rt / 1000000000u);
+        struct tm tm;
+
+        gmtime_r(&sec, &tm);
+        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ".%09" PRIu64 "Z", rt % 1000000000u);
+        json_object_object_add(o, key, json_object_new_string(buf));
+        json_object_object_add(o, key_ts, json_object_new_int64((int64_t) ts));
+}
+
+/* {"type":"gap","cpu":N,"reason":"offline","since":…,"since_ts":N,"time":…,"ts":N} to every client. */
+static void gap_emit(struct daemon *d, int cpu, uint64_t since, uint64_t now) {
+        json_object *o = json_object_new_object();
+        const char *s;
+        size_t n;
+
+        if (!o)
+                return;
+        json_object_object_add(o, "type", json_object_new_string(EVMON_LINE_GAP));
+        json_object_object_add(o, "cpu", json_object_new_int(cpu));
+        json_object_object_add(o, "reason", json_object_new_string("offline"));
+        put_time(o, "since", "since_ts", since, d->realtime_offset);
+        put_time(o, "time", "ts", now, d->realtime_offset);
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        n = strlen(s);
+        d->line.len = 0;
+        if (jbuf_reserve(&d->line, n + 1) >= 0) {
+                jbuf_put_bytes(&d->line, s, n);
+                jbuf_put_char(&d->line, '\n');
+                server_broadcast_all(d->server, d->line.data, d->line.len);
+                server_flush(d->server);
+        }
+        json_object_put(o);
+}
+
+static void time_text(struct daemon *d, uint64_t ts, char *buf, size_t size) {
+        uint64_t rt = ts + (uint64_t) d->realtime_offset;
+        time_t sec = (time_t) (rt / 1000000000u);
+        struct tm tm;
+
+        gmtime_r(&sec, &tm);
+        strftime(buf, size, "%H:%M:%S", &tm);
+        snprintf(buf + strlen(buf), size - strlen(buf), ".%03" PRIu64, rt % 1000000000u / 1000000u);
+}
+
+int hotplug_start(struct daemon *d) {
+        size_t n = monitor_n_rings(d->monitor);
+        uint64_t now = now_ns(d->config->clockid);
+
+        d->cpu_since = calloc(n ?: 1, sizeof(*d->cpu_since));
+        d->cpu_gaps = calloc(n ?: 1, sizeof(*d->cpu_gaps));
+        if (!d->cpu_since || !d->cpu_gaps)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!monitor_ring_up(d->monitor, i)) {
+                        d->cpu_since[i] = now;
+                        log_notice("CPU %d is offline: its events are opened when it comes online",
+                                   monitor_ring_cpu(d->monitor, i));
+                }
+        d->cpus_checked = now;
+        return 0;
+}
+
+void hotplug_done(struct daemon *d) {
+        free(d->cpu_since);
+        d->cpu_since = NULL;
+        free(d->cpu_gaps);
+        d->cpu_gaps = NULL;
+}
+
+static bool in_list(const int *cpus, size_t n, int cpu) {
+        for (size_t k = 0; k < n; k++)
+                if (cpus[k] == cpu)
+                        return true;
+        return false;
+}
+
+void hotplug_check(struct daemon *d) {
+        _cleanup_(freep) int *online = NULL;
+        size_t n_online = 0, n = monitor_n_rings(d->monitor);
+        uint64_t now = now_ns(d->config->clockid);
+        char a[32], b[32];
+        int r;
+
+        if (!d->cpu_since)
+                return;
+        r = perf_online_cpus(&online, &n_online);
+        if (r < 0) {
+                log_debug_errno(r, "Failed to read /sys/devices/system/cpu/online: %m");
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                int cpu = monitor_ring_cpu(d->monitor, i);
+                bool on = in_list(online, n_online, cpu);
+
+                if (monitor_ring_up(d->monitor, i)) {
+                        if (on && monitor_ring_alive(d->monitor, i))
+                                continue;
+                        /* What it wrote before it went is all there: read
+                         * it to the end before the ring goes. */
+                        reader_drain_ring(d->reader, i);
+                        (void) monitor_cpu_down(d->monitor, i);
+                        (void) reader_ring_changed(d->reader, i);
+                        /* Seen alive at the last look: what it did since
+                         * may be missing. */
+                        d->cpu_since[i] = d->cpus_checked;
+                        log_notice("CPU %d went offline%s: its events are closed until it is online", cpu,
+                                   on ? " and came back since the last look" : "");
+                        if (!on)
+                                continue;
+                }
+                if (!on || d->cpu_since[i] == 0)
+                        continue;
+                r = monitor_cpu_up(d->monitor, i);
+                if (!monitor_ring_up(d->monitor, i)) {
+                        if (r != -ENODEV)
+                                log_warning_errno(r, "CPU %d is online, but its ring could not be opened (tried again "
+                                                  "in a second): %m", cpu);
+                        continue;
+                }
+                if (r < 0)
+                        log_warning_errno(r, "CPU %d is online, but an event could not be opened on it again: %m",
+                                          cpu);
+                (void) reader_ring_changed(d->reader, i);
+                now = now_ns(d->config->clockid);
+                d->cpu_gaps[i]++;
+                gap_emit(d, cpu, d->cpu_since[i], now);
+                time_text(d, d->cpu_since[i], a, sizeof(a));
+                time_text(d, now, b, sizeof(b));
+                log_notice("CPU %d is online: its events are open again; what happened on it between %s and %s UTC "
+                           "was not captured (a gap line says so to every client)", cpu, a, b);
+                d->cpu_since[i] = 0;
+        }
+        d->cpus_checked = now;
+}
