@@ -285,6 +285,27 @@ static int on_release(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* A tick's look in time order: every ring merged, and each ring that is
+ * empty, and was before this tick, armed (then looked at once more).
+ * Returns whether a ring is left unarmed. */
+static bool tick_order(struct reader *r, bool *more) {
+        bool armed = false, disarmed = false;
+
+        (void) order_pass(r, false, true, more);
+        for (size_t i = 0; i < r->n_rings; i++) {
+                if (r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
+                    monitor_ring_n_pass(r->monitor, i) == 0 && monitor_ring_pending(r->monitor, i) == 0 &&
+                    (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
+                    monitor_ring_arm(r->monitor, i) >= 0)
+                        armed = true;
+                if (!monitor_ring_armed(r->monitor, i))
+                        disarmed = true;
+        }
+        if (armed)
+                (void) order_pass(r, false, true, more);
+        return disarmed;
+}
+
 static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
         bool more = false, disarmed = false;
         uint64_t n, now, elapsed;
@@ -294,24 +315,8 @@ static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
         elapsed = now > r->last_tick ? now - r->last_tick : r->period;
         r->last_tick = now;
         r->n_ticks++;
-        if (r->opts.order) {
-                bool armed = false;
-
-                (void) order_pass(r, false, true, &more);
-                for (size_t i = 0; i < r->n_rings; i++) {
-                        /* Empty, and was before this tick: arm, and look
-                         * once more below. */
-                        if (r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
-                            monitor_ring_n_pass(r->monitor, i) == 0 && monitor_ring_pending(r->monitor, i) == 0 &&
-                            (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
-                            monitor_ring_arm(r->monitor, i) >= 0)
-                                armed = true;
-                        if (!monitor_ring_armed(r->monitor, i))
-                                disarmed = true;
-                }
-                if (armed)
-                        (void) order_pass(r, false, true, &more);
-        }
+        if (r->opts.order)
+                disarmed = tick_order(r, &more);
         for (size_t i = 0; !r->opts.order && i < r->n_rings; i++) {
                 int k = ring_drain(r, i, &more);
 
