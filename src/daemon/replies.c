@@ -34,6 +34,28 @@ static const char *ops_event_name(void *userdata, size_t i) {
         return d->events[i]->wire_name;
 }
 
+/* The process table's and the symbols' part of the status line. */
+static void status_context(struct daemon *d, struct encode_status_context *ret) {
+        struct ctx_stats cs;
+
+        context_stats(d->ctx.table, &cs);
+        *ret = (struct encode_status_context) {
+                .procs = cs.procs, .retired = cs.retired, .cgroups = cs.cgroups,
+                .strings = cs.strings, .string_bytes = cs.string_bytes,
+                .hits = cs.hits, .misses = cs.misses, .full = cs.full, .bound_bytes = cs.bound_bytes,
+        };
+        if (d->ctx.symbols) {
+                struct ctx_symbols_stats ss;
+
+                ctx_symbols_stats(d->ctx.symbols, &ss);
+                ret->symbols = true;
+                ret->sym_modules = ss.modules;
+                ret->sym_procs = ss.procs;
+                ret->sym_named = ss.named;
+                ret->sym_unnamed = ss.unnamed;
+        }
+}
+
 static int ops_status(void *userdata, struct jbuf *line) {
         struct daemon *d = userdata;
         size_t n_rings = monitor_n_rings(d->monitor);
@@ -89,24 +111,7 @@ static int ops_status(void *userdata, struct jbuf *line) {
                         .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
                 };
         if (d->ctx.table) {
-                struct ctx_stats cs;
-
-                context_stats(d->ctx.table, &cs);
-                ctx = (struct encode_status_context) {
-                        .procs = cs.procs, .retired = cs.retired, .cgroups = cs.cgroups,
-                        .strings = cs.strings, .string_bytes = cs.string_bytes,
-                        .hits = cs.hits, .misses = cs.misses, .full = cs.full, .bound_bytes = cs.bound_bytes,
-                };
-                if (d->ctx.symbols) {
-                        struct ctx_symbols_stats ss;
-
-                        ctx_symbols_stats(d->ctx.symbols, &ss);
-                        ctx.symbols = true;
-                        ctx.sym_modules = ss.modules;
-                        ctx.sym_procs = ss.procs;
-                        ctx.sym_named = ss.named;
-                        ctx.sym_unnamed = ss.unnamed;
-                }
+                status_context(d, &ctx);
                 st.context = &ctx;
         }
         r = server_clients_status(d->server, &clients, &st.n_clients);
