@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -240,6 +241,25 @@ static void test_add_and_remove(void **state) {
         assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
 }
 
+/* One getpgid(ARG_PGID) on each CPU we may run on: the kernel reports a
+ * ring's loss with the next record it writes there, so after a burst
+ * this brings every "lost" line out (README: "Losses are never silent").
+ * The calls are this process's, not the loaded child's. */
+static void report_losses(void) {
+        cpu_set_t all, one;
+
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+                if (!CPU_ISSET(cpu, &all))
+                        continue;
+                CPU_ZERO(&one);
+                CPU_SET(cpu, &one);
+                if (sched_setaffinity(0, sizeof(one), &one) == 0)
+                        (void) syscall(SYS_getpgid, ARG_PGID);
+        }
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
 /* An event added while the running ones are under load costs them no
  * gap: every one of N_LOAD getpgid calls made across the add arrives or is
  * reported lost by the kernel (a full-rate writer can outrun the rings
@@ -257,8 +277,9 @@ static void test_add_under_load(void **state) {
         itest_release(gate);
         usleep(5000);   /* the calls are flowing */
         expect_result(line, "add");
-        text = itest_client_slurp(watcher, 500, 60000, &len);
         itest_reap(pid);
+        report_losses();
+        text = itest_client_slurp(watcher, 500, 60000, &len);
         itest_for_each_line(text, len, itest_tally_line, &t);
         free(text);
         fprintf(stderr, "add under load: %" PRId64 " of %d getpgid, %" PRId64 " lost, %" PRId64 " dropped\n",
@@ -268,6 +289,43 @@ static void test_add_under_load(void **state) {
         assert_int_equal(t.configs, 1);         /* the watcher was told */
         itest_tally_done(&t);
         expect_change("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove", GETSID, false);
+        assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
+}
+
+/* The same for a filter set and a removal of another event while the
+ * running one is under load: its count stays exact across both, every
+ * call delivered or reported lost. (Unlike the add, these lose records:
+ * 5-50 % of the burst in runs here, all reported.) */
+static void test_filter_remove_under_load(void **state) {
+        struct itest_tally t = {};
+        char line[256], *text;
+        size_t len;
+        int gate;
+        pid_t pid;
+
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\",\"filter\":\"pid == %d\"}}\n",
+                 ARG_SID);
+        expect_change(line, "add", GETSID, true);
+        pid = itest_spawn_calls(SYS_getpgid, ARG_PGID, N_LOAD, &gate);
+        itest_release(gate);
+        usleep(5000);   /* the calls are flowing */
+        snprintf(line, sizeof(line), "{\"type\":\"filter\",\"event\":\"" GETSID "\",\"filter\":\"pid == %d\"}\n",
+                 ARG_OTHER);
+        expect_result(line, "filter");
+        expect_result("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove");
+        itest_reap(pid);
+        report_losses();
+        /* Quiet for 2 s: lines came more than 500 ms after the answer
+         * once (the rest, with the next test's). */
+        text = itest_client_slurp(watcher, 2000, 60000, &len);
+        itest_for_each_line(text, len, itest_tally_line, &t);
+        free(text);
+        fprintf(stderr, "filter and remove under load: %" PRId64 " of %d getpgid, %" PRId64 " lost, %" PRId64 " dropped\n",
+                itest_tally_get(&t, pid, GETPGID), N_LOAD, t.lost, t.dropped);
+        assert_int_equal(t.dropped, 0);
+        assert_int_equal(itest_tally_get(&t, pid, GETPGID) + t.lost, N_LOAD);
+        assert_int_equal(t.configs, 2);
+        itest_tally_done(&t);
         assert_int_equal(count_calls(SYS_getsid, ARG_SID, GETSID), 0);
 }
 
@@ -590,6 +648,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_add_and_remove),
                 cmocka_unit_test(test_add_under_load),
+                cmocka_unit_test(test_filter_remove_under_load),
                 cmocka_unit_test(test_disable_enable),
                 cmocka_unit_test(test_filter),
                 cmocka_unit_test(test_bad_requests_change_nothing),
