@@ -132,6 +132,11 @@ struct encode_counter {
  *  "enabled","running"},…]}\n */
 int encode_counter(struct jbuf *b, const struct encode_counter *c);
 
+/* {"type":"gap","cpu":CPU,"reason":REASON,"since":…,"since_ts":SINCE,
+ *  "time":…,"ts":TS}\n: nothing of CPU was captured from SINCE to TS
+ * (event-clock ns; REALTIME_OFFSET_NS turns them into "since" and "time"). */
+int encode_gap(struct jbuf *b, int cpu, const char *reason, uint64_t since, uint64_t ts, int64_t realtime_offset_ns);
+
 /* ---- control lines (lines.c) ----------------------------------------- */
 
 /* {"type":"hello","version":EVMON_PROTOCOL_VERSION,"events":[EVENTS...],

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,45 +13,17 @@
 #include "reader.h"
 #include "server.h"
 #include "evmon/cleanup.h"
+#include "evmon/encode.h"
 #include "evmon/log.h"
 #include "evmon/protocol.h"
 
-static void put_time(json_object *o, const char *key, const char *key_ts, uint64_t ts, int64_t offset) {
-        char buf[64];
-        uint64_t rt = ts + (uint64_t) offset;
-        time_t sec = (time_t) (rt / 1000000000u);
-        struct tm tm;
-
-        gmtime_r(&sec, &tm);
-        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ".%09" PRIu64 "Z", rt % 1000000000u);
-        json_object_object_add(o, key, json_object_new_string(buf));
-        json_object_object_add(o, key_ts, json_object_new_int64((int64_t) ts));
-}
-
-/* {"type":"gap","cpu":N,"reason":"offline","since":…,"since_ts":N,"time":…,"ts":N} to every client. */
+/* {"type":"gap",…} to every client (src/encode/). */
 static void gap_emit(struct daemon *d, int cpu, uint64_t since, uint64_t now) {
-        json_object *o = json_object_new_object();
-        const char *s;
-        size_t n;
-
-        if (!o)
-                return;
-        json_object_object_add(o, "type", json_object_new_string(EVMON_LINE_GAP));
-        json_object_object_add(o, "cpu", json_object_new_int(cpu));
-        json_object_object_add(o, "reason", json_object_new_string("offline"));
-        put_time(o, "since", "since_ts", since, d->realtime_offset);
-        put_time(o, "time", "ts", now, d->realtime_offset);
-        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-        n = strlen(s);
         d->line.len = 0;
-        if (jbuf_reserve(&d->line, n + 1) >= 0) {
-                jbuf_put_bytes(&d->line, s, n);
-                jbuf_put_char(&d->line, '\n');
-                server_broadcast_all(d->server, d->line.data, d->line.len);
-                server_flush(d->server);
-        }
-        json_object_put(o);
+        if (encode_gap(&d->line, cpu, "offline", since, now, d->realtime_offset) < 0)
+                return;
+        server_broadcast_all(d->server, d->line.data, d->line.len);
+        server_flush(d->server);
 }
 
 static void time_text(struct daemon *d, uint64_t ts, char *buf, size_t size) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The control lines of the wire protocol: hello, subscribed, error,
- * config, reload, status, result and the requests; counter lines; and
+ * config, reload, status, result and the requests; counter and gap lines; and
  * evmon-forward's own lines. They are rare (one per request, reload or
  * counter interval), so they are built as json-c objects and serialised
  * once. */
@@ -126,6 +126,19 @@ int encode_counter(struct jbuf *b, const struct encode_counter *c) {
                     !add(e, "running", json_object_new_int64((int64_t) c->cpus[i].running)))
                         return -ENOMEM;
         }
+        return jsonc_append_line(b, o);
+}
+
+int encode_gap(struct jbuf *b, int cpu, const char *reason, uint64_t since, uint64_t ts, int64_t realtime_offset_ns) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_LINE_GAP);
+
+        if (!o || !add(o, "cpu", json_object_new_int(cpu)) ||
+            !add(o, "reason", json_object_new_string(reason)) ||
+            !add(o, "since", time_new(since + (uint64_t) realtime_offset_ns)) ||
+            !add(o, "since_ts", json_object_new_int64((int64_t) since)) ||
+            !add(o, "time", time_new(ts + (uint64_t) realtime_offset_ns)) ||
+            !add(o, "ts", json_object_new_int64((int64_t) ts)))
+                return -ENOMEM;
         return jsonc_append_line(b, o);
 }
 

@@ -144,6 +144,16 @@ static void test_counter(void **state) {
                        "\"cpus\":[]}\n");
 }
 
+/* A CPU's gap: the example of doc/protocol.md "gap". */
+static void test_gap(void **state) {
+        _cleanup_(jbuf_donep) struct jbuf b = {};
+
+        /* ts 0 on the event clock is 2026-11-21T10:23:00.000000000Z */
+        assert_int_equal(encode_gap(&b, 1, "offline", 120000000, UINT64_C(5130000000), INT64_C(1795256580000000000)), 0);
+        check_line(&b, "{\"type\":\"gap\",\"cpu\":1,\"reason\":\"offline\",\"since\":\"2026-11-21T10:23:00.120000000Z\","
+                       "\"since_ts\":120000000,\"time\":\"2026-11-21T10:23:05.130000000Z\",\"ts\":5130000000}\n");
+}
+
 /* evmon-forward's own lines (doc/protocol.md "evmon-forward"). */
 static void test_forwarder(void **state) {
         _cleanup_(jbuf_donep) struct jbuf b = {};
@@ -182,6 +192,7 @@ int main(void) {
                 cmocka_unit_test(test_subscribe_targets),
                 cmocka_unit_test(test_forwarder),
                 cmocka_unit_test(test_counter),
+                cmocka_unit_test(test_gap),
                 cmocka_unit_test(test_lines_append),
         };
 
