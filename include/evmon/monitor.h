@@ -296,6 +296,7 @@ struct monitor_order_stats {
         uint64_t late;          /* records handed out after one with a later time (an inversion) */
         uint64_t emitted;       /* the latest time handed out */
         uint64_t held;          /* rings left holding records by the last pass */
+        uint64_t held_newest;   /* ... the latest time among them (0 after a pass cut by its budget) */
         uint64_t in_flight_max_ns; /* the longest a record was seen in flight (taken before a pass
                                     * read its clock, readable only after it loaded the head) */
 };

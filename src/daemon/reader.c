@@ -30,9 +30,10 @@
  * rings for hold_usec at most. A ring holding records is not empty, so
  * the tick goes on while records flow and hands them out; when the next
  * tick is further away than they may wait (a lone event after a
- * doorbell, a stretched busy tick) a release timer comes for them, once:
- * what the release look holds in turn waits for the tick. Idle, nothing
- * is held and nothing more wakes. */
+ * doorbell, a stretched busy tick) a release timer comes for them, when
+ * the newest of them may go; what a release look holds in turn gets one
+ * more (RELEASE_CHAIN), then waits for the tick. Idle, nothing is held and
+ * nothing more wakes. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -84,6 +85,7 @@ struct reader {
         uint64_t n_doorbells, n_ticks, n_swept, n_releases;
         sd_event_source *release;       /* time order: for held records, when no tick comes first */
         uint64_t held, held_now;        /* the last pass's oldest record left, and its clock */
+        unsigned n_chain;               /* releases since the last tick or doorbell */
         bool in_tick;                   /* the tick is rescheduled after its passes */
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
@@ -95,21 +97,31 @@ static uint64_t clock_ns(clockid_t clock) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+/* Releases in a row without a tick: a burst that goes on past the first
+ * release is still let out within a few holds, while records that keep
+ * coming (a steady stream under the busy rate) wait for the tick rather
+ * than wake evmond every hold. */
+#define RELEASE_CHAIN 2u
+
 /* Time order: what the last pass left in the rings goes once nothing can
- * overtake it any more, HOLD after its time; by the tick if that comes
- * first, else by the release timer. */
+ * overtake it any more, HOLD after its time (the newest's: one release
+ * for them all); by the tick if that comes first, else by the release
+ * timer. */
 static void release_schedule(struct reader *r, uint64_t held, uint64_t now) {
-        uint64_t due_ns, at, tick_at = 0;
+        const struct monitor_order_stats *st = monitor_order_stats(r->monitor);
+        uint64_t due_ns, at, tick_at = 0, hold_ns = r->opts.hold_usec * 1000u;
         int enabled = SD_EVENT_OFF;
 
         if (held == UINT64_MAX) {
                 (void) sd_event_source_set_enabled(r->release, SD_EVENT_OFF);
                 return;
         }
-        due_ns = held + r->opts.hold_usec * 1000u;
+        if (st && st->held_newest > held)
+                held = st->held_newest;
+        due_ns = held + hold_ns;
         due_ns = due_ns > now ? due_ns - now : 0;
-        if (due_ns > r->opts.hold_usec * 1000u)
-                due_ns = r->opts.hold_usec * 1000u;
+        if (due_ns > 2 * hold_ns)
+                due_ns = 2 * hold_ns;
         at = clock_ns(CLOCK_MONOTONIC) / 1000u + (due_ns + 999u) / 1000u + 1;
         (void) sd_event_source_get_enabled(r->timer, &enabled);
         if (enabled != SD_EVENT_OFF && sd_event_source_get_time(r->timer, &tick_at) >= 0 && tick_at <= at)
@@ -234,6 +246,7 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
                 return 0;
 
         r->n_doorbells++;
+        r->n_chain = 0;
         (void) monitor_ring_disarm(r->monitor, rr->index);
         /* The tick first: a record held now waits for it when it comes
          * soon enough (release_schedule()). */
@@ -279,8 +292,8 @@ static int on_release(sd_event_source *es, uint64_t usec, void *userdata) {
         bool more = false;
 
         r->n_releases++;
-        /* What this look holds waits for the tick, or the next look. */
-        (void) order_pass(r, false, false, &more);
+        /* What this look holds in turn: a release more, or the tick. */
+        (void) order_pass(r, false, ++r->n_chain < RELEASE_CHAIN, &more);
         after_drain(r, more);
         return 0;
 }
@@ -386,6 +399,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         int k;
 
         r->in_tick = true;
+        r->n_chain = 0;
         k = tick(es, usec, r);
         r->in_tick = false;
         /* Now that the next tick's time is known. */

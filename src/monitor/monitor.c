@@ -1358,12 +1358,28 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 }
         }
         m->order.held = 0;
+        m->order.held_newest = 0;
         for (size_t k = 0; k < n_heap; k++) {
                 struct perf_cpu *c = &m->cpus[m->heap[k]];
+                uint64_t pos = c->pos, t, bad;
+                const struct perf_event_header *hd;
 
                 /* Records below this ring's head stay for the next pass. */
-                if (c->head != c->pos)
-                        m->order.held++;
+                m->order.held++;
+                /* The newest of them, so that one release takes them all:
+                 * what the hold keeps is little (at 1M records/s, 200 µs
+                 * is 200), but a budget cut leaves a ring full. */
+                if (n >= budget)
+                        continue;
+                bad = c->ring.n_bad;    /* the next pass counts a malformed one */
+                while ((hd = ring_peek(&c->ring, &pos, c->head))) {
+                        if (record_time(m, hd, &t) && t <= m->order_limit && t > m->order.held_newest)
+                                m->order.held_newest = t;
+                        pos += hd->size;
+                }
+                c->ring.n_bad = bad;
+                if (c->key > m->order.held_newest)
+                        m->order.held_newest = c->key;
         }
         if (ret_held)
                 *ret_held = n_heap > 0 ? m->cpus[m->heap[0]].key : UINT64_MAX;
