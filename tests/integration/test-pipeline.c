@@ -231,8 +231,8 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         assert_int_equal(waitpid(flusher, &status, 0), flusher);
         tally_text(&ta, text, len);
         free(text);
-        fprintf(stderr, "client A: %" PRId64 " getppid of %d, %" PRId64 " exec, %" PRId64 " lost, %" PRId64 " lines\n",
-                ta.getppid, N_GETPPID, ta.exec, ta.lost, ta.lines);
+        fprintf(stderr, "client A: %" PRId64 " getppid of %d, %" PRId64 " exec, %" PRId64 " lost, %" PRId64 " dropped, %" PRId64
+                " lines\n", ta.getppid, N_GETPPID, ta.exec, ta.lost, ta.dropped, ta.lines);
         assert_true(ta.exec <= 1);
         assert_true(ta.getppid <= N_GETPPID);
         /* Exactly N and the exec, or the shortfall reported by "lost"
