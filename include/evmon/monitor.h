@@ -252,8 +252,9 @@ int monitor_ring_cpu(const struct monitor *m, size_t i);
  * monitor_ring_up(): ring I is open (its fd, events and doorbells).
  * monitor_ring_alive(): ring I is up and its events still the kernel's:
  *   false once its CPU went offline since the previous call, even when it
- *   is online again by now. Call it now and then, as on a 1 s tick: it
- *   costs a read(2) of an event on that CPU, which is an IPI there.
+ *   is online again by now (when that was within the last percent of the
+ *   time since the previous call, only the next call says so: look twice).
+ *   It costs a read(2) of an event on that CPU, which is an IPI there.
  * monitor_cpu_down(): closes ring I and every event on it (drain it
  *   first: what it holds is gone after). Retired handles no longer wait
  *   for it.

@@ -65,6 +65,9 @@ struct daemon {
         uint64_t *cpu_since;          /* per ring: 0 while its events are open, else (event clock) since
                                        * when its events may be missing (hotplug.c) */
         uint64_t cpus_checked;        /* the last look at the CPUs (event clock) */
+        uint64_t uevent_seqnum;       /* /sys/kernel/uevent_seqnum at that look, UINT64_MAX: unknown */
+        unsigned canary_looks;        /* ticks that still read the canaries (hotplug.c) */
+        uint64_t canary_since;        /* the look before they began: all was well then */
         uint64_t *cpu_gaps;           /* per ring: gap lines sent */
 };
 

@@ -3,11 +3,13 @@
  * CPU's events when it goes offline. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hotplug.h"
 #include "reader.h"
@@ -36,6 +38,27 @@ static void time_text(struct daemon *d, uint64_t ts, char *buf, size_t size) {
         snprintf(buf + strlen(buf), size - strlen(buf), ".%03" PRIu64, rt % 1000000000u / 1000000u);
 }
 
+/* /sys/kernel/uevent_seqnum, or UINT64_MAX when it cannot be read. The
+ * kernel numbers every uevent, and a CPU going offline or online sends
+ * one (two per change on 6.1): while the number stands still no CPU went
+ * anywhere, and the canaries (whose read is an IPI to each CPU) need no
+ * look. A busy host's other uevents (devices, network interfaces) only
+ * bring the look back for that tick. */
+static uint64_t uevent_seqnum(void) {
+        _cleanup_(closep) int fd = -1;
+        char buf[32];
+        ssize_t n;
+
+        fd = open("/sys/kernel/uevent_seqnum", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return UINT64_MAX;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return UINT64_MAX;
+        buf[n] = '\0';
+        return strtoull(buf, NULL, 10);
+}
+
 int hotplug_start(struct daemon *d) {
         size_t n = monitor_n_rings(d->monitor);
         uint64_t now = now_ns(d->config->clockid);
@@ -50,7 +73,8 @@ int hotplug_start(struct daemon *d) {
                         log_notice("CPU %d is offline: its events are opened when it comes online",
                                    monitor_ring_cpu(d->monitor, i));
                 }
-        d->cpus_checked = now;
+        d->cpus_checked = d->canary_since = now;
+        d->uevent_seqnum = uevent_seqnum();
         return 0;
 }
 
@@ -71,12 +95,26 @@ static bool in_list(const int *cpus, size_t n, int cpu) {
 void hotplug_check(struct daemon *d) {
         _cleanup_(freep) int *online = NULL;
         size_t n_online = 0, n = monitor_n_rings(d->monitor);
-        uint64_t now = now_ns(d->config->clockid);
+        uint64_t now = now_ns(d->config->clockid), seq;
         char a[32], b[32];
+        bool quiet;
         int r;
 
         if (!d->cpu_since)
                 return;
+        /* Before the CPU list: a change after this is seen next time. */
+        seq = uevent_seqnum();
+        /* This look and the next: a canary last read long ago may have
+         * stopped just before this look (monitor_ring_alive()). */
+        if (seq == UINT64_MAX || seq != d->uevent_seqnum) {
+                if (d->canary_looks == 0)
+                        d->canary_since = d->cpus_checked;
+                d->canary_looks = 2;
+        }
+        d->uevent_seqnum = seq;
+        quiet = d->canary_looks == 0;
+        if (d->canary_looks > 0)
+                d->canary_looks--;
         r = perf_online_cpus(&online, &n_online);
         if (r < 0) {
                 log_debug_errno(r, "Failed to read /sys/devices/system/cpu/online: %m");
@@ -87,16 +125,17 @@ void hotplug_check(struct daemon *d) {
                 bool on = in_list(online, n_online, cpu);
 
                 if (monitor_ring_up(d->monitor, i)) {
-                        if (on && monitor_ring_alive(d->monitor, i))
+                        if (on && (quiet || monitor_ring_alive(d->monitor, i)))
                                 continue;
                         /* What it wrote before it went is all there: read
                          * it to the end before the ring goes. */
                         reader_drain_ring(d->reader, i);
                         (void) monitor_cpu_down(d->monitor, i);
                         (void) reader_ring_changed(d->reader, i);
-                        /* Seen alive at the last look: what it did since
-                         * may be missing. */
-                        d->cpu_since[i] = d->cpus_checked;
+                        /* Gone since the last look (its CPU list), or,
+                         * for a canary that stopped, since the look before
+                         * the uevent: what it did since may be missing. */
+                        d->cpu_since[i] = on ? d->canary_since : d->cpus_checked;
                         log_notice("CPU %d went offline%s: its events are closed until it is online", cpu,
                                    on ? " and came back since the last look" : "");
                         if (!on)

@@ -9,7 +9,9 @@
  * offline and came back since the last look (monitor_ring_alive()), has
  * its ring read to the end and its events closed; a CPU that is online
  * and has none gets them opened again, and every client a "gap" line:
- * events of that CPU between "since" and "time" were not captured.
+ * events of that CPU between "since" and "time" were not captured. The
+ * canaries are read only when /sys/kernel/uevent_seqnum moved (a CPU
+ * going offline or online sends a uevent): their read is an IPI.
  * hotplug_start() notes when the CPUs offline at start were last seen
  * (then). */
 int hotplug_start(struct daemon *d);

@@ -878,8 +878,10 @@ bool monitor_ring_alive(struct monitor *m, size_t i) {
         c->canary_enabled = v[1];
         c->canary_at = now;
         /* On the context it runs with the clock (the kernel's local_clock,
-         * not ours: half is a wide margin); taken off, it stands still. */
-        return ran >= elapsed / 2;
+         * not ours: they differ by far less than a percent); taken off, it
+         * stands still from then on. Taken off in the last percent of a
+         * long spell between looks, the next look sees it stand still. */
+        return ran > 0 && ran + 10000000u + elapsed / 100 >= elapsed;
 }
 
 int monitor_cpu_down(struct monitor *m, size_t i) {
