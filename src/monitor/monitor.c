@@ -53,6 +53,7 @@ struct perf_cpu {
         uint64_t last;          /* the latest key handed out from this ring */
         uint64_t seen;          /* the head of the pass before: what lies past it is new */
         unsigned n_pass;        /* records this ring gave in the last pass */
+        const struct id_entry *entry;   /* cur's id in the index, or NULL */
 };
 
 enum handle_state {
@@ -1075,6 +1076,7 @@ struct drain {
         const struct monitor_handler *h;
         void *ctx;
         unsigned quiet;         /* records of quiet sources */
+        const struct id_entry *hint;    /* the ordered drain found the record's id already */
 };
 
 static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
@@ -1090,7 +1092,7 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
                 return 0;
         }
         memcpy(&id, hdr + 1, sizeof(id));
-        e = index_find(d->m, id);
+        e = d->hint && d->hint->id == id ? d->hint : index_find(d->m, id);
         if (!e) {
                 d->c->bad++;
                 return 0;
@@ -1142,7 +1144,7 @@ static int drain_record(struct drain *d, const struct perf_event_header *hdr) {
                 return 0;
         }
         memcpy(&id, (const uint8_t *) hdr + hdr->size - sizeof(id), sizeof(id));
-        e = index_find(d->m, id);
+        e = d->hint && d->hint->id == id ? d->hint : index_find(d->m, id);
         if (!e)
                 return 0;       /* the ring owner's own, or an event gone */
         hd = &d->m->handles[e->handle];
@@ -1205,11 +1207,14 @@ int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct mon
 
 /* The time of record H, from its sample or its sample_id trailer; false
  * when it has none (an event without sample_id_all, an unknown id). */
-static bool record_time(const struct monitor *m, const struct perf_event_header *h, uint64_t *ret) {
+static bool record_time(const struct monitor *m, const struct perf_event_header *h, uint64_t *ret,
+                        const struct id_entry **ret_entry) {
         const struct perf_event_attr *attr = NULL;
         const struct id_entry *e;
         uint64_t id, off;
 
+        if (ret_entry)
+                *ret_entry = NULL;
         if (h->size < sizeof(*h) + sizeof(id))
                 return false;
         if (h->type == PERF_RECORD_SAMPLE)
@@ -1217,6 +1222,8 @@ static bool record_time(const struct monitor *m, const struct perf_event_header 
         else
                 memcpy(&id, (const uint8_t *) h + h->size - sizeof(id), sizeof(id));
         e = index_find(m, id);
+        if (ret_entry)
+                *ret_entry = e;
         if (e)
                 attr = &m->handles[e->handle].attr;
         else if (h->type != PERF_RECORD_SAMPLE)
@@ -1256,7 +1263,7 @@ static bool order_peek(struct monitor *m, struct perf_cpu *c) {
          * the kernel wrote before we loaded the head: a clock stepped back
          * (realtime, tai) or a malformed record. Taken as it stands it
          * would hold its ring until the clock got there. */
-        if (!record_time(m, c->cur, &t) || t > m->order_limit) {
+        if (!record_time(m, c->cur, &t, &c->entry) || t > m->order_limit) {
                 /* No time: it goes right after the record before it. */
                 c->time = 0;
                 c->key = c->last;
@@ -1339,6 +1346,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 if (!o->all && c->key > bound)
                         break;
                 d.c = c;
+                d.hint = c->entry;
                 (void) drain_one(c->cur, &d);
                 n++;
                 c->n_pass++;
@@ -1375,7 +1383,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                         continue;
                 bad = c->ring.n_bad;    /* the next pass counts a malformed one */
                 while ((hd = ring_peek(&c->ring, &pos, c->head))) {
-                        if (record_time(m, hd, &t) && t <= m->order_limit && t > m->order.held_newest)
+                        if (record_time(m, hd, &t, NULL) && t <= m->order_limit && t > m->order.held_newest)
                                 m->order.held_newest = t;
                         pos += hd->size;
                 }
