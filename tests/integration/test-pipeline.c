@@ -238,17 +238,30 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         /* Exactly N and the exec, or the shortfall reported by "lost"
          * lines (the rings are the default size; under emulation the
          * kernel may drop the exec too, and then says so). */
-        assert_true(ta.getppid + ta.exec + ta.lost >= N_GETPPID + 1);
-        if (ta.lost == 0) {
+        if (ta.lost == 0 && ta.dropped == 0) {
                 assert_int_equal(ta.exec, 1);
                 assert_int_equal(ta.getppid, N_GETPPID);
         }
-        assert_int_equal(ta.dropped, 0);
+        /* A client that reads as fast as it can keeps up with evmond, but
+         * under TCG on a loaded host the emulated CPUs it and evmond share
+         * stall for long enough that its 4 MiB queue fills (seen at host
+         * load 5, before and after time order): there the drops are only
+         * counted, exactly. */
+        if (getenv("EVMON_TEST_EMULATED"))
+                assert_true(ta.getppid + ta.exec + ta.lost + ta.dropped >= N_GETPPID + 1);
+        else {
+                assert_true(ta.getppid + ta.exec + ta.lost >= N_GETPPID + 1);
+                assert_int_equal(ta.dropped, 0);
+        }
 
         text = itest_client_slurp(b, 500, 10000, &len);
         tally_text(&tb, text, len);
         free(text);
-        assert_int_equal(tb.exec, ta.exec);
+        /* B has the exec unless the kernel lost it (B is told too), and
+         * whatever A has of it. */
+        assert_true(tb.exec == 1 || (tb.exec == 0 && tb.lost > 0));
+        if (ta.dropped == 0)
+                assert_int_equal(tb.exec, ta.exec);
         assert_int_equal(tb.getppid, 0);
 
         /* The stalled client fell behind by more than its queue: it is told
