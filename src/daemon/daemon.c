@@ -17,6 +17,7 @@
 #include "counters.h"
 #include "hotplug.h"
 #include "daemon.h"
+#include "follow.h"
 #include "metrics.h"
 #include "notify.h"
 #include "privs.h"
@@ -157,6 +158,7 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                         /* Open on every CPU and not disabled at run time
                          * ({"type":"disable"}, evmonctl disable). */
                         .enabled = d->events[i]->handle >= 0 && !d->events[i]->disabled,
+                        .symbol_missing = d->events[i]->follow ? follow_missing(d->events[i]->follow) != NULL : -1,
                 };
         for (size_t i = 0; i < n_rings; i++)
                 cpus[i] = (struct metrics_cpu) {

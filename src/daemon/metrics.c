@@ -62,6 +62,15 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                 put_label_value(f, m->events[i].kind);
                 fprintf(f, "} %d\n", m->events[i].enabled ? 1 : 0);
         }
+        put_family(f, "evmon_probe_symbol_missing", "gauge",
+                   "1 while the file at a followed uprobe's path (replaced since) lacks its symbol, else 0.");
+        for (size_t i = 0; i < m->n_events; i++) {
+                if (m->events[i].symbol_missing < 0)
+                        continue;
+                fputs("evmon_probe_symbol_missing{event=", f);
+                put_label_value(f, m->events[i].name);
+                fprintf(f, "} %d\n", m->events[i].symbol_missing > 0 ? 1 : 0);
+        }
         put_family(f, "evmon_lost_total", "counter", "Records the kernel could not write to the CPU's ring.");
         for (size_t i = 0; i < m->n_cpus; i++)
                 fprintf(f, "evmon_lost_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].lost);

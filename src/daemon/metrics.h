@@ -17,6 +17,8 @@ struct metrics_event {
         uint64_t count;               /* samples received */
         uint64_t undecodable;         /* samples that did not decode */
         bool enabled;                 /* its perf fds are enabled */
+        int symbol_missing;           /* a uprobe that follows its binary: 1 while the file at its
+                                       * path lacks the symbol, else 0; < 0: not such a probe */
 };
 
 struct metrics_cpu {

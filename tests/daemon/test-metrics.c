@@ -21,13 +21,17 @@
 
 static void test_format(void **state) {
         const struct metrics_event events[] = {
-                { .name = "sched:sched_process_exec", .kind = "tracepoint", .count = 42, .undecodable = 1, .enabled = true },
-                { .name = "kprobe:open", .kind = "kprobe", .count = 0, .undecodable = 0, .enabled = false },
+                { .name = "sched:sched_process_exec", .kind = "tracepoint", .count = 42, .undecodable = 1, .enabled = true,
+                  .symbol_missing = -1 },
+                { .name = "kprobe:open", .kind = "kprobe", .count = 0, .undecodable = 0, .enabled = false,
+                  .symbol_missing = -1 },
+                { .name = "uprobe:target", .kind = "uprobe", .count = 3, .undecodable = 0, .enabled = true,
+                  .symbol_missing = 1 },
         };
         const struct metrics_cpu cpus[] = { { .cpu = 0, .lost = 7, .malformed = 0 }, { .cpu = 3, .lost = 0, .malformed = 2 } };
         const struct metrics_client clients[] = { { .id = 5, .pid = 1234, .uid = 1000, .dropped = 99 } };
         const struct metrics m = {
-                .events = events, .n_events = 2,
+                .events = events, .n_events = 3,
                 .cpus = cpus, .n_cpus = 2,
                 .clients = clients, .n_clients = 1,
                 .dropped_total = 120, .reloads = 3, .reload_failures = 1,
@@ -39,14 +43,20 @@ static void test_format(void **state) {
                 "# TYPE evmon_events_total counter\n"
                 "evmon_events_total{event=\"sched:sched_process_exec\"} 42\n"
                 "evmon_events_total{event=\"kprobe:open\"} 0\n"
+                "evmon_events_total{event=\"uprobe:target\"} 3\n"
                 "# HELP evmon_undecodable_total Samples that did not decode, per event.\n"
                 "# TYPE evmon_undecodable_total counter\n"
                 "evmon_undecodable_total{event=\"sched:sched_process_exec\"} 1\n"
                 "evmon_undecodable_total{event=\"kprobe:open\"} 0\n"
+                "evmon_undecodable_total{event=\"uprobe:target\"} 0\n"
                 "# HELP evmon_event_enabled 1 for an event served with its perf fds enabled, 0 for one open but disabled.\n"
                 "# TYPE evmon_event_enabled gauge\n"
                 "evmon_event_enabled{event=\"sched:sched_process_exec\",kind=\"tracepoint\"} 1\n"
                 "evmon_event_enabled{event=\"kprobe:open\",kind=\"kprobe\"} 0\n"
+                "evmon_event_enabled{event=\"uprobe:target\",kind=\"uprobe\"} 1\n"
+                "# HELP evmon_probe_symbol_missing 1 while the file at a followed uprobe's path (replaced since) lacks its symbol, else 0.\n"
+                "# TYPE evmon_probe_symbol_missing gauge\n"
+                "evmon_probe_symbol_missing{event=\"uprobe:target\"} 1\n"
                 "# HELP evmon_lost_total Records the kernel could not write to the CPU's ring.\n"
                 "# TYPE evmon_lost_total counter\n"
                 "evmon_lost_total{cpu=\"0\"} 7\n"

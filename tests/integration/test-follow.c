@@ -54,8 +54,31 @@ static void remove_dir(void) {
         unlink(p);
         snprintf(p, sizeof(p), "%s/target.new", dir_);
         unlink(p);
+        snprintf(p, sizeof(p), "%s/evmon.prom", dir_);
+        unlink(p);
         rmdir(dir_);
         dir_[0] = 0;
+}
+
+/* Waits up to 5 s for the metrics file in dir_ to hold LINE. */
+static bool metrics_say(const char *line) {
+        char path[128], buf[16384];
+
+        snprintf(path, sizeof(path), "%s/evmon.prom", dir_);
+        for (int waited = 0; waited < 5000; waited += 100) {
+                FILE *f = fopen(path, "re");
+
+                if (f) {
+                        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+                        fclose(f);
+                        buf[n] = 0;
+                        if (strstr(buf, line))
+                                return true;
+                }
+                usleep(100 * 1000);
+        }
+        return false;
 }
 
 static int teardown(void **state) {
@@ -217,11 +240,12 @@ static void test_follow_upgrade(void **state) {
         snprintf(config, sizeof(config),
                  "{\n"
                  "  \"ring\": {\"pages\": 64},\n"
+                 "  \"metrics\": {\"path\": \"%2$s/evmon.prom\", \"interval_ms\": 1000},\n"
                  "  \"events\": [\n"
                  "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call\", \"fetch\": [\"n=%%si:s64\"]},\n"
                  "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call_pmu\"}\n"
                  "  ]\n"
-                 "}\n", path);
+                 "}\n", path, dir_);
         assert_int_equal(itest_daemon_start(&daemon_, config), 0);
         assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
         o = itest_client_expect(c, "hello", 5000);
@@ -243,6 +267,7 @@ static void test_follow_upgrade(void **state) {
                     (strcmp(events[1], "uprobe:call") == 0 && strcmp(events[0], "uprobe:call_pmu") == 0));
         free((char *) events[0]);
         free((char *) events[1]);
+        assert_true(metrics_say("evmon_probe_symbol_missing{event=\"uprobe:call\"} 0\n"));
 
         target_start(&new_, path, K_NEW);
         n.new_pid = new_.pid;
@@ -284,6 +309,9 @@ static void test_follow_upgrade(void **state) {
                 assert_non_null(strstr(itest_str(e, "missing"), "lacks evmon_probe_target"));
         }
         json_object_put(o);
+        /* ...and in the metrics (issue 15's probe states). */
+        assert_true(metrics_say("evmon_probe_symbol_missing{event=\"uprobe:call\"} 1\n"));
+        assert_true(metrics_say("evmon_probe_symbol_missing{event=\"uprobe:call_pmu\"} 1\n"));
 
         /* install(1) removes the file and writes a new one in its place
          * (IN_CREATE of an empty file, then IN_CLOSE_WRITE): the probe
