@@ -473,6 +473,7 @@ static void retired_prune(struct monitor *m) {
                  * one. */
                 free(hd->ids);
                 free(hd->heads);
+                free(hd->filter);
                 *hd = (struct handle) { .state = HANDLE_FREE };
                 changed = true;
         }
@@ -729,6 +730,9 @@ int monitor_remove(struct monitor *m, int h) {
 
         hd->heads = heads;
         hd->userdata = NULL;
+        /* Only a CPU that comes up needed it, and opens no retired handle. */
+        free(hd->filter);
+        hd->filter = NULL;
         hd->state = HANDLE_RETIRED;
 
         retired_prune(m);
