@@ -251,9 +251,10 @@ int monitor_ring_cpu(const struct monitor *m, size_t i);
  * can be opened on an offline CPU (-ENODEV). So:
  * monitor_ring_up(): ring I is open (its fd, events and doorbells).
  * monitor_ring_alive(): ring I is up and its events still the kernel's:
- *   false once its CPU went offline since the previous call, even when it
- *   is online again by now (when that was within the last percent of the
- *   time since the previous call, only the next call says so: look twice).
+ *   false when its CPU went offline before the previous call, even when
+ *   it is online again by now: the canary's enabled time stood still
+ *   between the two (one that went after the previous call shows at the
+ *   next: look twice).
  *   It costs a read(2) of an event on that CPU, which is an IPI there.
  * monitor_cpu_down(): closes ring I and every event on it (drain it
  *   first: what it holds is gone after). Retired handles no longer wait

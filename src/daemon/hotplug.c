@@ -104,8 +104,8 @@ void hotplug_check(struct daemon *d) {
                 return;
         /* Before the CPU list: a change after this is seen next time. */
         seq = uevent_seqnum();
-        /* This look and the next: a canary last read long ago may have
-         * stopped just before this look (monitor_ring_alive()). */
+        /* This look and the next: a canary stopped since its last read
+         * shows standing still only at the read after (monitor_ring_alive()). */
         if (seq == UINT64_MAX || seq != d->uevent_seqnum) {
                 if (d->canary_looks == 0)
                         d->canary_since = d->cpus_checked;

@@ -77,6 +77,13 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
         put_family(f, "evmon_malformed_records_total", "counter", "Records of the CPU's ring rejected as malformed.");
         for (size_t i = 0; i < m->n_cpus; i++)
                 fprintf(f, "evmon_malformed_records_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].malformed);
+        put_family(f, "evmon_cpu_offline", "gauge", "1 while the CPU is offline and its events are closed.");
+        for (size_t i = 0; i < m->n_cpus; i++)
+                fprintf(f, "evmon_cpu_offline{cpu=\"%d\"} %d\n", m->cpus[i].cpu, m->cpus[i].offline ? 1 : 0);
+        put_family(f, "evmon_cpu_gaps_total", "counter",
+                   "Times the CPU's events were opened again after it was offline (gap lines).");
+        for (size_t i = 0; i < m->n_cpus; i++)
+                fprintf(f, "evmon_cpu_gaps_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].gaps);
         put_family(f, "evmon_clients", "gauge", "Clients connected.");
         fprintf(f, "evmon_clients %zu\n", m->n_clients);
         put_family(f, "evmon_client_dropped_total", "counter",

@@ -25,6 +25,8 @@ struct metrics_cpu {
         int cpu;
         uint64_t lost;                /* records the kernel could not write */
         uint64_t malformed;           /* records evmond rejected */
+        bool offline;                 /* its events are closed: the CPU is offline */
+        uint64_t gaps;                /* gap lines sent for it */
 };
 
 struct metrics_client {

@@ -35,7 +35,6 @@ struct perf_cpu {
         int fd;                 /* ring owner (PERF_COUNT_SW_DUMMY), owns the mmap; -1 while the CPU is down */
         int canary;             /* an enabled dummy: see canary_open() */
         uint64_t canary_enabled; /* its time_enabled at the last look */
-        uint64_t canary_at;     /* CLOCK_MONOTONIC ns of that look */
         void *base;
         size_t map_size;
         struct ring ring;
@@ -109,13 +108,6 @@ struct monitor {
         uint64_t order_now;             /* the clock the last ordered pass read */
         uint64_t order_limit;           /* this pass: no record is timed later */
 };
-
-static uint64_t now_mono_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 static void perf_cpu_done(struct perf_cpu *c) {
         for (size_t i = 0; i < c->n_bells; i++)
@@ -239,7 +231,6 @@ static int canary_open(struct monitor *m, struct perf_cpu *c) {
         if (read(c->canary, v, sizeof(v)) != sizeof(v))
                 return -EIO;
         c->canary_enabled = v[1];
-        c->canary_at = now_mono_ns();
         return 0;
 }
 
@@ -870,23 +861,22 @@ bool monitor_ring_up(const struct monitor *m, size_t i) {
 
 bool monitor_ring_alive(struct monitor *m, size_t i) {
         struct perf_cpu *c;
-        uint64_t v[2], now, ran, elapsed;
+        uint64_t v[2];
+        bool ran;
 
         if (!monitor_ring_up(m, i))
                 return false;
         c = &m->cpus[i];
         if (read(c->canary, v, sizeof(v)) != sizeof(v))
                 return true;    /* cannot tell: do not tear down what may work */
-        now = now_mono_ns();
-        ran = v[1] - c->canary_enabled;
-        elapsed = now - c->canary_at;
+        /* On the context its enabled time runs; taken off, it stands
+         * still from then on. Only standing still counts: comparing how
+         * far it ran with our clock flagged a working CPU in the VM (the
+         * kernel's perf clock is not CLOCK_MONOTONIC). So a CPU taken off
+         * after the previous read shows at the read after this one. */
+        ran = v[1] != c->canary_enabled;
         c->canary_enabled = v[1];
-        c->canary_at = now;
-        /* On the context it runs with the clock (the kernel's local_clock,
-         * not ours: they differ by far less than a percent); taken off, it
-         * stands still from then on. Taken off in the last percent of a
-         * long spell between looks, the next look sees it stand still. */
-        return ran > 0 && ran + 10000000u + elapsed / 100 >= elapsed;
+        return ran;
 }
 
 int monitor_cpu_down(struct monitor *m, size_t i) {

@@ -28,7 +28,8 @@ static void test_format(void **state) {
                 { .name = "uprobe:target", .kind = "uprobe", .count = 3, .undecodable = 0, .enabled = true,
                   .symbol_missing = 1 },
         };
-        const struct metrics_cpu cpus[] = { { .cpu = 0, .lost = 7, .malformed = 0 }, { .cpu = 3, .lost = 0, .malformed = 2 } };
+        const struct metrics_cpu cpus[] = { { .cpu = 0, .lost = 7, .malformed = 0 },
+                                            { .cpu = 3, .lost = 0, .malformed = 2, .offline = true, .gaps = 4 } };
         const struct metrics_client clients[] = { { .id = 5, .pid = 1234, .uid = 1000, .dropped = 99 } };
         const struct metrics m = {
                 .events = events, .n_events = 3,
@@ -65,6 +66,14 @@ static void test_format(void **state) {
                 "# TYPE evmon_malformed_records_total counter\n"
                 "evmon_malformed_records_total{cpu=\"0\"} 0\n"
                 "evmon_malformed_records_total{cpu=\"3\"} 2\n"
+                "# HELP evmon_cpu_offline 1 while the CPU is offline and its events are closed.\n"
+                "# TYPE evmon_cpu_offline gauge\n"
+                "evmon_cpu_offline{cpu=\"0\"} 0\n"
+                "evmon_cpu_offline{cpu=\"3\"} 1\n"
+                "# HELP evmon_cpu_gaps_total Times the CPU's events were opened again after it was offline (gap lines).\n"
+                "# TYPE evmon_cpu_gaps_total counter\n"
+                "evmon_cpu_gaps_total{cpu=\"0\"} 0\n"
+                "evmon_cpu_gaps_total{cpu=\"3\"} 4\n"
                 "# HELP evmon_clients Clients connected.\n"
                 "# TYPE evmon_clients gauge\n"
                 "evmon_clients 1\n"

@@ -45,6 +45,7 @@ cat > $W/evmond.json <<'EOF'
 // tests/vm/hotplug.sh
 {
   "socket": {"path": "/run/evmon/evmond.sock"},
+  "metrics": {"path": "/tmp/hotplug/evmon.prom", "interval_ms": 1000},
   "events": [
     {"tracepoint": "sched:sched_process_exec"},
     {"tracepoint": "sched:sched_switch"}
@@ -139,12 +140,15 @@ status offline
 echo "status while cpu1 is offline: $(grep -o '"cpus":\[[^]]*\]' $W/status.offline.json)"
 check "evmonctl status says cpu 1 is offline" \
         grep -q '{"cpu":1,"lost":[0-9]*,"malformed":[0-9]*,"offline":true}' $W/status.offline.json
+check "the metrics say cpu 1 is offline" grep -qx 'evmon_cpu_offline{cpu="1"} 1' $W/evmon.prom
 sleep 1.5
 t_on=$(now_ns)
 echo 1 > $CPU1
 check "cpu1 is online again" [ "$(cat $CPU1)" = 1 ]
 sleep 4
 t_end=$(now_ns)
+check "the metrics say cpu 1 is online again, after one gap" \
+        sh -c "grep -qx 'evmon_cpu_offline{cpu=\"1\"} 0' $W/evmon.prom && grep -qx 'evmon_cpu_gaps_total{cpu=\"1\"} 1' $W/evmon.prom"
 stop_daemon 1
 f=$W/watch.1.json
 
