@@ -23,6 +23,7 @@
 #include "privs.h"
 #include "replies.h"
 #include "targets.h"
+#include "evmon/async.h"
 #include "evmon/cleanup.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
@@ -664,6 +665,9 @@ void daemon_done(struct daemon *d) {
         hotplug_done(d);
         daemon_context_done(d);
         daemon_events_done(d);
+        /* The closes and probe removals still queued: none is left behind
+         * on exit, and the tracefs handle they use is freed below. */
+        async_wait(0);
         if (d->probe_record && !d->check_only)
                 (void) probe_record_cleanup(d->tracefs, d->probe_record, NULL);
         free(d->probe_record);

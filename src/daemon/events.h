@@ -72,7 +72,10 @@ void daemon_events_done(struct daemon *d);
 int daemon_probe_setup(struct daemon *d);
 /* Makes EV's probe through tracefs in our group, per SPEC. */
 int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct probe_spec *spec, char **ret_error);
-/* Removes EV's tracefs probe, when we made one. */
+/* Removes probe NAME of our group on the async worker, after the perf fds
+ * closed before (evmon/async.h); errors are logged there, naming OWNER. */
+void daemon_probe_remove_async(struct daemon *d, enum probe_kind kind, const char *name, const char *owner);
+/* Removes EV's tracefs probe, when we made one (asynchronously). */
 void daemon_event_remove_probe(struct daemon *d, struct daemon_event *ev);
 /* A tracefs format whose common header PMU probes borrow, read once. */
 int daemon_reference_format(struct daemon *d, char **ret_error);

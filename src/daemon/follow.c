@@ -177,11 +177,7 @@ static void follow_file_undo(struct follow *f, struct follow_file *ff) {
                 (void) monitor_remove(d->monitor, ff->handle);
         ff->handle = -1;
         if (ff->probe_name) {
-                int r = probe_remove(d->tracefs, d->probe_group, f->ev->probe_kind, ff->probe_name);
-
-                if (r < 0 && r != -ENOENT)
-                        log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", d->probe_group, ff->probe_name,
-                                          f->ev->wire_name);
+                daemon_probe_remove_async(d, f->ev->probe_kind, ff->probe_name, f->ev->wire_name);
                 ff->probe_name = mfree(ff->probe_name);
         }
 }

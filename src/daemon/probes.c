@@ -6,10 +6,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "evmon/async.h"
 #include "events.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
@@ -112,15 +114,59 @@ int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct pro
         return 0;
 }
 
-void daemon_event_remove_probe(struct daemon *d, struct daemon_event *ev) {
+struct probe_removal {
+        struct tracefs *tracefs;        /* the daemon's: freed only after async_wait() */
+        enum probe_kind kind;
+        char *group, *name, *owner;
+};
+
+/* On the async worker: after the close of the probe's perf fds, queued
+ * before it (the kernel refuses to remove a probe in use with EBUSY). */
+static void probe_removal_run(void *userdata) {
+        struct probe_removal *p = userdata;
         int r;
 
+        r = probe_remove(p->tracefs, p->group, p->kind, p->name);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", p->group, p->name, p->owner);
+        free(p->group);
+        free(p->name);
+        free(p->owner);
+        free(p);
+}
+
+void daemon_probe_remove_async(struct daemon *d, enum probe_kind kind, const char *name, const char *owner) {
+        struct probe_removal *p = calloc(1, sizeof(*p));
+
+        if (p) {
+                *p = (struct probe_removal) {
+                        .tracefs = d->tracefs, .kind = kind,
+                        .group = strdup(d->probe_group), .name = strdup(name), .owner = strdup(owner ?: "?"),
+                };
+                if (p->group && p->name && p->owner) {
+                        (void) async_run(probe_removal_run, p);
+                        return;
+                }
+                free(p->group);
+                free(p->name);
+                free(p->owner);
+                free(p);
+        }
+        /* No memory: here, after the pending closes. */
+        async_wait(0);
+        int r = probe_remove(d->tracefs, d->probe_group, kind, name);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", d->probe_group, name, owner ?: "?");
+}
+
+void daemon_event_remove_probe(struct daemon *d, struct daemon_event *ev) {
         if (!ev->probe_added)
                 return;
-        r = probe_remove(d->tracefs, d->probe_group, ev->probe_kind, ev->probe_name);
-        if (r < 0 && r != -ENOENT)
-                log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", d->probe_group,
-                                  ev->probe_name, ev->wire_name);
+        /* Its perf fds are with the async worker (monitor_remove()): the
+         * removal goes there too, behind their close, so the loop waits for
+         * neither grace period. A probe of the same name added meanwhile
+         * takes NAME_1 (daemon_event_add_probe()). */
+        daemon_probe_remove_async(d, ev->probe_kind, ev->probe_name, ev->wire_name);
         ev->probe_added = false;
 }
 

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evmon/async.h"
 #include "evmon/cleanup.h"
 #include "evmon/monitor.h"
 #include "cursor.h"
@@ -58,6 +59,7 @@ struct perf_cpu {
 enum handle_state {
         HANDLE_FREE,
         HANDLE_ACTIVE,
+        HANDLE_CLOSING,         /* disabled, fds with the async worker: see monitor_remove() */
         HANDLE_RETIRED,         /* fds closed, samples may still be in the rings */
 };
 
@@ -75,6 +77,7 @@ struct handle {
         int group;              /* the leader's handle, or -1 */
         uint64_t *ids;          /* the sample id of each event (0 on a CPU that is down) */
         uint64_t *heads;        /* RETIRED: each ring's data_head after the fds closed */
+        uint64_t close_ticket;  /* CLOSING: the async job that closes them */
 };
 
 struct id_entry {
@@ -451,6 +454,13 @@ static void retired_prune(struct monitor *m) {
                 struct handle *hd = &m->handles[h];
                 bool done = true;
 
+                /* Its fds are closed now, so the kernel writes nothing more
+                 * for it: the heads read after that bound its last samples. */
+                if (hd->state == HANDLE_CLOSING && async_done(hd->close_ticket)) {
+                        for (size_t i = 0; i < m->n_cpus; i++)
+                                hd->heads[i] = cpu_head(&m->cpus[i]);
+                        hd->state = HANDLE_RETIRED;
+                }
                 if (hd->state != HANDLE_RETIRED)
                         continue;
                 for (size_t i = 0; i < m->n_cpus && done; i++)
@@ -464,7 +474,6 @@ static void retired_prune(struct monitor *m) {
                  * one. */
                 free(hd->ids);
                 free(hd->heads);
-                free(hd->filter);
                 *hd = (struct handle) { .state = HANDLE_FREE };
                 changed = true;
         }
@@ -699,6 +708,14 @@ static struct handle *handle_get(struct monitor *m, int h) {
         return &m->handles[h];
 }
 
+/* Whether an active handle is in H's group. */
+static bool handle_leads(const struct monitor *m, int h) {
+        for (size_t i = 0; i < m->n_handles; i++)
+                if ((int) i != h && m->handles[i].state == HANDLE_ACTIVE && m->handles[i].group == h)
+                        return true;
+        return false;
+}
+
 int monitor_remove(struct monitor *m, int h) {
         struct handle *hd;
         uint64_t *heads;
@@ -712,19 +729,34 @@ int monitor_remove(struct monitor *m, int h) {
         if (!heads)
                 return -ENOMEM;
 
-        /* After close the kernel writes nothing more for these events
-         * (perf_release() detaches them synchronously), so the heads read
-         * now bound where their last samples can be. */
-        handle_close_fds(hd);
-        for (size_t i = 0; i < m->n_cpus; i++)
-                heads[i] = cpu_head(&m->cpus[i]);
+        /* The last close of a tracepoint's fd waits for an RCU grace
+         * period (perf_trace_event_unreg() ->
+         * tracepoint_synchronize_unregister()), milliseconds in which the
+         * loop would read no ring while the other events fill them. So the
+         * events stop here (the disable is an IPI per CPU, quick) and the
+         * async worker closes them. Its ids stay in the index, mapped to
+         * no userdata, until retired_prune() sees the close done: only
+         * then does the kernel write nothing more for them (perf_release()
+         * detaches them synchronously; an interrupted write of a disabled
+         * event is over when the grace period is), and the heads it reads
+         * then bound where their last samples can be. A leader whose
+         * members still run is not disabled: that would stop them too. */
+        if (!handle_leads(m, h))
+                for (size_t i = 0; i < hd->n; i++) {
+                        if (hd->fds[i] >= 0)
+                                (void) ioctl(hd->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+                        if (hd->bell_fds && hd->bell_fds[i] >= 0)
+                                (void) ioctl(hd->bell_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+                }
+        (void) async_close_fds(TAKE_PTR(hd->fds), hd->n);
+        hd->close_ticket = async_close_fds(TAKE_PTR(hd->bell_fds), hd->n);
 
         hd->heads = heads;
         hd->userdata = NULL;
         /* Only a CPU that comes up needed it, and opens no retired handle. */
         free(hd->filter);
         hd->filter = NULL;
-        hd->state = HANDLE_RETIRED;
+        hd->state = HANDLE_CLOSING;
 
         retired_prune(m);
         return 0;

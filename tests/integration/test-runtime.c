@@ -294,10 +294,12 @@ static void test_add_under_load(void **state) {
 
 /* The same for a filter set and a removal of another event while the
  * running one is under load: its count stays exact across both, every
- * call delivered or reported lost. (Unlike the add, the pair loses
- * records: 5-50 % of the burst in runs here, all reported; the removal,
- * which closes perf fds while evmond reads no ring, lost them alone, the
- * filter change alone did not in three runs.) */
+ * call delivered or reported lost. (While evmond closed the removed
+ * event's perf fds in its loop, waiting out the kernel's RCU grace
+ * period, the pair lost 2-50 % of the burst, all reported; with the
+ * close on the async worker it lost none in 5 of 5 runs, and 1 of 6 under
+ * ASan on a loaded host, as the add did then: losses stay counted, not
+ * asserted away.) */
 static void test_filter_remove_under_load(void **state) {
         struct itest_tally t = {};
         char line[256], *text;
@@ -583,6 +585,10 @@ static void test_uprobe_add_remove(void **state) {
         /* The other events lost nothing meanwhile. */
         assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
         expect_change("{\"type\":\"remove\",\"event\":\"uprobe:rtcall\"}\n", "remove", "uprobe:rtcall", false);
+        /* evmond's worker removes it after the answer, once the last
+         * perf fd closed (README: removing an event): soon, not at once. */
+        for (int i = 0; i < 500 && probe_lines(group, "rtcall") > 0; i++)
+                usleep(10000);
         assert_int_equal(probe_lines(group, "rtcall"), 0);
         /* A missing symbol: the kernel's or the ELF reader's reason, and nothing made. */
         snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s:no_such_symbol\",\"name\":\"rtbad\","

@@ -237,6 +237,8 @@ evmonctl --socket $SOCK remove kprobe:rt_open > /tmp/evmon/remove.out 2>&1
 rc=$?
 sed 's/^/  /' /tmp/evmon/remove.out
 check "evmonctl remove kprobe:rt_open: exit 0 (got $rc)" [ $rc = 0 ]
+# evmond's worker removes it once the last perf fd closed, after the answer.
+for i in $(seq 50); do grep -q rt_open $T/kprobe_events || break; sleep 0.1; done
 check "rt_open is gone from kprobe_events" sh -c "! grep -q rt_open $T/kprobe_events"
 kill -TERM $daemon
 wait $daemon
