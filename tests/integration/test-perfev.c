@@ -18,8 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -185,10 +189,130 @@ static void test_lines(void **state) {
         assert_int_equal(s.counter_fields_ok, s.counters_cs + s.counters_tc);
 }
 
+/* ---- schema lines of the pmu and breakpoint kinds ---------------------
+ *
+ * Each event's first line comes after its schema line; the lines are saved
+ * for the schema test, which validates every one against
+ * doc/evmon.schema.json. The pmu kind through perf's syntax on the
+ * software PMU (config 0: cpu-clock), sampling this process; a write
+ * breakpoint on a variable of this process. */
+
+static volatile long watched_;
+
+/* Some hypervisors take breakpoints but never deliver the debug exception
+ * (tests/monitor/test-events.c): a counting breakpoint on our own variable
+ * tells. */
+static bool breakpoints_fire(void) {
+        struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_BREAKPOINT, .bp_type = HW_BREAKPOINT_W,
+                                     .bp_addr = (uintptr_t) &watched_, .bp_len = sizeof(long),
+                                     .exclude_kernel = 1, .exclude_hv = 1 };
+        uint64_t n = 0;
+        int fd = (int) syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+
+        if (fd < 0)
+                return false;
+        watched_ = 1;
+        watched_ = 2;
+        if (read(fd, &n, sizeof(n)) != sizeof(n))
+                n = 0;
+        close(fd);
+        return n > 0;
+}
+
+struct kinds {
+        unsigned schema_pmu, schema_bp, lines_pmu, lines_bp, order_ok;
+};
+
+static void on_kind_line(json_object *o, void *userdata) {
+        struct kinds *k = userdata;
+        const char *type = itest_str(o, "type"), *event = itest_str(o, "event");
+        bool pmu, bp;
+
+        if (!type || !event)
+                return;
+        pmu = strcmp(event, "pmu:clock") == 0;
+        bp = strcmp(event, "breakpoint:watched") == 0;
+        if (strcmp(type, "schema") == 0) {
+                k->schema_pmu += pmu;
+                k->schema_bp += bp;
+        } else if (strcmp(type, "event") == 0) {
+                /* Its schema line came first. */
+                k->order_ok += (pmu && k->schema_pmu == 1) || (bp && k->schema_bp == 1);
+                k->lines_pmu += pmu;
+                k->lines_bp += bp;
+        }
+}
+
+static void test_schema_of_pmu_and_breakpoint(void **state) {
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct kinds k = {};
+        char config[1024], *text;
+        bool bp = breakpoints_fire();
+        size_t len;
+
+        assert_non_null(c);
+        if (!bp)
+                print_message("a write breakpoint opens but never fires on this machine (the hypervisor does not "
+                              "deliver debug exceptions): only the pmu kind is checked here; tests/vm's events-vm "
+                              "has the breakpoint\n");
+        snprintf(config, sizeof(config),
+                 "{\"targets\": {\"pids\": [%d]},\n"
+                 " \"events\": [\n"
+                 "  {\"pmu\": \"software/config=0/\", \"name\": \"pmu:clock\", \"freq\": 1000,"
+                 " \"sample\": [\"ip\", \"tid\", \"time\", \"period\"]}%s\n"
+                 " ]}\n",
+                 (int) getpid(),
+                 bp ? ",\n  {\"breakpoint\": \"ADDR\", \"access\": \"w\", \"len\": 8, \"name\": \"breakpoint:watched\","
+                      " \"sample\": [\"ip\", \"tid\", \"time\", \"addr\"]}" : "");
+        if (bp) {
+                char addr[32], *at = strstr(config, "ADDR");
+                char rest[1024];
+
+                snprintf(addr, sizeof(addr), "0x%lx", (unsigned long) (uintptr_t) &watched_);
+                snprintf(rest, sizeof(rest), "%s", at + 4);
+                snprintf(at, sizeof(config) - (size_t) (at - config), "%s%s", addr, rest);
+        }
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        /* 100 ms of our own CPU time for the clock, and writes for the
+         * breakpoint. */
+        {
+                struct timespec t0, t;
+
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+                do {
+                        for (int i = 0; i < 1000; i++)
+                                watched_ = watched_ + 1;
+                        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+                } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 100000000L);
+        }
+        text = itest_client_slurp(c, 600, 5000, &len);
+        itest_for_each_line(text, len, on_kind_line, &k);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+
+        print_message("pmu: schema %u, lines %u; breakpoint: schema %u, lines %u\n", k.schema_pmu, k.lines_pmu,
+                      k.schema_bp, k.lines_bp);
+        assert_int_equal(k.schema_pmu, 1);
+        assert_true(k.lines_pmu > 0);
+        if (bp) {
+                assert_int_equal(k.schema_bp, 1);
+                assert_true(k.lines_bp > 0);
+        }
+        assert_int_equal(k.order_ok, k.lines_pmu + k.lines_bp);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hardware_refused),
                 cmocka_unit_test(test_lines),
+                cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 
         if (geteuid() != 0) {
