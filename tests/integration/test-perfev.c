@@ -247,7 +247,7 @@ static void test_schema_of_pmu_and_breakpoint(void **state) {
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
         struct kinds k = {};
-        char config[1024], *text;
+        char config[1024], bp_entry[256], *text;
         bool bp = breakpoints_fire();
         size_t len;
 
@@ -256,23 +256,17 @@ static void test_schema_of_pmu_and_breakpoint(void **state) {
                 print_message("a write breakpoint opens but never fires on this machine (the hypervisor does not "
                               "deliver debug exceptions): only the pmu kind is checked here; tests/vm's events-vm "
                               "has the breakpoint\n");
+        snprintf(bp_entry, sizeof(bp_entry),
+                 ",\n  {\"breakpoint\": \"0x%lx\", \"access\": \"w\", \"len\": 8, \"name\": \"breakpoint:watched\","
+                 " \"sample\": [\"ip\", \"tid\", \"time\", \"addr\"]}",
+                 (unsigned long) (uintptr_t) &watched_);
         snprintf(config, sizeof(config),
                  "{\"targets\": {\"pids\": [%d]},\n"
                  " \"events\": [\n"
                  "  {\"pmu\": \"software/config=0/\", \"name\": \"pmu:clock\", \"freq\": 1000,"
                  " \"sample\": [\"ip\", \"tid\", \"time\", \"period\"]}%s\n"
                  " ]}\n",
-                 (int) getpid(),
-                 bp ? ",\n  {\"breakpoint\": \"ADDR\", \"access\": \"w\", \"len\": 8, \"name\": \"breakpoint:watched\","
-                      " \"sample\": [\"ip\", \"tid\", \"time\", \"addr\"]}" : "");
-        if (bp) {
-                char addr[32], *at = strstr(config, "ADDR");
-                char rest[1024];
-
-                snprintf(addr, sizeof(addr), "0x%lx", (unsigned long) (uintptr_t) &watched_);
-                snprintf(rest, sizeof(rest), "%s", at + 4);
-                snprintf(at, sizeof(config) - (size_t) (at - config), "%s%s", addr, rest);
-        }
+                 (int) getpid(), bp ? bp_entry : "");
         assert_int_equal(itest_daemon_start(&d, config), 0);
         assert_int_equal(itest_client_connect(c, d.socket), 0);
         json_object_put(itest_client_expect(c, "hello", 5000));
