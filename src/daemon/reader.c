@@ -30,10 +30,11 @@
  * rings for hold_usec at most. A ring holding records is not empty, so
  * the tick goes on while records flow and hands them out; when the next
  * tick is further away than they may wait (a lone event after a
- * doorbell, a stretched busy tick) a release timer comes for them, when
+ * doorbell, the end of a burst) a release timer comes for them, when
  * the newest of them may go; what a release look holds in turn gets one
- * more (RELEASE_CHAIN), then waits for the tick. Idle, nothing is held and
- * nothing more wakes. */
+ * more (RELEASE_CHAIN), then waits for the tick. A busy tick, stretched
+ * more than once, takes what it holds itself (busy()). Idle, nothing is
+ * held and nothing more wakes. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -97,6 +98,17 @@ static uint64_t clock_ns(clockid_t clock) {
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+/* The tick stretched more than once: a rate above BUSY_RECORDS_PER_S that
+ * goes on (a burst is read in a tick or two). Held records then wait for
+ * the tick, within busy_usec as every record at such rates: a release
+ * timer per tick (and one more, RELEASE_CHAIN) tripled the wakeups that
+ * the stretch saves (the uprobe workload of bench/run, 95,000 records/s:
+ * 290 wakeups/s against 185, evmond's CPU per record 0.345 µs against
+ * 0.285, medians of 8 runs). */
+static bool busy(const struct reader *r) {
+        return !r->backoff && r->period > 2 * r->opts.flush_usec;
+}
+
 /* Releases in a row without a tick: a burst that goes on past the first
  * release is still let out within a few holds, while records that keep
  * coming (a steady stream under the busy rate) wait for the tick rather
@@ -124,7 +136,8 @@ static void release_schedule(struct reader *r, uint64_t held, uint64_t now) {
                 due_ns = 2 * hold_ns;
         at = clock_ns(CLOCK_MONOTONIC) / 1000u + (due_ns + 999u) / 1000u + 1;
         (void) sd_event_source_get_enabled(r->timer, &enabled);
-        if (enabled != SD_EVENT_OFF && sd_event_source_get_time(r->timer, &tick_at) >= 0 && tick_at <= at)
+        if (enabled != SD_EVENT_OFF && sd_event_source_get_time(r->timer, &tick_at) >= 0 &&
+            (tick_at <= at || busy(r)))
                 return;
         (void) sd_event_source_set_time(r->release, at);
         (void) sd_event_source_set_enabled(r->release, SD_EVENT_ONESHOT);
