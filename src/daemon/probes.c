@@ -120,15 +120,20 @@ struct probe_removal {
         char *group, *name, *owner;
 };
 
+static void probe_remove_logged(struct tracefs *t, const char *group, enum probe_kind kind, const char *name,
+                                const char *owner) {
+        int r = probe_remove(t, group, kind, name);
+
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", group, name, owner);
+}
+
 /* On the async worker: after the close of the probe's perf fds, queued
  * before it (the kernel refuses to remove a probe in use with EBUSY). */
 static void probe_removal_run(void *userdata) {
         struct probe_removal *p = userdata;
-        int r;
 
-        r = probe_remove(p->tracefs, p->group, p->kind, p->name);
-        if (r < 0 && r != -ENOENT)
-                log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", p->group, p->name, p->owner);
+        probe_remove_logged(p->tracefs, p->group, p->kind, p->name, p->owner);
         free(p->group);
         free(p->name);
         free(p->owner);
@@ -154,9 +159,7 @@ void daemon_probe_remove_async(struct daemon *d, enum probe_kind kind, const cha
         }
         /* No memory: here, after the pending closes. */
         async_wait(0);
-        int r = probe_remove(d->tracefs, d->probe_group, kind, name);
-        if (r < 0 && r != -ENOENT)
-                log_warning_errno(r, "Failed to remove probe %s/%s of %s: %m", d->probe_group, name, owner ?: "?");
+        probe_remove_logged(d->tracefs, d->probe_group, kind, name, owner ?: "?");
 }
 
 void daemon_event_remove_probe(struct daemon *d, struct daemon_event *ev) {

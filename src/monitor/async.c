@@ -116,12 +116,16 @@ uint64_t async_run(async_func_t fn, void *userdata) {
         return ticket;
 }
 
+static void close_all(int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                safe_close(fds[i]);
+        free(fds);
+}
+
 static void async_close_job(void *userdata) {
         struct async_fds *f = userdata;
 
-        for (size_t i = 0; i < f->n; i++)
-                safe_close(f->fds[i]);
-        free(f->fds);
+        close_all(f->fds, f->n);
         free(f);
 }
 
@@ -133,9 +137,7 @@ uint64_t async_close_fds(int *fds, size_t n) {
         f = malloc(sizeof(*f));
         if (!f) {
                 async_wait(0);
-                for (size_t i = 0; i < n; i++)
-                        safe_close(fds[i]);
-                free(fds);
+                close_all(fds, n);
                 return async_queued;
         }
         *f = (struct async_fds) { .fds = fds, .n = n };
