@@ -28,13 +28,14 @@
  * reads all rings at once, merged by time (monitor_drain_ordered()); the
  * newest records, which another CPU may still overtake, stay in their
  * rings for hold_usec at most. A ring holding records is not empty, so
- * the tick goes on while records flow and hands them out; when the next
- * tick is further away than they may wait (a lone event after a
- * doorbell, the end of a burst) a release timer comes for them, when
- * the newest of them may go; what a release look holds in turn gets one
- * more (RELEASE_CHAIN), then waits for the tick. A busy tick, stretched
- * more than once, takes what it holds itself (busy()). Idle, nothing is
- * held and nothing more wakes. */
+ * the tick goes on while records flow and hands them out. What a
+ * doorbell's look holds (a lone event, the start of a burst) gets a
+ * release timer, when the newest of it may go; what a release look holds
+ * in turn gets one more (RELEASE_CHAIN), then waits for the tick. What a
+ * tick holds waits for the next tick when that comes within flush_usec
+ * more, as it does while records flow (release_schedule()); a busy tick,
+ * stretched more than once, takes what it holds itself (busy()). Idle,
+ * nothing is held and nothing more wakes. */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -118,8 +119,13 @@ static bool busy(const struct reader *r) {
 /* Time order: what the last pass left in the rings goes once nothing can
  * overtake it any more, HOLD after its time (the newest's: one release
  * for them all); by the tick if that comes first, else by the release
- * timer. */
-static void release_schedule(struct reader *r, uint64_t held, uint64_t now) {
+ * timer. AFTER_TICK: a tick's look, whose held records also wait for the
+ * next tick when it comes at most flush_usec after they may go (they
+ * then reach a client within hold + flush_usec of their time). A release
+ * timer per tick of a steady stream tripled its wakeups: at 10,000
+ * records/s, 2,600 wakeups/s against 880, and 10 % of a CPU against 3.7 %
+ * (bench/run's steady 10,000/s, 2 runs each). */
+static void release_schedule(struct reader *r, uint64_t held, uint64_t now, bool after_tick) {
         const struct monitor_order_stats *st = monitor_order_stats(r->monitor);
         uint64_t due_ns, at, tick_at = 0, hold_ns = r->opts.hold_usec * 1000u;
         int enabled = SD_EVENT_OFF;
@@ -137,7 +143,7 @@ static void release_schedule(struct reader *r, uint64_t held, uint64_t now) {
         at = clock_ns(CLOCK_MONOTONIC) / 1000u + (due_ns + 999u) / 1000u + 1;
         (void) sd_event_source_get_enabled(r->timer, &enabled);
         if (enabled != SD_EVENT_OFF && sd_event_source_get_time(r->timer, &tick_at) >= 0 &&
-            (tick_at <= at || busy(r)))
+            (tick_at <= at || busy(r) || (after_tick && tick_at <= at + r->opts.flush_usec)))
                 return;
         (void) sd_event_source_set_time(r->release, at);
         (void) sd_event_source_set_enabled(r->release, SD_EVENT_ONESHOT);
@@ -162,7 +168,7 @@ static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
         if (n >= (int) budget)
                 *more = true;   /* the defer source comes at once */
         else if (schedule && !r->in_tick)
-                release_schedule(r, held, o.now);
+                release_schedule(r, held, o.now, false);
         if (n <= 0)
                 return 0;
         n -= (int) monitor_drain_quiet(r->monitor);
@@ -284,7 +290,7 @@ static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata
 
         /* ... but a watermark of quiet records alone starts no tick. */
         if (r->opts.order && n == 0 && !more)
-                release_schedule(r, r->held, r->held_now);
+                release_schedule(r, r->held, r->held_now, false);
         after_drain(r, more);
         /* Even on an armed ring (whose doorbell should have rung too): if
          * it ever does not, the tick still comes for the rest. A watermark
@@ -417,7 +423,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         r->in_tick = false;
         /* Now that the next tick's time is known. */
         if (r->opts.order)
-                release_schedule(r, r->held, r->held_now);
+                release_schedule(r, r->held, r->held_now, true);
         return k;
 }
 
