@@ -41,6 +41,31 @@ evmon_probes() {
 
 main_pid() { systemctl show -p MainPID --value evmond.service; }
 
+# evmonctl with a limit: an evmond that does not answer fails the check,
+# with what it and evmonctl were doing (on stderr, not into a pipe),
+# rather than hang the test until vm-systemd's timeout.
+ctl() {
+        local rc=0 pid
+        timeout -s KILL 60 evmonctl "$@" || rc=$?
+        if [ $rc = 137 ]; then
+                pid=$(main_pid)
+                {
+                        echo "FAIL: evmonctl $* had no answer within 60 s (evmond pid $pid)"
+                        echo "== evmond: state, wchan, kernel stack, fds"
+                        grep -E '^(State|Threads)' /proc/$pid/status
+                        for t in /proc/$pid/task/*; do
+                                echo "task ${t##*/}: $(cat $t/comm) $(cat $t/wchan)"; cat $t/stack
+                        done
+                        ls -l /proc/$pid/fd | tail -n +2 | wc -l
+                        echo "== sockets"; ss -xlp | grep -E 'evmon' || true
+                        echo "== systemctl status"; systemctl status --no-pager evmond.service evmond.socket
+                        echo "== journal"; journalctl -u evmond --no-pager | tail -n 40
+                } >&2
+                failures=$((failures + 1))
+        fi
+        return $rc
+}
+
 # The watcher: `evmonctl watch` on a pseudo-terminal (script(1)), so that
 # every line is flushed as it comes (on a pipe evmonctl buffers 64 KiB).
 watch_pid=
@@ -152,7 +177,7 @@ else
         cat /tmp/watch.out | tail -n 5
         fail "no config line with kprobe:open after the reload"
 fi
-evmonctl status | grep -q 'kprobe:open' && ok "evmonctl status lists kprobe:open" || fail "kprobe:open not served after reload"
+ctl status | grep -q 'kprobe:open' && ok "evmonctl status lists kprobe:open" || fail "kprobe:open not served after reload"
 [ "$(main_pid)" = "$pid_before" ] && ok "same evmond (pid $pid_before) after the reload" || fail "evmond restarted on reload"
 evmon_probes | grep -q . && ok "the probe is in tracefs: $(evmon_probes | head -n1)" || fail "no evmon probe in tracefs after the reload"
 
@@ -166,7 +191,7 @@ wait_for 30 sh -c 'journalctl -u evmond --no-pager | grep -q "Reload failed"' &&
 sleep 1
 [ "$(systemctl is-active evmond.service)" = active ] && [ "$(main_pid)" = "$pid_before" ] &&
         ok "evmond still active, same pid" || fail "evmond not running after a broken config"
-evmonctl status | grep -q 'kprobe:open' && ok "the old config still serves" || fail "the old config does not serve"
+ctl status | grep -q 'kprobe:open' && ok "the old config still serves" || fail "the old config does not serve"
 cp /root/evmond.json.good /etc/evmon/evmond.json
 
 step "journalctl -u evmond: messages at their priorities"
@@ -191,7 +216,7 @@ else
 fi
 journalctl -u evmond --no-pager | grep -qi 'watchdog timeout' && ok "the journal says: $(journalctl -u evmond --no-pager | grep -i -m1 'watchdog timeout' | cut -c1-160)" ||
         fail "no watchdog timeout in the journal"
-evmonctl status | grep -q 'kprobe:open' && ok "the restarted evmond serves" || fail "the restarted evmond does not serve"
+ctl status | grep -q 'kprobe:open' && ok "the restarted evmond serves" || fail "the restarted evmond does not serve"
 
 # ---- hardening and access -------------------------------------------------------
 
@@ -207,12 +232,12 @@ fi
 step "the socket: a member of evmon is served, someone else is refused"
 useradd --system --no-create-home outsider
 useradd --system --no-create-home --groups evmon member
-if runuser -u outsider -- evmonctl status > /tmp/outsider.out 2>&1; then
+if runuser -u outsider -- timeout 60 evmonctl status > /tmp/outsider.out 2>&1; then
         fail "outsider (not in evmon) was served"
 else
         ok "outsider refused: $(head -n1 /tmp/outsider.out)"
 fi
-runuser -u member -- evmonctl status > /tmp/member.out 2>&1 && grep -q 'sched:sched_process_exec' /tmp/member.out &&
+runuser -u member -- timeout 60 evmonctl status > /tmp/member.out 2>&1 && grep -q 'sched:sched_process_exec' /tmp/member.out &&
         ok "member of evmon served: $(grep -m1 sched_process_exec /tmp/member.out)" ||
         { cat /tmp/member.out; fail "member of evmon not served"; }
 
@@ -268,7 +293,7 @@ systemctl stop evmond.service evmond.socket
 ls -d $tracefs/events/evmon* 2>/dev/null && fail "evmon event groups left in tracefs" || ok "no evmon group in tracefs/events"
 systemctl start evmond.socket evmond.service
 wait_for 60 systemctl is-active evmond.service || fail "evmond did not start again"
-wait_for 60 sh -c 'evmonctl status | grep -q kprobe:open'
+wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open'
 
 # ---- purge ---------------------------------------------------------------------------
 
