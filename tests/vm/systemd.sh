@@ -41,27 +41,27 @@ evmon_probes() {
 
 main_pid() { systemctl show -p MainPID --value evmond.service; }
 
-# evmonctl with a limit: an evmond that does not answer fails the check,
-# with what it and evmonctl were doing (on stderr, not into a pipe),
-# rather than hang the test until vm-systemd's timeout.
+# evmonctl with a limit: an evmond that does not answer fails the
+# caller's check (its `|| fail` counts it), and this says what evmond was
+# doing (on stderr, not into the caller's pipe), rather than hang the test
+# until vm-systemd's timeout.
 ctl() {
         local rc=0 pid
         timeout -s KILL 60 evmonctl "$@" || rc=$?
         if [ $rc = 137 ]; then
                 pid=$(main_pid)
                 {
-                        echo "FAIL: evmonctl $* had no answer within 60 s (evmond pid $pid)"
-                        echo "== evmond: state, wchan, kernel stack, fds"
+                        echo "evmonctl $* had no answer within 60 s (evmond pid $pid)"
+                        echo "== evmond: state, each thread's wchan and kernel stack, fds"
                         grep -E '^(State|Threads)' /proc/$pid/status
                         for t in /proc/$pid/task/*; do
                                 echo "task ${t##*/}: $(cat $t/comm) $(cat $t/wchan)"; cat $t/stack
                         done
-                        ls -l /proc/$pid/fd | tail -n +2 | wc -l
+                        echo "fds: $(ls /proc/$pid/fd | wc -l)"
                         echo "== sockets"; ss -xlp | grep -E 'evmon' || true
                         echo "== systemctl status"; systemctl status --no-pager evmond.service evmond.socket
                         echo "== journal"; journalctl -u evmond --no-pager | tail -n 40
                 } >&2
-                failures=$((failures + 1))
         fi
         return $rc
 }
