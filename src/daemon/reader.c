@@ -18,7 +18,9 @@
  *   busy      while ticks find more than BUSY_RECORDS_PER_S, each tick
  *             comes twice as late, up to busy_usec: batches of hundreds of
  *             records per wakeup keep the CPU per record at full rate, at
- *             the price of up to busy_usec of latency at such rates.
+ *             the price of up to busy_usec of latency at such rates. In
+ *             time order a watermark's look reads every ring, and pushes
+ *             the busy tick a period on.
  *
  * Without doorbells (ring.doorbell false, or an event the kernel would not
  * copy into one) the tick never stops: a tick that finds nothing comes
@@ -252,6 +254,23 @@ static void tick_start(struct reader *r) {
         (void) sd_event_source_set_enabled(r->timer, SD_EVENT_ON);
 }
 
+/* A busy tick after a watermark's look in time order: a period from now.
+ * The look read every ring (in arrival order it reads its own), and the
+ * tick would find only what came since. What the look holds waits for
+ * the tick, within busy_usec as every record at such rates; the tick's
+ * rate counts every look since it last ran. The kernel wakes us every
+ * watermark's bytes written, read or not, so a tick that comes just
+ * before one still makes two looks of that batch. At the uprobe
+ * workload's ~97,000 records/s (1/8 watermark every ~17 ms, 16 ms tick):
+ * 1,205 against 954 wakeups for 1M records, 0.361 against 0.333 µs of
+ * CPU per record (medians of 5, interleaved). */
+static void tick_postpone(struct reader *r) {
+        uint64_t now;
+
+        if (sd_event_now(r->event, CLOCK_MONOTONIC, &now) >= 0)
+                (void) sd_event_source_set_time(r->timer, now + r->period);
+}
+
 static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct reader_ring *rr = userdata;
         struct reader *r = rr->reader;
@@ -296,7 +315,9 @@ static int on_ring(sd_event_source *es, int fd, uint32_t revents, void *userdata
          * it ever does not, the tick still comes for the rest. A watermark
          * reached by quiet records alone (a busy host's forks and exits)
          * starts nothing. */
-        if (n > 0)
+        if (n > 0 && r->opts.order && busy(r))
+                tick_postpone(r);
+        else if (n > 0)
                 tick_start(r);
         return 0;
 }
