@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -150,6 +151,14 @@ static int read_lines(int fd, int (*fn)(const char *line, size_t len, void *ud),
         }
 }
 
+/* LINE (LEN bytes, not NUL-terminated: read_lines() hands out lines in
+ * place, followed by the rest of its buffer) as a JSON object, or NULL. */
+static json_object *parse_line(const char *line, size_t len) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new();
+
+        return tok && len <= INT_MAX ? json_tokener_parse_ex(tok, line, (int) len) : NULL;
+}
+
 static int on_watch_line(const char *line, size_t len, void *ud) {
         _cleanup_(json_object_putp) json_object *o = NULL;
 
@@ -158,7 +167,7 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
                         return -EPIPE;
                 return 0;
         }
-        o = json_tokener_parse(line);
+        o = parse_line(line, len);
         if (o)
                 human_print(stdout, o);
         fflush(stdout);
@@ -203,7 +212,7 @@ struct request {
 
 static int on_reply_line(const char *line, size_t len, void *ud) {
         struct request *req = ud;
-        _cleanup_(json_object_putp) json_object *o = json_tokener_parse(line);
+        _cleanup_(json_object_putp) json_object *o = parse_line(line, len);
         json_object *t;
 
         if (!o || !json_object_object_get_ex(o, "type", &t))

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <pty.h>
@@ -27,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +38,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "evmon/io.h"
 #include "evmon/tracefs.h"
 #include "itest.h"
 
@@ -840,6 +844,75 @@ static void test_no_daemon(void **state) {
         }
 }
 
+#define SMALL_LINE "{\"type\":\"event\",\"event\":\"sched:sched_process_exec\",\"fields\":{}}\n"
+
+/* A stand-in for evmond answering a reload behind a busy stream, on one
+ * connection to LISTENER: the hello; after the request line, an event line
+ * one byte short of evmonctl's 1 MiB line buffer (its end and the next
+ * line's start in one write, so the read that completes it fills the
+ * buffer to the last byte), N_SMALL short event lines, then the answer. */
+static void fake_daemon(int listener, size_t n_small) {
+        static const char hello[] = "{\"type\":\"hello\",\"version\":1,\"events\":[\"sched:sched_process_exec\"]}\n";
+        static const char answer[] = "{\"type\":\"reload\",\"ok\":true,\"events\":[\"sched:sched_process_exec\"]}\n";
+        static const char head[] = "{\"type\":\"event\",\"event\":\"sched:sched_process_exec\",\"fields\":{\"s\":\"";
+        const size_t big = (1u << 20) - 1, tail = 1000;        /* the big line, newline included; its bytes written last */
+        char *buf = malloc(big + sizeof(SMALL_LINE)), c;
+        int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+
+        if (!buf || fd < 0 || loop_write(fd, hello, sizeof(hello) - 1) < 0)
+                _exit(1);
+        do
+                if (read(fd, &c, 1) != 1)
+                        _exit(1);
+        while (c != '\n');
+        memset(buf, 'a', big);
+        memcpy(buf, head, sizeof(head) - 1);
+        memcpy(buf + big - 4, "\"}}\n", 4);
+        memcpy(buf + big, SMALL_LINE, sizeof(SMALL_LINE) - 1);
+        if (loop_write(fd, buf, big - tail) < 0 || loop_write(fd, buf + big - tail, tail + sizeof(SMALL_LINE) - 1) < 0)
+                _exit(1);
+        for (size_t i = 1; i < n_small; i++)
+                if (loop_write(fd, SMALL_LINE, sizeof(SMALL_LINE) - 1) < 0)
+                        _exit(1);
+        _exit(loop_write(fd, answer, sizeof(answer) - 1) < 0);
+}
+
+/* evmonctl finds the answer behind whatever lines come first, each line
+ * parsed by its length: json_tokener_parse() ran strlen() from each line
+ * on past the buffer's end once a read had filled it (ASan: a
+ * global-buffer-overflow), and through the stale rest of the buffer for
+ * every later line (2.4 s against 0.27 s for these 200,000 here). */
+static void test_answer_behind_lines(void **state) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(closep) int listener = -1;
+        struct result r;
+        uint64_t start, ms;
+        int status;
+        pid_t pid;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/fake.sock", tmpdir);
+        listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(listener >= 0);
+        assert_int_equal(bind(listener, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(listen(listener, 1), 0);
+        pid = itest_fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                fake_daemon(listener, 200000);
+        start = now_ms();
+        run(&r, 0, evmonctl, "reload", "--socket", sa.sun_path, NULL);
+        ms = now_ms() - start;
+        kill(pid, SIGKILL);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        expect_status(&r, 0, "evmonctl reload behind 13 MB of event lines");
+        assert_non_null(strstr(r.out, "\"ok\": true"));
+        fprintf(stderr, "evmonctl reload behind 13 MB of event lines: %" PRIu64 " ms\n", ms);
+        /* A few seconds under the sanitizers on a busy host. */
+        if (ms > 30000)
+                fail_msg("evmonctl took %" PRIu64 " ms to find its answer", ms);
+        result_done(&r);
+}
+
 /* ---- root: good configs, watch, status, socket activation ---------------- */
 
 /* Only our marker program (a copy of /bin/true) passes the filters: the
@@ -1530,6 +1603,7 @@ int main(int argc, char **argv) {
                         cmocka_unit_test(test_describe_perf),
                         cmocka_unit_test(test_describe_missing),
                         cmocka_unit_test(test_no_daemon),
+                        cmocka_unit_test(test_answer_behind_lines),
                 };
                 r = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
         }
