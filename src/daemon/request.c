@@ -22,8 +22,10 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
 };
 
 
-/* An array of strings (events, cgroups) as a NULL-terminated list. */
-static int parse_strings(json_object *v, const char *key, const char *what, char ***ret, char **ret_error) {
+/* An array of strings (events, cgroups) as a NULL-terminated list, of
+ * MAX entries at the most (0: any number). */
+static int parse_strings(json_object *v, const char *key, const char *what, size_t max, char ***ret,
+                         char **ret_error) {
         _cleanup_(strv_freep) char **l = NULL;
         size_t n;
 
@@ -33,6 +35,9 @@ static int parse_strings(json_object *v, const char *key, const char *what, char
                                  : strcmp(key, "cgroups") == 0 ? "cgroup paths"
                                  : what);
         n = json_object_array_length(v);
+        if (max > 0 && n > max)
+                return error_set(ret_error, -EINVAL, "subscribe: \"%s\" has %zu entries, at most %zu are taken", key, n,
+                                 max);
         l = calloc(n + 1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
@@ -92,13 +97,14 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                                  "subscribe: unknown key \"%s\" (known: events, pids, cgroups, comms, containers)", key);
         }
         if ((v = get_set(msg, "comms"))) {
-                r = parse_strings(v, "comms", "a comm pattern such as \"nginx*\" (fnmatch)", &req->comms, ret_error);
+                r = parse_strings(v, "comms", "a comm pattern such as \"nginx*\" (fnmatch)", REQUEST_LIST_MAX,
+                                  &req->comms, ret_error);
                 if (r < 0)
                         return r;
         }
         if ((v = get_set(msg, "containers"))) {
-                r = parse_strings(v, "containers", "a container id, or its first digits", &req->containers,
-                                  ret_error);
+                r = parse_strings(v, "containers", "a container id, or its first digits", REQUEST_LIST_MAX,
+                                  &req->containers, ret_error);
                 if (r < 0)
                         return r;
                 for (size_t i = 0; req->containers[i]; i++)
@@ -106,7 +112,8 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                                 return error_set(ret_error, -EINVAL, "subscribe: containers[%zu] is empty", i);
         }
         if ((v = get_set(msg, "events"))) {
-                r = parse_strings(v, "events", "a string such as \"sched:sched_process_exec\"", &req->events, ret_error);
+                r = parse_strings(v, "events", "a string such as \"sched:sched_process_exec\"", 0, &req->events,
+                                  ret_error);
                 if (r < 0)
                         return r;
         }
@@ -116,7 +123,7 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                         return r;
         }
         if ((v = get_set(msg, "cgroups")))
-                return parse_strings(v, "cgroups", "a path string", &req->cgroups, ret_error);
+                return parse_strings(v, "cgroups", "a path string", REQUEST_LIST_MAX, &req->cgroups, ret_error);
         return 0;
 }
 
@@ -178,7 +185,7 @@ static int parse_control(json_object *msg, struct request *req, char **ret_error
                         return r;
                 if (!json_object_is_type(v, json_type_array))
                         return error_set(ret_error, -EINVAL, "%s: \"events\" must be an array of event names or patterns", t);
-                return parse_strings(v, "events", "a string such as \"sched:*\"", &req->events, ret_error);
+                return parse_strings(v, "events", "a string such as \"sched:*\"", 0, &req->events, ret_error);
         case REQUEST_FILTER:
                 r = check_keys(msg, t, (const char *const[]) { "event", "filter", NULL }, "event, filter", ret_error);
                 if (r >= 0)
@@ -189,17 +196,39 @@ static int parse_control(json_object *msg, struct request *req, char **ret_error
         }
 }
 
+/* A "\u0000" escape in the JSON text LINE: json-c keeps such a string
+ * whole, but each C string made of it ends there ("sched:*\u0000x" would
+ * subscribe to "sched:*"). In valid JSON a backslash is always an escape
+ * in a string, so each one starts a pair. */
+static bool has_nul_escape(const char *line, size_t len) {
+        for (size_t i = 0; i + 1 < len; i++)
+                if (line[i] == '\\') {
+                        if (line[i + 1] == 'u' && len - i >= 6 && memcmp(line + i + 2, "0000", 4) == 0)
+                                return true;
+                        i++;
+                }
+        return false;
+}
+
 /* The line as one JSON object, or NULL with *ret_error set. */
 static int parse_object(const char *line, size_t len, json_object **ret, char **ret_error) {
         json_tokener *tok;
         json_object *msg;
         enum json_tokener_error err;
+        const char *nul;
 
         if (len > INT_MAX)
                 return error_set(ret_error, -EINVAL, "not a JSON object line: too long");
+        /* json-c would stop there and call it the end of the data. */
+        nul = memchr(line, 0, len);
+        if (nul)
+                return error_set(ret_error, -EINVAL, "not a JSON object line: a NUL byte at byte %zu", (size_t) (nul - line));
         tok = json_tokener_new();
         if (!tok)
                 return -ENOMEM;
+        /* Strings go back to clients in error and subscribed lines, which
+         * must stay valid JSON (UTF-8). */
+        json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
         msg = json_tokener_parse_ex(tok, line, (int) len);
         err = json_tokener_get_error(tok);
         if (!msg || err != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
@@ -210,6 +239,10 @@ static int parse_object(const char *line, size_t len, json_object **ret, char **
                                  ? "incomplete or trailing text" : json_tokener_error_desc(err));
         }
         json_tokener_free(tok);
+        if (has_nul_escape(line, len)) {
+                json_object_put(msg);
+                return error_set(ret_error, -EINVAL, "not a JSON object line: a string holds \\u0000 (NUL)");
+        }
         *ret = msg;
         return 0;
 }

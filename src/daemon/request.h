@@ -22,6 +22,11 @@ enum request_type {
         _REQUEST_TYPE_MAX,
 };
 
+/* The most entries a subscription's comms, containers or cgroups may
+ * hold: each comm and container entry is tried on every line the client
+ * could get, and each cgroup's subtree is walked as it subscribes. */
+#define REQUEST_LIST_MAX 64u
+
 struct request {
         enum request_type type;
         /* subscribe: each list NULL when not given (everything). */

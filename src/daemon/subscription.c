@@ -63,6 +63,11 @@ static int cmp_u64(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+static int cmp_pid(const void *a, const void *b) {
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+        return x < y ? -1 : x > y;
+}
+
 /* CGROUPS, each with every cgroup below it as they are now, as sorted ids. */
 static int build_cgroups(struct subscription *s, char **cgroups, const char *mount, char **ret_error) {
         _cleanup_(freep) uint64_t *all = NULL;
@@ -122,6 +127,8 @@ int subscription_build(struct subscription *ret, struct request *req, const char
                 s.event_names = TAKE_PTR(req->events);
         }
         if (req->has_pids) {
+                /* Searched on every line: a long list must not cost a scan. */
+                qsort(req->pids, req->n_pids, sizeof(pid_t), cmp_pid);
                 s.pids = TAKE_PTR(req->pids);
                 s.n_pids = req->n_pids;
         }

@@ -33,7 +33,7 @@ struct subscription {
         uint64_t *event_bits;
         size_t n_event_bits;
         char **event_names;     /* as subscribed, to resolve again on reload */
-        pid_t *pids;            /* NULL: any pid */
+        pid_t *pids;            /* sorted; NULL: any pid */
         size_t n_pids;
         uint64_t *cgroups;      /* sorted ids of the cgroups and those below; NULL: any */
         size_t n_cgroups;
@@ -50,10 +50,15 @@ static inline bool subscription_matches(const struct subscription *s, const stru
         if (!subscription_has_event(s, m->idx))
                 return false;
         if (s->pids) {
-                bool found = false;
-                for (size_t i = 0; i < s->n_pids && !found; i++)
-                        found = s->pids[i] == m->pid;
-                if (!found)
+                size_t lo = 0, hi = s->n_pids;
+                while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+                        if (s->pids[mid] < m->pid)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                if (lo == s->n_pids || s->pids[lo] != m->pid)
                         return false;
         }
         if (s->cgroups) {

@@ -78,6 +78,32 @@ static void test_errors(void **state) {
                      "subscribe: \"cgroups\" must be an array of cgroup paths");
 }
 
+/* What a C string cannot hold or a JSON line must not carry: each gets an
+ * error saying so, never a request made of part of it. */
+static void test_bytes(void **state) {
+        static const char nul_line[] = "{\"type\":\"sub\0scribe\"}";
+        struct request req;
+        _cleanup_(freep) char *error = NULL;
+
+        assert_int_equal(request_parse(nul_line, sizeof(nul_line) - 1, &req, &error), -EINVAL);
+        assert_string_equal(error, "not a JSON object line: a NUL byte at byte 12");
+        free(error);
+        error = NULL;
+        expect_error("{\"type\":\"subscribe\\u0000x\"}", "not a JSON object line: a string holds \\u0000 (NUL)");
+        expect_error("{\"type\":\"subscribe\",\"events\":[\"sched:*\\u0000x\"]}",
+                     "not a JSON object line: a string holds \\u0000 (NUL)");
+        expect_error("{\"type\":\"subscribe\",\"events\\u0000x\":[]}",
+                     "not a JSON object line: a string holds \\u0000 (NUL)");
+        expect_error("{\"type\":\"subscribe\",\"events\":[\"\xff\xfe\"]}", "not a JSON object line: invalid utf-8 string");
+        expect_error("{\"type\":\"\xc3(\"}", "not a JSON object line: invalid utf-8 string");
+        /* An escaped backslash before "u0000" is no NUL; UTF-8 is. */
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"comms\":[\"\\\\u0000\",\"caf\xc3\xa9\"]}", &req, &error), 1);
+        assert_string_equal(req.comms[0], "\\u0000");
+        assert_string_equal(req.comms[1], "caf\xc3\xa9");
+        request_done(&req);
+        assert_null(error);
+}
+
 static void test_control(void **state) {
         _cleanup_(request_done) struct request req = {};
         _cleanup_(freep) char *error = NULL;
@@ -166,6 +192,46 @@ static void test_subscribe_refused(void **state) {
         assert_string_equal(error, "subscribe: no cgroup2 file system is mounted on this host");
 }
 
+/* Lists tried on every line stay short; a pid list may be long, and is
+ * searched, not scanned, whatever order the client gave. */
+static void test_subscribe_limits(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(subscription_done) struct subscription sub = {};
+        _cleanup_(freep) char *error = NULL;
+        char line[16384];
+        int n;
+
+        for (unsigned k = 0; k < 3; k++) {
+                static const char *const keys[] = { "comms", "containers", "cgroups" };
+                char expected[128];
+
+                n = snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"%s\":[", keys[k]);
+                for (unsigned i = 0; i <= REQUEST_LIST_MAX; i++)
+                        n += snprintf(line + n, sizeof(line) - n, "%s\"x%u\"", i ? "," : "", i);
+                snprintf(line + n, sizeof(line) - n, "]}");
+                snprintf(expected, sizeof(expected), "subscribe: \"%s\" has %u entries, at most %u are taken", keys[k],
+                         REQUEST_LIST_MAX + 1, REQUEST_LIST_MAX);
+                expect_error(line, expected);
+                /* One less is taken. */
+                *strrchr(line, ',') = 0;
+                strcat(line, "]}");
+                assert_int_equal(parse(line, &req, &error), 1);
+                request_done(&req);
+        }
+
+        n = snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"pids\":[");
+        for (unsigned i = 0; i < 1000; i++)
+                n += snprintf(line + n, sizeof(line) - n, "%s%u", i ? "," : "", (i * 7919) % 1000 * 2 + 2);
+        snprintf(line + n, sizeof(line) - n, "]}");
+        assert_int_equal(parse(line, &req, &error), 1);
+        assert_int_equal(req.n_pids, 1000);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
+        for (pid_t p = 1; p <= 2002; p++)
+                assert_int_equal(subscription_matches(&sub, &(struct line_meta) { .idx = 0, .pid = p }),
+                                 p % 2 == 0 && p <= 2000);
+        assert_null(error);
+}
+
 /* Everything before a subscribe; an empty pid list lets nothing through. */
 static void test_defaults(void **state) {
         _cleanup_(request_done) struct request req = {};
@@ -185,10 +251,12 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_types),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_bytes),
                 cmocka_unit_test(test_control),
                 cmocka_unit_test(test_subscribe),
                 cmocka_unit_test(test_subscribe_context),
                 cmocka_unit_test(test_subscribe_refused),
+                cmocka_unit_test(test_subscribe_limits),
                 cmocka_unit_test(test_defaults),
         };
 
