@@ -136,11 +136,11 @@ static int client_arm(struct client *c, bool out) {
 /* Caught up after drops: tells the client how many. */
 static int client_queue_dropped(struct client *c) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
+        uint64_t count, lost;
 
-        if (encode_dropped(&line, c->queue.dropped, c->queue.dropped_lost) < 0)
+        line_queue_take_dropped(&c->queue, &count, &lost);
+        if (encode_dropped(&line, count, lost) < 0)
                 return -ENOMEM;
-        c->queue.dropped = 0;
-        c->queue.dropped_lost = 0;
         return client_reply(c, line.data, line.len) < 0 ? -ENOMEM : 0;
 }
 

@@ -70,9 +70,16 @@ bool line_queue_push(struct line_queue *q, const struct line_span *sp, uint64_t 
         if (q->dropped > 0 || q->queued + sp->len > q->limit || queue_append(q, sp) < 0) {
                 line_queue_drop(q);
                 q->dropped_lost += lost;
+                q->dropped_lost_lines += lost > 0;
                 return false;
         }
         return true;
+}
+
+void line_queue_take_dropped(struct line_queue *q, uint64_t *ret_count, uint64_t *ret_lost) {
+        *ret_count = q->dropped - q->dropped_lost_lines;
+        *ret_lost = q->dropped_lost;
+        q->dropped = q->dropped_lost = q->dropped_lost_lines = 0;
 }
 
 int line_queue_push_reply(struct line_queue *q, const struct line_span *sp) {

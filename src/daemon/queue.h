@@ -20,6 +20,7 @@ struct line_queue {
         uint32_t head_done;           /* bytes of q[head] already written */
         uint64_t dropped;             /* lines dropped since the last "dropped" line */
         uint64_t dropped_lost;        /* the records those of them that were "lost" lines told of */
+        uint64_t dropped_lost_lines;  /* how many of them were "lost" lines */
         uint64_t dropped_total;
         uint64_t lines;               /* lines queued in all */
 };
@@ -40,6 +41,11 @@ bool line_queue_push(struct line_queue *q, const struct line_span *sp, uint64_t 
  * the most. -ENOBUFS when the queue is over its limit already (its client
  * does not read its replies), -ENOMEM. */
 int line_queue_push_reply(struct line_queue *q, const struct line_span *sp);
+/* What the "dropped" line says once the queue has drained: *RET_COUNT
+ * the lines dropped but "lost" lines, whose records are *RET_LOST (so
+ * events + count + lost account for every record, each once). Closes the
+ * gap. */
+void line_queue_take_dropped(struct line_queue *q, uint64_t *ret_count, uint64_t *ret_lost);
 /* Counts a line lost for this queue (it could not be stored). */
 void line_queue_drop(struct line_queue *q);
 

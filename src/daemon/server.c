@@ -264,6 +264,7 @@ static void deliver(struct server *s, const char *line, size_t len, uint64_t los
                 for (size_t i = 0; i < s->n_matched; i++) {
                         line_queue_drop(&s->matched[i]->queue);
                         s->matched[i]->queue.dropped_lost += lost;
+                        s->matched[i]->queue.dropped_lost_lines += lost > 0;
                 }
         } else
                 for (size_t i = 0; i < s->n_matched; i++)

@@ -67,6 +67,7 @@ static void test_bound_and_gap(void **state) {
         struct line_store st = {};
         struct line_queue q;
         struct line_span big, small;
+        uint64_t count, lost;
         char buf[256];
 
         assert_int_equal(line_queue_init(&q, &st, 20), 0);
@@ -85,11 +86,23 @@ static void test_bound_and_gap(void **state) {
         line_queue_advance(&q, 16);
         assert_true(line_queue_empty(&q));
         /* The client says how many (client_flush writes the dropped line),
-         * and the gap closes. */
-        q.dropped = 0;
+         * and the gap closes: the "lost" line is told as its records, not
+         * as a line too (events + count + lost would count it twice). */
+        line_queue_take_dropped(&q, &count, &lost);
+        assert_int_equal(count, 2);
+        assert_int_equal(lost, 4242);
+        assert_int_equal(q.dropped, 0);
+        assert_int_equal(q.dropped_lost, 0);
         assert_true(line_queue_push(&q, &small, 0));
         assert_int_equal(queued_text(&q, buf, sizeof(buf)), 2);
         assert_int_equal(q.dropped_total, 3);
+        /* A gap of "lost" lines only says their records. */
+        assert_true(line_queue_push(&q, &big, 0));
+        assert_false(line_queue_push(&q, &big, 7));
+        line_queue_advance(&q, 18);
+        line_queue_take_dropped(&q, &count, &lost);
+        assert_int_equal(count, 0);
+        assert_int_equal(lost, 7);
         line_queue_done(&q);
         line_store_done(&st);
 }
