@@ -60,6 +60,13 @@ static void client_pause(struct client *c) {
         c->stuck_usec = now_usec();
 }
 
+static void client_reply_error(struct client *c, const char *message) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+
+        if (encode_error(&line, message) >= 0)
+                (void) client_reply(c, line.data, line.len);
+}
+
 /* Hands each complete line in the input buffer to the handler, until the
  * queue is full. */
 static int client_handle_input(struct client *c) {
@@ -88,12 +95,11 @@ static int client_handle_input(struct client *c) {
         c->in_len -= start;
         if (c->in_len == sizeof(c->inbuf) && !c->paused) {
                 if (!c->in_discard) {
-                        _cleanup_(jbuf_donep) struct jbuf line = {};
                         char msg[64];
 
-                        snprintf(msg, sizeof(msg), "line longer than %u bytes ignored", CLIENT_INBUF_SIZE);
-                        if (encode_error(&line, msg) >= 0)
-                                (void) client_reply(c, line.data, line.len);
+                        /* The buffer holds the longest line and its '\n'. */
+                        snprintf(msg, sizeof(msg), "line longer than %u bytes ignored", CLIENT_INBUF_SIZE - 1);
+                        client_reply_error(c, msg);
                 }
                 c->in_discard = true;
                 c->in_len = 0;
@@ -112,8 +118,13 @@ static int client_read(struct client *c) {
                                 return 0;
                         return -errno;
                 }
-                if (n == 0)
+                if (n == 0) {
+                        /* Shut down in the middle of a line: say it was not taken. */
+                        if (c->in_len > 0 && !c->in_discard)
+                                client_reply_error(c, "line without a newline at the end of the input ignored");
+                        c->in_len = 0;
                         return -ECONNRESET;
+                }
                 c->in_len += (size_t) n;
                 r = client_handle_input(c);
                 if (r < 0 || c->paused)

@@ -11,7 +11,9 @@
  *   root and admins;
  * - evmond removes nothing at its socket path but a stale socket of its
  *   own: a regular file, another user's socket or a live evmond there
- *   make it refuse, naming the path. */
+ *   make it refuse, naming the path;
+ * - request lines at their edges: the longest taken, one longer, one
+ *   left unended at the client's shutdown(SHUT_WR). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -272,6 +274,72 @@ static void test_reload_admin_only(void **state) {
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
+/* ---- request lines at their edges ----------------------------------- */
+
+/* A subscribe line of exactly LEN bytes, without its newline. */
+static char *subscribe_line(size_t len) {
+        static const char head[] = "{\"type\":\"subscribe\",\"comms\":[\"", tail[] = "\"]}";
+        char *line = malloc(len + 2);
+
+        assert_non_null(line);
+        assert_true(len > sizeof(head) + sizeof(tail));
+        memcpy(line, head, sizeof(head) - 1);
+        memset(line + sizeof(head) - 1, 'a', len - (sizeof(head) - 1) - (sizeof(tail) - 1));
+        memcpy(line + len - (sizeof(tail) - 1), tail, sizeof(tail));
+        strcat(line, "\n");
+        return line;
+}
+
+static void expect_error_line(struct itest_client *c, const char *message) {
+        json_object *o = itest_client_next(c, 5000);
+
+        assert_non_null(o);
+        if (strcmp(itest_str(o, "type"), "error") != 0 || strcmp(itest_str(o, "error"), message) != 0)
+                fail_msg("expected the error \"%s\", got %s", message, json_object_to_json_string(o));
+        json_object_put(o);
+}
+
+/* The longest line taken is 65,535 bytes and its newline, and the error
+ * for a longer one says that number (it said 65,536); a line the client
+ * leaves unended when it shuts down its side gets an error too, not
+ * silence, before evmond hangs up. */
+static void test_request_lines(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char *line;
+        json_object *o;
+
+        start_daemon("{\"max\": 8}");
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        line = subscribe_line(65535);
+        assert_int_equal(itest_client_send(c, line), 0);
+        free(line);
+        o = itest_client_next(c, 5000);
+        assert_non_null(o);
+        assert_string_equal(itest_str(o, "type"), "subscribed");
+        json_object_put(o);
+
+        line = subscribe_line(65536);
+        assert_int_equal(itest_client_send(c, line), 0);
+        free(line);
+        expect_error_line(c, "line longer than 65535 bytes ignored");
+        /* The next line is read as it should be. */
+        assert_int_equal(itest_client_send(c, "{\"type\":\"nope\"}\n"), 0);
+        o = itest_client_next(c, 5000);
+        assert_non_null(o);
+        assert_non_null(strstr(itest_str(o, "error"), "unknown message type \"nope\""));
+        json_object_put(o);
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}"), 0);
+        assert_int_equal(shutdown(c->fd, SHUT_WR), 0);
+        expect_error_line(c, "line without a newline at the end of the input ignored");
+        assert_null(itest_client_next(c, 5000));
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
 /* ---- connections per uid -------------------------------------------- */
 
 /* A child as UID holding N connections; writes, per connection, 'h' for a
@@ -444,6 +512,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_teardown(test_status_flood, teardown),
                 cmocka_unit_test_teardown(test_reload_admin_only, teardown),
+                cmocka_unit_test_teardown(test_request_lines, teardown),
                 cmocka_unit_test_teardown(test_per_uid, teardown),
                 cmocka_unit_test_teardown(test_socket_path, teardown),
         };
