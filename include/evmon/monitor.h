@@ -218,9 +218,11 @@ struct monitor *monitor_free(struct monitor *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct monitor *, monitor_free);
 
 /* Opens SRC on every online CPU (× each cgroup and each pid; system-wide
- * without targets), redirected into that CPU's ring, disabled. Returns a
- * handle >= 0 for monitor_remove(), or perf_event_open's error as it is
- * (-ENOENT, -EINVAL: the caller names the event); nothing stays open. */
+ * without targets), redirected into that CPU's ring, disabled. A target
+ * pid whose process has exited is left out; -ESRCH when every one has.
+ * Returns a handle >= 0 for monitor_remove(), or perf_event_open's error
+ * as it is (-ENOENT, -EINVAL: the caller names the event); nothing stays
+ * open. */
 int monitor_add(struct monitor *m, const struct monitor_source *src);
 /* Closes every fd of handle H. Its samples still in the rings are dropped
  * (not counted as bad) and its userdata is never handed out again, so the

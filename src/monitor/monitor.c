@@ -591,6 +591,14 @@ static int handle_open_cpu(struct monitor *m, struct handle *hd, const struct ha
                 }
                 r = event_open(m, hd->filter, hd->quiet, &hd->attr, c, t, target, flags, inherit,
                                GROUP_FD(leader, k), &hd->fds[k], &hd->ids[k], &hd->bell_fds[k]);
+                /* A target process that exited since the monitor began:
+                 * nothing to watch there any more, the slot stays -1 (as
+                 * on a CPU that is down); the live targets still count.
+                 * monitor_add() refuses when none is left. */
+                if (r == -ESRCH && flags == 0 && target > 0) {
+                        r = 0;
+                        continue;
+                }
                 if (r < 0)
                         break;
         }
@@ -672,6 +680,14 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                 if (r < 0)
                         goto fail;
         }
+        /* Some CPU is always up, so no fd at all means every target
+         * process has exited (handle_open_cpu()). */
+        r = -ESRCH;
+        for (size_t k = 0; k < n_max && r < 0; k++)
+                if (hd.fds[k] >= 0)
+                        r = 0;
+        if (r < 0)
+                goto fail;
         handle_count_unbelled(&hd);
 
         handles = reallocarray(m->handles, m->n_handles + 1, sizeof(*handles));

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -463,6 +464,103 @@ static void test_pid_target(void **state) {
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
+/* LINE (a runtime control request) sent on C; its answer, "result" or
+ * "error", the config and schema lines before it skipped. */
+static json_object *control(struct itest_client *c, const char *line) {
+        assert_int_equal(itest_client_send(c, line), 0);
+        for (;;) {
+                json_object *o = itest_client_next(c, 5000);
+                const char *type;
+
+                assert_non_null(o);
+                type = itest_str(o, "type");
+                if (strcmp(type, "result") == 0 || strcmp(type, "error") == 0)
+                        return o;
+                json_object_put(o);
+        }
+}
+
+static void expect_control_error(struct itest_client *c, const char *line, const char *want) {
+        json_object *o = control(c, line);
+
+        if (strcmp(itest_str(o, "type"), "error") != 0 || !strstr(itest_str(o, "error"), want))
+                fail_msg("%s: wanted an error with \"%s\", got %s", line, want, json_object_to_json_string(o));
+        json_object_put(o);
+}
+
+/* A target process that exits leaves the others watched by what is opened
+ * later (a filter change opens the event anew), and once all have exited
+ * an add says so. Before, the first exit made every later open fail with
+ * "failed to open ... on every CPU: No such process". */
+static void test_pid_targets_exit(void **state) {
+        struct itest_tally t = {};
+        struct itest_client *c;
+        char config[1024];
+        int cmd[2], ack[2], status;
+        pid_t target[2];
+        json_object *o;
+
+        for (int i = 0; i < 2; i++)
+                target[i] = spawn_target(&cmd[i], &ack[i]);
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"targets\": {\"pids\": [%d, %d]},\n"
+                 "  \"events\": [{\"tracepoint\": \"" GETPPID "\"}]\n"
+                 "}\n", (int) target[0], (int) target[1]);
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        c = client_new();
+
+        /* Killed: the second target, forked after it, holds its command
+         * pipe too, so closing ours would not end it. */
+        kill(target[0], SIGKILL);
+        assert_int_equal(waitpid(target[0], &status, 0), target[0]);
+        close(cmd[0]);
+        close(ack[0]);
+        o = control(c, "{\"type\":\"filter\",\"event\":\"" GETPPID "\",\"filter\":\"common_pid != 1\"}\n");
+        if (strcmp(itest_str(o, "type"), "result") != 0)
+                fail_msg("a filter change with one of two targets gone: %s", json_object_to_json_string(o));
+        json_object_put(o);
+        assert_int_equal(target_do(cmd[1], ack[1], 'g'), 0);
+        client_tally(c, 1000, &t);
+        fprintf(stderr, "pid targets exit: %" PRId64 " of %d from the target left\n",
+                itest_tally_get(&t, target[1], GETPPID), N_PARENT);
+        assert_exact_or_lost(&t, target[1], GETPPID, N_PARENT);
+        itest_tally_done(&t);
+
+        close(cmd[1]);
+        assert_int_equal(waitpid(target[1], &status, 0), target[1]);
+        assert_int_equal(status, 0);
+        close(ack[1]);
+        expect_control_error(c, "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\"}}\n",
+                             "every process in targets.pids has exited since evmond started");
+        expect_control_error(c, "{\"type\":\"add\",\"event\":{\"software\":\"cpu-clock\"}}\n",
+                             "every process in targets.pids has exited since evmond started");
+        client_free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+/* An event added after the target cgroup was removed is refused with that
+ * reason, not a missing perf_event controller. */
+static void test_cgroup_target_removed(void **state) {
+        struct itest_client *c;
+        char name[128], config[1024];
+
+        need_cgroup2();
+        cgroup_make(0, "removed", name, sizeof(name));
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"targets\": {\"cgroups\": [\"%s\"]},\n"
+                 "  \"events\": [{\"tracepoint\": \"" GETPPID "\"}]\n"
+                 "}\n", name);
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        c = client_new();
+        cgroup_remove(cg_dir[0]);
+        expect_control_error(c, "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\"}}\n",
+                             "(targets.cgroups[0]) was removed since evmond started");
+        client_free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
 /* ---- 3. filter ------------------------------------------------------ */
 
 #define K_MATCH 4000
@@ -690,6 +788,8 @@ int main(void) {
                 cmocka_unit_test_teardown(test_cgroup_target, teardown),
                 cmocka_unit_test_teardown(test_missing_cgroup_is_a_config_error, teardown),
                 cmocka_unit_test_teardown(test_pid_target, teardown),
+                cmocka_unit_test_teardown(test_pid_targets_exit, teardown),
+                cmocka_unit_test_teardown(test_cgroup_target_removed, teardown),
                 cmocka_unit_test_teardown(test_filter, teardown),
                 cmocka_unit_test_teardown(test_rejected_filter_is_a_config_error, teardown),
                 cmocka_unit_test_teardown(test_subscriptions, teardown),
