@@ -163,7 +163,10 @@ int main(int argc, char **argv) {
                 else
                         log_error_errno(r, "Failed to load the config: %m");
                 daemon_done(&d);
-                return r == -EINVAL || r == -ENOENT || r == -EOPNOTSUPP ? EXIT_CONFIG : EXIT_FAILURE;
+                /* EISDIR, EFBIG: --config names a directory, or no config
+                 * file (config_load()). */
+                return r == -EINVAL || r == -ENOENT || r == -EOPNOTSUPP || r == -EISDIR || r == -EFBIG ? EXIT_CONFIG
+                                                                                                        : EXIT_FAILURE;
         }
         if (mode == MODE_CHECK)
                 return run_check(&d);

@@ -533,6 +533,14 @@ static void test_check_config_missing_file(void **state) {
         assert_non_null(strstr(r.err, path));
         assert_non_null(strstr(r.err, "cannot open"));
         result_done(&r);
+
+        /* A directory named as the config is the config's fault too (it
+         * exited 1). */
+        run(&r, 0, evmond, "--check-config", "--config", tmpdir, "--tracefs", tree, NULL);
+        expect_status(&r, 2, "--check-config on a directory");
+        assert_non_null(strstr(r.err, tmpdir));
+        assert_non_null(strstr(r.err, "Is a directory"));
+        result_done(&r);
 }
 
 static int strace_usable(char *strace, size_t size) {
