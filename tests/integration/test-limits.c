@@ -13,7 +13,8 @@
  *   own: a regular file, another user's socket or a live evmond there
  *   make it refuse, naming the path;
  * - request lines at their edges: the longest taken, one longer, one
- *   left unended at the client's shutdown(SHUT_WR). */
+ *   left unended at the client's shutdown(SHUT_WR);
+ * - one client's requests in bulk do not hold up the others'. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -340,6 +341,55 @@ static void test_request_lines(void **state) {
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
+/* One client's requests in bulk are answered in turns with the others':
+ * 64 KiB of status requests sent at once were all answered before any
+ * other client's request (and the rings) had a turn, 50 ms here. B asks
+ * right after A's bulk; B's answer must come while A's are still being
+ * made (status lines carry evmond's uptime). */
+static void test_bulk_requests(void **state) {
+        struct itest_client *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+        static const char req[] = "{\"type\":\"status\"}\n";
+        size_t n = 65536 / (sizeof(req) - 1), len = n * (sizeof(req) - 1);
+        double b_uptime, a_last = 0;
+        char *bulk = malloc(len + 1);
+        json_object *o, *v;
+
+        assert_non_null(bulk);
+        for (size_t i = 0; i < n; i++)
+                memcpy(bulk + i * (sizeof(req) - 1), req, sizeof(req) - 1);
+        bulk[len] = 0;
+        start_daemon("{\"max\": 8}");
+        assert_int_equal(itest_client_connect(a, daemon_.socket), 0);
+        assert_int_equal(itest_client_connect(b, daemon_.socket), 0);
+        json_object_put(itest_client_expect(a, "hello", 5000));
+        json_object_put(itest_client_expect(b, "hello", 5000));
+
+        assert_int_equal(itest_client_send(a, bulk), 0);
+        assert_int_equal(itest_client_send(b, req), 0);
+        o = itest_client_expect(b, "status", 10000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "uptime_s", &v));
+        b_uptime = json_object_get_double(v);
+        json_object_put(o);
+        for (size_t i = 0; i < n; i++) {
+                o = itest_client_expect(a, "status", 10000);
+                assert_non_null(o);
+                assert_true(json_object_object_get_ex(o, "uptime_s", &v));
+                a_last = json_object_get_double(v);
+                json_object_put(o);
+        }
+        fprintf(stderr, "bulk: %zu status requests answered by %.6f s, the other client's at %.6f s\n", n, a_last,
+                b_uptime);
+        if (b_uptime >= a_last)
+                fail_msg("the other client's request waited for all %zu of the bulk's answers", n);
+        itest_client_close(a);
+        itest_client_close(b);
+        free(a);
+        free(b);
+        free(bulk);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
 /* ---- connections per uid -------------------------------------------- */
 
 /* A child as UID holding N connections; writes, per connection, 'h' for a
@@ -513,6 +563,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_status_flood, teardown),
                 cmocka_unit_test_teardown(test_reload_admin_only, teardown),
                 cmocka_unit_test_teardown(test_request_lines, teardown),
+                cmocka_unit_test_teardown(test_bulk_requests, teardown),
                 cmocka_unit_test_teardown(test_per_uid, teardown),
                 cmocka_unit_test_teardown(test_socket_path, teardown),
         };
