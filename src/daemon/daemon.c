@@ -469,7 +469,8 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
                         return r;
         }
         for (size_t i = 0; i < d->n_events; i++) {
-                r = daemon_event_open(d, d->events[i], ret_error);
+                r = daemon_event_open(d, d->events[i], daemon_group_leader(d->events, d->n_events, d->events[i]),
+                                      ret_error);
                 if (r < 0)
                         return r;
         }

@@ -229,13 +229,12 @@ static int daemon_event_pmu_fallback(struct daemon *d, struct daemon_event *ev, 
         return daemon_event_encoder_new(ev);
 }
 
-/* The leader of EV's group: the first entry with the same group name. */
-static struct daemon_event *daemon_group_leader(struct daemon *d, struct daemon_event *ev) {
+struct daemon_event *daemon_group_leader(struct daemon_event *const *events, size_t n, const struct daemon_event *ev) {
         if (!ev->cfg->group)
                 return NULL;
-        for (size_t i = 0; i < d->n_events; i++)
-                if (d->events[i]->cfg->group && strcmp(d->events[i]->cfg->group, ev->cfg->group) == 0)
-                        return d->events[i] == ev ? NULL : d->events[i];
+        for (size_t i = 0; i < n; i++)
+                if (events[i]->cfg->group && strcmp(events[i]->cfg->group, ev->cfg->group) == 0)
+                        return events[i] == ev ? NULL : events[i];
         return NULL;
 }
 
@@ -314,8 +313,7 @@ static int event_open_error(struct daemon *d, struct daemon_event *ev, int r, ch
                          strerror(-r));
 }
 
-int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error) {
-        struct daemon_event *leader = daemon_group_leader(d, ev);
+int daemon_event_open(struct daemon *d, struct daemon_event *ev, struct daemon_event *leader, char **ret_error) {
         int r;
 
         if (leader) {

@@ -53,8 +53,11 @@ char *event_definition(const struct event_config *ec);
  * one (in D's probe group). Opens no perf fd. Errors name the config
  * entry in *ret_error. */
 int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error);
-/* Opens EV on every CPU (disabled), in its group's leader's group. */
-int daemon_event_open(struct daemon *d, struct daemon_event *ev, char **ret_error);
+/* The leader of EV's group among EVENTS (N of them, in config order): the
+ * first with its group name; NULL when that is EV, or EV has no group. */
+struct daemon_event *daemon_group_leader(struct daemon_event *const *events, size_t n, const struct daemon_event *ev);
+/* Opens EV on every CPU (disabled), in LEADER's group (NULL: none). */
+int daemon_event_open(struct daemon *d, struct daemon_event *ev, struct daemon_event *leader, char **ret_error);
 /* The kernel side: closes EV's fds and removes the probe made for it. */
 void daemon_event_destroy(struct daemon *d, struct daemon_event *ev);
 /* Memory only; NULL-tolerant, returns NULL. */

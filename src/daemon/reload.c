@@ -79,10 +79,24 @@ static int reload_load(struct daemon *d, struct config **ret, char **ret_error) 
         return 0;
 }
 
+/* Whether running event OLD, kept as the next new entry, keeps its place
+ * in its group: the same leader as now, or none (it leads, as before).
+ * The kernel joins a group's fds at open, so one that moves opens anew. */
+static bool reload_same_group(struct daemon *d, struct reload *rl, struct daemon_event *old) {
+        struct daemon_event *leader = NULL;
+
+        if (!old->cfg->group)
+                return true;
+        for (size_t i = 0; i < rl->n_events && !leader; i++)
+                if (rl->events[i]->cfg->group && strcmp(rl->events[i]->cfg->group, old->cfg->group) == 0)
+                        leader = rl->events[i];
+        return leader == daemon_group_leader(d->events, d->n_events, old);
+}
+
 /* The running event with definition DEF that no new entry took yet. */
 static struct daemon_event *reload_keep(struct daemon *d, struct reload *rl, const char *def) {
         for (size_t j = 0; j < d->n_events; j++)
-                if (!rl->kept[j] && strcmp(d->events[j]->definition, def) == 0) {
+                if (!rl->kept[j] && strcmp(d->events[j]->definition, def) == 0 && reload_same_group(d, rl, d->events[j])) {
                         rl->kept[j] = true;
                         return d->events[j];
                 }
@@ -102,7 +116,8 @@ static int reload_add(struct daemon *d, struct reload *rl, struct event_config *
          * reload_route_interim() puts its name. */
         ev->index = (unsigned) (d->n_events + rl->n_added);
         rl->events[rl->n_events++] = ev;
-        r = daemon_event_open(d, ev, ret_error);
+        /* Its leader is an entry before it: kept, or opened above. */
+        r = daemon_event_open(d, ev, daemon_group_leader(rl->events, rl->n_events, ev), ret_error);
         if (r < 0)
                 return r;
         r = monitor_enable(d->monitor, ev->handle);

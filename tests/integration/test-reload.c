@@ -422,12 +422,84 @@ static void test_broken_configs_keep_the_old_one(void **state) {
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
+/* A group whose leader samples the group's read (cpu-clock, every
+ * PERIOD ns) with one counting member (task-clock). */
+static void config_group(char *buf, size_t size, unsigned long period) {
+        snprintf(buf, size,
+                 "{\n"
+                 "  \"metrics\": {\"path\": \"\"},\n"
+                 "  \"events\": [\n"
+                 "    {\"tracepoint\": \"" EXEC "\"},\n"
+                 "    {\"software\": \"cpu-clock\", \"period\": %lu, \"group\": \"g\", \"read\": [\"group\", \"id\"],\n"
+                 "     \"sample\": [\"read\"]},\n"
+                 "    {\"software\": \"task-clock\", \"count\": true, \"group\": \"g\"}\n"
+                 "  ]\n"
+                 "}\n", period);
+}
+
+/* Reloads with TEXT, then the values in the group read of the next
+ * cpu-clock sample C gets. */
+static size_t reload_group_values(struct itest_client *c, const char *text) {
+        bool answered = false;
+
+        write_config(text);
+        assert_int_equal(itest_client_send(c, "{\"type\":\"reload\"}\n"), 0);
+        for (;;) {
+                json_object *o = itest_client_next(c, 10000), *sample, *read, *values;
+                size_t n;
+
+                assert_non_null(o);
+                if (strcmp(itest_str(o, "type"), "reload") == 0) {
+                        if (!json_object_get_boolean(json_object_object_get(o, "ok")))
+                                fail_msg("reload refused: %s", json_object_to_json_string(o));
+                        answered = true;
+                } else if (answered && strcmp(itest_str(o, "type"), "event") == 0 &&
+                           strcmp(itest_str(o, "event"), "software:cpu-clock") == 0) {
+                        assert_true(json_object_object_get_ex(o, "sample", &sample));
+                        assert_true(json_object_object_get_ex(sample, "read", &read));
+                        assert_true(json_object_object_get_ex(read, "values", &values));
+                        n = json_object_array_length(values);
+                        json_object_put(o);
+                        return n;
+                }
+                json_object_put(o);
+        }
+}
+
+/* A perf group that a reload opens is one group in the kernel, its leader
+ * reading its member too (the members looked for their leader among the
+ * running events only, and opened alone); and a reload that changes the
+ * leader opens its kept member anew in the new leader's group (it stayed
+ * in the old one's, which then closed). */
+static void test_reload_groups(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char config[1024];
+        json_object *o;
+
+        assert_non_null(c);
+        assert_int_equal(itest_daemon_start(&daemon_, "{\"metrics\": {\"path\": \"\"}, \"events\": [{\"tracepoint\": \"" EXEC "\"}]}\n"), 0);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        o = itest_client_expect(c, "hello", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+
+        config_group(config, sizeof(config), 10000000);
+        assert_int_equal(reload_group_values(c, config), 2);
+        config_group(config, sizeof(config), 20000000);
+        assert_int_equal(reload_group_values(c, config), 2);
+
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
 int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getppid", "syscalls/sys_enter_getpgid",
                                             "syscalls/sys_enter_getsid", "sched/sched_process_exec", NULL };
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_reload_under_load),
                 cmocka_unit_test(test_broken_configs_keep_the_old_one),
+                cmocka_unit_test_teardown(test_reload_groups, teardown),
         };
 
         itest_require(need);
