@@ -97,7 +97,7 @@ struct monitor {
         struct perf_cpu *cpus;
         size_t n_cpus;
 
-        struct handle *handles;         /* indexed by handle; never reused */
+        struct handle *handles;         /* indexed by handle; a FREE one is taken again */
         size_t n_handles;
 
         struct id_entry *index;         /* sorted by id, for lookup per sample */
@@ -475,6 +475,11 @@ static void retired_prune(struct monitor *m) {
                 free(hd->ids);
                 free(hd->heads);
                 *hd = (struct handle) { .state = HANDLE_FREE };
+                /* The slot is taken again by the next monitor_add(): a
+                 * member must not take that one for its leader. */
+                for (size_t j = 0; j < m->n_handles; j++)
+                        if (m->handles[j].group == (int) h)
+                                m->handles[j].group = -1;
                 changed = true;
         }
 
@@ -690,22 +695,29 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
                 goto fail;
         handle_count_unbelled(&hd);
 
-        handles = reallocarray(m->handles, m->n_handles + 1, sizeof(*handles));
-        if (!handles) {
-                r = -ENOMEM;
-                goto fail;
+        /* A slot retired_prune() freed first: an add, or a reload that
+         * changes an event, now and then for months would otherwise grow
+         * the table, and every walk of it, for good. */
+        for (h = 0; h < m->n_handles && m->handles[h].state != HANDLE_FREE; h++)
+                ;
+        if (h == m->n_handles) {
+                handles = reallocarray(m->handles, m->n_handles + 1, sizeof(*handles));
+                if (!handles) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                m->handles = handles;
+                m->handles[m->n_handles++] = (struct handle) { .state = HANDLE_FREE };
         }
-        m->handles = handles;
 
         hd.state = HANDLE_ACTIVE;
         hd.userdata = src->userdata;
-        h = m->n_handles++;
         m->handles[h] = hd;
 
         r = index_rebuild(m);
         if (r < 0) {
                 /* Without index entries its samples would count as bad. */
-                m->n_handles--;
+                m->handles[h] = (struct handle) { .state = HANDLE_FREE };
                 goto fail;
         }
 

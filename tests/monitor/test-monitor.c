@@ -32,6 +32,7 @@
 #define WAKEUP_QUARTER(pages) ((uint32_t) ((pages) * (size_t) sysconf(_SC_PAGESIZE) / 4))
 #define DEFAULT_OPTS ((const struct monitor_opts) { .ring_pages = 64, .wakeup_bytes = WAKEUP_QUARTER(64), \
                                                     .clockid = CLOCK_MONOTONIC })
+#include "evmon/async.h"
 #include "evmon/monitor.h"
 
 #define N 1000
@@ -321,6 +322,38 @@ static void test_remove(void **state) {
         assert_int_equal(c.n, N);
         assert_int_equal(a.broken + b.broken + c.broken, 0);
         assert_int_equal(run.out_of_order, 0);
+}
+
+/* Sources added and removed again and again (a reload or a runtime add
+ * and remove now and then, for months) take back the slots of the gone
+ * ones once they are closed and read past: the table does not grow with
+ * every add (it did, one slot each, for good), and each handle still
+ * delivers to its own source. */
+static void test_handles_reused(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct monitor_source src;
+        struct source s[2] = {};
+        struct run run = {};
+        int h, max = -1;
+
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
+        for (int i = 0; i < 200; i++) {
+                src = getppid_source(&s[i % 2]);
+                h = monitor_add(m, &src);
+                assert_true(h >= 0);
+                max = h > max ? h : max;
+                assert_int_equal(monitor_enable(m, h), 0);
+                call_getppid(&run, 10);
+                drain_all(m, &run);
+                assert_int_equal(monitor_remove(m, h), 0);
+                /* Its fds closed, so the next add finds it done. */
+                async_wait(0);
+        }
+        assert_int_equal(run.lost, 0);
+        assert_int_equal(s[0].n, 100 * 10);
+        assert_int_equal(s[1].n, 100 * 10);
+        assert_int_equal(s[0].broken + s[1].broken, 0);
+        assert_true(max <= 1);
 }
 
 static void test_filter(void **state) {
@@ -938,6 +971,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_count),
                 cmocka_unit_test(test_remove),
+                cmocka_unit_test(test_handles_reused),
                 cmocka_unit_test(test_filter),
                 cmocka_unit_test(test_bad_event),
                 cmocka_unit_test(test_pid_target_and_loss),
