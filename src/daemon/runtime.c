@@ -29,8 +29,8 @@ static int no_such_event(const char *request, const char *name, char **ret_error
                          request, name);
 }
 
-/* Applies NC (taken) for REQUEST on NAME, then marks NAME's event as a
- * run-time one and answers. */
+/* Applies NC (taken) for REQUEST on NAME, then marks NAME's event (if it
+ * is still served) as a run-time one and answers naming NAME. */
 static int apply(struct daemon *d, struct config *nc, const char *request, const char *name,
                  const struct ucred *cred, struct jbuf *line, char **ret_error) {
         _cleanup_(freep) char *n = strdup(name);
@@ -51,7 +51,7 @@ static int apply(struct daemon *d, struct config *nc, const char *request, const
         i = find_event(d, n);
         if (i >= 0)
                 d->events[i]->runtime = true;
-        return encode_result(line, request, (const char *const *) &n, i >= 0 ? 1 : 0);
+        return encode_result(line, request, (const char *const *) &n, 1);
 }
 
 static int control_add(struct daemon *d, const struct request *req, const struct ucred *cred, struct jbuf *line,

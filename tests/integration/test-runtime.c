@@ -123,12 +123,19 @@ static bool config_has(json_object *o, const char *event) {
         return false;
 }
 
-/* expect_result(), then the watcher (another client, idle meanwhile) is
- * told with a config line, whose events have EVENT or, when !SERVED, not. */
+/* expect_result(), the result naming EVENT, then the watcher (another
+ * client, idle meanwhile) is told with a config line, whose events have
+ * EVENT or, when !SERVED, not. */
 static void expect_change(const char *line, const char *request, const char *event, bool served) {
-        json_object *o;
+        json_object *o = control(line);
 
-        expect_result(line, request);
+        if (strcmp(itest_str(o, "type"), "result") != 0)
+                fail_msg("%s got %s", line, json_object_to_json_string(o));
+        assert_string_equal(itest_str(o, "request"), request);
+        /* The events it touched: a removed one too (its list was empty). */
+        if (!config_has(o, event))
+                fail_msg("%s: the result does not name %s: %s", line, event, json_object_to_json_string(o));
+        json_object_put(o);
         o = itest_client_expect(watcher, "config", 5000);
         if (!o)
                 fail_msg("%s: the watching client got no config line", line);
