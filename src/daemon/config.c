@@ -1300,7 +1300,9 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
                 return -ENOMEM;
         root = json_tokener_parse_ex(tok, text, (int) len);
         end = json_tokener_get_parse_end(tok);
-        if (!root || json_tokener_get_error(tok) != json_tokener_success) {
+        /* A NULL root with success is the text "null": parse_root() says
+         * what it is ("invalid JSON: success" said nothing). */
+        if (json_tokener_get_error(tok) != json_tokener_success) {
                 enum json_tokener_error err = json_tokener_get_error(tok);
                 unsigned line = 1;
 

@@ -332,6 +332,7 @@ static void test_trailing(void **state) {
 static void test_root(void **state) {
         BAD("\n[]\n", ":2: ", "the config must be a JSON object, got array");
         BAD("\"events\"", ":1: ", "must be a JSON object, got string");
+        BAD("null\n", ":1: ", "must be a JSON object, got null");
         BAD("{\n  \"ring\": {\"pages\": 64}\n}\n", ":1: events: ", "missing");
         BAD("// comment\n\n{\n}\n", ":3: events: ", "missing");
         BAD("{\n  \"events\": []\n}\n", ":2: events: ", "is empty");
