@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "events.h"
+#include "follow.h"
 #include "notify.h"
 #include "replies.h"
 #include "evmon/error.h"
@@ -24,6 +25,7 @@ struct reload {
         size_t n_events;
         bool *kept;                   /* by d->events index: in the new list */
         size_t n_added, n_removed;
+        bool from_file;               /* a reload, not a runtime change */
 };
 
 static bool strv_equal(char **a, char **b) {
@@ -120,6 +122,15 @@ static int reload_add(struct daemon *d, struct reload *rl, struct event_config *
         r = daemon_event_open(d, ev, daemon_group_leader(rl->events, rl->n_events, ev), ret_error);
         if (r < 0)
                 return r;
+        /* A runtime change (filter) of an event disabled at run time
+         * leaves it disabled; only a reload serves every event enabled. */
+        for (size_t j = 0; !rl->from_file && j < d->n_events; j++)
+                if (d->events[j]->disabled && strcmp(d->events[j]->wire_name, ev->wire_name) == 0) {
+                        ev->disabled = true;
+                        follow_set_enabled(ev->follow, false);
+                        rl->n_added++;
+                        return 0;
+                }
         r = monitor_enable(d->monitor, ev->handle);
         if (r < 0)
                 return error_set(ret_error, r, "%s: failed to enable %s: %s", ev->cfg->where, ev->wire_name,
@@ -240,7 +251,7 @@ void daemon_announce(struct daemon *d) {
 }
 
 int daemon_apply(struct daemon *d, struct config *nc, bool from_file, const char *what, char **ret_error) {
-        _cleanup_(reload_done) struct reload rl = { .config = nc };
+        _cleanup_(reload_done) struct reload rl = { .config = nc, .from_file = from_file };
         int r;
 
         rl.events = calloc(nc->n_events ?: 1, sizeof(*rl.events));

@@ -341,11 +341,24 @@ static void test_filter_remove_under_load(void **state) {
 }
 
 static void test_disable_enable(void **state) {
+        char line[256];
+
         expect_change("{\"type\":\"disable\",\"events\":[\"syscalls:*\"]}\n", "disable", GETPGID, true);
         assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), 0);
         {
                 char *s = served();
                 assert_non_null(strstr(s, GETPGID "(disabled)"));
+                free(s);
+        }
+        /* A filter change opens the event anew: still disabled (it came
+         * back enabled). */
+        snprintf(line, sizeof(line), "{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"pid == %d\"}\n",
+                 ARG_PGID);
+        expect_change(line, "filter", GETPGID, true);
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), 0);
+        {
+                char *s = served();
+                assert_non_null(strstr(s, GETPGID "(runtime)(disabled)"));
                 free(s);
         }
         expect_change("{\"type\":\"enable\"}\n", "enable", GETPGID, true);
