@@ -109,6 +109,18 @@ static int client_handle_input(struct client *c) {
         return 0;
 }
 
+/* A client with more requests waiting than one wakeup reads yields to
+ * the rings and to the listening socket (SD_EVENT_PRIORITY_NORMAL + 1, so
+ * that hangups come first) until it has sent no more: two clients that
+ * sent status requests without pause kept new connections waiting for
+ * good, their io being always pending at a higher priority. */
+static void client_set_bulk(struct client *c, bool bulk) {
+        if (c->bulk == bulk)
+                return;
+        c->bulk = bulk;
+        (void) sd_event_source_set_priority(c->io, bulk ? SD_EVENT_PRIORITY_NORMAL + 1 : SD_EVENT_PRIORITY_NORMAL);
+}
+
 /* Reads some of what the client sent; each complete line is one request.
  * One wakeup takes CLIENT_READ_MAX bytes at the most, and the rest stays
  * readable for the next: 64 KiB of status requests in one write took 50 ms
@@ -117,7 +129,9 @@ static int client_read(struct client *c) {
         size_t want = sizeof(c->inbuf) - c->in_len;
         ssize_t n;
 
-        n = read(c->fd, c->inbuf + c->in_len, want < CLIENT_READ_MAX ? want : CLIENT_READ_MAX);
+        if (want > CLIENT_READ_MAX)
+                want = CLIENT_READ_MAX;
+        n = read(c->fd, c->inbuf + c->in_len, want);
         if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR)
                         return 0;
@@ -131,6 +145,7 @@ static int client_read(struct client *c) {
                 return -ECONNRESET;
         }
         c->in_len += (size_t) n;
+        client_set_bulk(c, (size_t) n == want);
         return client_handle_input(c);
 }
 

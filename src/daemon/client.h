@@ -36,6 +36,7 @@ struct client {
         bool closing;            /* flush what is queued, then close */
         bool dead;               /* failed: its owner frees it */
         bool paused;             /* not read: its queue is full (it does not read its replies) */
+        bool bulk;               /* more requests wait than one wakeup reads: io at a lower priority */
         bool admin;              /* root or socket.admin_group: set by the owner */
         uint64_t stuck_usec;     /* CLOCK_MONOTONIC: since when it is paused with nothing written */
         struct ucred cred;

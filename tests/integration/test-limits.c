@@ -14,7 +14,8 @@
  *   make it refuse, naming the path;
  * - request lines at their edges: the longest taken, one longer, one
  *   left unended at the client's shutdown(SHUT_WR);
- * - one client's requests in bulk do not hold up the others'. */
+ * - one client's requests in bulk do not hold up the others', and
+ *   clients that send requests without pause do not keep new ones out. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -390,6 +391,74 @@ static void test_bulk_requests(void **state) {
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
+/* A child that sends status requests without pause, 16 KiB at a time,
+ * reading each batch's answers before the next, until killed. */
+static pid_t spam_status(void) {
+        pid_t pid = itest_fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                static const char req[] = "{\"type\":\"status\"}\n";
+                enum { N = 16384 / (sizeof(req) - 1) };
+                struct itest_client *c = calloc(1, sizeof(*c));
+                char *bulk = calloc(N, sizeof(req) - 1);
+                json_object *o;
+
+                if (!c || !bulk || itest_client_connect(c, daemon_.socket) < 0)
+                        _exit(100);
+                for (size_t i = 0; i < N; i++)
+                        memcpy(bulk + i * (sizeof(req) - 1), req, sizeof(req) - 1);
+                if (itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[]}\n") < 0)
+                        _exit(101);
+                for (;;) {
+                        if (write(c->fd, bulk, N * (sizeof(req) - 1)) != (ssize_t) (N * (sizeof(req) - 1)))
+                                _exit(102);
+                        for (size_t i = 0; i < N; i++) {
+                                o = itest_client_expect(c, "status", 30000);
+                                if (!o)
+                                        _exit(103);
+                                json_object_put(o);
+                        }
+                }
+        }
+        return pid;
+}
+
+/* Clients that send requests without pause leave room for new ones: they
+ * kept every connection waiting (the listening socket comes after the
+ * clients' io, and theirs was always pending). */
+static void test_bulk_accept(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
+        pid_t spam[4];
+
+        start_daemon("{\"max\": 8}");
+        for (int i = 0; i < 4; i++)
+                spam[i] = spam_status();
+        usleep(500000);
+        for (int i = 0; i < 5; i++) {
+                uint64_t start = now_ms();
+
+                assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+                o = itest_client_next(c, 5000);
+                if (!o)
+                        fail_msg("no hello in 5 s while four clients sent status requests");
+                json_object_put(o);
+                fprintf(stderr, "bulk: hello after %" PRIu64 " ms\n", now_ms() - start);
+                itest_client_close(c);
+                usleep(100000);
+        }
+        for (int i = 0; i < 4; i++) {
+                int status;
+
+                assert_int_equal(waitpid(spam[i], &status, WNOHANG), 0);   /* still asking */
+                kill(spam[i], SIGKILL);
+                assert_int_equal(waitpid(spam[i], &status, 0), spam[i]);
+        }
+        free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
 /* ---- connections per uid -------------------------------------------- */
 
 /* A child as UID holding N connections; writes, per connection, 'h' for a
@@ -564,6 +633,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_reload_admin_only, teardown),
                 cmocka_unit_test_teardown(test_request_lines, teardown),
                 cmocka_unit_test_teardown(test_bulk_requests, teardown),
+                cmocka_unit_test_teardown(test_bulk_accept, teardown),
                 cmocka_unit_test_teardown(test_per_uid, teardown),
                 cmocka_unit_test_teardown(test_socket_path, teardown),
         };
