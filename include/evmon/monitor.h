@@ -175,7 +175,7 @@ struct monitor_opts {
         bool sample_cgroup;         /* add PERF_SAMPLE_CGROUP (Linux 5.7+) to each sample */
         const int *cgroup_fds;      /* open cgroup v2 directories (PERF_FLAG_PID_CGROUP), or NULL */
         size_t n_cgroups;
-        const pid_t *pids;          /* targeted processes (with inherit), or NULL */
+        const pid_t *pids;          /* targeted tasks (with inherit), or NULL */
         size_t n_pids;
         bool doorbell;              /* open a doorbell beside each ring (see monitor_ring_arm()) */
 };

@@ -59,7 +59,7 @@ struct daemon {
         char *cgroup_mount;           /* the cgroup2 mount, NULL when there is none */
         int *cgroup_fds;              /* targets.cgroups, open */
         size_t n_cgroup_fds;
-        pid_t *pids;                  /* targets.pids that were running at start */
+        pid_t *pids;                  /* the threads of targets.pids running at start */
         size_t n_pids;
         struct daemon_context ctx;    /* process and container context (annotate.c) */
         uint64_t *cpu_since;          /* per ring: 0 while its events are open, else (event clock) since

@@ -2,10 +2,11 @@
 /* targets: the cgroups and pids every perf fd is opened for; none means
  * system-wide. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cgroup.h"
@@ -44,19 +45,60 @@ static int prepare_cgroups(struct daemon *d, char **ret_error) {
         return 0;
 }
 
+/* PID's threads as they are now, appended to d->pids (room for *CAP).
+ * An event opened for one task with inherit sees that task and what it
+ * forks or clones afterwards, not the threads the process has already:
+ * each of those is opened too, as perf record -p does. -ESRCH when PID is
+ * not running. */
+static int add_threads(struct daemon *d, size_t *cap, pid_t pid) {
+        char path[64];
+        struct dirent *de;
+        DIR *dir;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+        dir = opendir(path);
+        if (!dir)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while ((de = readdir(dir))) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+
+                if (*end || tid <= 0)
+                        continue;
+                if (d->n_pids == *cap) {
+                        pid_t *p = reallocarray(d->pids, *cap * 2, sizeof(pid_t));
+
+                        if (!p) {
+                                closedir(dir);
+                                return -ENOMEM;
+                        }
+                        d->pids = p;
+                        *cap *= 2;
+                }
+                d->pids[d->n_pids++] = (pid_t) tid;
+        }
+        closedir(dir);
+        return 0;
+}
+
 static int prepare_pids(struct daemon *d, char **ret_error) {
         struct config *c = d->config;
+        size_t cap = c->n_pids;
+        int r;
 
-        d->pids = calloc(c->n_pids, sizeof(pid_t));
+        d->pids = calloc(cap, sizeof(pid_t));
         if (!d->pids)
                 return -ENOMEM;
         for (size_t i = 0; i < c->n_pids; i++) {
-                if (kill(c->pids[i], 0) < 0 && errno == ESRCH) {
+                r = add_threads(d, &cap, c->pids[i]);
+                if (r == -ESRCH) {
                         log_warning("%s: targets.pids[%zu]: no process %d is running; left out",
                                     c->path, i, (int) c->pids[i]);
                         continue;
                 }
-                d->pids[d->n_pids++] = c->pids[i];
+                if (r < 0)
+                        return error_set(ret_error, r, "%s: targets.pids[%zu]: cannot list the threads of %d: %s",
+                                         c->path, i, (int) c->pids[i], strerror(-r));
         }
         /* Never fall back to system-wide because the targets are gone. */
         if (d->n_pids == 0 && !d->n_cgroup_fds)

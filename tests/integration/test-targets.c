@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -323,11 +324,28 @@ static void test_missing_cgroup_is_a_config_error(void **state) {
 
 #define N_PARENT 3000
 #define N_CHILD 5000
+#define N_THREAD 2000
 #define N_STRANGER 4000
 
+/* The target's second thread, there before evmond starts: N_THREAD
+ * getppid calls for each byte on its pipe, then a byte back. */
+static void *target_thread(void *userdata) {
+        int *fds = userdata;
+        char c;
+
+        while (read(fds[0], &c, 1) == 1) {
+                for (int i = 0; i < N_THREAD; i++)
+                        syscall(SYS_getppid);
+                if (write(fds[1], &c, 1) != 1)
+                        break;
+        }
+        return NULL;
+}
+
 /* The target: waits for commands on CMD, answers on ACK.
- * 'g': makes N_PARENT getppid calls itself; 'f': forks a child that makes
- * N_CHILD, reaps it and answers its pid; EOF: exits. */
+ * 'g': makes N_PARENT getppid calls itself; 't': has its second thread
+ * make N_THREAD; 'f': forks a child that makes N_CHILD, reaps it and
+ * answers its pid; EOF: exits. */
 static pid_t spawn_target(int *ret_cmd, int *ret_ack) {
         int cmd[2], ack[2];
         pid_t pid;
@@ -337,15 +355,26 @@ static pid_t spawn_target(int *ret_cmd, int *ret_ack) {
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
+                int to_thread[2], from_thread[2], thread_fds[2];
+                pthread_t thread;
                 char c;
 
                 close(cmd[1]);
                 close(ack[0]);
+                if (pipe(to_thread) < 0 || pipe(from_thread) < 0)
+                        _exit(6);
+                thread_fds[0] = to_thread[0];
+                thread_fds[1] = from_thread[1];
+                if (pthread_create(&thread, NULL, target_thread, thread_fds) != 0)
+                        _exit(7);
                 while (read(cmd[0], &c, 1) == 1) {
                         pid_t child = 0;
                         int status;
 
-                        if (c == 'g') {
+                        if (c == 't') {
+                                if (write(to_thread[1], &c, 1) != 1 || read(from_thread[0], &c, 1) != 1)
+                                        _exit(8);
+                        } else if (c == 'g') {
                                 for (int i = 0; i < N_PARENT; i++)
                                         syscall(SYS_getppid);
                         } else if (c == 'f') {
@@ -416,9 +445,11 @@ static void test_pid_target(void **state) {
         assert_int_equal(itest_daemon_start(&daemon_, config), 0);
         c = client_new();
 
-        /* The target's own calls, then a child forked after evmond started;
-         * a stranger (the target's sibling) calls too. */
+        /* The target's own calls, its thread's (started before evmond),
+         * then a child forked after evmond started; a stranger (the
+         * target's sibling) calls too. */
         assert_int_equal(target_do(cmd, ack, 'g'), 0);
+        assert_int_equal(target_do(cmd, ack, 't'), 0);
         child = target_do(cmd, ack, 'f');
         assert_true(child > 0);
         stranger = itest_spawn_calls(SYS_getppid, 0, N_STRANGER, &gate);
@@ -426,10 +457,11 @@ static void test_pid_target(void **state) {
         itest_reap(stranger);
 
         client_tally(c, 1000, &t);
-        fprintf(stderr, "pid target: %" PRId64 " from the target, %" PRId64 " from its child, %" PRId64 " from a stranger\n",
+        fprintf(stderr, "pid target: %" PRId64 " from the target (its two threads), %" PRId64 " from its child, %" PRId64
+                " from a stranger\n",
                 itest_tally_get(&t, target, GETPPID), itest_tally_get(&t, child, GETPPID),
                 itest_tally_get(&t, stranger, GETPPID));
-        assert_exact_or_lost(&t, target, GETPPID, N_PARENT);
+        assert_exact_or_lost(&t, target, GETPPID, N_PARENT + N_THREAD);
         assert_exact_or_lost(&t, child, GETPPID, N_CHILD);
         assert_int_equal(itest_tally_get(&t, stranger, GETPPID), 0);
         ours[0] = target;
@@ -456,7 +488,7 @@ static void test_pid_target(void **state) {
         assert_true(json_object_object_get_ex(o, "events", &events));
         assert_int_equal(json_object_array_length(events), 1);
         assert_string_equal(itest_str(json_object_array_get_idx(events, 0), "event"), GETPPID);
-        assert_int_equal(itest_int(json_object_array_get_idx(events, 0), "count"), N_PARENT + N_CHILD);
+        assert_int_equal(itest_int(json_object_array_get_idx(events, 0), "count"), N_PARENT + N_THREAD + N_CHILD);
         json_object_put(o);
         client_free(c);
         /* And a new client is served. */
