@@ -85,14 +85,9 @@ static int reload_load(struct daemon *d, struct config **ret, char **ret_error) 
  * in its group: the same leader as now, or none (it leads, as before).
  * The kernel joins a group's fds at open, so one that moves opens anew. */
 static bool reload_same_group(struct daemon *d, struct reload *rl, struct daemon_event *old) {
-        struct daemon_event *leader = NULL;
-
-        if (!old->cfg->group)
-                return true;
-        for (size_t i = 0; i < rl->n_events && !leader; i++)
-                if (rl->events[i]->cfg->group && strcmp(rl->events[i]->cfg->group, old->cfg->group) == 0)
-                        leader = rl->events[i];
-        return leader == daemon_group_leader(d->events, d->n_events, old);
+        /* OLD is not among the new entries yet: their first of its group,
+         * if any, would lead it. */
+        return daemon_group_leader(rl->events, rl->n_events, old) == daemon_group_leader(d->events, d->n_events, old);
 }
 
 /* The running event with definition DEF that no new entry took yet. */
