@@ -21,6 +21,44 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
         [REQUEST_FILTER] = EVMON_REQUEST_FILTER,
 };
 
+/* The keys each request takes beside "type": a key not listed is an
+ * error naming it, for every type alike (status and reload ignored
+ * them, so a typo there went unnoticed while subscribe refused it). */
+static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
+        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", NULL },
+        [REQUEST_STATUS] = (const char *const[]) { NULL },
+        [REQUEST_RELOAD] = (const char *const[]) { NULL },
+        [REQUEST_ADD] = (const char *const[]) { "event", NULL },
+        [REQUEST_REMOVE] = (const char *const[]) { "event", NULL },
+        [REQUEST_ENABLE] = (const char *const[]) { "events", NULL },
+        [REQUEST_DISABLE] = (const char *const[]) { "events", NULL },
+        [REQUEST_FILTER] = (const char *const[]) { "event", "filter", NULL },
+};
+
+/* An error for the first key of MSG that request T does not take. */
+static int check_keys(json_object *msg, enum request_type t, char **ret_error) {
+        const char *const *keys = request_keys[t];
+
+        json_object_object_foreach(msg, key, val) {
+                bool ok = strcmp(key, "type") == 0;
+                char known[128] = "";
+                size_t n = 0;
+
+                (void) val;
+                for (const char *const *k = keys; !ok && *k; k++)
+                        ok = strcmp(key, *k) == 0;
+                if (ok)
+                        continue;
+                if (!keys[0])
+                        return error_set(ret_error, -EINVAL, "%s: unknown key \"%s\" (%s takes no key but \"type\")",
+                                         request_names[t], key, request_names[t]);
+                for (const char *const *k = keys; *k && n < sizeof(known); k++)
+                        n += (size_t) snprintf(known + n, sizeof(known) - n, "%s%s", k == keys ? "" : ", ", *k);
+                return error_set(ret_error, -EINVAL, "%s: unknown key \"%s\" (known: %s)", request_names[t], key, known);
+        }
+        return 0;
+}
+
 
 /* An array of strings (events, cgroups) as a NULL-terminated list, of
  * MAX entries at the most (0: any number). */
@@ -88,14 +126,6 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
         json_object *v;
         int r;
 
-        json_object_object_foreach(msg, key, val) {
-                (void) val;
-                if (!strcmp(key, "type") || !strcmp(key, "events") || !strcmp(key, "pids") || !strcmp(key, "cgroups") ||
-                    !strcmp(key, "comms") || !strcmp(key, "containers"))
-                        continue;
-                return error_set(ret_error, -EINVAL,
-                                 "subscribe: unknown key \"%s\" (known: events, pids, cgroups, comms, containers)", key);
-        }
         if ((v = get_set(msg, "comms"))) {
                 r = parse_strings(v, "comms", "a comm pattern such as \"nginx*\" (fnmatch)", REQUEST_LIST_MAX,
                                   &req->comms, ret_error);
@@ -131,19 +161,6 @@ const char *request_type_to_string(enum request_type t) {
         return t < _REQUEST_TYPE_MAX ? request_names[t] : NULL;
 }
 
-/* Only the keys KEYS (NULL-terminated, "type" aside). */
-static int check_keys(json_object *msg, const char *t, const char *const *keys, const char *known, char **ret_error) {
-        json_object_object_foreach(msg, key, val) {
-                bool ok = strcmp(key, "type") == 0;
-
-                (void) val;
-                for (const char *const *k = keys; !ok && *k; k++)
-                        ok = strcmp(key, *k) == 0;
-                if (!ok)
-                        return error_set(ret_error, -EINVAL, "%s: unknown key \"%s\" (known: %s)", t, key, known);
-        }
-        return 0;
-}
 
 /* KEY of MSG, a string; NULL when absent and !REQUIRED. */
 static int get_string(json_object *msg, const char *t, const char *key, bool required, char **ret, char **ret_error) {
@@ -167,29 +184,22 @@ static int parse_control(json_object *msg, struct request *req, char **ret_error
 
         switch (req->type) {
         case REQUEST_ADD:
-                r = check_keys(msg, t, (const char *const[]) { "event", NULL }, "event", ret_error);
-                if (r < 0)
-                        return r;
                 if (!json_object_object_get_ex(msg, "event", &v) || !json_object_is_type(v, json_type_object))
                         return error_set(ret_error, -EINVAL, "add: \"event\" must be an object, as an entry of the "
                                          "config's \"events\" (for example {\"tracepoint\": \"sched:sched_process_exit\"})");
                 req->entry = json_object_get(v);
                 return 0;
         case REQUEST_REMOVE:
-                r = check_keys(msg, t, (const char *const[]) { "event", NULL }, "event", ret_error);
-                return r < 0 ? r : get_string(msg, t, "event", true, &req->name, ret_error);
+                return get_string(msg, t, "event", true, &req->name, ret_error);
         case REQUEST_ENABLE:
         case REQUEST_DISABLE:
-                r = check_keys(msg, t, (const char *const[]) { "events", NULL }, "events", ret_error);
-                if (r < 0 || !(v = get_set(msg, "events")))
-                        return r;
+                if (!(v = get_set(msg, "events")))
+                        return 0;
                 if (!json_object_is_type(v, json_type_array))
                         return error_set(ret_error, -EINVAL, "%s: \"events\" must be an array of event names or patterns", t);
                 return parse_strings(v, "events", "a string such as \"sched:*\"", 0, &req->events, ret_error);
         case REQUEST_FILTER:
-                r = check_keys(msg, t, (const char *const[]) { "event", "filter", NULL }, "event, filter", ret_error);
-                if (r >= 0)
-                        r = get_string(msg, t, "event", true, &req->name, ret_error);
+                r = get_string(msg, t, "event", true, &req->name, ret_error);
                 return r < 0 ? r : get_string(msg, t, "filter", true, &req->filter, ret_error);
         default:
                 return 0;
@@ -268,7 +278,9 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
         for (enum request_type i = 0; i < _REQUEST_TYPE_MAX; i++)
                 if (strcmp(t, request_names[i]) == 0) {
                         ret->type = i;
-                        r = i == REQUEST_SUBSCRIBE ? parse_subscribe(msg, ret, ret_error) : parse_control(msg, ret, ret_error);
+                        r = check_keys(msg, i, ret_error);
+                        if (r >= 0)
+                                r = i == REQUEST_SUBSCRIBE ? parse_subscribe(msg, ret, ret_error) : parse_control(msg, ret, ret_error);
                         if (r < 0) {
                                 request_done(ret);
                                 return r;

@@ -61,6 +61,21 @@ static void test_errors(void **state) {
         expect_error("{\"type\":\"enable\",\"event\":[]}", "enable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
                      "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers)");
+        /* Every type refuses a key it does not take, naming what it takes:
+         * status and reload took anything. */
+        expect_error("{\"type\":\"status\",\"verbose\":true}",
+                     "status: unknown key \"verbose\" (status takes no key but \"type\")");
+        expect_error("{\"type\":\"reload\",\"config\":\"/etc/x.json\"}",
+                     "reload: unknown key \"config\" (reload takes no key but \"type\")");
+        expect_error("{\"type\":\"add\",\"event\":{\"tracepoint\":\"a:b\"},\"name\":\"x\"}",
+                     "add: unknown key \"name\" (known: event)");
+        expect_error("{\"type\":\"remove\",\"events\":[\"a:b\"]}", "remove: unknown key \"events\" (known: event)");
+        expect_error("{\"type\":\"disable\",\"event\":\"a:b\"}", "disable: unknown key \"event\" (known: events)");
+        expect_error("{\"type\":\"filter\",\"event\":\"a:b\",\"filter\":\"\",\"where\":1}",
+                     "filter: unknown key \"where\" (known: event, filter)");
+        /* The key is named before its value is judged. */
+        expect_error("{\"type\":\"status\",\"events\":7}",
+                     "status: unknown key \"events\" (status takes no key but \"type\")");
         expect_error("{\"type\":\"subscribe\",\"comms\":\"nginx\"}",
                      "subscribe: \"comms\" must be an array of a comm pattern such as \"nginx*\" (fnmatch)");
         expect_error("{\"type\":\"subscribe\",\"containers\":[3]}",

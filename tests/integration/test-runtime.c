@@ -4,7 +4,7 @@
  * every count is exact (the rings are ample for these few calls, and a
  * loss would be reported and fail the count); a non-admin is refused and
  * keeps its connection; bad requests get the reason (the kernel's words
- * for a filter) and change nothing; every change reaches the watcher as a
+ * for a filter, the unknown key and the known ones) and change nothing; every change reaches the watcher as a
  * config line and is logged with the requester's uid and pid; a reload
  * and a restart serve the file again. */
 
@@ -417,6 +417,42 @@ static void test_bad_requests_change_nothing(void **state) {
         assert_int_equal(last_configs, 0);
 }
 
+/* Every request type refuses a key it does not take, naming it and the
+ * keys it takes, and does nothing: status and reload took any key (a
+ * reload with a misspelt key reloaded). */
+static void test_unknown_keys(void **state) {
+        static const struct {
+                const char *line, *want;
+        } reqs[] = {
+                { "{\"type\":\"status\",\"verbose\":true}\n",
+                  "status: unknown key \"verbose\" (status takes no key but \"type\")" },
+                { "{\"type\":\"reload\",\"config\":\"/nonexistent.json\"}\n",
+                  "reload: unknown key \"config\" (reload takes no key but \"type\")" },
+                { "{\"type\":\"subscribe\",\"event\":[\"" GETPGID "\"]}\n",
+                  "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers)" },
+                { "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\"},\"enabled\":false}\n",
+                  "add: unknown key \"enabled\" (known: event)" },
+                { "{\"type\":\"remove\",\"event\":\"" GETPGID "\",\"force\":true}\n",
+                  "remove: unknown key \"force\" (known: event)" },
+                { "{\"type\":\"disable\",\"event\":\"" GETPGID "\"}\n", "disable: unknown key \"event\" (known: events)" },
+                { "{\"type\":\"enable\",\"event\":\"" GETPGID "\"}\n", "enable: unknown key \"event\" (known: events)" },
+                { "{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"\",\"append\":true}\n",
+                  "filter: unknown key \"append\" (known: event, filter)" },
+        };
+        char *before = served(), *after;
+
+        for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++)
+                expect_error(reqs[i].line, reqs[i].want);
+        after = served();
+        assert_string_equal(before, after);
+        free(before);
+        free(after);
+        /* No reload, no change: the watcher got no config line, and the
+         * filter (disable, filter "") stayed. */
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+        assert_int_equal(last_configs, 0);
+}
+
 /* As uid 65534: each request refused with a reason, the connection
  * still answering. Exit 0 when so. */
 static int refused_as_nobody(void) {
@@ -680,6 +716,7 @@ int main(void) {
                 cmocka_unit_test(test_disable_enable),
                 cmocka_unit_test(test_filter),
                 cmocka_unit_test(test_bad_requests_change_nothing),
+                cmocka_unit_test(test_unknown_keys),
                 cmocka_unit_test(test_non_admin_refused),
                 cmocka_unit_test(test_uprobe_add_remove),
                 cmocka_unit_test(test_software_counter),
