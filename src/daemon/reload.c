@@ -197,6 +197,30 @@ static void reload_route_interim(struct daemon *d, struct reload *rl) {
         server_events_resolve(d->server, names, d->n_events + rl->n_added);
 }
 
+/* An event opened anew under the name of one about to close (a filter
+ * change, a reload that changed its definition) goes on counting from
+ * the old one's counts: status's count and evmon_events_total{event} are
+ * per name, and a Prometheus counter that goes back reads as a restart
+ * of evmond. An event removed, and one added later, start at 0. */
+static void reload_carry_counts(struct daemon *d, struct reload *rl) {
+        for (size_t j = 0; j < d->n_events; j++) {
+                struct daemon_event *old = d->events[j];
+
+                if (rl->kept[j])
+                        continue;
+                for (size_t i = 0; i < rl->n_events; i++) {
+                        struct daemon_event *ev = rl->events[i];
+
+                        /* Opened by this reload: indexes past the running events'. */
+                        if (ev->index >= d->n_events && strcmp(ev->wire_name, old->wire_name) == 0) {
+                                ev->count += old->count;
+                                ev->bad += old->bad;
+                                break;
+                        }
+                }
+        }
+}
+
 /* The new list replaces the old: what the rings hold of the events about
  * to go is still delivered, then they close. */
 static void reload_commit(struct daemon *d, struct reload *rl, bool from_file) {
@@ -204,6 +228,8 @@ static void reload_commit(struct daemon *d, struct reload *rl, bool from_file) {
 
         reload_route_interim(d, rl);
         reader_drain_all(d->reader);
+        /* After the drain: the old events' last samples are counted. */
+        reload_carry_counts(d, rl);
         for (size_t j = 0; j < d->n_events; j++)
                 if (!rl->kept[j]) {
                         daemon_event_destroy(d, d->events[j]);

@@ -396,6 +396,52 @@ static void test_filter(void **state) {
         expect_change("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove", GETSID, false);
 }
 
+/* EVENT's count in status (asked by the admin). */
+static int64_t status_count(const char *event) {
+        json_object *o, *a;
+        int64_t n = -1;
+
+        assert_int_equal(itest_client_send(admin, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(admin, "status", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "events", &a));
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                if (strcmp(itest_str(json_object_array_get_idx(a, i), "event"), event) == 0)
+                        n = itest_int(json_object_array_get_idx(a, i), "count");
+        json_object_put(o);
+        assert_true(n >= 0);
+        return n;
+}
+
+/* A filter change opens the event anew; its count in status (and so
+ * evmon_events_total, a Prometheus counter) goes on from where it was: it
+ * started again from 0, which reads as a restart of evmond. */
+static void test_filter_keeps_count(void **state) {
+        int64_t c0, c1, c2, c3;
+        char line[256];
+
+        c0 = status_count(GETPGID);
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+        c1 = status_count(GETPGID);
+        assert_true(c1 >= c0 + N_CALLS);
+        /* The same pids in another order: another filter, opened anew. */
+        snprintf(line, sizeof(line), "{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"pid == %d || pid == %d\"}\n",
+                 ARG_OTHER, ARG_PGID);
+        expect_change(line, "filter", GETPGID, true);
+        c2 = status_count(GETPGID);
+        fprintf(stderr, "count before the filter change %" PRId64 ", after %" PRId64 "\n", c1, c2);
+        if (c2 < c1)
+                fail_msg("the count of %s went back from %" PRId64 " to %" PRId64 " over a filter change", GETPGID, c1, c2);
+        assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
+        c3 = status_count(GETPGID);
+        assert_true(c3 >= c2 + N_CALLS);
+        /* And back, for the tests after this one. */
+        snprintf(line, sizeof(line), "{\"type\":\"filter\",\"event\":\"" GETPGID "\",\"filter\":\"pid == %d || pid == %d\"}\n",
+                 ARG_PGID, ARG_OTHER);
+        expect_change(line, "filter", GETPGID, true);
+        assert_true(status_count(GETPGID) >= c3);
+}
+
 static void test_bad_requests_change_nothing(void **state) {
         char *before = served(), *after;
 
@@ -715,6 +761,7 @@ int main(void) {
                 cmocka_unit_test(test_filter_remove_under_load),
                 cmocka_unit_test(test_disable_enable),
                 cmocka_unit_test(test_filter),
+                cmocka_unit_test(test_filter_keeps_count),
                 cmocka_unit_test(test_bad_requests_change_nothing),
                 cmocka_unit_test(test_unknown_keys),
                 cmocka_unit_test(test_non_admin_refused),
