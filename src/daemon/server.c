@@ -2,12 +2,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 
 #include "client.h"
+#include "ratelimit.h"
 #include "request.h"
 #include "server.h"
 #include "evmon/cleanup.h"
@@ -21,6 +24,13 @@
 /* A client paused because it does not read its replies is dropped after
  * this long with nothing written to it. */
 #define CLIENT_STUCK_USEC (10 * 1000000u)
+/* Log lines about the clients of one uid (connected, disconnected,
+ * refused): this many at once, then this many a second; the rest are
+ * counted in one line a second. Far below journald's default limit for
+ * a service (10,000 in 30 s), so a user flooding the socket cannot make
+ * journald drop evmond's other lines, nor another uid's. */
+#define CLIENT_LOG_BURST 20u
+#define CLIENT_LOG_PER_SEC 5u
 
 struct server {
         sd_event *event;
@@ -40,9 +50,49 @@ struct server {
         sd_event_source *reap;    /* frees dead clients */
         uint64_t next_id;
         uint64_t dropped_total;   /* of clients that are gone */
+        struct ratelimit_uids log_budget;   /* lines about clients, per uid */
 
         struct line_store store;
 };
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* Logs a line about a client of UID, within that uid's budget. */
+_printf_(4, 5) static void server_log_client(struct server *s, uid_t uid, int level, const char *fmt, ...) {
+        char buf[1024];
+        va_list ap;
+
+        if (!ratelimit_uids_below(&s->log_budget, uid, now_usec()))
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        log_internal(level, 0, "%s", buf);
+}
+
+static void log_suppressed(uid_t uid, bool others, uint64_t n, uint64_t since_usec, void *userdata) {
+        uint64_t now = *(const uint64_t *) userdata;
+        char who[32];
+
+        if (others)
+                snprintf(who, sizeof(who), "other uids");
+        else
+                snprintf(who, sizeof(who), "uid %u", (unsigned) uid);
+        log_notice("Suppressed %" PRIu64 " log lines about clients of %s in the last %.1f s (more than %u at once, "
+                   "then %u a second)", n, who, (double) (now - since_usec) / 1e6, CLIENT_LOG_BURST, CLIENT_LOG_PER_SEC);
+}
+
+/* One line per uid whose lines the budget held back since the last call. */
+static void server_log_suppressed(struct server *s) {
+        uint64_t now = now_usec();
+
+        ratelimit_uids_suppressed(&s->log_budget, log_suppressed, &now);
+}
 
 /* The names of the events served, in index order (the daemon's strings);
  * caller frees the array. */
@@ -164,8 +214,9 @@ static int server_control(struct server *s, struct client *c, const struct reque
 static int server_refuse(struct server *s, struct client *c, const char *what) {
         char msg[SERVER_ERROR_MAX + 1];
 
-        log_notice("Refused %s to client %" PRIu64 " (pid %d, uid %u): not root, not in socket.admin_group",
-                   what, c->id, (int) c->cred.pid, (unsigned) c->cred.uid);
+        server_log_client(s, c->cred.uid, LOG_NOTICE,
+                          "Refused %s to client %" PRIu64 " (pid %d, uid %u): not root, not in socket.admin_group",
+                          what, c->id, (int) c->cred.pid, (unsigned) c->cred.uid);
         if (s->opts.admin_group)
                 snprintf(msg, sizeof(msg), "%s: permission denied: only root and members of socket.admin_group "
                          "(\"%s\") may send it", what, s->opts.admin_group);
@@ -317,7 +368,9 @@ static void server_remove(struct server *s, struct client *c) {
                 c->next->prev = c->prev;
         s->n_clients--;
         s->dropped_total += c->queue.dropped_total;
-        log_info("Client %" PRIu64 " disconnected (%" PRIu64 " lines dropped in all)", c->id, c->queue.dropped_total);
+        server_log_client(s, c->cred.uid, LOG_INFO, "Client %" PRIu64 " disconnected (pid %d, uid %u; %" PRIu64
+                          " lines dropped in all)", c->id, (int) c->cred.pid, (unsigned) c->cred.uid,
+                          c->queue.dropped_total);
         client_free(c);
         /* Its fd is free again: if accepting paused for want of fds, resume. */
         if (s->listen_io)
@@ -352,19 +405,18 @@ void server_events_changed(struct server *s) {
 }
 
 void server_sweep(struct server *s) {
-        struct timespec ts;
-        uint64_t now;
+        uint64_t now = now_usec();
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        now = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
         for (struct client *c = s->clients; c; c = c->next)
                 if (!c->dead && client_stuck_usec(c, now) >= CLIENT_STUCK_USEC) {
-                        log_warning("Dropped client %" PRIu64 " (pid %d, uid %u): it sends requests but has not read "
-                                    "its replies for %u s (%zu bytes queued, clients.queue_kib)",
-                                    c->id, (int) c->cred.pid, (unsigned) c->cred.uid, CLIENT_STUCK_USEC / 1000000u,
-                                    c->queue.queued);
+                        server_log_client(s, c->cred.uid, LOG_WARNING,
+                                          "Dropped client %" PRIu64 " (pid %d, uid %u): it sends requests but has not "
+                                          "read its replies for %u s (%zu bytes queued, clients.queue_kib)",
+                                          c->id, (int) c->cred.pid, (unsigned) c->cred.uid,
+                                          CLIENT_STUCK_USEC / 1000000u, c->queue.queued);
                         client_fail(c);
                 }
+        server_log_suppressed(s);
 }
 
 size_t server_n_clients(const struct server *s) {
@@ -458,8 +510,8 @@ static int server_admit(struct server *s, int fd) {
                 return admin;
         if (encode_error(&line, why) >= 0)
                 (void) !write(fd, line.data, line.len);
-        log_warning("Refused a client (pid %d, uid %u): already %zu clients: %s",
-                    (int) cred.pid, (unsigned) cred.uid, s->n_clients, why);
+        server_log_client(s, cred.uid, LOG_WARNING, "Refused a client (pid %d, uid %u): already %zu clients: %s",
+                          (int) cred.pid, (unsigned) cred.uid, s->n_clients, why);
         return -EPERM;
 }
 
@@ -509,8 +561,8 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 s->clients->prev = c;
         s->clients = c;
         s->n_clients++;
-        log_info("Client %" PRIu64 " connected: pid %d, uid %u, gid %u",
-                 c->id, (int) c->cred.pid, (unsigned) c->cred.uid, (unsigned) c->cred.gid);
+        server_log_client(s, c->cred.uid, LOG_INFO, "Client %" PRIu64 " connected: pid %d, uid %u, gid %u",
+                          c->id, (int) c->cred.pid, (unsigned) c->cred.uid, (unsigned) c->cred.gid);
         if (client_flush(c) < 0)
                 server_remove(s, c);
         return 0;
@@ -619,6 +671,7 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
         s->ops = ops;
         s->userdata = userdata;
         s->listen_fd = -1;
+        ratelimit_uids_init(&s->log_budget, CLIENT_LOG_BURST, CLIENT_LOG_PER_SEC);
         /* Copies: the caller's config is freed by the first reload, and
          * every refusal names the group (a use after free under ASan). */
         if ((opts->path && !(s->opts_path = strdup(opts->path))) ||
@@ -667,6 +720,8 @@ struct server *server_free(struct server *s) {
                 return NULL;
         while (s->clients)
                 server_remove(s, s->clients);
+        /* What the budget held back is said before evmond stops. */
+        server_log_suppressed(s);
         s->listen_io = sd_event_source_disable_unref(s->listen_io);
         s->accept_resume = sd_event_source_disable_unref(s->accept_resume);
         s->reap = sd_event_source_disable_unref(s->reap);

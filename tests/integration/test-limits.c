@@ -15,7 +15,10 @@
  * - request lines at their edges: the longest taken, one longer, one
  *   left unended at the client's shutdown(SHUT_WR);
  * - one client's requests in bulk do not hold up the others', and
- *   clients that send requests without pause do not keep new ones out. */
+ *   clients that send requests without pause do not keep new ones out;
+ * - one uid's flood of connections and refused requests cannot flood the
+ *   journal: its log lines come in a burst, then a few a second, the rest
+ *   counted, and other uids' lines stay. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -554,6 +557,145 @@ static void test_per_uid(void **state) {
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
+/* ---- log lines about clients ---------------------------------------- */
+
+#define FLOOD_CONNECTIONS 300
+/* evmond's budget of log lines per uid (server.c). */
+#define LOG_BURST 20
+#define LOG_PER_SEC 5
+
+/* A child as uid 65534 connecting FLOOD_CONNECTIONS times, each time
+ * sending a reload it may not (refused, logged) and hanging up; writes
+ * how many connections got a hello and how many an error to FD. */
+static pid_t flood_as_nobody(int fd) {
+        pid_t pid = itest_fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct itest_client *c = calloc(1, sizeof(*c));
+                unsigned counts[2] = { 0, 0 };
+
+                if (!c || setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(100);
+                for (int i = 0; i < FLOOD_CONNECTIONS; i++) {
+                        json_object *o;
+
+                        if (itest_client_connect(c, daemon_.socket) < 0 || !(o = itest_client_next(c, 5000)))
+                                _exit(101);
+                        if (strcmp(itest_str(o, "type"), "hello") == 0) {
+                                json_object_put(o);
+                                if (itest_client_send(c, "{\"type\":\"reload\"}\n") < 0 ||
+                                    !(o = itest_client_expect(c, "error", 5000)))
+                                        _exit(102);
+                                counts[0]++;
+                        } else
+                                counts[1]++;    /* clients.max_per_uid: the last ones not gone yet */
+                        json_object_put(o);
+                        itest_client_close(c);
+                }
+                _exit(write(fd, counts, sizeof(counts)) == sizeof(counts) ? 0 : 103);
+        }
+        return pid;
+}
+
+/* Lines of LOG about clients of uid 65534, and the sum of the counts
+ * the "Suppressed" lines give for it. */
+static void count_nobody_lines(const char *log, int64_t *ret_logged, int64_t *ret_suppressed) {
+        int64_t logged = 0, suppressed = 0;
+
+        for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+                const char *end = strchr(l, '\n') ?: l + strlen(l), *p = l;
+                char line[1024];
+
+                snprintf(line, sizeof(line), "%.*s", (int) (end - l), l);
+                if (!strstr(line, "uid 65534"))
+                        continue;
+                if ((p = strstr(line, "Suppressed "))) {
+                        assert_non_null(strstr(line, "log lines about clients of uid 65534"));
+                        suppressed += strtoll(p + strlen("Suppressed "), NULL, 10);
+                } else
+                        logged++;
+        }
+        *ret_logged = logged;
+        *ret_suppressed = suppressed;
+}
+
+/* Each connection and each refused request was a log line, so any local
+ * user could flood the journal until journald's rate limit dropped
+ * evmond's own lines. A uid's lines now come LOG_BURST at once, then
+ * LOG_PER_SEC a second, the rest counted in "Suppressed" lines; the
+ * first ones, and another uid's, are kept. */
+static void test_log_flood(void **state) {
+        struct itest_client *root = calloc(1, sizeof(*root));
+        unsigned counts[2];
+        int64_t first, after, logged, suppressed, total;
+        uint64_t start;
+        char *log, want[128];
+        json_object *o;
+        int p[2], status;
+        pid_t pid;
+        double secs;
+
+        start_daemon("{\"max\": 64}");
+        assert_int_equal(itest_client_connect(root, daemon_.socket), 0);
+        o = itest_client_expect(root, "hello", 5000);
+        assert_non_null(o);
+        first = itest_int(o, "client") + 1;     /* the flood's first connection */
+        json_object_put(o);
+        itest_client_close(root);
+
+        assert_int_equal(pipe(p), 0);
+        start = now_ms();
+        pid = flood_as_nobody(p[1]);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(read(p[0], counts, sizeof(counts)), (ssize_t) sizeof(counts));
+        close(p[0]);
+        close(p[1]);
+        fprintf(stderr, "log flood: %u connections served, %u refused in %.2f s\n", counts[0], counts[1],
+                (now_ms() - start) / 1000.0);
+
+        /* Root's connection after the flood is logged. */
+        assert_int_equal(itest_client_connect(root, daemon_.socket), 0);
+        o = itest_client_expect(root, "hello", 5000);
+        assert_non_null(o);
+        after = itest_int(o, "client");
+        json_object_put(o);
+        itest_client_close(root);
+        free(root);
+        /* The once-a-second tick says what was held back, evmond running. */
+        usleep(2500000);
+        log = read_file(daemon_.log);
+        if (!strstr(log, "log lines about clients of uid 65534"))
+                fail_msg("no Suppressed line 2.5 s after the flood:\n%.4000s", log);
+        free(log);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        secs = (now_ms() - start) / 1000.0;
+
+        log = read_file(daemon_.log);
+        count_nobody_lines(log, &logged, &suppressed);
+        /* Connected, refused, disconnected for each served; refused for
+         * the others. */
+        total = 3 * (int64_t) counts[0] + counts[1];
+        fprintf(stderr, "log flood: %" PRId64 " lines about uid 65534's clients, %" PRId64 " logged, %" PRId64
+                " suppressed, in %.1f s\n", total, logged, suppressed, secs);
+        assert_int_equal(logged + suppressed, total);
+        if (logged > LOG_BURST + LOG_PER_SEC * (int64_t) (secs + 1))
+                fail_msg("%" PRId64 " lines logged in %.1f s: more than %d, then %d a second", logged, secs, LOG_BURST,
+                         LOG_PER_SEC);
+        assert_true(logged >= LOG_BURST);
+        /* The first ones are kept, and another uid's. */
+        snprintf(want, sizeof(want), "Client %" PRId64 " connected: pid %d, uid 65534", first, (int) pid);
+        if (!strstr(log, want))
+                fail_msg("the flood's first connection is not logged (%s)", want);
+        snprintf(want, sizeof(want), "Client %" PRId64 " connected: pid %d, uid 0", after, (int) getpid());
+        if (!strstr(log, want))
+                fail_msg("root's connection after the flood is not logged (%s)", want);
+        free(log);
+}
+
 /* ---- what is at the socket path ------------------------------------- */
 
 static int run_evmond(const char *dir, const char *sock, char **ret) {
@@ -641,6 +783,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_bulk_requests, teardown),
                 cmocka_unit_test_teardown(test_bulk_accept, teardown),
                 cmocka_unit_test_teardown(test_per_uid, teardown),
+                cmocka_unit_test_teardown(test_log_flood, teardown),
                 cmocka_unit_test_teardown(test_socket_path, teardown),
         };
 
