@@ -13,7 +13,8 @@
  *   own: a regular file, another user's socket or a live evmond there
  *   make it refuse, naming the path;
  * - request lines at their edges: the longest taken, one longer, one
- *   left unended at the client's shutdown(SHUT_WR);
+ *   left unended at the client's shutdown(SHUT_WR); a subscriber's
+ *   shutdown(SHUT_WR) ends its stream after what was queued;
  * - one client's requests in bulk do not hold up the others', and
  *   clients that send requests without pause do not keep new ones out;
  * - one uid's flood of connections and refused requests cannot flood the
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -348,6 +350,56 @@ static void test_request_lines(void **state) {
         assert_null(itest_client_next(c, 5000));
         itest_client_close(c);
         free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+/* A subscriber that shuts down its sending side gets what was queued (its
+ * subscribed line), then the end of the connection, no events: the
+ * documented half-close (doc/protocol.md), while a subscriber that keeps
+ * its side open gets the events. */
+static void test_half_close(void **state) {
+        struct itest_client *half = calloc(1, sizeof(*half)), *open_ = calloc(1, sizeof(*open_));
+        static const char sub[] = "{\"type\":\"subscribe\",\"events\":[\"" GETPGID "\"]}\n";
+        int64_t events = 0, half_events = 0;
+        json_object *o;
+        char c;
+        pid_t pid;
+        int gate;
+
+        start_daemon("{\"max\": 8}");
+        for (struct itest_client **k = (struct itest_client *[]) { half, open_, NULL }; *k; k++) {
+                assert_int_equal(itest_client_connect(*k, daemon_.socket), 0);
+                json_object_put(itest_client_expect(*k, "hello", 5000));
+                assert_int_equal(itest_client_send(*k, sub), 0);
+        }
+        assert_int_equal(shutdown(half->fd, SHUT_WR), 0);
+        o = itest_client_expect(half, "subscribed", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        json_object_put(itest_client_expect(open_, "subscribed", 5000));
+
+        /* The daemon's filter is pid == 1: getpgid(1). */
+        pid = itest_spawn_calls(SYS_getpgid, 1, 200, &gate);
+        itest_release(gate);
+        itest_reap(pid);
+        while ((o = itest_client_next(open_, 1000))) {
+                events += strcmp(itest_str(o, "type"), "event") == 0;
+                json_object_put(o);
+        }
+        while ((o = itest_client_next(half, 1000))) {
+                half_events += strcmp(itest_str(o, "type"), "event") == 0;
+                json_object_put(o);
+        }
+        fprintf(stderr, "half-close: the open subscriber got %" PRId64 " events, the half-closed one %" PRId64 "\n",
+                events, half_events);
+        assert_true(events >= 200);
+        assert_int_equal(half_events, 0);
+        /* Ended, not merely quiet. */
+        assert_int_equal(read(half->fd, &c, 1), 0);
+        itest_client_close(half);
+        itest_client_close(open_);
+        free(half);
+        free(open_);
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
@@ -780,6 +832,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_status_flood, teardown),
                 cmocka_unit_test_teardown(test_reload_admin_only, teardown),
                 cmocka_unit_test_teardown(test_request_lines, teardown),
+                cmocka_unit_test_teardown(test_half_close, teardown),
                 cmocka_unit_test_teardown(test_bulk_requests, teardown),
                 cmocka_unit_test_teardown(test_bulk_accept, teardown),
                 cmocka_unit_test_teardown(test_per_uid, teardown),
