@@ -59,7 +59,6 @@ static int check_keys(json_object *msg, enum request_type t, char **ret_error) {
         return 0;
 }
 
-
 /* An array of strings (events, cgroups) as a NULL-terminated list, of
  * MAX entries at the most (0: any number). */
 static int parse_strings(json_object *v, const char *key, const char *what, size_t max, char ***ret,
@@ -160,7 +159,6 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
 const char *request_type_to_string(enum request_type t) {
         return t < _REQUEST_TYPE_MAX ? request_names[t] : NULL;
 }
-
 
 /* KEY of MSG, a string; NULL when absent and !REQUIRED. */
 static int get_string(json_object *msg, const char *t, const char *key, bool required, char **ret, char **ret_error) {
