@@ -10,7 +10,10 @@
  * Jobs run one after the other in the order they were queued, so a job
  * queued after a close sees that fd closed. A job touches nothing the
  * loop uses but what it was given. Every call is made from one thread
- * (the loop's); the worker starts on the first job. */
+ * (the loop's); the worker starts on the first job. Queueing returns at
+ * once unless the pending jobs hold half the RLIMIT_NOFILE in fds: then
+ * it waits for the oldest, so a caller that opens and removes faster
+ * than the kernel closes runs out of neither fds nor memory. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,3 +38,6 @@ void async_wait(uint64_t ticket);
 
 /* Whether any job is queued or running. */
 bool async_pending(void);
+
+/* Jobs queued or running, and the open fds they are to close. */
+void async_stats(size_t *ret_jobs, size_t *ret_fds);

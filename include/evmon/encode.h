@@ -233,10 +233,13 @@ struct encode_status {
         size_t n_clients;
         /* "context": the process table (NULL: context is off) */
         const struct encode_status_context *context;
+        /* "closing": removed events' closes and probe removals the worker
+         * thread has yet to do (async.h), and the fds they hold */
+        uint64_t closing_jobs, closing_fds;
 };
 
 /* {"type":"status","config":…,"probe_group":…,"uptime_s":…,"events":[…],
- *  "cpus":[…],"ring":{…},"order":{…},"clients":[…]} */
+ *  "cpus":[…],"ring":{…},"order":{…},"clients":[…],"closing":{…}} */
 int encode_status(struct jbuf *b, const struct encode_status *st);
 
 /* Requests a client writes: {"type":TYPE} (EVMON_REQUEST_STATUS, _RELOAD)

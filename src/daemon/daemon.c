@@ -141,6 +141,7 @@ static int on_counter_timer(sd_event_source *es, uint64_t usec, void *userdata) 
  * the caller's to free. */
 static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
         size_t n_rings = monitor_n_rings(d->monitor), n_clients = 0;
+        size_t closing_jobs, closing_fds;
         int64_t procs = -1;
         _cleanup_(freep) struct metrics_event *events = calloc(d->n_events ?: 1, sizeof(*events));
         _cleanup_(freep) struct metrics_cpu *cpus = calloc(n_rings ?: 1, sizeof(*cpus));
@@ -188,6 +189,7 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                 context_stats(d->ctx.table, &cs);
                 procs = (int64_t) cs.procs;
         }
+        async_stats(&closing_jobs, &closing_fds);
         return metrics_format(&(struct metrics) {
                         .events = events,
                         .n_events = d->n_events,
@@ -203,6 +205,7 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                         .process_table = procs,
                         .order_late = d->config->order_time && monitor_order_stats(d->monitor) ?
                                       (int64_t) monitor_order_stats(d->monitor)->late : -1,
+                        .closing_fds = closing_fds,
                 }, ret, ret_size);
 }
 

@@ -106,6 +106,9 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                            "Lines handed out after one with a later ts (time order: written by the kernel later than the hold).");
                 fprintf(f, "evmon_order_late_total %" PRId64 "\n", m->order_late);
         }
+        put_family(f, "evmon_closing_fds", "gauge",
+                   "Perf fds of removed events that the worker thread has yet to close.");
+        fprintf(f, "evmon_closing_fds %" PRIu64 "\n", m->closing_fds);
         put_family(f, "evmon_start_time_seconds", "gauge", "When evmond started, in seconds since 1970.");
         fprintf(f, "evmon_start_time_seconds %" PRIu64 ".%06" PRIu64 "\n",
                 m->start_time_usec / 1000000, m->start_time_usec % 1000000);

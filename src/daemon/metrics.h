@@ -49,6 +49,7 @@ struct metrics {
         uint64_t start_time_usec;     /* CLOCK_REALTIME */
         int64_t process_table;        /* entries; < 0: there is no process table */
         int64_t order_late;           /* lines handed out after a later one; < 0: arrival order */
+        uint64_t closing_fds;         /* removed events' fds the worker thread has yet to close */
 };
 
 /* Formats M in Prometheus' text exposition format (version 0.0.4): a

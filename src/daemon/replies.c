@@ -9,6 +9,7 @@
 #include "daemon.h"
 #include "replies.h"
 #include "follow.h"
+#include "evmon/async.h"
 #include "evmon/log.h"
 
 void daemon_status_text(struct daemon *d, char *buf, size_t size) {
@@ -63,6 +64,7 @@ static int ops_status(void *userdata, struct jbuf *line) {
         _cleanup_(freep) struct encode_status_cpu *cpus = NULL;
         _cleanup_(freep) struct encode_status_client *clients = NULL;
         struct encode_status_context ctx;
+        size_t closing_jobs, closing_fds;
         struct encode_status st = {
                 .config = d->config->path,
                 .probe_group = d->probe_group,
@@ -84,6 +86,9 @@ static int ops_status(void *userdata, struct jbuf *line) {
         };
         int r;
 
+        async_stats(&closing_jobs, &closing_fds);
+        st.closing_jobs = closing_jobs;
+        st.closing_fds = closing_fds;
         if (monitor_order_stats(d->monitor)) {
                 st.order_late = monitor_order_stats(d->monitor)->late;
                 st.order_in_flight_max_ns = monitor_order_stats(d->monitor)->in_flight_max_ns;

@@ -280,6 +280,15 @@ static json_object *status_clients(const struct encode_status *st) {
         return a;
 }
 
+static json_object *status_closing(const struct encode_status *st) {
+        json_object *o = json_object_new_object();
+
+        if (o && (!add(o, "jobs", json_object_new_int64((int64_t) st->closing_jobs)) ||
+                  !add(o, "fds", json_object_new_int64((int64_t) st->closing_fds))))
+                o = (json_object_put(o), NULL);
+        return o;
+}
+
 static json_object *status_context(const struct encode_status_context *c) {
         json_object *o = json_object_new_object(), *s = NULL;
 
@@ -317,6 +326,7 @@ int encode_status(struct jbuf *b, const struct encode_status *st) {
             !add(o, "ring", status_ring(st)) ||
             !add(o, "order", status_order(st)) ||
             !add(o, "clients", status_clients(st)) ||
+            !add(o, "closing", status_closing(st)) ||
             (st->context && !add(o, "context", status_context(st->context))))
                 return -ENOMEM;
         return jsonc_append_line(b, o);

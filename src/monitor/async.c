@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "evmon/async.h"
 #include "evmon/cleanup.h"
@@ -14,6 +15,7 @@ struct async_job {
         async_func_t fn;
         void *userdata;
         uint64_t ticket;
+        size_t n_fds;           /* the open fds it closes */
 };
 
 struct async_fds {
@@ -28,6 +30,7 @@ static struct async_job *async_head, *async_tail;               /* under async_l
 static uint64_t async_queued;                                   /* the last ticket handed out; loop only */
 static uint64_t async_finished;                                 /* written under async_lock, read atomically */
 static bool async_started;                                      /* loop only */
+static size_t async_jobs, async_fds;                            /* queued or running; under async_lock */
 
 static void *async_worker(void *arg) {
         (void) arg;
@@ -49,6 +52,8 @@ static void *async_worker(void *arg) {
                 /* Pairs with the acquire in async_done(): what the job did
                  * (the closes) happened before its ticket reads as done. */
                 __atomic_store_n(&async_finished, j->ticket, __ATOMIC_RELEASE);
+                async_jobs--;
+                async_fds -= j->n_fds;
                 pthread_cond_broadcast(&async_ran);
                 free(j);
         }
@@ -79,18 +84,46 @@ static int async_start(void) {
         return 0;
 }
 
-/* Jobs queued and not run, at most: past it the loop waits for the
- * oldest, so a caller that removes events faster than the kernel lets
- * them close runs out of neither memory nor fds. A removal is two or
- * three jobs; nothing but a tight loop of them comes near. */
-#define ASYNC_MAX_PENDING 64
+/* What pending jobs may hold, counted as their fds plus one per job (a
+ * job is memory too, and a probe removal holds no fd), before
+ * async_queue() makes the loop wait for the oldest to run: half the soft
+ * RLIMIT_NOFILE, read on each call since the process may change it.
+ *
+ * A bound on the number of jobs (64, once) made the loop wait through
+ * the removal of a few hundred tracepoints, one grace period each (~30
+ * ms, serial in the kernel): 12 s for 399 with no ring or client read,
+ * and the watchdog's 30 s at ~1,000. A bound in fds lets one removal
+ * queue all it closes (its fds were open a moment ago; only events
+ * holding more than half the limit make it wait), and still holds a
+ * tight loop of adds and removes, which opens faster than the kernel
+ * closes, to the kernel's pace with half the limit left for what evmond
+ * opens meanwhile. Simpler than waiting for the closes at EMFILE: every
+ * open (perf, accept, tracefs, the metrics file) would need the retry,
+ * and the pile would first grow to the limit, then be waited for whole. */
+#define ASYNC_ROOM_MIN 16
+#define ASYNC_ROOM_MAX (1u << 20)
 
-uint64_t async_run(async_func_t fn, void *userdata) {
+static size_t async_room(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 2 > ASYNC_ROOM_MAX)
+                return ASYNC_ROOM_MAX;
+        return rl.rlim_cur / 2 > ASYNC_ROOM_MIN ? (size_t) rl.rlim_cur / 2 : ASYNC_ROOM_MIN;
+}
+
+/* Waits, while anything is pending, until WEIGHT more fits in the room. */
+static void async_make_room(size_t weight) {
+        size_t room = async_room();
+
+        pthread_mutex_lock(&async_lock);
+        while (async_jobs > 0 && async_jobs + async_fds + weight > room)
+                pthread_cond_wait(&async_ran, &async_lock);
+        pthread_mutex_unlock(&async_lock);
+}
+
+static uint64_t async_queue(async_func_t fn, void *userdata, size_t n_fds) {
         struct async_job *j = NULL;
         uint64_t ticket;
-
-        if (async_queued >= ASYNC_MAX_PENDING)
-                async_wait(async_queued - ASYNC_MAX_PENDING + 1);
 
         if (async_start() >= 0)
                 j = malloc(sizeof(*j));
@@ -101,9 +134,11 @@ uint64_t async_run(async_func_t fn, void *userdata) {
                 fn(userdata);
                 return async_queued;
         }
+        async_make_room(n_fds + 1);
+
         /* The worker may run and free J before we return: keep its ticket. */
         ticket = ++async_queued;
-        *j = (struct async_job) { .fn = fn, .userdata = userdata, .ticket = ticket };
+        *j = (struct async_job) { .fn = fn, .userdata = userdata, .ticket = ticket, .n_fds = n_fds };
 
         pthread_mutex_lock(&async_lock);
         if (async_tail)
@@ -111,9 +146,15 @@ uint64_t async_run(async_func_t fn, void *userdata) {
         else
                 async_head = j;
         async_tail = j;
+        async_jobs++;
+        async_fds += n_fds;
         pthread_cond_signal(&async_wake);
         pthread_mutex_unlock(&async_lock);
         return ticket;
+}
+
+uint64_t async_run(async_func_t fn, void *userdata) {
+        return async_queue(fn, userdata, 0);
 }
 
 static void close_all(int *fds, size_t n) {
@@ -131,6 +172,7 @@ static void async_close_job(void *userdata) {
 
 uint64_t async_close_fds(int *fds, size_t n) {
         struct async_fds *f;
+        size_t n_open = 0;
 
         if (!fds)
                 return async_queued;
@@ -141,7 +183,10 @@ uint64_t async_close_fds(int *fds, size_t n) {
                 return async_queued;
         }
         *f = (struct async_fds) { .fds = fds, .n = n };
-        return async_run(async_close_job, f);
+        for (size_t i = 0; i < n; i++)
+                if (fds[i] >= 0)
+                        n_open++;
+        return async_queue(async_close_job, f, n_open);
 }
 
 bool async_done(uint64_t ticket) {
@@ -150,6 +195,13 @@ bool async_done(uint64_t ticket) {
 
 bool async_pending(void) {
         return !async_done(async_queued);
+}
+
+void async_stats(size_t *ret_jobs, size_t *ret_fds) {
+        pthread_mutex_lock(&async_lock);
+        *ret_jobs = async_jobs;
+        *ret_fds = async_fds;
+        pthread_mutex_unlock(&async_lock);
 }
 
 void async_wait(uint64_t ticket) {

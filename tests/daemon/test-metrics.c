@@ -37,7 +37,7 @@ static void test_format(void **state) {
                 .clients = clients, .n_clients = 1,
                 .dropped_total = 120, .reloads = 3, .reload_failures = 1,
                 .start_time_usec = 1763900000123456ull,
-                .process_table = -1, .order_late = -1,
+                .process_table = -1, .order_late = -1, .closing_fds = 6,
         };
         static const char expected[] =
                 "# HELP evmon_events_total Samples received, per event.\n"
@@ -89,6 +89,9 @@ static void test_format(void **state) {
                 "# HELP evmon_reload_failures_total Config reloads refused (the running config stayed).\n"
                 "# TYPE evmon_reload_failures_total counter\n"
                 "evmon_reload_failures_total 1\n"
+                "# HELP evmon_closing_fds Perf fds of removed events that the worker thread has yet to close.\n"
+                "# TYPE evmon_closing_fds gauge\n"
+                "evmon_closing_fds 6\n"
                 "# HELP evmon_start_time_seconds When evmond started, in seconds since 1970.\n"
                 "# TYPE evmon_start_time_seconds gauge\n"
                 "evmon_start_time_seconds 1763900000.123456\n";

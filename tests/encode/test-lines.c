@@ -83,6 +83,7 @@ static void test_status(void **state) {
                 .order_time = true, .order_hold_us = 200, .order_late = 0, .order_in_flight_max_ns = 1500,
                 .order_releases = 3,
                 .clients = cl, .n_clients = 1,
+                .closing_jobs = 3, .closing_fds = 8,
         };
 
         assert_int_equal(encode_status(&b, &st), 0);
@@ -92,7 +93,8 @@ static void test_status(void **state) {
                        "\"ring\":{\"pages\":256,\"flush_ms\":5,\"busy_flush_ms\":1,\"idle_flush_ms\":50,"
                        "\"doorbell\":true,\"doorbell_rings\":2,\"ticks\":7,\"swept\":0},"
                        "\"order\":{\"mode\":\"time\",\"hold_us\":200,\"late\":0,\"in_flight_max_us\":1.5,\"releases\":3},"
-                       "\"clients\":[{\"id\":7,\"pid\":4242,\"uid\":1000,\"queued_bytes\":128,\"lines\":9,\"dropped\":5}]}\n");
+                       "\"clients\":[{\"id\":7,\"pid\":4242,\"uid\":1000,\"queued_bytes\":128,\"lines\":9,\"dropped\":5}],"
+                       "\"closing\":{\"jobs\":3,\"fds\":8}}\n");
 }
 
 static void test_requests(void **state) {
