@@ -6,7 +6,8 @@
  * few hundred tracepoints takes seconds. A reload from 400 tracepoints to
  * one must leave that to the worker thread: the loop answers `status` and
  * serves the kept event while most of the removed fds are still open (as
- * /proc/PID/fd shows), and status's "closing" tells those fds truly. A
+ * /proc/PID/fd shows), and status's "closing" and the metrics file's
+ * evmon_closing_fds tell those fds truly. A
  * tight loop of adds and removes under RLIMIT_NOFILE 128 must not run
  * evmond out of fds. (Here the kernel paces it too: a tracepoint's open
  * takes the event_mutex the running close holds for its grace period.
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@
 
 static struct itest_daemon daemon_ = { .pid = -1 };
 static struct itest_client *client;
+static char prom[64];           /* the metrics file, written each second */
 
 static int setup(void **state) {
         (void) state;
@@ -63,6 +66,8 @@ static int teardown(void **state) {
         free(client);
         client = NULL;
         itest_daemon_cleanup(&daemon_);
+        if (prom[0])
+                (void) unlink(prom);
         return 0;
 }
 
@@ -110,8 +115,9 @@ static char *config_many(size_t *ret_n) {
 
         f = open_memstream(&text, &size);
         assert_non_null(f);
-        fprintf(f, "{\n  \"ring\": {\"pages\": 16},\n  \"events\": [\n"
-                   "    {\"tracepoint\": \"" KEPT "\", \"filter\": \"pid == %d\"}", ARG_PGID);
+        fprintf(f, "{\n  \"ring\": {\"pages\": 16},\n"
+                   "  \"metrics\": {\"path\": \"%s\", \"interval_ms\": 1000},\n  \"events\": [\n", prom);
+        fprintf(f, "    {\"tracepoint\": \"" KEPT "\", \"filter\": \"pid == %d\"}", ARG_PGID);
         *ret_n = n < N_REMOVED ? n : N_REMOVED;
         for (size_t i = 0; i < n; i++) {
                 if (i < *ret_n)
@@ -127,6 +133,42 @@ static char *config_many(size_t *ret_n) {
 static const char config_one[] =
         "{\n  \"ring\": {\"pages\": 16},\n  \"events\": [\n"
         "    {\"tracepoint\": \"" KEPT "\", \"filter\": \"pid == 77011\"}\n  ]\n}\n";
+
+/* The same, and the metrics file. */
+static char *config_one_metrics(void) {
+        char *text;
+
+        assert_true(asprintf(&text,
+                             "{\n  \"ring\": {\"pages\": 16},\n"
+                             "  \"metrics\": {\"path\": \"%s\", \"interval_ms\": 1000},\n  \"events\": [\n"
+                             "    {\"tracepoint\": \"" KEPT "\", \"filter\": \"pid == %d\"}\n  ]\n}\n",
+                             prom, ARG_PGID) > 0);
+        return text;
+}
+
+/* evmon_closing_fds in the next metrics file written after now (the
+ * file is replaced by rename: a new inode each time), -1 for none in 5 s. */
+static int64_t metrics_closing_fds(void) {
+        struct stat st0 = {}, st;
+        int64_t v = -1;
+
+        (void) stat(prom, &st0);
+        for (int i = 0; i < 50; i++) {
+                if (stat(prom, &st) == 0 && st.st_ino != st0.st_ino) {
+                        FILE *f = fopen(prom, "re");
+                        char line[256];
+
+                        while (f && fgets(line, sizeof(line), f))
+                                if (strncmp(line, "evmon_closing_fds ", 18) == 0)
+                                        v = strtoll(line + 18, NULL, 10);
+                        if (f)
+                                fclose(f);
+                        return v;
+                }
+                usleep(100000);
+        }
+        return -1;
+}
 
 /* evmond's open fds, as the kernel counts them. */
 static int64_t open_fds(pid_t pid) {
@@ -215,14 +257,15 @@ static int wait_closes(int timeout_s) {
 
 static void test_reload_removes_many(void **state) {
         struct itest_daemon_opts opts = { .log_to_file = true };
-        char *many;
-        int64_t before, at_status, final, removed, served, jobs_after;
+        char *many, *one;
+        int64_t before, at_status, final, removed, served, jobs_after, prom_pending, prom_done;
         struct closing c;
         json_object *o;
         size_t n;
         int answers;
 
         (void) state;
+        snprintf(prom, sizeof(prom), "/tmp/closes-metrics-%d.prom", (int) getpid());
         many = config_many(&n);
         if (n < 100) {
                 fprintf(stderr, "SKIP: %zu syscall tracepoints, wanted a few hundred\n", n);
@@ -239,7 +282,9 @@ static void test_reload_removes_many(void **state) {
         assert_int_equal(c.events, (int64_t) n + 1);
         before = open_fds(daemon_.pid);
 
-        write_config(config_one);
+        one = config_one_metrics();
+        write_config(one);
+        free(one);
         assert_int_equal(kill(daemon_.pid, SIGHUP), 0);
         /* The config line comes from the loop once the reload is done;
          * then status, from the loop again. */
@@ -251,15 +296,18 @@ static void test_reload_removes_many(void **state) {
         assert_int_equal(c.events, 1);
         served = kept_events();
         jobs_after = status().jobs;
+        prom_pending = metrics_closing_fds();
 
         answers = wait_closes(180);
+        prom_done = metrics_closing_fds();
         final = open_fds(daemon_.pid);
         removed = before - final;
         fprintf(stderr, "%zu tracepoints removed: %" PRId64 " fds (%" PRId64 " before, %" PRId64 " after); "
                         "at the first status %" PRId64 " still open, status said %" PRId64 " fds in %" PRId64 " jobs; "
                         "%" PRId64 " of %d events of the kept one served, %" PRId64 " jobs pending after; "
-                        "%d status answers until the closes were done\n",
-                n, removed, before, final, at_status - final, c.fds, c.jobs, served, N_CALLS, jobs_after, answers);
+                        "%d status answers until the closes were done; evmon_closing_fds %" PRId64 " then, %" PRId64 " after\n",
+                n, removed, before, final, at_status - final, c.fds, c.jobs, served, N_CALLS, jobs_after, answers,
+                prom_pending, prom_done);
 
         /* Each removed tracepoint had an fd (and a doorbell member) per CPU. */
         assert_true(removed >= (int64_t) n);
@@ -275,6 +323,9 @@ static void test_reload_removes_many(void **state) {
         assert_int_equal(served, N_CALLS);
         assert_true(jobs_after > 0);
         assert_true(answers > 1);
+        /* The metrics file says the same. */
+        assert_true(prom_pending > 0 && prom_pending <= c.fds);
+        assert_int_equal(prom_done, 0);
 
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
