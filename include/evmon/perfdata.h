@@ -13,8 +13,14 @@
  * one does; perf's own records and the feature sections are decoded into
  * trees of named values (struct perfdata_node) for the encoder.
  *
+ * perf record --threads' directory (HEADER_DIR_FORMAT: a header file
+ * "data" and a data.N file of records per writer thread) is read whole by
+ * perfdata_open(), named by the directory or its "data" file, 2 MiB from
+ * each file in turn as perf reads it.
+ *
  * Not read: the old "PERFFILE" layout (-EPROTONOSUPPORT, see
- * perfdata_unsupported()), perf's directory format (perf record --threads).
+ * perfdata_unsupported()), a --threads header file without its directory
+ * (standard input, perfdata_new()).
  * Functions return 0 (or 1, a count) on success and -errno on failure;
  * none prints. Malformed input gives -EBADMSG and is never read past; a
  * record's size is a u16 and every other length in the file is checked
@@ -148,7 +154,8 @@ int perfdata_order_from_string(const char *s);
 struct perfdata;
 
 /* Maps the file PATH (or reads it, when it is a pipe or "-" for standard
- * input) and reads its header, attrs, event names, tracepoint formats and
+ * input; a directory: its "data" file and, with HEADER_DIR_FORMAT, the
+ * data.N files there; -EISDIR for one without "data") and reads its header, attrs, event names, tracepoint formats and
  * feature sections; in pipe mode the in-band records that carry them.
  * -EBADMSG when it is not a well-formed perf.data file (truncated,
  * sections out of bounds), -EPROTONOSUPPORT for a variant this reader does
@@ -226,6 +233,9 @@ void perfdata_rewind(struct perfdata *pd);
 /* File offset of the record perfdata_next() reads next, or stopped at
  * (in pipe mode counted from the start of the stream). */
 uint64_t perfdata_offset(const struct perfdata *pd);
+/* Which file that offset is in: -1 the perf.data file, N the data.N file
+ * of a --threads directory. */
+int perfdata_offset_file(const struct perfdata *pd);
 
 /* "SAMPLE", "MMAP2", ... for kernel types, "FINISHED_ROUND", "ID_INDEX",
  * ... for perf's own; NULL when unknown. */

@@ -66,7 +66,8 @@ static void help(void) {
                "                         ...), then each sample as evmond's event line\n"
                "                         (tracepoint fields decoded with the formats the file\n"
                "                         carries) and {\"type\":\"lost\"} per PERF_RECORD_LOST.\n"
-               "                         Either byte order, perf record -z data. \"time\" is\n"
+               "                         Either byte order, perf record -z data, the directory\n"
+               "                         perf record --threads writes. \"time\" is\n"
                "                         wall-clock only when the file has a clock reference\n"
                "                         (perf record -k mono); otherwise it is \"ts\" counted\n"
                "                         from 1970. A damaged file gives every record before\n"
@@ -430,12 +431,15 @@ static int log_oom_cli(void) {
 
 static int decode_open_error(const char *path, int r) {
         if (r == -EPROTONOSUPPORT) {
-                uint8_t head[16] = {};
+                uint8_t head[128] = {};
                 const char *why = NULL;
-                _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
+                bool in = strcmp(path, "-") == 0;
+                _cleanup_(closep) int fd = in ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 
-                if (fd >= 0) {
-                        ssize_t n = read(fd, head, sizeof(head));
+                if (fd >= 0 || in) {
+                        /* Standard input was read already: a file there
+                         * reads again from its start. */
+                        ssize_t n = pread(in ? STDIN_FILENO : fd, head, sizeof(head), 0);
                         if (n > 0)
                                 why = perfdata_unsupported(head, (size_t) n);
                 }
@@ -444,6 +448,9 @@ static int decode_open_error(const char *path, int r) {
         } else if (r == -EBADMSG)
                 log_error("%s is not a well-formed perf.data file (its header or attrs are "
                         "truncated or corrupt; evmonctl decode reads what perf record writes)", path);
+        else if (r == -EISDIR)
+                log_error("%s is a directory without a \"data\" file: not the output of perf record "
+                        "(a file, or with --threads a directory holding data and data.N)", path);
         else
                 log_error("cannot read %s: %s", path, strerror(-r));
         return 1;
@@ -608,11 +615,17 @@ static int cmd_decode(const char *path, const char *order) {
                 return 0;
 
         if (r < 0) {
+                char file[32] = "file";
+
+                if (perfdata_pipe(pd))
+                        strcpy(file, "stream");
+                else if (perfdata_offset_file(pd) >= 0)
+                        snprintf(file, sizeof(file), "file data.%d", perfdata_offset_file(pd));
                 log_error("%s: %s at byte %" PRIu64 " of the %s; stopped there, after every "
                         "record before it", path,
                         r == -EOPNOTSUPP ? "a sample with fields newer than this evmonctl" :
                         r == -EBADMSG ? "damaged or truncated data (a malformed record or section)" : strerror(-r),
-                        perfdata_offset(pd), perfdata_pipe(pd) ? "stream" : "file");
+                        perfdata_offset(pd), file);
                 status = 1;
         }
         if (n_bad > 0)

@@ -16,9 +16,11 @@
  * aligned, must be byte-swapped, or waits in the time-order queue after
  * coming out of a compressed record. */
 
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -66,6 +68,15 @@ struct file_header {
 #define CHUNK_SIZE (1u << 20)
 #define QUEUE_MAX_CHUNKS 256
 
+/* perf record --threads writes a directory: "data", a perf.data file whose
+ * header has HEADER_DIR_FORMAT, and one data.N file of bare records per
+ * writer thread. perf reads them in turn, 2 MiB from each
+ * (util/session.c __perf_session__process_dir_events, READER_MAX_SIZE),
+ * into one ordered-events queue. */
+#define PERFDATA_FEAT_DIR_FORMAT 24
+#define DIR_READER_MAX_SIZE (2u << 20)
+#define DIR_MAX_FILES 4096
+
 /* trace-cmd's tracing data (util/trace-event-info.c). */
 static const char tracing_magic[] = { 0x17, 0x08, 'D', 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 
@@ -99,6 +110,17 @@ struct raw {
         const struct perfdata_event *layout;    /* whose attr lays it out; NULL: not parsed */
 };
 
+/* A file of records: the data section of the perf.data file, or one
+ * data.N file of a --threads directory (read whole, from byte 0). */
+struct source {
+        const uint8_t *base;
+        uint64_t start, end, pos;
+        bool truncated, done;
+        void *map;                      /* owned (data.N) */
+        size_t map_size;
+        unsigned n;                     /* data.N */
+};
+
 struct perfdata {
         const uint8_t *base;
         size_t size;
@@ -128,8 +150,13 @@ struct perfdata {
         struct tree header;
         uint64_t data_offset, data_size;
 
-        /* reading */
+        /* reading: pos and data_end are those of the source being read,
+         * rbase its bytes */
+        const uint8_t *rbase;
         uint64_t data_start, data_end, pos;
+        struct source *srcs;            /* [0] the data section, then the data.N files; NULL: just it */
+        size_t n_srcs, cur_src;
+        uint64_t src_bytes;             /* read from the current source since it became current */
         uint64_t *bounce;
         struct tree user;
         int error;                      /* what stopped the reading, sticky */
@@ -200,8 +227,21 @@ static void set_feature(struct perfdata *pd, unsigned feature) {
 }
 
 const char *perfdata_unsupported(const void *head, size_t size) {
+        const uint8_t *h = head;
+
         if (size >= 8 && memcmp(head, MAGIC1, 8) == 0)
                 return "the old perf.data layout (\"PERFFILE\"); record it again with a newer perf";
+        /* HEADER_DIR_FORMAT in struct perf_file_header's feature bitmap
+         * (bit 24 of the u64 at byte 72), in either byte order. */
+        if (size >= sizeof(struct file_header) && (load_u64(h) == MAGIC2 || load_u64(h) == bswap_64(MAGIC2))) {
+                uint64_t w = load_u64(h + offsetof(struct file_header, features));
+
+                if (load_u64(h) != MAGIC2)
+                        w = bswap_64(w);
+                if (w & (1ULL << PERFDATA_FEAT_DIR_FORMAT))
+                        return "a perf record --threads header file read from standard input (its samples "
+                               "are in the data.N files beside it: name the directory or its data file)";
+        }
         return NULL;
 }
 
@@ -799,7 +839,32 @@ static int decompress(struct perfdata *pd, const uint8_t *src, size_t n) {
         }
 }
 
-/* The next record in file order, COMPRESSED ones expanded. */
+/* Goes on with the next source (after the current one, round) that has
+ * records left; DONE: the current one has none. False when none has. */
+static bool source_rotate(struct perfdata *pd, bool done) {
+        struct source *s = &pd->srcs[pd->cur_src];
+
+        s->pos = pd->pos;
+        s->done = s->done || done;
+        for (size_t k = 1; k <= pd->n_srcs; k++) {
+                size_t i = (pd->cur_src + k) % pd->n_srcs;
+
+                if (pd->srcs[i].done)
+                        continue;
+                s = &pd->srcs[i];
+                pd->cur_src = i;
+                pd->rbase = s->base;
+                pd->pos = s->pos;
+                pd->data_end = s->end;
+                pd->truncated = s->truncated;
+                pd->src_bytes = 0;
+                return true;
+        }
+        return false;
+}
+
+/* The next record in file order, COMPRESSED ones expanded; in a --threads
+ * directory, from each file in turn as perf reads them. */
 static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_event_header *ret_h,
                     uint64_t *ret_offset, bool *ret_compressed) {
         for (;;) {
@@ -824,11 +889,15 @@ static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_even
                         /* The rest comes with the next COMPRESSED record. */
                 }
 
+                if (pd->n_srcs > 1 && pd->src_bytes >= DIR_READER_MAX_SIZE && pd->dpos >= pd->dlen)
+                        source_rotate(pd, false);
                 if (pd->pos >= pd->data_end) {
                         if (pd->dpos < pd->dlen)
                                 return fail(pd, -EBADMSG, pd->doff);
                         if (pd->truncated)
                                 return fail(pd, -EBADMSG, pd->pos);
+                        if (pd->n_srcs > 1 && source_rotate(pd, true))
+                                continue;
                         /* Records whole, but a feature section was damaged. */
                         if (pd->feature_damage)
                                 return fail(pd, -EBADMSG, pd->feature_damage);
@@ -837,7 +906,7 @@ static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_even
                 left = pd->data_end - pd->pos;
                 if (left < sizeof(h))
                         return fail(pd, -EBADMSG, pd->pos);
-                p = pd->base + pd->pos;
+                p = pd->rbase + pd->pos;
                 read_header(pd, p, &h);
                 if (h.size < sizeof(h) || h.size > left)
                         return fail(pd, -EBADMSG, pd->pos);
@@ -863,6 +932,7 @@ static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_even
                                 return fail(pd, r, pd->pos);
                         pd->doff = pd->pos;
                         pd->pos += h.size;
+                        pd->src_bytes += h.size;
                         continue;
                 }
                 if (pd->dpos < pd->dlen)
@@ -874,6 +944,7 @@ static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_even
                 *ret_offset = pd->pos;
                 *ret_compressed = false;
                 pd->pos += h.size + extra;
+                pd->src_bytes += h.size + extra;
                 return 1;
         }
 }
@@ -1248,9 +1319,12 @@ int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
                         pd->seq--;
                         flush_start(pd, lo + (hi - lo) / 2);
                         /* The record is read again after the flush. */
-                        pd->pos = pr.compressed ? pd->pos : pr.offset;
                         if (pr.compressed)
                                 pd->dpos -= pr.header->size;
+                        else {
+                                pd->pos = pr.offset;
+                                pd->src_bytes -= pr.header->size;
+                        }
                         continue;
                 }
                 if (r < 0)
@@ -1272,7 +1346,18 @@ static void queue_clear(struct perfdata *pd) {
 void perfdata_rewind(struct perfdata *pd) {
         if (!pd)
                 return;
+        if (pd->n_srcs > 1) {
+                for (size_t i = 0; i < pd->n_srcs; i++) {
+                        pd->srcs[i].pos = pd->srcs[i].start;
+                        pd->srcs[i].done = false;
+                }
+                pd->cur_src = 0;
+                pd->rbase = pd->srcs[0].base;
+                pd->data_end = pd->srcs[0].end;
+                pd->truncated = pd->srcs[0].truncated;
+        }
         pd->pos = pd->data_start;
+        pd->src_bytes = 0;
         pd->dpos = pd->dlen = 0;
         if (pd->zstd)
                 ZSTD_initDStream(pd->zstd);
@@ -1293,6 +1378,12 @@ uint64_t perfdata_offset(const struct perfdata *pd) {
         if (!pd)
                 return 0;
         return pd->error < 0 ? pd->error_offset : pd->pos;
+}
+
+int perfdata_offset_file(const struct perfdata *pd) {
+        if (!pd || pd->n_srcs < 2 || pd->cur_src == 0)
+                return -1;
+        return (int) pd->srcs[pd->cur_src].n;
 }
 
 /* ---- opening ---------------------------------------------------------- */
@@ -1381,7 +1472,7 @@ static int perfdata_parse(struct perfdata *pd) {
 
         if (pd->size < 16)
                 return -EBADMSG;
-        if (perfdata_unsupported(pd->base, pd->size))
+        if (memcmp(pd->base, MAGIC1, 8) == 0)
                 return -EPROTONOSUPPORT;
         magic = load_u64(pd->base);
         if (magic == bswap_64(MAGIC2))
@@ -1389,6 +1480,7 @@ static int perfdata_parse(struct perfdata *pd) {
         else if (magic != MAGIC2)
                 return -EBADMSG;
         hsize = file_u64(pd, pd->base + 8);
+        pd->rbase = pd->base;
 
         pd->bounce = aligned_alloc(8, BOUNCE_SIZE);
         if (!pd->bounce)
@@ -1462,13 +1554,97 @@ int perfdata_new(const void *data, size_t size, struct perfdata **ret) {
         r = perfdata_parse(pd);
         if (r < 0)
                 return r;
+        /* The data.N files of a --threads directory are not in memory:
+         * refuse, rather than give the few records "data" holds. */
+        if (!pd->pipe && perfdata_has_feature(pd, PERFDATA_FEAT_DIR_FORMAT))
+                return -EPROTONOSUPPORT;
         *ret = TAKE_PTR(pd);
+        return 0;
+}
+
+static int source_cmp(const void *a, const void *b) {
+        const struct source *x = a, *y = b;
+
+        return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static void dir_closep(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+
+/* perf record --threads: after the data section, every data.N file in
+ * DIR_FD (perf takes each regular "data.*" file, util/data.c
+ * perf_data__open_dir, and leaves out empty ones), in N's order. */
+static int open_dir_files(struct perfdata *pd, int dir_fd) {
+        _cleanup_(dir_closep) DIR *d = NULL;
+        struct dirent *de;
+        int fd;
+
+        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        pd->srcs = calloc(1, sizeof(*pd->srcs));
+        if (!pd->srcs)
+                return -ENOMEM;
+        pd->srcs[0] = (struct source) {
+                .base = pd->base, .start = pd->data_start, .end = pd->data_end,
+                .pos = pd->data_start, .truncated = pd->truncated,
+        };
+        pd->n_srcs = 1;
+        while ((errno = 0, de = readdir(d))) {
+                _cleanup_(closep) int ffd = -1;
+                struct source *srcs, *src;
+                struct stat st;
+                char *end;
+                unsigned long n;
+
+                if (strncmp(de->d_name, "data.", 5) != 0 || de->d_name[5] < '0' || de->d_name[5] > '9')
+                        continue;
+                errno = 0;
+                n = strtoul(de->d_name + 5, &end, 10);
+                if (*end || errno || n > UINT32_MAX)
+                        continue;
+                ffd = openat(dir_fd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (ffd < 0)
+                        return -errno;
+                if (fstat(ffd, &st) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode) || st.st_size == 0)
+                        continue;
+                if ((uint64_t) st.st_size > SIZE_MAX)
+                        return -EFBIG;
+                if (pd->n_srcs > DIR_MAX_FILES)
+                        return -E2BIG;
+                srcs = reallocarray(pd->srcs, pd->n_srcs + 1, sizeof(*srcs));
+                if (!srcs)
+                        return -ENOMEM;
+                pd->srcs = srcs;
+                src = &pd->srcs[pd->n_srcs];
+                *src = (struct source) { .end = (uint64_t) st.st_size, .n = (unsigned) n };
+                src->map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, ffd, 0);
+                if (src->map == MAP_FAILED)
+                        return -errno;
+                src->map_size = (size_t) st.st_size;
+                src->base = src->map;
+                pd->n_srcs++;
+        }
+        if (errno != 0)
+                return -errno;
+        qsort(pd->srcs + 1, pd->n_srcs - 1, sizeof(*pd->srcs), source_cmp);
         return 0;
 }
 
 int perfdata_open(const char *path, struct perfdata **ret) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
-        _cleanup_(closep) int fd = -1;
+        _cleanup_(closep) int fd = -1, dir_fd = -1;
         struct stat st;
         int r;
 
@@ -1485,8 +1661,16 @@ int perfdata_open(const char *path, struct perfdata **ret) {
         }
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
+        if (S_ISDIR(st.st_mode)) {
+                /* perf record --threads or --kcore: a directory, whose
+                 * header and first records are in "data". */
+                dir_fd = TAKE_FD(fd);
+                fd = openat(dir_fd, "data", O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return errno == ENOENT ? -EISDIR : -errno;
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+        }
 
         pd = calloc(1, sizeof(*pd));
         if (!pd)
@@ -1518,6 +1702,25 @@ int perfdata_open(const char *path, struct perfdata **ret) {
         r = perfdata_parse(pd);
         if (r < 0)
                 return r;
+        if (!pd->pipe && perfdata_has_feature(pd, PERFDATA_FEAT_DIR_FORMAT)) {
+                /* The samples are in the data.N files beside "data":
+                 * read them too, also when "data" itself was named. */
+                if (dir_fd < 0) {
+                        _cleanup_(freep) char *copy = NULL;
+
+                        if (!S_ISREG(st.st_mode) || strcmp(path, "-") == 0)
+                                return -EPROTONOSUPPORT;
+                        copy = strdup(path);
+                        if (!copy)
+                                return -ENOMEM;
+                        dir_fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (dir_fd < 0)
+                                return -errno;
+                }
+                r = open_dir_files(pd, dir_fd);
+                if (r < 0)
+                        return r;
+        }
         *ret = TAKE_PTR(pd);
         return 0;
 }
@@ -1549,6 +1752,10 @@ struct perfdata *perfdata_free(struct perfdata *pd) {
         free(pd->slots);
         free(pd->free_slots);
         free(pd->pend);
+        for (size_t i = 0; i < pd->n_srcs; i++)
+                if (pd->srcs[i].map && pd->srcs[i].map != MAP_FAILED)
+                        munmap(pd->srcs[i].map, pd->srcs[i].map_size);
+        free(pd->srcs);
         if (pd->map)
                 munmap(pd->map, pd->map_size);
         free(pd->buf);

@@ -61,6 +61,10 @@ FILES = {
     "stat": (["-e", "cpu-clock,task-clock"], LS, "", "stat"),
     "compressed-tracepoints": (["-z", "-e", "sched:sched_process_exec", "-e", "sched:sched_process_exit"],
                                LS + "; " + LS, "event,pid,tid,cpu,time,period,ip,trace", ""),
+    # A directory: "data" (header, synthesized records; HEADER_DIR_FORMAT)
+    # and the samples in data.N, one file per writer thread.
+    "threads": (["--threads", "-a", "-e", "cpu-clock", "-c", "200000"], BUSY + "; " + LS,
+                "pid,tid,cpu,time,period,ip", "threads"),
 }
 
 failures = []
@@ -133,7 +137,9 @@ def norm_trace(tok):
 def expect(s, fields, how, ev_by_id, prev, periods):
     """perf script's lines for our sample S: [(head tokens, frames)]."""
     def head(event, period):
-        t = ["%d/%d" % (s["pid"], s["tid"])]
+        # The kernel's u32 pid/tid; perf prints them signed (-1: the
+        # task was exiting, perf_event_pid_type()).
+        t = ["%d/%d" % tuple(v - (1 << 32) if v >= 1 << 31 else v for v in (s["pid"], s["tid"]))]
         if "cpu" in fields.split(","):
             t.append("[%03d]" % s["cpu"])
         t.append("%d.%09d:" % (s["time"] // 10**9, s["time"] % 10**9))
@@ -185,6 +191,8 @@ def compare(name, path, fields, how):
     lines, err = dump(path)
     if err:
         return fail("%s: %s" % (name, err))
+    if "open" in lines[0]:
+        return fail("%s: the reader did not open it: %d" % (name, lines[0]["open"]))
     end = lines[-1]
     if end["end"] != 0:
         fail("%s: reading ended with %d at %d" % (name, end["end"], end["offset"]))
@@ -384,8 +392,8 @@ def evmonctl(name, path, lines, stdin=False):
     """evmonctl decode --all: the header line first (the reader's header),
     then a line per record perf -D counts (COMPRESSED ones hold them)."""
     argv = [EVMONCTL, "decode", "--all", "-" if stdin else path]
-    with open(path, "rb") as f:
-        p = subprocess.run(argv, capture_output=True, timeout=120, stdin=f if stdin else None)
+    with open(path if stdin else os.devnull, "rb") as f:
+        p = subprocess.run(argv, capture_output=True, timeout=120, stdin=f)
     if p.returncode != 0:
         return fail("%s: evmonctl decode exited %d: %s" % (name, p.returncode, p.stderr.decode(errors="replace")))
     out = [json.loads(l) for l in p.stdout.decode().splitlines()]
@@ -458,6 +466,25 @@ def damage(name, path, rnd):
     os.unlink(copy)
 
 
+def threads(name, path, lines):
+    """The directory read whole, also when its data file is named; that
+    file on standard input is refused (its data.N files are elsewhere),
+    never read as if it held every record."""
+    files = sorted(f for f in os.listdir(path) if f.startswith("data."))
+    if not files or not lines or not lines[-2]["counts"].get("SAMPLE"):
+        return fail("%s: perf wrote no data.N file (%s) or no sample was read" % (name, files))
+    inner, err = dump(os.path.join(path, "data"))
+    if err or inner != lines:
+        fail("%s: reading %s/data gives other lines than reading the directory" % (name, path))
+    with open(os.path.join(path, "data"), "rb") as f:
+        p = subprocess.run([EVMONCTL, "decode", "-"], capture_output=True, timeout=60, stdin=f)
+    err = p.stderr.decode(errors="replace")
+    if p.returncode != 1 or b'"type":"event"' in p.stdout or "--threads" not in err:
+        fail("%s: evmonctl decode - of the data file: status %d, %s" % (name, p.returncode, err.strip()))
+    print("%s: %s and its data file read alike (%d samples); on standard input refused" %
+          (path, ", ".join(files), lines[-2]["counts"]["SAMPLE"]), flush=True)
+
+
 def main():
     if os.geteuid() != 0:
         skip("perf record of tracepoints and system-wide needs root")
@@ -487,7 +514,10 @@ def main():
                 out = evmonctl(name, path, lines)
                 if how == "pipe" and out and evmonctl(name, path, lines, stdin=True) != out:
                     fail("pipe: evmonctl decode - reads standard input other than the file")
-            orders(name, path)
+                if how == "threads":
+                    threads(name, path, lines)
+            if lines:
+                orders(name, path)
             if how == "pipe":
                 # The same stream on standard input.
                 with open(path, "rb") as f:
@@ -495,7 +525,7 @@ def main():
                 b, _ = dump(path)
                 if err or a != b:
                     fail("pipe: reading standard input gives other lines than reading the file")
-            if how not in ("pipe", "stat") and not name.startswith("compressed"):
+            if how not in ("pipe", "stat", "threads") and not name.startswith("compressed"):
                 big_endian(name, path, how)
             if name in ("tracepoints", "pipe", "compressed", "group"):
                 damage(name, path, rnd)
