@@ -208,8 +208,10 @@ struct monitor_source {
 
 struct monitor;
 
-/* Has a ring for every present CPU (monitor_n_rings()); those online get
- * theirs mapped now, the others when monitor_cpu_up() is called for them
+/* Has a ring slot for every possible CPU (monitor_n_rings(); the present
+ * ones where /sys/devices/system/cpu/possible cannot be read); those online
+ * get theirs mapped now, the others (offline, or not present: a vCPU that
+ * may be hot-added later) when monitor_cpu_up() is called for them
  * (-ENODEV when no CPU is online). ring_pages and wakeup_bytes must be set
  * (-EINVAL for 0: the defaults are the caller's). Cgroup fds are
  * duplicated. */
@@ -240,10 +242,14 @@ int monitor_enable(struct monitor *m, int h);
  * until monitor_enable(). What its rings hold stays readable. */
 int monitor_disable(struct monitor *m, int h);
 
-/* Rings, one per present CPU; monitor_ring_fd() is -ENODEV for a ring
- * that is down (its CPU offline), which has no doorbells, drains nothing
- * and counts as armed. */
+/* Rings, one per possible CPU, in ascending CPU order; monitor_ring_fd()
+ * is -ENODEV for a ring that is down (its CPU offline or not present),
+ * which has no doorbells, drains nothing and counts as armed. */
 size_t monitor_n_rings(const struct monitor *m);
+/* The indexes of the rings that are up, ascending, *RET_N of them: what a
+ * reader walks, rather than every possible CPU. The array is the
+ * monitor's, valid until the next monitor_cpu_up() or monitor_cpu_down(). */
+const size_t *monitor_rings_up(const struct monitor *m, size_t *ret_n);
 int monitor_ring_fd(const struct monitor *m, size_t i);
 int monitor_ring_cpu(const struct monitor *m, size_t i);
 

@@ -140,7 +140,7 @@ static int on_counter_timer(sd_event_source *es, uint64_t usec, void *userdata) 
 /* Takes a snapshot of the counters for metrics_format(); the arrays are
  * the caller's to free. */
 static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
-        size_t n_rings = monitor_n_rings(d->monitor), n_clients = 0;
+        size_t n_rings = monitor_n_rings(d->monitor), n_clients = 0, n_cpus = 0;
         size_t closing_jobs, closing_fds;
         int64_t procs = -1;
         _cleanup_(freep) struct metrics_event *events = calloc(d->n_events ?: 1, sizeof(*events));
@@ -162,14 +162,16 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                         .enabled = d->events[i]->handle >= 0 && !d->events[i]->disabled,
                         .symbol_missing = d->events[i]->follow ? follow_missing(d->events[i]->follow) != NULL : -1,
                 };
+        /* The present CPUs: a host's room for hot-added ones is no news. */
         for (size_t i = 0; i < n_rings; i++)
-                cpus[i] = (struct metrics_cpu) {
-                        .cpu = monitor_ring_cpu(d->monitor, i),
-                        .lost = monitor_ring_lost(d->monitor, i),
-                        .malformed = monitor_ring_bad(d->monitor, i),
-                        .offline = !monitor_ring_up(d->monitor, i),
-                        .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
-                };
+                if (hotplug_cpu_listed(d, i))
+                        cpus[n_cpus++] = (struct metrics_cpu) {
+                                .cpu = monitor_ring_cpu(d->monitor, i),
+                                .lost = monitor_ring_lost(d->monitor, i),
+                                .malformed = monitor_ring_bad(d->monitor, i),
+                                .offline = !monitor_ring_up(d->monitor, i),
+                                .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
+                        };
         r = server_clients_status(d->server, &st, &n_clients);
         if (r < 0)
                 return r;
@@ -194,7 +196,7 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                         .events = events,
                         .n_events = d->n_events,
                         .cpus = cpus,
-                        .n_cpus = n_rings,
+                        .n_cpus = n_cpus,
                         .clients = clients,
                         .n_clients = n_clients,
                         .dropped_total = server_dropped_total(d->server),
@@ -583,6 +585,7 @@ static int daemon_start_timers(struct daemon *d) {
  * is mounted): drop privileges. */
 static int daemon_go(struct daemon *d) {
         char status[256];
+        size_t n_up;
         int r;
 
         /* The process table first: the events' first lines find it seeded. */
@@ -602,8 +605,9 @@ static int daemon_go(struct daemon *d) {
                 log_debug("Capabilities now: %s", kept ?: "?");
         }
         daemon_status_text(d, status, sizeof(status));
-        log_info("Serving %zu events on %s from %zu CPUs (config %s)", d->n_events, d->config->socket_path,
-                 monitor_n_rings(d->monitor), d->config->path);
+        (void) monitor_rings_up(d->monitor, &n_up);
+        log_info("Serving %zu events on %s from %zu CPUs (config %s)", d->n_events, d->config->socket_path, n_up,
+                 d->config->path);
         notify_ready(status);
         return 0;
 }

@@ -69,6 +69,10 @@ struct daemon {
         unsigned canary_looks;        /* ticks that still read the canaries (hotplug.c) */
         uint64_t canary_since;        /* the look before they began: all was well then */
         uint64_t *cpu_gaps;           /* per ring: gap lines sent */
+        bool *cpu_present;            /* per ring: its CPU was present at the last look (hotplug.c) */
+        bool *cpu_added;              /* per ring: hot-added since evmond started, not yet taken in */
+        size_t cpus_unwatched;        /* present CPUs without a ring (hotplug.c), as last said */
+        bool cpus_present_known;      /* cpu_present was read from /sys/devices/system/cpu/present */
 };
 
 /* Loads the config and builds every event's decoder without opening a perf

@@ -59,22 +59,89 @@ static uint64_t uevent_seqnum(void) {
         return strtoull(buf, NULL, 10);
 }
 
+/* Marks in PRESENT[i] whether ring I's CPU is in CPUS (ascending, as
+ * the rings are): one walk of both. */
+static void mark_in(struct daemon *d, const int *cpus, size_t n_cpus, bool *present) {
+        size_t n = monitor_n_rings(d->monitor), k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                int cpu = monitor_ring_cpu(d->monitor, i);
+
+                while (k < n_cpus && cpus[k] < cpu)
+                        k++;
+                present[i] = k < n_cpus && cpus[k] == cpu;
+        }
+}
+
+/* "2-5,7" for the rings whose CPUs are not present (and whose rings are
+ * down), in BUF of SIZE bytes (ending in "..." when it does not fit);
+ * returns how many. */
+static size_t absent_text(struct daemon *d, char *buf, size_t size) {
+        size_t n = monitor_n_rings(d->monitor), count = 0, len = 0;
+        bool cut = false;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+                int first, last;
+                size_t j = i;
+
+                if (d->cpu_present[i] || monitor_ring_up(d->monitor, i))
+                        continue;
+                first = last = monitor_ring_cpu(d->monitor, i);
+                while (j + 1 < n && !d->cpu_present[j + 1] && !monitor_ring_up(d->monitor, j + 1) &&
+                       monitor_ring_cpu(d->monitor, j + 1) == last + 1)
+                        last = monitor_ring_cpu(d->monitor, ++j);
+                count += j - i + 1;
+                i = j;
+                if (cut)
+                        continue;
+                if (len + 32 > size) {
+                        snprintf(buf + len, size - len, "...");
+                        cut = true;
+                        continue;
+                }
+                len += (size_t) snprintf(buf + len, size - len, first == last ? "%s%d" : "%s%d-%d", len ? "," : "",
+                                         first, last);
+        }
+        return count;
+}
+
 int hotplug_start(struct daemon *d) {
-        size_t n = monitor_n_rings(d->monitor);
+        _cleanup_(freep) int *present = NULL;
+        size_t n = monitor_n_rings(d->monitor), n_present = 0, n_absent;
         uint64_t now = now_ns(d->config->clockid);
+        char absent[256];
+        int r;
 
         d->cpu_since = calloc(n ?: 1, sizeof(*d->cpu_since));
         d->cpu_gaps = calloc(n ?: 1, sizeof(*d->cpu_gaps));
-        if (!d->cpu_since || !d->cpu_gaps)
+        d->cpu_present = calloc(n ?: 1, sizeof(*d->cpu_present));
+        d->cpu_added = calloc(n ?: 1, sizeof(*d->cpu_added));
+        if (!d->cpu_since || !d->cpu_gaps || !d->cpu_present || !d->cpu_added)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                if (!monitor_ring_up(d->monitor, i)) {
-                        d->cpu_since[i] = now;
+        d->uevent_seqnum = uevent_seqnum();
+        r = perf_cpu_list("present", &present, &n_present);
+        if (r >= 0) {
+                mark_in(d, present, n_present, d->cpu_present);
+                d->cpus_present_known = true;
+        } else
+                log_debug_errno(r, "Failed to read /sys/devices/system/cpu/present: %m");
+        for (size_t i = 0; i < n; i++) {
+                if (monitor_ring_up(d->monitor, i))
+                        continue;
+                /* Down: taken in when it comes online, with a gap line
+                 * from now. Not present at all: said once for them all. */
+                d->cpu_since[i] = now;
+                if (r < 0 || d->cpu_present[i])
                         log_notice("CPU %d is offline: its events are opened when it comes online",
                                    monitor_ring_cpu(d->monitor, i));
-                }
+        }
+        n_absent = r >= 0 ? absent_text(d, absent, sizeof(absent)) : 0;
+        if (n_absent > 0)
+                log_info("%zu possible CPU%s not present (%s): %s events are opened if %s hot-added and comes online",
+                         n_absent, n_absent == 1 ? " is" : "s are", absent, n_absent == 1 ? "its" : "their",
+                         n_absent == 1 ? "it is" : "one is");
         d->cpus_checked = d->canary_since = now;
-        d->uevent_seqnum = uevent_seqnum();
         return 0;
 }
 
@@ -83,19 +150,82 @@ void hotplug_done(struct daemon *d) {
         d->cpu_since = NULL;
         free(d->cpu_gaps);
         d->cpu_gaps = NULL;
+        free(d->cpu_present);
+        d->cpu_present = NULL;
+        free(d->cpu_added);
+        d->cpu_added = NULL;
 }
 
-static bool in_list(const int *cpus, size_t n, int cpu) {
-        for (size_t k = 0; k < n; k++)
-                if (cpus[k] == cpu)
-                        return true;
-        return false;
+bool hotplug_cpu_listed(const struct daemon *d, size_t i) {
+        return !d->cpu_present || !d->cpus_present_known || d->cpu_present[i] || monitor_ring_up(d->monitor, i);
+}
+
+/* The present CPUs again, after a uevent: a CPU hot-added since the last
+ * look (the hypervisor's device_add; it sends a uevent) is said once, and
+ * what happens on it can only have begun after that look, where its gap
+ * line begins. One that was taken away is listed no more. */
+static void present_check(struct daemon *d) {
+        _cleanup_(freep) int *present = NULL;
+        _cleanup_(freep) bool *now_present = NULL;
+        size_t n = monitor_n_rings(d->monitor), n_present = 0;
+        int r;
+
+        r = perf_cpu_list("present", &present, &n_present);
+        if (r < 0) {
+                log_debug_errno(r, "Failed to read /sys/devices/system/cpu/present: %m");
+                return;
+        }
+        now_present = calloc(n ?: 1, sizeof(*now_present));
+        if (!now_present)
+                return;
+        mark_in(d, present, n_present, now_present);
+        for (size_t i = 0; i < n; i++) {
+                int cpu = monitor_ring_cpu(d->monitor, i);
+                bool was = d->cpu_present[i];
+
+                d->cpu_present[i] = now_present[i];
+                /* Changes only, from a list read before (not the first
+                 * read after a failed one), and none for a CPU whose
+                 * events are open (online is present). */
+                if (now_present[i] == was || !d->cpus_present_known || monitor_ring_up(d->monitor, i))
+                        continue;
+                if (!now_present[i]) {
+                        log_notice("CPU %d was removed (no longer present)", cpu);
+                        continue;
+                }
+                /* It was absent at that read, and is not online now
+                 * (its ring would be up) or came online after the last
+                 * look's list (which did not have it): nothing ran on
+                 * it before the last look. */
+                d->cpu_added[i] = true;
+                d->cpu_since[i] = d->cpus_checked;
+                log_notice("CPU %d was hot-added: its events are opened when it comes online", cpu);
+        }
+        d->cpus_present_known = true;
+        /* A present CPU the kernel never counted as possible has no ring
+         * (it cannot be: the possible ones are fixed at boot), or one
+         * missed where "possible" could not be read: never silently. */
+        if (n_present > 0) {
+                size_t k = 0, missing = 0;
+
+                for (size_t j = 0; j < n_present; j++) {
+                        while (k < n && monitor_ring_cpu(d->monitor, k) < present[j])
+                                k++;
+                        if (k >= n || monitor_ring_cpu(d->monitor, k) != present[j])
+                                missing++;
+                }
+                if (missing != d->cpus_unwatched && missing > 0)
+                        log_warning("%zu present CPU%s outside the CPUs evmond found at start: %s events are not "
+                                    "captured until evmond is restarted", missing, missing == 1 ? " is" : "s are",
+                                    missing == 1 ? "its" : "their");
+                d->cpus_unwatched = missing;
+        }
 }
 
 void hotplug_check(struct daemon *d) {
         _cleanup_(freep) int *online = NULL;
-        size_t n_online = 0, n = monitor_n_rings(d->monitor);
-        uint64_t now = now_ns(d->config->clockid), seq;
+        size_t n_online = 0, n = monitor_n_rings(d->monitor), k = 0;
+        uint64_t look = now_ns(d->config->clockid), now = look, seq;
         char a[32], b[32];
         bool quiet;
         int r;
@@ -110,6 +240,8 @@ void hotplug_check(struct daemon *d) {
                 if (d->canary_looks == 0)
                         d->canary_since = d->cpus_checked;
                 d->canary_looks = 2;
+                /* A CPU hot-added or removed sends one too. */
+                present_check(d);
         }
         d->uevent_seqnum = seq;
         quiet = d->canary_looks == 0;
@@ -122,7 +254,19 @@ void hotplug_check(struct daemon *d) {
         }
         for (size_t i = 0; i < n; i++) {
                 int cpu = monitor_ring_cpu(d->monitor, i);
-                bool on = in_list(online, n_online, cpu);
+                bool on, added;
+
+                /* Both ascending: one walk. */
+                while (k < n_online && online[k] < cpu)
+                        k++;
+                on = k < n_online && online[k] == cpu;
+                /* Online is present: hot-added after this look's
+                 * present list (its gap then begins where the CPU's
+                 * since stands, earlier), or that list unreadable. */
+                if (on && !d->cpu_present[i]) {
+                        d->cpu_present[i] = true;
+                        d->cpu_added[i] = !monitor_ring_up(d->monitor, i);
+                }
 
                 if (monitor_ring_up(d->monitor, i)) {
                         if (on && (quiet || monitor_ring_alive(d->monitor, i)))
@@ -159,9 +303,15 @@ void hotplug_check(struct daemon *d) {
                 gap_emit(d, cpu, d->cpu_since[i], now);
                 time_text(d, d->cpu_since[i], a, sizeof(a));
                 time_text(d, now, b, sizeof(b));
-                log_notice("CPU %d is online: its events are open again; what happened on it between %s and %s UTC "
-                           "was not captured (a gap line says so to every client)", cpu, a, b);
+                added = d->cpu_added[i];
+                log_notice("CPU %d is online%s: its events are open%s; what happened on it between %s and %s UTC "
+                           "was not captured (a gap line says so to every client)", cpu,
+                           added ? " (hot-added)" : "", added ? "" : " again", a, b);
                 d->cpu_since[i] = 0;
+                d->cpu_added[i] = false;
         }
-        d->cpus_checked = now;
+        /* When this look began, before its lists were read (not when a
+         * CPU's events were opened above): what changed after the lists
+         * were read has changed after this. */
+        d->cpus_checked = look;
 }

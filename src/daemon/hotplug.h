@@ -13,7 +13,16 @@
  * canaries are read only when /sys/kernel/uevent_seqnum moved (a CPU
  * going offline or online sends a uevent): their read is an IPI.
  * hotplug_start() notes when the CPUs offline at start were last seen
- * (then). */
+ * (then).
+ *
+ * The rings are one per possible CPU (monitor_new()), so a CPU hot-added
+ * later (a cloud VM's vCPU, QEMU's device_add) has one, down, and is taken
+ * in like an offline CPU when it comes online, with a gap line from the
+ * look before it was added. Which CPUs are present is read at start and
+ * after each uevent: status and metrics list the present CPUs (and any
+ * whose ring is up) only, not every possible one. */
 int hotplug_start(struct daemon *d);
 void hotplug_check(struct daemon *d);
 void hotplug_done(struct daemon *d);
+/* Whether ring I goes in status and metrics: its CPU is present. */
+bool hotplug_cpu_listed(const struct daemon *d, size_t i);

@@ -161,9 +161,16 @@ static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
                 .hold_ns = r->opts.hold_usec * 1000u,
                 .all = all,
         };
-        unsigned budget = DRAIN_BUDGET * (unsigned) (r->n_rings ?: 1);
+        size_t n_up;
+        unsigned budget;
         uint64_t held = UINT64_MAX;
-        int n = monitor_drain_ordered(r->monitor, &o, budget, r->handler, r->ctx, &held);
+        int n;
+
+        (void) monitor_rings_up(r->monitor, &n_up);
+        /* Per ring that is up: the possible CPUs that are not (a cloud
+         * VM's room for hot-added vCPUs) must not make a look longer. */
+        budget = DRAIN_BUDGET * (unsigned) (n_up ?: 1);
+        n = monitor_drain_ordered(r->monitor, &o, budget, r->handler, r->ctx, &held);
 
         r->held = held;
         r->held_now = o.now;
@@ -221,12 +228,14 @@ void reader_drain_ring(struct reader *r, size_t i) {
 static bool drain_all(struct reader *r, bool all) {
         bool more = false;
         uint64_t n = 0;
+        size_t n_up;
+        const size_t *up = monitor_rings_up(r->monitor, &n_up);
 
         if (r->opts.order)
                 n = order_pass(r, all, true, &more);
         else
-                for (size_t i = 0; i < r->n_rings; i++)
-                        n += ring_drain(r, i, &more);
+                for (size_t k = 0; k < n_up; k++)
+                        n += ring_drain(r, up[k], &more);
         after_drain(r, more);
         return n > 0;
 }
@@ -343,9 +352,14 @@ static int on_release(sd_event_source *es, uint64_t usec, void *userdata) {
  * Returns whether a ring is left unarmed. */
 static bool tick_order(struct reader *r, bool *more) {
         bool armed = false, disarmed = false;
+        size_t n_up;
+        const size_t *up = monitor_rings_up(r->monitor, &n_up);
 
         (void) order_pass(r, false, true, more);
-        for (size_t i = 0; i < r->n_rings; i++) {
+        /* A ring that is down counts as armed. */
+        for (size_t k = 0; k < n_up; k++) {
+                size_t i = up[k];
+
                 if (r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
                     monitor_ring_n_pass(r->monitor, i) == 0 && monitor_ring_pending(r->monitor, i) == 0 &&
                     (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
@@ -362,6 +376,8 @@ static bool tick_order(struct reader *r, bool *more) {
 static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
         bool more = false, disarmed = false;
         uint64_t n, now, elapsed;
+        size_t n_up;
+        const size_t *up = monitor_rings_up(r->monitor, &n_up);
 
         if (sd_event_now(r->event, CLOCK_MONOTONIC, &now) < 0)
                 now = usec;
@@ -370,7 +386,8 @@ static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
         r->n_ticks++;
         if (r->opts.order)
                 disarmed = tick_order(r, &more);
-        for (size_t i = 0; !r->opts.order && i < r->n_rings; i++) {
+        for (size_t j = 0; !r->opts.order && j < n_up; j++) {
+                size_t i = up[j];
                 int k = ring_drain(r, i, &more);
 
                 if (k == 0 && r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
@@ -587,16 +604,19 @@ uint64_t reader_sweep(struct reader *r) {
         int enabled = SD_EVENT_OFF;
         bool more = false;
         uint64_t n = 0;
+        size_t n_up;
+        const size_t *up;
 
         if (!r)
                 return 0;
         (void) sd_event_source_get_enabled(r->timer, &enabled);
         if (enabled != SD_EVENT_OFF)
                 return 0;       /* ticking: it looks anyway */
+        up = monitor_rings_up(r->monitor, &n_up);
         if (r->opts.order)
                 n = order_pass(r, false, true, &more);
-        for (size_t i = 0; !r->opts.order && i < r->n_rings; i++)
-                n += ring_drain(r, i, &more);
+        for (size_t k = 0; !r->opts.order && k < n_up; k++)
+                n += ring_drain(r, up[k], &more);
         after_drain(r, more);
         if (n > 0) {
                 r->n_swept += n;

@@ -9,6 +9,7 @@
 #include "daemon.h"
 #include "replies.h"
 #include "follow.h"
+#include "hotplug.h"
 #include "evmon/async.h"
 #include "evmon/log.h"
 
@@ -82,7 +83,6 @@ static int ops_status(void *userdata, struct jbuf *line) {
                 .order_hold_us = (unsigned) daemon_reader_opts(d).hold_usec,
                 .order_releases = reader_n_releases(d->reader),
                 .n_events = d->n_events,
-                .n_cpus = n_rings,
         };
         int r;
 
@@ -107,14 +107,16 @@ static int ops_status(void *userdata, struct jbuf *line) {
                         .files = follow_n_attached(d->events[i]->follow),
                         .missing = follow_missing(d->events[i]->follow),
                 };
+        /* The present CPUs: a host's room for hot-added ones is no news. */
         for (size_t i = 0; i < n_rings; i++)
-                cpus[i] = (struct encode_status_cpu) {
-                        .cpu = monitor_ring_cpu(d->monitor, i),
-                        .lost = monitor_ring_lost(d->monitor, i),
-                        .malformed = monitor_ring_bad(d->monitor, i),
-                        .offline = !monitor_ring_up(d->monitor, i),
-                        .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
-                };
+                if (hotplug_cpu_listed(d, i))
+                        cpus[st.n_cpus++] = (struct encode_status_cpu) {
+                                .cpu = monitor_ring_cpu(d->monitor, i),
+                                .lost = monitor_ring_lost(d->monitor, i),
+                                .malformed = monitor_ring_bad(d->monitor, i),
+                                .offline = !monitor_ring_up(d->monitor, i),
+                                .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
+                        };
         if (d->ctx.table) {
                 status_context(d, &ctx);
                 st.context = &ctx;

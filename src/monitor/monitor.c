@@ -94,8 +94,10 @@ struct monitor {
         pid_t *pids;
         size_t n_pids;
 
-        struct perf_cpu *cpus;
+        struct perf_cpu *cpus;          /* one per possible CPU, ascending */
         size_t n_cpus;
+        size_t *up;                     /* the indexes of the rings that are up, ascending */
+        size_t n_up;
 
         struct handle *handles;         /* indexed by handle; a FREE one is taken again */
         size_t n_handles;
@@ -125,6 +127,17 @@ static void perf_cpu_done(struct perf_cpu *c) {
         c->canary = safe_close(c->canary);
         c->fd = safe_close(c->fd);
         c->armed = false;
+        c->n_pass = 0;
+}
+
+/* The list of rings that are up, after one came up or went down: what
+ * each drain walks, so that a host with hundreds of possible CPUs and a
+ * few present pays per look for those present only. */
+static void up_rebuild(struct monitor *m) {
+        m->n_up = 0;
+        for (size_t i = 0; i < m->n_cpus; i++)
+                if (m->cpus[i].fd >= 0)
+                        m->up[m->n_up++] = i;
 }
 
 static void handle_close_fds(struct handle *h) {
@@ -161,6 +174,7 @@ struct monitor *monitor_free(struct monitor *m) {
         for (size_t i = 0; i < m->n_cpus; i++)
                 perf_cpu_done(&m->cpus[i]);
         free(m->cpus);
+        free(m->up);
         free(m->heap);
 
         for (size_t i = 0; i < m->n_cgroups; i++)
@@ -355,24 +369,34 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
                 m->n_pids = opts->n_pids;
         }
 
-        /* A ring for every present CPU; one that is offline has none
-         * (perf_event_open() there is ENODEV) until monitor_cpu_up(). */
-        r = perf_cpu_list("present", &cpus, &n_cpus);
+        /* A ring slot for every possible CPU: one that is offline, or not
+         * even present (a vCPU a hypervisor may hot-add later), has no
+         * ring (perf_event_open() there is ENODEV) until monitor_cpu_up().
+         * The kernel fixes the possible CPUs at boot (ACPI's disabled
+         * processors count), and never brings one online outside them, so
+         * a slot is never missing and ring indexes never move. A slot
+         * costs about 300 bytes, and 16 per event and target; a drain
+         * walks the rings that are up only (up_rebuild()). Where there
+         * is no "possible" file, the present CPUs. */
+        r = perf_cpu_list("possible", &cpus, &n_cpus);
+        if (r < 0)
+                r = perf_cpu_list("present", &cpus, &n_cpus);
         if (r < 0)
                 return r;
         if (n_cpus == 0)
                 return -ENODEV;
 
         m->cpus = calloc(n_cpus, sizeof(*m->cpus));
+        m->up = calloc(n_cpus, sizeof(*m->up));
         m->heap = calloc(n_cpus, sizeof(*m->heap));
-        if (!m->cpus || !m->heap)
+        if (!m->cpus || !m->up || !m->heap)
                 return -ENOMEM;
         for (size_t i = 0; i < n_cpus; i++) {
                 m->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .fd = -1, .canary = -1 };
                 m->n_cpus++;
                 r = perf_cpu_open(m, &m->cpus[i]);
                 if (r == -ENODEV) {
-                        /* Offline (or gone offline just now). */
+                        /* Offline or not present (or gone just now). */
                         perf_cpu_done(&m->cpus[i]);
                         continue;
                 }
@@ -382,6 +406,7 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         }
         if (n_up == 0)
                 return -ENODEV;
+        up_rebuild(m);
 
         *ret = TAKE_PTR(m);
         return 0;
@@ -400,9 +425,12 @@ static int index_rebuild(struct monitor *m) {
         struct id_entry *index = NULL;
         size_t n = 0, k = 0;
 
+        /* The open ones only: a slot of a CPU that is down (every
+         * possible CPU has one) has no id. */
         for (size_t h = 0; h < m->n_handles; h++)
                 if (m->handles[h].state != HANDLE_FREE)
-                        n += m->handles[h].n;
+                        for (size_t i = 0; i < m->handles[h].n; i++)
+                                n += m->handles[h].ids[i] != 0;
 
         if (n > 0) {
                 index = calloc(n, sizeof(*index));
@@ -966,6 +994,7 @@ int monitor_cpu_down(struct monitor *m, size_t i) {
         }
         /* Events first: they write into the ring. */
         perf_cpu_done(&m->cpus[i]);
+        up_rebuild(m);
         (void) index_rebuild(m);
         retired_prune(m);
         return 0;
@@ -987,6 +1016,7 @@ int monitor_cpu_up(struct monitor *m, size_t i) {
                 perf_cpu_done(c);
                 return r;
         }
+        up_rebuild(m);
 
         /* Handles in the order they were added: a group's leader before
          * its members. One that fails stays closed on this CPU; the rest
@@ -1096,6 +1126,16 @@ bool monitor_ring_armed(const struct monitor *m, size_t i) {
 
 size_t monitor_n_rings(const struct monitor *m) {
         return m ? m->n_cpus : 0;
+}
+
+const size_t *monitor_rings_up(const struct monitor *m, size_t *ret_n) {
+        if (!m || !ret_n) {
+                if (ret_n)
+                        *ret_n = 0;
+                return NULL;
+        }
+        *ret_n = m->n_up;
+        return m->up;
 }
 
 int monitor_ring_fd(const struct monitor *m, size_t i) {
@@ -1378,12 +1418,12 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
         m->order_limit = o->now + o->hold_ns;
         d = (struct drain) { .m = m, .h = h, .ctx = ctx };
 
-        for (size_t i = 0; i < m->n_cpus; i++) {
+        /* A ring that is down writes nothing and bounds nothing. */
+        for (size_t k = 0; k < m->n_up; k++) {
+                size_t i = m->up[k];
                 struct perf_cpu *c = &m->cpus[i];
 
                 c->n_pass = 0;
-                if (c->fd < 0)
-                        continue;       /* down: writes nothing, bounds nothing */
                 c->head = ring_head(&c->ring);
                 c->pos = c->ring.page->data_tail;
                 if (order_peek(m, c)) {
@@ -1447,11 +1487,9 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
         }
         if (ret_held)
                 *ret_held = n_heap > 0 ? m->cpus[m->heap[0]].key : UINT64_MAX;
-        for (size_t i = 0; i < m->n_cpus; i++) {
-                struct perf_cpu *c = &m->cpus[i];
+        for (size_t k = 0; k < m->n_up; k++) {
+                struct perf_cpu *c = &m->cpus[m->up[k]];
 
-                if (c->fd < 0)
-                        continue;
                 ring_consume(&c->ring, c->pos);
                 c->seen = c->head;
         }

@@ -149,17 +149,30 @@ static struct monitor_source getppid_source(struct source *s) {
 
 static void test_count(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
+        _cleanup_(freep) int *possible = NULL;
         struct monitor_source src;
         struct source a = {};
         struct run run = {};
+        size_t n_possible = 0, n_up = 0;
+        const size_t *up;
         int h, online;
 
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         online = (int) sysconf(_SC_NPROCESSORS_ONLN);
-        assert_int_equal(monitor_n_rings(m), online);
-        for (size_t i = 0; i < monitor_n_rings(m); i++) {
+        /* A ring slot per possible CPU (a hot-added one has its slot);
+         * those online are up, and monitor_rings_up() lists them. */
+        assert_int_equal(perf_cpu_list("possible", &possible, &n_possible), 0);
+        assert_int_equal(monitor_n_rings(m), n_possible);
+        up = monitor_rings_up(m, &n_up);
+        assert_int_equal(n_up, online);
+        for (size_t i = 0, k = 0; i < monitor_n_rings(m); i++) {
+                assert_int_equal(monitor_ring_cpu(m, i), possible[i]);
+                if (monitor_ring_fd(m, i) == -ENODEV) {
+                        assert_false(monitor_ring_up(m, i));
+                        continue;
+                }
                 assert_true(monitor_ring_fd(m, i) >= 0);
-                assert_true(monitor_ring_cpu(m, i) >= 0);
+                assert_true(k < n_up && up[k++] == i);
         }
         assert_int_equal(monitor_ring_fd(m, monitor_n_rings(m)), -EINVAL);
 
@@ -900,6 +913,8 @@ static void test_cpu_down_up(void **state) {
         struct run run = {};
         cpu_set_t saved, one;
         char filter[64];
+        const size_t *up;
+        size_t n_up, k;
         int h, cpu;
 
         opts.doorbell = true;
@@ -925,9 +940,16 @@ static void test_cpu_down_up(void **state) {
         drain_all(m, &run);
         assert_int_equal(a.n, N);
 
-        /* Down: no ring, nothing captured, as good as armed. */
+        /* Down: no ring, nothing captured, as good as armed, not among
+         * the rings up. */
+        n_up = 0;
+        (void) monitor_rings_up(m, &n_up);
         assert_int_equal(monitor_cpu_down(m, 0), 0);
         assert_false(monitor_ring_up(m, 0));
+        up = monitor_rings_up(m, &k);
+        assert_int_equal(k, n_up - 1);
+        for (size_t j = 0; j < k; j++)
+                assert_true(up[j] != 0);
         assert_false(monitor_ring_alive(m, 0));
         assert_int_equal(monitor_ring_fd(m, 0), -ENODEV);
         assert_int_equal(monitor_ring_n_doorbells(m, 0), 0);
@@ -939,6 +961,9 @@ static void test_cpu_down_up(void **state) {
         /* Up: the event is back, filtered and enabled, with a doorbell. */
         assert_int_equal(monitor_cpu_up(m, 0), 0);
         assert_true(monitor_ring_up(m, 0));
+        up = monitor_rings_up(m, &k);
+        assert_int_equal(k, n_up);
+        assert_int_equal(up[0], 0);
         assert_true(monitor_ring_fd(m, 0) >= 0);
         assert_true(monitor_ring_n_doorbells(m, 0) > 0);
         assert_true(monitor_doorbells_cover(m));
