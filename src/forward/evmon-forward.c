@@ -47,6 +47,16 @@
  * count once within the stream's duplicate window). */
 #define ACK_TIMEOUT_MS 3000
 #define RETRY_BACKOFF_MS 250
+/* After the stream refused a publish (a JetStream error: discard new at
+ * its limits, ...), one publish at a time, this far apart, until it takes
+ * one: what waits is resent once, not the whole window four times a
+ * second. */
+#define REFUSED_BACKOFF_MS 1000
+/* A refusal is logged at once, and every this long while it lasts; "no
+ * responders" (no stream took the subject) only when it lasts this long,
+ * since a leader election gives it for a few seconds. */
+#define REFUSAL_LOG_MS 30000
+#define NO_RESPONDERS_LOG_MS 10000
 #define EVMOND_RETRY_MS 500
 
 static const char *arg_socket;
@@ -106,6 +116,13 @@ struct fwd {
         bool sleeping, woken;
         int wake_fd;
         bool jetstream;
+        /* Publishes failing (a JetStream error or no responders) since
+         * REFUSED_SINCE, REFUSALS of them, the last one said in REFUSAL;
+         * until one is stored again one publish is out at a time. */
+        bool refusing, refusal_js;
+        int64_t refused_since;
+        uint64_t refusals;
+        char refusal[256];
 
         /* main thread only */
         natsConnection *nc;
@@ -128,6 +145,7 @@ struct fwd {
         bool stream_ready;
         int64_t stream_retry_at;
         bool big_said;
+        int64_t refusal_said_at;        /* 0: the current refusal not logged yet */
 };
 
 static void fwd_wake_locked(struct fwd *f) {
@@ -155,6 +173,27 @@ static void fwd_advance_locked(struct fwd *f) {
                 fwd_wake_locked(f);
 }
 
+/* What a failed acknowledgement says, for the log: JetStream's
+ * {"error":{"code":…,"err_code":…,"description":…}}, or no responders. */
+static void ack_refusal_text(natsMsg *msg, char *buf, size_t size) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_object *err, *desc, *code;
+
+        if (natsMsg_IsNoResponders(msg)) {
+                snprintf(buf, size, "no responders on %s: no stream takes the subject (is stream %s there, with "
+                         "subjects evmon.>?), or its leader is being elected", natsMsg_GetSubject(msg), arg_stream);
+                return;
+        }
+        o = json_tokener_parse(natsMsg_GetData(msg) ?: "");
+        if (o && json_object_object_get_ex(o, "error", &err) && json_object_object_get_ex(err, "description", &desc)) {
+                if (json_object_object_get_ex(err, "err_code", &code))
+                        snprintf(buf, size, "%s (JetStream error %d)", json_object_get_string(desc), json_object_get_int(code));
+                else
+                        snprintf(buf, size, "%s", json_object_get_string(desc));
+        } else
+                snprintf(buf, size, "%.200s", natsMsg_GetData(msg) ?: "(an empty reply)");
+}
+
 /* A JetStream publish acknowledgement (or its failure), as the reply to
  * INBOX.SEQ: {"stream":…,"seq":N[,"duplicate":true]}, {"error":{…}}, or
  * a "no responders" status when no server serves the stream's subjects
@@ -163,7 +202,9 @@ static void on_ack(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
         struct fwd *f = userdata;
         const char *subj = natsMsg_GetSubject(msg), *dot = strrchr(subj, '.');
         const char *data = natsMsg_GetData(msg);
-        bool ok = !natsMsg_IsNoResponders(msg) && data && !strstr(data, "\"error\"");
+        bool no_responders = natsMsg_IsNoResponders(msg);
+        bool ok = !no_responders && data && !strstr(data, "\"error\"");
+        char refusal[256] = "";
         uint64_t seq;
 
         if (!dot) {
@@ -171,6 +212,8 @@ static void on_ack(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
                 return;
         }
         seq = strtoull(dot + 1, NULL, 10);
+        if (!ok)
+                ack_refusal_text(msg, refusal, sizeof(refusal));
         pthread_mutex_lock(&f->lock);
         if (seq >= f->q.head_seq && seq < f->send_seq) {
                 unsigned s = (unsigned) (seq & (f->window - 1));
@@ -178,11 +221,21 @@ static void on_ack(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
                 if (f->slot_seq[s] == seq) {
                         if (ok) {
                                 f->slot_state[s] = SLOT_ACKED;
+                                f->refusing = false;
                                 fwd_advance_locked(f);
-                        } else if (!f->retry) {
-                                f->retry = true;
-                                f->retry_at = now_ms() + RETRY_BACKOFF_MS;
-                                fwd_wake_locked(f);
+                        } else {
+                                if (!f->refusing) {
+                                        f->refusing = true;
+                                        f->refused_since = now_ms();
+                                }
+                                f->refusals++;
+                                f->refusal_js = !no_responders;
+                                snprintf(f->refusal, sizeof(f->refusal), "%s", refusal);
+                                if (!f->retry) {
+                                        f->retry = true;
+                                        f->retry_at = now_ms() + (no_responders ? RETRY_BACKOFF_MS : REFUSED_BACKOFF_MS);
+                                        fwd_wake_locked(f);
+                                }
                         }
                 }
         }
@@ -279,7 +332,7 @@ static void fwd_report_dropped(struct fwd *f) {
         if (f->dropped == 0)
                 return;
         if (encode_forwarder_dropped(&line, f->dropped) == 0 && fwd_say(f, &line) == 0) {
-                log_warning("%" PRIu64 " lines did not fit in the buffer and were dropped (said in a dropped line)", f->dropped);
+                log_warning("%" PRIu64 " lines did not fit in the buffer and were dropped (queued a dropped line saying so)", f->dropped);
                 f->dropped = 0;
         }
 }
@@ -422,6 +475,38 @@ static void evmond_read(struct fwd *f) {
         }
 }
 
+/* Logs that the stream refuses publishes (at once for a JetStream error,
+ * after NO_RESPONDERS_LOG_MS for no responders; again every
+ * REFUSAL_LOG_MS), and that it takes them again. */
+static void fwd_report_refusal(struct fwd *f) {
+        char refusal[256];
+        bool refusing, js;
+        int64_t since, now = now_ms();
+        uint64_t n;
+
+        pthread_mutex_lock(&f->lock);
+        refusing = f->refusing;
+        js = f->refusal_js;
+        since = f->refused_since;
+        n = f->refusals;
+        snprintf(refusal, sizeof(refusal), "%s", f->refusal);
+        pthread_mutex_unlock(&f->lock);
+
+        if (!refusing) {
+                if (f->refusal_said_at > 0)
+                        log_info("stream %s takes lines again", arg_stream);
+                f->refusal_said_at = 0;
+                return;
+        }
+        if (f->refusal_said_at > 0 ? now - f->refusal_said_at < REFUSAL_LOG_MS
+                                   : now - since < (js ? 0 : NO_RESPONDERS_LOG_MS))
+                return;
+        log_warning("stream %s refuses lines for %" PRId64 " s (%" PRIu64 " refusals in all): %s; trying again one line "
+                    "at a time, lines wait in the buffer (--buffer-mib %zu) and what does not fit is dropped and counted",
+                    arg_stream, (now - since) / 1000, n, refusal, arg_buffer_mib);
+        f->refusal_said_at = now;
+}
+
 /* Publishes what the in-flight window allows. */
 static void fwd_publish(struct fwd *f) {
         int64_t now = now_ms();
@@ -439,7 +524,8 @@ static void fwd_publish(struct fwd *f) {
                 f->send_pos = f->q.head;
                 f->send_seq = f->q.head_seq;
         }
-        while (f->connected && !f->retry && f->send_seq - f->q.head_seq < f->window) {
+        /* While the stream refuses, one publish at a time. */
+        while (f->connected && !f->retry && f->send_seq - f->q.head_seq < (f->refusing ? 1 : f->window)) {
                 struct queue_rec rec;
                 uint64_t seq;
                 unsigned s;
@@ -669,6 +755,8 @@ static int run_forward(void) {
                 }
                 if (f.stream_ready)
                         fwd_publish(&f);
+                if (f.jetstream)
+                        fwd_report_refusal(&f);
 
                 pthread_mutex_lock(&f.lock);
                 busy = queue_count(&f.q) > 0 || f.retry || f.evmond_fd < 0;

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""evmon-forward against faults of a real three-node nats-server cluster
+(loopback ports), counted: events made by a workload whose pid evmond's
+kernel filter names, lines stored in the stream (the servers' /jsz and
+the reader), and what the forwarder said it dropped.
+
+Scenarios (each on a cluster and stream of its own):
+
+refused: a stream at its max_msgs with discard new refuses publishes:
+   the forwarder logs the refusal (the stream, JetStream's words) instead
+   of resending its whole window four times a second without a word, and
+   once the limit is raised every line is either stored or counted in a
+   dropped line: stored + dropped = made.
+
+Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
+(root, tracefs and nats-server, else 77)."""
+
+import json
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import natsfix as nf  # noqa: E402
+
+STREAM = "EVMONFAULTS"
+GETPPID = "syscalls:sys_enter_getppid"
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def said(p, pattern):
+    """The first match of PATTERN in what process P logged, or None."""
+    return re.search(pattern, open(p.log, errors="replace").read())
+
+
+def stream_create(cluster, **config):
+    cfg = dict({"name": STREAM, "subjects": ["evmon.>"], "retention": "limits", "storage": "file",
+                "num_replicas": 3, "duplicate_window": 120 * 10**9}, **config)
+    ack = nf.js_publish(cluster.url(0), f"$JS.API.STREAM.CREATE.{STREAM}", "create", json.dumps(cfg).encode())
+    assert "error" not in ack, ack
+    return cfg
+
+
+def stream_update(cluster, cfg):
+    ack = nf.js_publish(cluster.url(0), f"$JS.API.STREAM.UPDATE.{STREAM}", "update", json.dumps(cfg).encode())
+    assert "error" not in ack, ack
+
+
+def stored(cluster):
+    s = cluster.stream(STREAM)
+    return s["state"]["messages"] if s else 0
+
+
+class Setup:
+    """A cluster, a workload and an evmond that sees the workload's
+    getppid calls only (the kernel filters on its pid)."""
+
+    def __init__(self, procs, build):
+        self.procs, self.build = procs, build
+        self.cluster = nf.Cluster(procs)
+        self.cluster.start()
+        self.url = self.cluster.url()
+        self.work = nf.Workload(procs)
+        self.evmond = nf.Evmond(procs, "evmond", build, {"events": [
+            {"tracepoint": GETPPID, "filter": f"common_pid == {self.work.pid}"}]})
+        self.evmond.start()
+
+    def forwarder(self, name, host, *args):
+        return nf.forwarder(self.procs, self.build, name, self.evmond, self.url, host, "--stream", STREAM, *args)
+
+    def tally(self, host):
+        """(getppid events stored, the forwarder's dropped counts, evmond's
+        own lost/dropped counts) of HOST in the stream."""
+        lines = nf.read_stream(self.build, self.url, STREAM, host)
+        events = [l for l in lines if l.get("type") == "event" and l.get("event") == GETPPID]
+        keys = {(l["cpu"], l["ts"]) for l in events}
+        assert len(keys) == len(events), f"{len(events) - len(keys)} events stored twice"
+        dropped = sum(l["count"] for l in lines if l.get("type") == "dropped" and l.get("source") == "evmon-forward")
+        other = sum(l.get("count", 0) for l in lines
+                    if l.get("type") in ("lost", "dropped") and l.get("source") != "evmon-forward")
+        return len(events), dropped, other
+
+
+def scenario_refused(procs, build):
+    s = Setup(procs, build)
+    cfg = stream_create(s.cluster, max_msgs=100, discard="new")
+    made = 5000
+    fwd = s.forwarder("forward-refused", "refused", "--buffer-mib", "1")
+    nf.wait_for("the stream's first lines", lambda: stored(s.cluster) > 0, timeout=60)
+    s.work.run(made)
+    nf.wait_for("the forwarder's log line about the refusal",
+                lambda: said(fwd, r"stream EVMONFAULTS refuses lines .*maximum messages exceeded"), timeout=30)
+    time.sleep(3)   # refused for a while, its buffer full
+    assert stored(s.cluster) == 100, stored(s.cluster)
+    log("stream at max_msgs 100 (discard new): the forwarder logged the refusal")
+    cfg["max_msgs"] = -1
+    stream_update(s.cluster, cfg)
+    nf.wait_for("stored + dropped to reach the workload's count",
+                lambda: sum(s.tally("refused")[:2]) >= made, timeout=120, every=2)
+    time.sleep(2)
+    events, dropped, other = s.tally("refused")
+    assert other == 0, f"evmond reported {other} lost/dropped"
+    assert dropped > 0, f"nothing dropped: a 1 MiB buffer does not hold {made} lines"
+    assert events + dropped == made, f"stored {events} + dropped {dropped} != made {made}"
+    assert said(fwd, "stream EVMONFAULTS takes lines again"), "no log line saying the stream takes lines again"
+    total = stored(s.cluster)
+    assert procs.stop(fwd) == 0
+    published = int(said(fwd, r"published (\d+) lines").group(1))
+    # Each line is stored once; the window of 1,024 was out when the
+    # stream began to refuse, then one at a time.
+    assert published <= total + 1024 + 100, f"{published} publishes for {total} lines stored: resent without pause"
+    log(f"limit raised: made {made}, stored {events}, dropped {dropped} (said in dropped lines); "
+        f"{published} publishes for {total} lines stored")
+
+
+SCENARIOS = {"refused": scenario_refused}
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("EVMON_BUILD_ROOT", ".")
+    names = sys.argv[2:] or list(SCENARIOS)
+    nf.require(("syscalls/sys_enter_getppid",))
+    for name in names:
+        procs = nf.Procs(f"nats-faults-{name}-")
+        ok = False
+        try:
+            log(f"---- {name}")
+            SCENARIOS[name](procs, build)
+            ok = True
+        finally:
+            if not ok:
+                for f in sorted(os.listdir(procs.dir)):
+                    if f.endswith(".log"):
+                        text = open(os.path.join(procs.dir, f), errors="replace").read()
+                        print(f"---- {f} (last 3000 bytes)\n{text[-3000:]}")
+            procs.cleanup()
+
+
+if __name__ == "__main__":
+    main()
