@@ -374,10 +374,12 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
                 p = json_put_u64(p, s->cpu);
         }
         if (s->sample_type & PERF_SAMPLE_TID) {
+                /* Signed, as perf prints them: the kernel gives -1 for a
+                 * task past its exit (perf_event_pid_type()). */
                 p = json_put_literal(p, KEY_PID);
-                p = json_put_u64(p, s->pid);
+                p = json_put_i64(p, (int32_t) s->pid);
                 p = json_put_literal(p, KEY_TID);
-                p = json_put_u64(p, s->tid);
+                p = json_put_i64(p, (int32_t) s->tid);
         }
         if (ctx)
                 p = encode_context_put(p, ctx);

@@ -84,11 +84,18 @@ static char *put_cpumode(char *p, uint16_t misc) {
         return put_name(p, cpumode_names, ELEMENTSOF(cpumode_names), misc & PERF_RECORD_MISC_CPUMODE_MASK);
 }
 
+/* Pids and tids are signed, as perf prints them: -1 for a task past its
+ * exit (the kernel's perf_event_pid_type()) and for the kernel's own maps
+ * in perf's synthesized records (HOST_KERNEL_ID). */
+static char *put_pid(char *p, uint32_t v) {
+        return json_put_i64(p, (int32_t) v);
+}
+
 static char *put_pid_tid(char *p, uint32_t pid, uint32_t tid) {
         p = json_put_key1(p, "pid");
-        p = json_put_u64(p, pid);
+        p = put_pid(p, pid);
         p = json_put_key(p, "tid");
-        return json_put_u64(p, tid);
+        return put_pid(p, tid);
 }
 
 static char *put_mmap2(char *p, const struct perf_record *r) {
@@ -161,13 +168,13 @@ static char *put_fields(char *p, const struct perf_event_header *h, const struct
         case PERF_RECORD_EXIT:
         case PERF_RECORD_FORK:
                 p = json_put_key1(p, "pid");
-                p = json_put_u64(p, r->task.pid);
+                p = put_pid(p, r->task.pid);
                 p = json_put_key(p, "ppid");
-                p = json_put_u64(p, r->task.ppid);
+                p = put_pid(p, r->task.ppid);
                 p = json_put_key(p, "tid");
-                p = json_put_u64(p, r->task.tid);
+                p = put_pid(p, r->task.tid);
                 p = json_put_key(p, "ptid");
-                p = json_put_u64(p, r->task.ptid);
+                p = put_pid(p, r->task.ptid);
                 p = json_put_key(p, "time");
                 return json_put_u64(p, r->task.time);
 
@@ -214,9 +221,9 @@ static char *put_fields(char *p, const struct perf_event_header *h, const struct
 
         case PERF_RECORD_SWITCH_CPU_WIDE:
                 p = json_put_key1(p, "next_prev_pid");
-                p = json_put_u64(p, r->switch_cpu_wide.next_prev_pid);
+                p = put_pid(p, r->switch_cpu_wide.next_prev_pid);
                 p = json_put_key(p, "next_prev_tid");
-                p = json_put_u64(p, r->switch_cpu_wide.next_prev_tid);
+                p = put_pid(p, r->switch_cpu_wide.next_prev_tid);
                 *p++ = ',';
                 __attribute__((fallthrough));
         case PERF_RECORD_SWITCH:
@@ -366,9 +373,9 @@ int encode_record(struct jbuf *b, const struct perf_event_header *h, const struc
         }
         if (t & PERF_SAMPLE_TID) {
                 p = json_put_key(p, "pid");
-                p = json_put_u64(p, rec->sid.pid);
+                p = put_pid(p, rec->sid.pid);
                 p = json_put_key(p, "tid");
-                p = json_put_u64(p, rec->sid.tid);
+                p = put_pid(p, rec->sid.tid);
         }
         if (t & PERF_SAMPLE_ID) {
                 p = json_put_key(p, "id");

@@ -406,7 +406,64 @@ def evmonctl(name, path, lines, stdin=False):
     samples = sum(1 for o in out if o["type"] == "event")
     if samples != lines[-2]["counts"].get("SAMPLE", 0):
         fail("%s: %d event lines for %d samples" % (name, samples, lines[-2]["counts"].get("SAMPLE", 0)))
+    # Each event line's task as perf prints it: signed (-1 past its exit).
+    signed = lambda v: v - (1 << 32) if v >= 1 << 31 else v
+    for o, s in zip((o for o in out if o["type"] == "event"), (l["sample"] for l in lines if "sample" in l)):
+        if "pid" in o and (o["ts"], o["pid"], o["tid"]) != (s["time"], signed(s["pid"]), signed(s["tid"])):
+            fail("%s: event line %s at %d, the sample is %d/%d at %d" % (name, (o["pid"], o["tid"]), o["ts"],
+                                                                        s["pid"], s["tid"], s["time"]))
+            break
     return out
+
+
+def perf_task_records(path):
+    """perf script's COMM, FORK, EXIT, MMAP and MMAP2 lines, as tuples of
+    what they print (util/event.c perf_event__fprintf_*)."""
+    out = run(["perf", "script", "-i", path, "--show-task-events", "--show-mmap-events",
+               "-F", "pid"]).stdout.decode(errors="surrogateescape")
+    recs = []
+    for line in out.splitlines():
+        m = re.search(r"PERF_RECORD_(COMM|FORK|EXIT|MMAP2?)(.*)$", line)
+        if not m:
+            continue
+        kind, rest = m.groups()
+        if kind == "COMM":
+            c = re.match(r"( exec)?: (.*):(-?\d+)/(-?\d+)$", rest)
+            recs.append(("comm", c.group(2), int(c.group(3)), int(c.group(4)), bool(c.group(1))))
+        elif kind in ("FORK", "EXIT"):
+            c = re.match(r"\((-?\d+):(-?\d+)\):\((-?\d+):(-?\d+)\)", rest)
+            recs.append((kind.lower(),) + tuple(int(x) for x in c.groups()))
+        else:
+            c = re.match(r" (-?\d+)/(-?\d+): \[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ (0x[0-9a-f]+|0)[^\]]*\]: \S+ (.*)$",
+                         rest)
+            recs.append((kind.lower(), int(c.group(1)), int(c.group(2)), int(c.group(3), 16),
+                         int(c.group(4), 16), int(c.group(5), 16), c.group(6)))
+    return recs
+
+
+def task_records(name, path, out):
+    """evmonctl decode --all's comm, fork, exit, mmap and mmap2 lines hold
+    what perf script prints of them, in perf's order (pids signed: the
+    kernel's maps are -1's)."""
+    ours = []
+    for o in out:
+        if o["type"] != "record" or o["record"] not in ("comm", "fork", "exit", "mmap", "mmap2"):
+            continue
+        f = o["fields"]
+        if o["record"] == "comm":
+            ours.append(("comm", f["comm"], f["pid"], f["tid"], f["exec"]))
+        elif o["record"] in ("fork", "exit"):
+            ours.append((o["record"], f["pid"], f["tid"], f["ppid"], f["ptid"]))
+        else:
+            ours.append((o["record"], f["pid"], f["tid"], int(f["addr"], 16), f["len"], f["pgoff"],
+                         f["filename"]))
+    theirs = perf_task_records(path)
+    if len(ours) != len(theirs):
+        return fail("%s: %d comm/fork/exit/mmap records, perf script shows %d" % (name, len(ours), len(theirs)))
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        if a != b:
+            return fail("%s: task/map record %d: ours %s, perf script %s" % (name, i, a, b))
+    print("%s: %d comm/fork/exit/mmap records agree with perf script" % (name, len(ours)), flush=True)
 
 
 def damage(name, path, rnd):
@@ -512,6 +569,8 @@ def main():
             if lines:
                 header_check(name, path, lines[0]["header"])
                 out = evmonctl(name, path, lines)
+                if out and how != "stat":
+                    task_records(name, path, out)
                 if how == "pipe" and out and evmonctl(name, path, lines, stdin=True) != out:
                     fail("pipe: evmonctl decode - reads standard input other than the file")
                 if how == "threads":
