@@ -185,14 +185,17 @@ static void present_check(struct daemon *d) {
 
                 d->cpu_present[i] = now_present[i];
                 /* Changes only, from a list read before (not the first
-                 * read after a failed one), and none for a CPU whose
-                 * events are open (online is present). */
-                if (now_present[i] == was || !d->cpus_present_known || monitor_ring_up(d->monitor, i))
+                 * read after a failed one). A CPU removed while its
+                 * events are open has them closed below (it is offline). */
+                if (now_present[i] == was || !d->cpus_present_known)
                         continue;
                 if (!now_present[i]) {
                         log_notice("CPU %d was removed (no longer present)", cpu);
                         continue;
                 }
+                /* Online is present: its events are open, nothing to do. */
+                if (monitor_ring_up(d->monitor, i))
+                        continue;
                 /* It was absent at that read, and is not online now
                  * (its ring would be up) or came online after the last
                  * look's list (which did not have it): nothing ran on

@@ -17,6 +17,9 @@
 #     window covers the time it was online before evmond took it in.
 #  3. One more CPU hot-added and brought online at once (within one
 #     tick): the same, in one look.
+#  4. That CPU hot-removed (device_del; the guest takes it offline and
+#     away): evmond closes its events and logs both, status and metrics
+#     list it no more, and the other CPUs' events go on.
 #
 # Prints PASS/FAIL lines and exits 1 when any check failed.
 
@@ -229,6 +232,31 @@ else
                        [ '$since' -le $((t_on + 10000000)) ] && [ '$until' -ge $((t_on - 10000000)) ]"
         echo "status: $(status two)"
         check "status lists cpus 0, $cpu and $cpu2 ($(status_cpus two))" [ "$(status_cpus two)" = "0 $cpu $cpu2" ]
+fi
+# ---- 4. hot-removed --------------------------------------------------------------
+
+if [ -n "$cpu2" ]; then
+        # vm-run names the Nth CPU it adds evmon-cpuN; the guest's ACPI
+        # eject takes the CPU offline, then away (its pinned load moves).
+        echo 'EVMON-VM-QMP {"execute":"device_del","arguments":{"id":"evmon-cpu2"}}'
+        i=0
+        while [ -e $SYS/cpu$cpu2 ] && [ $i -lt 300 ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+        t_del=$(now_ns)
+        echo "after device_del: present $(cat $SYS/present), online $(cat $SYS/online)"
+        check "QEMU's device_del took cpu$cpu2 away" [ ! -e $SYS/cpu$cpu2 ]
+        sleep 3
+        t_end=$(now_ns)
+        echo "status: $(status removed)"
+        check "status lists cpus 0 and $cpu only again ($(status_cpus removed))" [ "$(status_cpus removed)" = "0 $cpu" ]
+        metrics_fresh
+        check "the metrics no longer list cpu $cpu2" sh -c "! grep -q 'cpu=\"$cpu2\"' $W/evmon.prom"
+        check "evmond logged cpu $cpu2 going offline and away" \
+                sh -c "grep -q 'CPU $cpu2 went offline' $W/evmond.log && grep -q 'CPU $cpu2 was removed' $W/evmond.log"
+        after1=$(count_cpu_events $cpu $t_del $t_end $W/watch.json)
+        check "events of cpu $cpu keep coming after cpu $cpu2 went ($after1)" [ "$after1" -gt 0 ]
 fi
 echo "$(count_type event $W/watch.json) event lines, $(count_type gap $W/watch.json) gap lines, $(count_type lost $W/watch.json) lost lines"
 grep '"type":"gap"' $W/watch.json | sed 's/^/  /'
