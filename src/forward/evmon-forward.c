@@ -123,6 +123,12 @@ struct fwd {
         int64_t refused_since;
         uint64_t refusals;
         char refusal[256];
+        /* Lines NATS will never take (larger than the server's
+         * max_payload or the stream's max message size): taken off the
+         * queue like acknowledged ones; the main thread counts them
+         * dropped. */
+        uint64_t too_big[2];            /* over max_payload, over the stream's max message size */
+        size_t too_big_len;
 
         /* main thread only */
         natsConnection *nc;
@@ -146,6 +152,7 @@ struct fwd {
         int64_t stream_retry_at;
         bool big_said;
         int64_t refusal_said_at;        /* 0: the current refusal not logged yet */
+        int64_t too_big_said_at[2];
 };
 
 static void fwd_wake_locked(struct fwd *f) {
@@ -174,24 +181,39 @@ static void fwd_advance_locked(struct fwd *f) {
 }
 
 /* What a failed acknowledgement says, for the log: JetStream's
- * {"error":{"code":…,"err_code":…,"description":…}}, or no responders. */
-static void ack_refusal_text(natsMsg *msg, char *buf, size_t size) {
+ * {"error":{"code":…,"err_code":…,"description":…}}, or no responders.
+ * Returns JetStream's err_code, or 0. */
+static int ack_refusal_text(natsMsg *msg, char *buf, size_t size) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *err, *desc, *code;
 
         if (natsMsg_IsNoResponders(msg)) {
                 snprintf(buf, size, "no responders on %s: no stream takes the subject (is stream %s there, with "
                          "subjects evmon.>?), or its leader is being elected", natsMsg_GetSubject(msg), arg_stream);
-                return;
+                return 0;
         }
         o = json_tokener_parse(natsMsg_GetData(msg) ?: "");
         if (o && json_object_object_get_ex(o, "error", &err) && json_object_object_get_ex(err, "description", &desc)) {
-                if (json_object_object_get_ex(err, "err_code", &code))
+                if (json_object_object_get_ex(err, "err_code", &code)) {
                         snprintf(buf, size, "%s (JetStream error %d)", json_object_get_string(desc), json_object_get_int(code));
-                else
-                        snprintf(buf, size, "%s", json_object_get_string(desc));
+                        return json_object_get_int(code);
+                }
+                snprintf(buf, size, "%s", json_object_get_string(desc));
         } else
                 snprintf(buf, size, "%.200s", natsMsg_GetData(msg) ?: "(an empty reply)");
+        return 0;
+}
+
+/* A line NATS will never take: off the queue as if acknowledged, counted
+ * dropped by the main thread. Locked. */
+static void fwd_too_big_locked(struct fwd *f, unsigned s, bool stream, size_t len) {
+        if (f->slot_state[s] == SLOT_ACKED)
+                return;
+        f->slot_state[s] = SLOT_ACKED;
+        f->too_big[stream]++;
+        if (!stream)
+                f->too_big_len = len;
+        fwd_advance_locked(f);
 }
 
 /* A JetStream publish acknowledgement (or its failure), as the reply to
@@ -205,6 +227,7 @@ static void on_ack(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
         bool no_responders = natsMsg_IsNoResponders(msg);
         bool ok = !no_responders && data && !strstr(data, "\"error\"");
         char refusal[256] = "";
+        int jerr = 0;
         uint64_t seq;
 
         if (!dot) {
@@ -213,7 +236,7 @@ static void on_ack(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
         }
         seq = strtoull(dot + 1, NULL, 10);
         if (!ok)
-                ack_refusal_text(msg, refusal, sizeof(refusal));
+                jerr = ack_refusal_text(msg, refusal, sizeof(refusal));
         pthread_mutex_lock(&f->lock);
         if (seq >= f->q.head_seq && seq < f->send_seq) {
                 unsigned s = (unsigned) (seq & (f->window - 1));
@@ -223,6 +246,10 @@ static void on_ack(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
                                 f->slot_state[s] = SLOT_ACKED;
                                 f->refusing = false;
                                 fwd_advance_locked(f);
+                        } else if (jerr == JSStreamMessageExceedsMaximumErr) {
+                                /* Sent again, it would be refused again,
+                                 * and hold up every line after it. */
+                                fwd_too_big_locked(f, s, true, 0);
                         } else {
                                 if (!f->refusing) {
                                         f->refusing = true;
@@ -332,7 +359,7 @@ static void fwd_report_dropped(struct fwd *f) {
         if (f->dropped == 0)
                 return;
         if (encode_forwarder_dropped(&line, f->dropped) == 0 && fwd_say(f, &line) == 0) {
-                log_warning("%" PRIu64 " lines did not fit in the buffer and were dropped (queued a dropped line saying so)", f->dropped);
+                log_warning("%" PRIu64 " lines dropped (see above): queued a dropped line saying so", f->dropped);
                 f->dropped = 0;
         }
 }
@@ -507,6 +534,37 @@ static void fwd_report_refusal(struct fwd *f) {
         f->refusal_said_at = now;
 }
 
+/* Counts the lines NATS will never take as dropped (said in a dropped
+ * line like any other) and logs them, at most every REFUSAL_LOG_MS. */
+static void fwd_count_too_big(struct fwd *f) {
+        uint64_t n[2];
+        size_t len;
+        int64_t now = now_ms();
+
+        pthread_mutex_lock(&f->lock);
+        memcpy(n, f->too_big, sizeof(n));
+        len = f->too_big_len;
+        memset(f->too_big, 0, sizeof(f->too_big));
+        pthread_mutex_unlock(&f->lock);
+        for (int stream = 0; stream < 2; stream++) {
+                if (n[stream] == 0)
+                        continue;
+                f->dropped += n[stream];
+                f->dropped_total += n[stream];
+                if (f->too_big_said_at[stream] > 0 && now - f->too_big_said_at[stream] < REFUSAL_LOG_MS)
+                        continue;
+                if (!stream)
+                        log_warning("a line of %zu bytes is larger than the NATS server takes (max_payload %" PRId64
+                                    " bytes); dropped and counted (%" PRIu64 " such lines since the last report)",
+                                    len, natsConnection_GetMaxPayload(f->nc), n[stream]);
+                else
+                        log_warning("stream %s refuses a line larger than its max message size (JetStream error %d); "
+                                    "dropped and counted (%" PRIu64 " such lines since the last report)",
+                                    arg_stream, JSStreamMessageExceedsMaximumErr, n[stream]);
+                f->too_big_said_at[stream] = now;
+        }
+}
+
 /* Publishes what the in-flight window allows. */
 static void fwd_publish(struct fwd *f) {
         int64_t now = now_ms();
@@ -537,6 +595,10 @@ static void fwd_publish(struct fwd *f) {
                         break;
                 seq = f->send_seq++;
                 s = (unsigned) (seq & (f->window - 1));
+                /* Sent again from the head: one acknowledged already
+                 * (or taken off as too large) is not sent again. */
+                if (f->slot_seq[s] == seq && f->slot_state[s] == SLOT_ACKED)
+                        continue;
                 f->slot_seq[s] = seq;
                 f->slot_state[s] = SLOT_SENT;
                 f->slot_sent[s] = now;
@@ -556,6 +618,11 @@ static void fwd_publish(struct fwd *f) {
                         st = natsConnection_Publish(f->nc, rec.subject, rec.data, (int) rec.len);
 
                 pthread_mutex_lock(&f->lock);
+                if (st == NATS_MAX_PAYLOAD) {
+                        /* Larger than the server takes: never sent. */
+                        fwd_too_big_locked(f, s, false, rec.len);
+                        continue;
+                }
                 if (st != NATS_OK) {
                         f->retry = true;
                         f->retry_at = now + RETRY_BACKOFF_MS;
@@ -757,6 +824,7 @@ static int run_forward(void) {
                         fwd_publish(&f);
                 if (f.jetstream)
                         fwd_report_refusal(&f);
+                fwd_count_too_big(&f);
 
                 pthread_mutex_lock(&f.lock);
                 busy = queue_count(&f.q) > 0 || f.retry || f.evmond_fd < 0;

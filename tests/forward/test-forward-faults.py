@@ -13,12 +13,20 @@ refused: a stream at its max_msgs with discard new refuses publishes:
    once the limit is raised every line is either stored or counted in a
    dropped line: stored + dropped = made.
 
+too-big: a line larger than the stream's max message size (JetStream
+   refuses it) and one larger than the servers' max_payload (libnats
+   refuses to send it) are dropped, counted and logged, and the lines
+   after them are stored; each held up every line after it for good,
+   without a word.
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import time
 
@@ -60,14 +68,17 @@ class Setup:
     """A cluster, a workload and an evmond that sees the workload's
     getppid calls only (the kernel filters on its pid)."""
 
-    def __init__(self, procs, build):
+    def __init__(self, procs, build, nats_conf="", events=()):
         self.procs, self.build = procs, build
         self.cluster = nf.Cluster(procs)
+        for i in range(3):
+            with open(os.path.join(procs.dir, f"n{i}.conf"), "a") as f:
+                f.write(nats_conf)
         self.cluster.start()
         self.url = self.cluster.url()
         self.work = nf.Workload(procs)
         self.evmond = nf.Evmond(procs, "evmond", build, {"events": [
-            {"tracepoint": GETPPID, "filter": f"common_pid == {self.work.pid}"}]})
+            {"tracepoint": GETPPID, "filter": f"common_pid == {self.work.pid}"}, *events]})
         self.evmond.start()
 
     def forwarder(self, name, host, *args):
@@ -118,7 +129,47 @@ def scenario_refused(procs, build):
         f"{published} publishes for {total} lines stored")
 
 
-SCENARIOS = {"refused": scenario_refused}
+def exec_long_path(top, length):
+    """Runs /bin/true from a path of about LENGTH bytes under TOP."""
+    path = top
+    while len(path) < length - 110:
+        path = os.path.join(path, "d" * min(100, length - 110 - len(path)))
+    os.makedirs(path, exist_ok=True)
+    exe = os.path.join(path, "fwdbig-true")
+    shutil.copy("/bin/true", exe)
+    subprocess.run([exe], check=True)
+    return exe
+
+
+def scenario_too_big(procs, build):
+    # An exec line carries its filename twice (fields.filename and
+    # proc.exe): one of 600 bytes is over the
+    # stream's 1,024, one of 1,500 over the servers' 2,048.
+    s = Setup(procs, build, "max_payload: 2048\n",
+              [{"tracepoint": "sched:sched_process_exec", "filter": 'filename ~ "*fwdbig-true"'}])
+    stream_create(s.cluster, max_msg_size=1024)
+    fwd = s.forwarder("forward-big", "big")
+    nf.wait_for("the stream's first lines", lambda: stored(s.cluster) > 0, timeout=60)
+    exec_long_path(os.path.join(procs.dir, "a"), 600)
+    exec_long_path(os.path.join(procs.dir, "b"), 1500)
+    made = 2000
+    s.work.run(made)
+    nf.wait_for("stored + dropped to reach the workload's count + 2",
+                lambda: sum(s.tally("big")[:2]) >= made + 2, timeout=60, every=2)
+    time.sleep(2)
+    events, dropped, other = s.tally("big")
+    assert other == 0, f"evmond reported {other} lost/dropped"
+    assert (events, dropped) == (made, 2), f"stored {events} of {made} getppid events, dropped {dropped}, not 2"
+    assert said(fwd, r"stream EVMONFAULTS refuses a line larger than its max message size"), \
+        "no log of the refused line"
+    assert said(fwd, r"a line of \d+ bytes is larger than the NATS server takes \(max_payload 2048"), \
+        "no log of the line over max_payload"
+    assert procs.stop(fwd) == 0
+    log(f"a line over max_msg_size and one over max_payload: dropped 2 (said in dropped lines), "
+        f"the {made} getppid events after them stored")
+
+
+SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big}
 
 
 def main():
