@@ -119,6 +119,10 @@ struct source {
         void *map;                      /* owned (data.N) */
         size_t map_size;
         unsigned n;                     /* data.N */
+        /* Each writer thread compresses with a context of its own: one
+         * zstd stream per file (perf: a decompressor per reader). Owned
+         * here while another source is read, by pd->zstd while this one is. */
+        ZSTD_DStream *zstd;
 };
 
 struct perfdata {
@@ -851,7 +855,9 @@ static bool source_rotate(struct perfdata *pd, bool done) {
 
                 if (pd->srcs[i].done)
                         continue;
+                pd->srcs[pd->cur_src].zstd = pd->zstd;
                 s = &pd->srcs[i];
+                pd->zstd = TAKE_PTR(s->zstd);
                 pd->cur_src = i;
                 pd->rbase = s->base;
                 pd->pos = s->pos;
@@ -1347,10 +1353,14 @@ void perfdata_rewind(struct perfdata *pd) {
         if (!pd)
                 return;
         if (pd->n_srcs > 1) {
+                pd->srcs[pd->cur_src].zstd = pd->zstd;
                 for (size_t i = 0; i < pd->n_srcs; i++) {
                         pd->srcs[i].pos = pd->srcs[i].start;
                         pd->srcs[i].done = false;
+                        if (i > 0 && pd->srcs[i].zstd)
+                                ZSTD_initDStream(pd->srcs[i].zstd);
                 }
+                pd->zstd = TAKE_PTR(pd->srcs[0].zstd);
                 pd->cur_src = 0;
                 pd->rbase = pd->srcs[0].base;
                 pd->data_end = pd->srcs[0].end;
@@ -1752,9 +1762,12 @@ struct perfdata *perfdata_free(struct perfdata *pd) {
         free(pd->slots);
         free(pd->free_slots);
         free(pd->pend);
-        for (size_t i = 0; i < pd->n_srcs; i++)
+        for (size_t i = 0; i < pd->n_srcs; i++) {
                 if (pd->srcs[i].map && pd->srcs[i].map != MAP_FAILED)
                         munmap(pd->srcs[i].map, pd->srcs[i].map_size);
+                if (pd->srcs[i].zstd)
+                        ZSTD_freeDStream(pd->srcs[i].zstd);
+        }
         free(pd->srcs);
         if (pd->map)
                 munmap(pd->map, pd->map_size);

@@ -30,6 +30,7 @@ EBADMSG = -74
 CONTEXT_MAX = (1 << 64) - 4095
 CONTEXT_KERNEL = (1 << 64) - 128
 CONTEXT_USER = (1 << 64) - 512
+CONTEXT_HV = (1 << 64) - 32
 
 BUSY = "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done"
 LS = "ls / >/dev/null; true"
@@ -65,6 +66,9 @@ FILES = {
     # and the samples in data.N, one file per writer thread.
     "threads": (["--threads", "-a", "-e", "cpu-clock", "-c", "200000"], BUSY + "; " + LS,
                 "pid,tid,cpu,time,period,ip", "threads"),
+    # Each writer thread compresses with its own zstd stream.
+    "threads-compressed": (["--threads", "-z", "-a", "-e", "cpu-clock", "-c", "100000", "-g"], BUSY + "; " + LS,
+                           "pid,tid,cpu,time,period,ip", "threads"),
 }
 
 failures = []
@@ -154,6 +158,11 @@ def expect(s, fields, how, ev_by_id, prev, periods):
 
     chain = [int(x, 16) for x in s.get("callchain", [])]
     frames = ["%x" % a for a in chain if a < CONTEXT_MAX]
+    # perf 6.1 knows the hv, kernel and user markers only: at another it
+    # drops the whole chain (util/machine.c: "invalid callchain context"),
+    # which this kernel sometimes ends a user chain with (-5).
+    if any(a >= CONTEXT_MAX and a not in (CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_USER) for a in chain):
+        frames = []
     tail = []
     if not chain:
         tail = [s["ip"]]
