@@ -58,6 +58,7 @@
 #define REFUSAL_LOG_MS 30000
 #define NO_RESPONDERS_LOG_MS 10000
 #define EVMOND_RETRY_MS 500
+#define NATS_PING_MS 2000
 
 static const char *arg_socket;
 static const char *arg_nats;
@@ -759,6 +760,17 @@ static int run_forward(void) {
                 st = natsOptions_SetErrorHandler(opts, on_error, &f);
         if (st == NATS_OK)
                 st = natsOptions_SetMaxPendingMsgs(opts, 1 << 20);
+        /* A server that hangs (stopped, not dead: the connection stays
+         * up) is left within seconds, not libnats' default 2 min × 2
+         * PINGs: a PING every 2 s, stale after 3 unanswered; and a write
+         * into its full socket gives up after 2 s instead of blocking
+         * this thread, and evmond's socket with it, for good. */
+        if (st == NATS_OK)
+                st = natsOptions_SetPingInterval(opts, NATS_PING_MS);
+        if (st == NATS_OK)
+                st = natsOptions_SetMaxPingsOut(opts, 3);
+        if (st == NATS_OK)
+                st = natsOptions_SetWriteDeadline(opts, NATS_PING_MS);
         if (st != NATS_OK) {
                 log_error("bad NATS options (--nats %s): %s", arg_nats, nats_GetLastError(NULL));
                 return -EINVAL;

@@ -19,6 +19,11 @@ too-big: a line larger than the stream's max message size (JetStream
    after them are stored; each held up every line after it for good,
    without a word.
 
+hung: the node the forwarder is connected to is stopped (SIGSTOP: a hung
+   peer, its connections up): the forwarder leaves it within seconds and
+   every one of 20,000 events is stored once; it waited for libnats'
+   default 2 min × 2 PINGs (nothing stored in 200 s).
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -26,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -81,8 +87,8 @@ class Setup:
             {"tracepoint": GETPPID, "filter": f"common_pid == {self.work.pid}"}, *events]})
         self.evmond.start()
 
-    def forwarder(self, name, host, *args):
-        return nf.forwarder(self.procs, self.build, name, self.evmond, self.url, host, "--stream", STREAM, *args)
+    def forwarder(self, name, host, *args, url=None):
+        return nf.forwarder(self.procs, self.build, name, self.evmond, url or self.url, host, "--stream", STREAM, *args)
 
     def tally(self, host):
         """(getppid events stored, the forwarder's dropped counts, evmond's
@@ -169,7 +175,31 @@ def scenario_too_big(procs, build):
         f"the {made} getppid events after them stored")
 
 
-SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big}
+def scenario_hung(procs, build):
+    s = Setup(procs, build)
+    stream_create(s.cluster)
+    # Given n0 only, it learns the others from the cluster.
+    fwd = s.forwarder("forward-hung", "hung", url=s.cluster.url(0))
+    nf.wait_for("the stream's first lines", lambda: stored(s.cluster) > 0, timeout=60)
+    hung = s.cluster.nodes[0]
+    hung.send_signal(signal.SIGSTOP)
+    try:
+        s.cluster.nodes[0] = None    # not asked for /jsz while stopped
+        made = 20000
+        s.work.run(made)
+        # The other two keep the R3 stream's quorum.
+        nf.wait_for(f"{made} events stored while n0 hangs", lambda: s.tally("hung")[0] >= made, timeout=90, every=2)
+        time.sleep(2)
+        events, dropped, other = s.tally("hung")
+        assert (events, dropped, other) == (made, 0, 0), f"stored {events} of {made}, dropped {dropped}, evmond {other}"
+    finally:
+        hung.send_signal(signal.SIGCONT)
+        s.cluster.nodes[0] = hung
+    assert procs.stop(fwd) == 0
+    log(f"n0 stopped (SIGSTOP) under the forwarder: all {made} events stored once, none dropped")
+
+
+SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung}
 
 
 def main():
