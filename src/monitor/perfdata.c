@@ -1475,6 +1475,20 @@ static int pipe_prescan(struct perfdata *pd) {
         return 0;
 }
 
+/* Whether what follows a data section of size 0 at OFFSET is a record
+ * (perf record killed before it wrote the size) rather than the feature
+ * table of a file without records, whose first u64 is an offset past the
+ * header, which read as a record header has a type no record has. */
+static bool killed_recording(const struct perfdata *pd, uint64_t offset) {
+        struct perf_event_header h;
+
+        if (pd->size - offset < sizeof(h))
+                return false;
+        read_header(pd, pd->base + offset, &h);
+        return h.type != 0 && h.type < 2 * PERFDATA_RECORD_USER_TYPE_START && h.size >= sizeof(h) &&
+                h.size <= pd->size - offset;
+}
+
 static int perfdata_parse(struct perfdata *pd) {
         struct file_header h;
         uint64_t magic, hsize;
@@ -1522,9 +1536,17 @@ static int perfdata_parse(struct perfdata *pd) {
                 pd->data_start = pd->pos = h.data.offset;
                 pd->data_end = h.data.offset + h.data.size;
                 if (h.data.size > pd->size - h.data.offset) {
-                        /* Cut short (perf killed, a copy interrupted): the
-                         * records that are there, then the error at the
-                         * end of what is there. */
+                        /* Cut short (a copy interrupted): the records that
+                         * are there, then the error at the end of what is
+                         * there. */
+                        pd->data_end = pd->size;
+                        pd->truncated = true;
+                } else if (h.data.size == 0 && killed_recording(pd, h.data.offset)) {
+                        /* perf record writes the data size, and the feature
+                         * sections after the data, when it finishes: one
+                         * killed (SIGKILL, the machine down) left 0 there
+                         * and its records up to the end of the file (perf
+                         * report: "data size field is 0"). The same. */
                         pd->data_end = pd->size;
                         pd->truncated = true;
                 }

@@ -551,6 +551,38 @@ def threads(name, path, lines):
           (path, ", ".join(files), lines[-2]["counts"]["SAMPLE"]), flush=True)
 
 
+def killed(tmp):
+    """perf record killed (SIGKILL) leaves a data size of 0 and no feature
+    sections; its records are there up to the end of the file. perf script
+    shows none of them; evmonctl decode gives them, then the error."""
+    import time
+    path = os.path.join(tmp, "killed.data")
+    p = subprocess.Popen(["perf", "record", "-q", "-o", path, "-a", "-e", "cpu-clock", "-c", "100000", "--",
+                          "sleep", "30"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not os.path.exists(path) or os.path.getsize(path) < 256 << 10):
+        time.sleep(0.05)
+    p.kill()
+    p.wait()
+    with open(path, "rb") as f:
+        f.seek(48)
+        data_size = int.from_bytes(f.read(8), "little")
+    if data_size != 0 or os.path.getsize(path) < 256 << 10:
+        return fail("killed: perf wrote %d bytes, data size %d: not what a killed perf record leaves" %
+                    (os.path.getsize(path), data_size))
+    q = subprocess.run([EVMONCTL, "decode", path], capture_output=True, timeout=60)
+    events = [json.loads(l) for l in q.stdout.decode().splitlines()[1:]]
+    err = q.stderr.decode(errors="replace")
+    if q.returncode != 1 or "truncated" not in err or len(events) < 100 or \
+            any(e["type"] != "event" or e["event"] != "event0" for e in events):
+        return fail("killed: evmonctl decode status %d, %d lines, %s" % (q.returncode, len(events), err.strip()))
+    ts = [e["ts"] for e in events]
+    if ts != sorted(ts):
+        fail("killed: the samples are not in time order")
+    print("killed: %d bytes, data size 0: %d samples, then %s" % (os.path.getsize(path), len(events),
+                                                                 err.strip().splitlines()[-1]), flush=True)
+
+
 def main():
     if os.geteuid() != 0:
         skip("perf record of tracepoints and system-wide needs root")
@@ -597,6 +629,7 @@ def main():
                 big_endian(name, path, how)
             if name in ("tracepoints", "pipe", "compressed", "group"):
                 damage(name, path, rnd)
+        killed(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
