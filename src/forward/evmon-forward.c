@@ -677,6 +677,56 @@ static int fwd_create_stream(struct fwd *f) {
         return 0;
 }
 
+/* Without --create: whether the stream is there. 0 when it is, -ENOENT
+ * (said) when JetStream says it does not exist, -EAGAIN when that cannot
+ * be known yet (no JetStream leader, a timeout). */
+static int fwd_check_stream(struct fwd *f) {
+        static int64_t said_at;
+        jsCtx *js = NULL;
+        jsStreamInfo *si = NULL;
+        jsErrCode jerr = 0;
+        natsStatus st;
+
+        st = natsConnection_JetStream(&js, f->nc, NULL);
+        if (st == NATS_OK)
+                st = js_GetStreamInfo(&si, js, arg_stream, NULL, &jerr);
+        jsStreamInfo_Destroy(si);
+        jsCtx_Destroy(js);
+        if (st == NATS_OK) {
+                log_info("stream %s ready", arg_stream);
+                return 0;
+        }
+        if (jerr == JSStreamNotFoundErr) {
+                log_error("stream %s does not exist on NATS at %s: make it (add --create, with --replicas 3 on a "
+                          "three-node cluster) or name an existing one with --stream", arg_stream, arg_nats);
+                return -ENOENT;
+        }
+        if (said_at == 0 || now_ms() - said_at >= REFUSAL_LOG_MS) {
+                log_warning("cannot look up stream %s yet (%s, JetStream error %d; is JetStream on?); trying again every "
+                            "second, lines wait in the buffer", arg_stream, nats_GetLastError(NULL), (int) jerr);
+                said_at = now_ms();
+        }
+        return -EAGAIN;
+}
+
+/* Makes or looks up the stream (once connected, until it is there); false
+ * when the forwarder cannot go on: the stream does not exist and
+ * --create was not given. */
+static bool fwd_stream_setup(struct fwd *f) {
+        int r;
+
+        if (f->stream_ready || !f->connected || now_ms() < f->stream_retry_at)
+                return true;
+        r = arg_create ? fwd_create_stream(f) : fwd_check_stream(f);
+        if (r == -ENOENT)
+                return false;
+        if (r == 0)
+                f->stream_ready = true;
+        else
+                f->stream_retry_at = now_ms() + 1000;
+        return true;
+}
+
 /* Options with --nats' comma-separated servers. */
 static natsStatus nats_options_new(natsOptions **ret) {
         _cleanup_(freep) char *copy = strdup(arg_nats);
@@ -731,7 +781,7 @@ static int run_forward(void) {
         json_object_put(hj);
         f.fwd_start_ns = realtime_ns();
         f.jetstream = arg_stream != NULL;
-        f.stream_ready = !arg_create;
+        f.stream_ready = !f.jetstream;
 
         f.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         sigemptyset(&mask);
@@ -804,6 +854,12 @@ static int run_forward(void) {
                 }
         }
 
+        /* A stream that is not there is said before any line is read. */
+        if (!fwd_stream_setup(&f)) {
+                ret = -ENOENT;
+                stop = 1;
+                goto out;
+        }
         r = evmond_connect(&f);
         if (r < 0) {
                 log_warning("cannot connect to evmond at %s: %s; trying again every %d ms", arg_socket, strerror(-r), EVMOND_RETRY_MS);
@@ -821,11 +877,12 @@ static int run_forward(void) {
                 bool busy;
                 int timeout;
 
-                if (!f.stream_ready && f.connected && now >= f.stream_retry_at) {
-                        if (fwd_create_stream(&f) == 0)
-                                f.stream_ready = true;
-                        else
-                                f.stream_retry_at = now_ms() + 1000;
+                if (!stop && !fwd_stream_setup(&f)) {
+                        /* Looked up only now (NATS was down at start):
+                         * what is queued cannot go anywhere. */
+                        ret = -ENOENT;
+                        stop = 1;
+                        stop_deadline = now;
                 }
                 if (f.evmond_fd < 0 && !stop && now >= f.evmond_retry_at) {
                         r = evmond_connect(&f);
@@ -843,7 +900,8 @@ static int run_forward(void) {
                 if (stop && (queue_count(&f.q) == 0 || now >= stop_deadline)) {
                         if (queue_count(&f.q) > 0) {
                                 log_warning("stopping with %" PRIu64 " lines not acknowledged", queue_count(&f.q));
-                                ret = -ETIMEDOUT;
+                                if (ret == 0)
+                                        ret = -ETIMEDOUT;
                         }
                         pthread_mutex_unlock(&f.lock);
                         break;
@@ -881,6 +939,7 @@ static int run_forward(void) {
                         fwd_report_dropped(&f);
         }
         log_info("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
+out:
         safe_close(f.evmond_fd);
         /* Close (which joins libnats' read loop) before freeing the
          * acknowledgement subscription: see struct reader. */

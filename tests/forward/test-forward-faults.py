@@ -24,6 +24,10 @@ hung: the node the forwarder is connected to is stopped (SIGSTOP: a hung
    every one of 20,000 events is stored once; it waited for libnats'
    default 2 min × 2 PINGs (nothing stored in 200 s).
 
+setup: a stream that does not exist, without --create: the forwarder
+   exits 1 naming the stream and --create (it published into nothing,
+   retrying for good, without a word).
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -199,7 +203,45 @@ def scenario_hung(procs, build):
     log(f"n0 stopped (SIGSTOP) under the forwarder: all {made} events stored once, none dropped")
 
 
-SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung}
+def single_node(procs, conf=""):
+    """One nats-server with JetStream and no cluster, CONF added."""
+    node = nf.Cluster(procs, 1)
+    path = os.path.join(procs.dir, "n0.conf")
+    text = open(path).read()
+    with open(path, "w") as f:
+        f.write(text[:text.index("cluster {")] + conf)
+    node.start()
+    return node
+
+
+def forward_run(build, procs, url, *args, timeout=30):
+    """Runs a forwarder to its end: (exit status, what it said)."""
+    argv = [nf.forward_bin(build), "--socket", os.path.join(procs.dir, "none.sock"), "--nats", url,
+            "--host", "setup", *args]
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"{' '.join(argv)} still runs after {timeout} s; it said: "
+                             f"{(e.stdout or b'').decode(errors='replace')}")
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+def scenario_setup(procs, build):
+    node = single_node(procs)
+    rc, out = forward_run(build, procs, node.url(), "--stream", "EVMONMISSING")
+    assert rc == 1 and "stream EVMONMISSING does not exist" in out and "--create" in out, (rc, out)
+    log(f"a stream that does not exist, without --create: exit {rc}, {out.strip().splitlines()[-1]!r}")
+    # With --create the same forwarder makes it and runs (so the check
+    # above can pass for the right reason only).
+    fwd = procs.start("forward-setup", [nf.forward_bin(build), "--socket", os.path.join(procs.dir, "none.sock"),
+                                        "--nats", node.url(), "--host", "setup", "--stream", "EVMONMISSING", "--create"])
+    nf.wait_for("the stream made", lambda: node.stream("EVMONMISSING"), timeout=30)
+    assert fwd.poll() is None
+    assert procs.stop(fwd) == 0
+
+
+SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
+             "setup": scenario_setup}
 
 
 def main():
