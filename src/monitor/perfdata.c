@@ -1606,8 +1606,9 @@ static void dir_closep(DIR **d) {
 }
 
 /* perf record --threads: after the data section, every data.N file in
- * DIR_FD (perf takes each regular "data.*" file, util/data.c
- * perf_data__open_dir, and leaves out empty ones), in N's order. */
+ * DIR_FD (perf takes each regular "data.*" file, a symlink to one too,
+ * util/data.c perf_data__open_dir, and leaves out empty ones), in N's
+ * order. */
 static int open_dir_files(struct perfdata *pd, int dir_fd) {
         _cleanup_(dir_closep) DIR *d = NULL;
         struct dirent *de;
@@ -1644,7 +1645,7 @@ static int open_dir_files(struct perfdata *pd, int dir_fd) {
                 n = strtoul(de->d_name + 5, &end, 10);
                 if (*end || errno || n > UINT32_MAX)
                         continue;
-                ffd = openat(dir_fd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                ffd = openat(dir_fd, de->d_name, O_RDONLY | O_CLOEXEC);
                 if (ffd < 0)
                         return -errno;
                 if (fstat(ffd, &st) < 0)

@@ -542,6 +542,14 @@ def threads(name, path, lines):
     inner, err = dump(os.path.join(path, "data"))
     if err or inner != lines:
         fail("%s: reading %s/data gives other lines than reading the directory" % (name, path))
+    # A directory of links to them (as perf, which stat()s each).
+    links = path + ".links"
+    os.mkdir(links)
+    for f in ["data"] + files:
+        os.symlink(os.path.join(path, f), os.path.join(links, f))
+    linked, err = dump(links)
+    if err or linked != lines:
+        fail("%s: a directory of symlinks to its files reads differently" % name)
     with open(os.path.join(path, "data"), "rb") as f:
         p = subprocess.run([EVMONCTL, "decode", "-"], capture_output=True, timeout=60, stdin=f)
     err = p.stderr.decode(errors="replace")
