@@ -62,6 +62,8 @@
 
 static const char *arg_socket;
 static const char *arg_nats;
+/* --nats for the log: user, password or token in a URL become "***". */
+static char nats_shown[1024];
 static char arg_host[256];
 static const char *arg_stream;
 static bool arg_create;
@@ -94,6 +96,29 @@ static uint64_t realtime_ns(void) {
 
         clock_gettime(CLOCK_REALTIME, &ts);
         return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* Copies the URLs in IN (comma-separated) into BUF with what comes
+ * before an '@' in each (nats://USER:PASSWORD@HOST, nats://TOKEN@HOST)
+ * replaced by "***": the journal is no place for credentials. */
+static void urls_redact(const char *in, char *buf, size_t size) {
+        size_t o = 0;
+
+        for (const char *p = in; *p && o + 1 < size;) {
+                const char *end = p + strcspn(p, ", "), *at = memchr(p, '@', (size_t) (end - p));
+                const char *scheme = strstr(p, "://"), *host = p;
+
+                if (at) {
+                        size_t keep = scheme && scheme < at ? (size_t) (scheme + 3 - p) : 0;
+
+                        o += (size_t) snprintf(buf + o, size - o, "%.*s***", (int) keep, p);
+                        host = at;
+                }
+                if (o + 1 < size)
+                        o += (size_t) snprintf(buf + o, size - o, "%.*s", (int) (end - host + (*end ? 1 : 0)), host);
+                p = *end ? end + 1 : end;
+        }
+        buf[o < size ? o : size - 1] = '\0';
 }
 
 /* Set on SIGTERM/SIGINT: the forwarder drains its queue and exits. */
@@ -283,9 +308,10 @@ static void on_disconnected(natsConnection *nc, void *userdata) {
 
 static void on_connected(natsConnection *nc, void *userdata) {
         struct fwd *f = userdata;
-        char url[256] = "";
+        char url[256] = "", shown[256];
 
         natsConnection_GetConnectedUrl(nc, url, sizeof(url));
+        urls_redact(url, shown, sizeof(shown));
         pthread_mutex_lock(&f->lock);
         f->connected = true;
         /* What was in flight may or may not have arrived: send it again. */
@@ -293,7 +319,7 @@ static void on_connected(natsConnection *nc, void *userdata) {
         f->retry_at = 0;
         fwd_wake_locked(f);
         pthread_mutex_unlock(&f->lock);
-        log_info("connected to NATS at %s", url);
+        log_info("connected to NATS at %s", shown);
 }
 
 static void on_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *userdata) {
@@ -698,7 +724,7 @@ static int fwd_check_stream(struct fwd *f) {
         }
         if (jerr == JSStreamNotFoundErr) {
                 log_error("stream %s does not exist on NATS at %s: make it (add --create, with --replicas 3 on a "
-                          "three-node cluster) or name an existing one with --stream", arg_stream, arg_nats);
+                          "three-node cluster) or name an existing one with --stream", arg_stream, nats_shown);
                 return -ENOENT;
         }
         if (said_at == 0 || now_ms() - said_at >= REFUSAL_LOG_MS) {
@@ -801,8 +827,6 @@ static int run_forward(void) {
         if (st == NATS_OK)
                 st = natsOptions_SetReconnectWait(opts, 250);
         if (st == NATS_OK)
-                st = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, &f);
-        if (st == NATS_OK)
                 st = natsOptions_SetDisconnectedCB(opts, on_disconnected, &f);
         if (st == NATS_OK)
                 st = natsOptions_SetReconnectedCB(opts, on_connected, &f);
@@ -822,21 +846,36 @@ static int run_forward(void) {
         if (st == NATS_OK)
                 st = natsOptions_SetWriteDeadline(opts, NATS_PING_MS);
         if (st != NATS_OK) {
-                log_error("bad NATS options (--nats %s): %s", arg_nats, nats_GetLastError(NULL));
+                log_error("bad NATS options (--nats %s): %s", nats_shown, nats_GetLastError(NULL));
                 return -EINVAL;
         }
+        /* Once without retrying, to tell a server that refuses us (which
+         * waiting does not mend) from none answering yet (a cluster
+         * starting: lines wait in the buffer). */
         st = natsConnection_Connect(&f.nc, opts);
-        if (st == NATS_NOT_YET_CONNECTED)
-                log_warning("NATS at %s not reachable yet; lines wait in the buffer meanwhile", arg_nats);
-        else if (st != NATS_OK) {
-                log_error("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
+        if (st == NATS_CONNECTION_AUTH_FAILED || st == NATS_NOT_PERMITTED) {
+                log_error("NATS at %s refuses to let us in (%s): give the user and password "
+                          "(nats://USER:PASSWORD@HOST:4222) or token (nats://TOKEN@HOST:4222) its authorization "
+                          "block expects", nats_shown, natsStatus_GetText(st));
                 natsOptions_Destroy(opts);
-                return -ECONNREFUSED;
-        } else {
+                return -EACCES;
+        }
+        if (st != NATS_OK) {
+                log_warning("no NATS server at %s answers yet (%s); trying again every 250 ms, lines wait in the "
+                            "buffer meanwhile", nats_shown, natsStatus_GetText(st));
+                st = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, &f);
+                if (st == NATS_OK)
+                        st = natsConnection_Connect(&f.nc, opts);
+        } else
+                log_info("connected to NATS at %s", nats_shown);
+        if (st == NATS_OK) {
                 pthread_mutex_lock(&f.lock);
                 f.connected = true;
                 pthread_mutex_unlock(&f.lock);
-                log_info("connected to NATS at %s", arg_nats);
+        } else if (st != NATS_NOT_YET_CONNECTED) {
+                log_error("cannot connect to NATS at %s: %s", nats_shown, nats_GetLastError(NULL));
+                natsOptions_Destroy(opts);
+                return -ECONNREFUSED;
         }
         if (f.jetstream) {
                 natsInbox *inbox = NULL;
@@ -1216,7 +1255,7 @@ static int run_read(void) {
                 st = natsConnection_Connect(&rd.nc, opts);
         natsOptions_Destroy(opts);
         if (st != NATS_OK) {
-                log_error("cannot connect to NATS at %s: %s", arg_nats, nats_GetLastError(NULL));
+                log_error("cannot connect to NATS at %s: %s", nats_shown, nats_GetLastError(NULL));
                 return -ECONNREFUSED;
         }
         if (arg_stream) {
@@ -1480,6 +1519,7 @@ int main(int argc, char **argv) {
                 log_error("--nats URL is required (nats://host:4222, several comma-separated)");
                 return 2;
         }
+        urls_redact(arg_nats, nats_shown, sizeof(nats_shown));
         if (arg_create && !arg_stream) {
                 log_error("--create needs --stream NAME");
                 return 2;

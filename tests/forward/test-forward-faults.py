@@ -28,6 +28,11 @@ setup: a stream that does not exist, without --create: the forwarder
    exits 1 naming the stream and --create (it published into nothing,
    retrying for good, without a word).
 
+auth: a server that refuses the forwarder's credentials (wrong password,
+   none): exit 1 saying so and how to give them (it waited for good,
+   saying "not reachable yet"); the right ones work; no password in the
+   log.
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -240,8 +245,25 @@ def scenario_setup(procs, build):
     assert procs.stop(fwd) == 0
 
 
+def scenario_auth(procs, build):
+    node = single_node(procs, "authorization { user: fwd, password: s3cret }\n")
+    port = node.client[0]
+    for creds in ("fwd:wrong@", ""):
+        rc, out = forward_run(build, procs, f"nats://{creds}127.0.0.1:{port}", "--stream", "EVMONAUTH", "--create")
+        assert rc == 1 and "refuses to let us in" in out and "USER:PASSWORD" in out, (rc, out)
+        assert "wrong" not in out, f"the password is in the log: {out}"
+        log(f"credentials {creds or 'none'!r} refused: exit {rc}, {out.strip().splitlines()[-1]!r}")
+    fwd = procs.start("forward-auth", [nf.forward_bin(build), "--socket", os.path.join(procs.dir, "none.sock"),
+                                       "--nats", f"nats://fwd:s3cret@127.0.0.1:{port}", "--host", "auth",
+                                       "--stream", "EVMONAUTH", "--create"])
+    nf.wait_for("the forwarder's connected line", lambda: said(fwd, "stream EVMONAUTH ready"), timeout=30)
+    assert fwd.poll() is None
+    assert procs.stop(fwd) == 0
+    assert "s3cret" not in open(fwd.log).read(), "the password is in the log"
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
-             "setup": scenario_setup}
+             "setup": scenario_setup, "auth": scenario_auth}
 
 
 def main():
