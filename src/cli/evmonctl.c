@@ -545,7 +545,7 @@ static int cmd_decode(const char *path, const char *order) {
         _cleanup_(decode_events_done) struct decode_events d = {};
         struct perfdata_clock clock;
         struct perfdata_record pr;
-        uint64_t n_bad = 0, n_unknown = 0;
+        uint64_t n_bad = 0, n_unknown = 0, n_unparsed = 0;
         int64_t offset = 0;
         int r, o, status = 0;
 
@@ -584,7 +584,13 @@ static int cmd_decode(const char *path, const char *order) {
                                 n_bad++;
                                 continue;
                         }
-                } else if (pr.rec.type == PERF_RECORD_LOST && pr.parsed) {
+                } else if (pr.rec.type < PERFDATA_RECORD_USER_TYPE_START && !pr.parsed) {
+                        /* Its id names no event of the file, whose events
+                         * lay the sample_id out differently: nothing tells
+                         * where its body ends. Counted, not guessed at. */
+                        n_unparsed++;
+                        continue;
+                } else if (pr.rec.type == PERF_RECORD_LOST) {
                         const struct perf_event_attr *a = pr.event ? &pr.event->attr : &perfdata_event(pd, 0)->attr;
                         int cpu = pr.rec.has_sid && (a->sample_type & PERF_SAMPLE_CPU) ? (int) pr.rec.sid.cpu : -1;
 
@@ -598,7 +604,7 @@ static int cmd_decode(const char *path, const char *order) {
                          * by the first event (perfdata.c), named by none. */
                         const struct perfdata_event *layout = pr.event ?: perfdata_event(pd, 0);
                         const struct encode_record_opts ro = {
-                                .sample_type = pr.parsed && layout ? layout->attr.sample_type : 0,
+                                .sample_type = layout ? layout->attr.sample_type : 0,
                                 .event = i >= 0 ? d.names[i] : NULL,
                                 .realtime_offset_ns = offset,
                                 .ids = { .name = decode_id_name, .userdata = &d },
@@ -632,6 +638,9 @@ static int cmd_decode(const char *path, const char *order) {
                 log_error("%s: %" PRIu64 " samples did not decode with their event's format", path, n_bad);
         if (n_unknown > 0)
                 log_error("%s: %" PRIu64 " samples name no event of the file (unknown sample id)", path, n_unknown);
+        if (n_unparsed > 0)
+                log_error("%s: %" PRIu64 " other records name no event of the file (unknown id): left out",
+                        path, n_unparsed);
         return status;
 }
 

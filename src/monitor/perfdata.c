@@ -973,14 +973,18 @@ static int find_event(const struct perfdata *pd, const uint8_t *p, const struct 
                         return -EBADMSG;
                 ev = layout = event_by_id(pd, file_u64(pd, p + sizeof(*h) + at));
         } else if (pd->trailer_id_pos > 0) {
-                uint64_t back = 8 * (uint64_t) pd->trailer_id_pos;
+                uint64_t back = 8 * (uint64_t) pd->trailer_id_pos, id;
 
                 if (body < back)
                         return -EBADMSG;
-                ev = layout = event_by_id(pd, file_u64(pd, p + h->size - back));
+                id = file_u64(pd, p + h->size - back);
+                ev = layout = event_by_id(pd, id);
                 /* perf's synthesized records (the tasks and maps that
-                 * existed before recording) carry an id of 0. */
-                if (!layout && pd->trailer_uniform)
+                 * existed before recording) carry an id of 0 and the
+                 * first event's trailer, zeroed (util/evlist.c
+                 * evlist__event2evsel(), evlist__id_hdr_size()), whatever
+                 * the other events' trailers are. */
+                if (!layout && (id == 0 || pd->trailer_uniform))
                         layout = pd->events[0];
         } else
                 layout = pd->events[0];         /* no trailer to lay out */

@@ -62,6 +62,13 @@ FILES = {
     "stat": (["-e", "cpu-clock,task-clock"], LS, "", "stat"),
     "compressed-tracepoints": (["-z", "-e", "sched:sched_process_exec", "-e", "sched:sched_process_exit"],
                                LS + "; " + LS, "event,pid,tid,cpu,time,period,ip,trace", ""),
+    # Events whose sample_id trailers differ (a tracepoint's has CPU,
+    # cpu-clock's without -a not): perf's synthesized records (id 0) are
+    # laid out by the first event's.
+    "mixed": (["-e", "sched:sched_process_exec", "-e", "cpu-clock", "-c", "200000"], BUSY + "; " + LS,
+              "event,pid,tid,time,period,ip", ""),
+    "mixed-pipe": (["-e", "sched:sched_process_exec", "-e", "cpu-clock", "-c", "200000", "-g"], BUSY + "; " + LS,
+                   "event,pid,tid,time,period,ip", "pipe"),
     # A directory: "data" (header, synthesized records; HEADER_DIR_FORMAT)
     # and the samples in data.N, one file per writer thread.
     "threads": (["--threads", "-a", "-e", "cpu-clock", "-c", "200000"], BUSY + "; " + LS,
@@ -529,6 +536,12 @@ def damage(name, path, rnd):
                 return fail("%s bit-flipped: %s" % (name, err))
             if "open" not in lines[0] and lines[-1]["end"] not in (0, EBADMSG, -95):
                 fail("%s bit-flipped: ended %s" % (name, lines[-1]))
+        # evmonctl decode --all encodes every record it is handed: an id
+        # that names no event must not reach the encoder unparsed.
+        q = subprocess.run([EVMONCTL, "decode", "--all", copy], capture_output=True, timeout=60)
+        err = q.stderr.decode(errors="replace")
+        if q.returncode not in (0, 1) or "runtime error" in err or "Sanitizer" in err:
+            return fail("%s bit-flipped: evmonctl decode --all exited %d: %s" % (name, q.returncode, err[-500:]))
     os.unlink(copy)
 
 
@@ -635,7 +648,7 @@ def main():
                     fail("pipe: reading standard input gives other lines than reading the file")
             if how not in ("pipe", "stat", "threads") and not name.startswith("compressed"):
                 big_endian(name, path, how)
-            if name in ("tracepoints", "pipe", "compressed", "group"):
+            if name in ("tracepoints", "pipe", "compressed", "group", "mixed"):
                 damage(name, path, rnd)
         killed(tmp)
     finally:
