@@ -53,8 +53,9 @@
  * second. */
 #define REFUSED_BACKOFF_MS 1000
 /* A refusal is logged at once, and every this long while it lasts; "no
- * responders" (no stream took the subject) only when it lasts this long,
- * since a leader election gives it for a few seconds. */
+ * responders" (no stream took the subject) and no acknowledgement at all
+ * only when it lasts this long, since a leader election gives them for a
+ * few seconds. */
 #define REFUSAL_LOG_MS 30000
 #define NO_RESPONDERS_LOG_MS 10000
 #define EVMOND_RETRY_MS 500
@@ -214,8 +215,8 @@ static int ack_refusal_text(natsMsg *msg, char *buf, size_t size) {
         json_object *err, *desc, *code;
 
         if (natsMsg_IsNoResponders(msg)) {
-                snprintf(buf, size, "no responders on %s: no stream takes the subject (is stream %s there, with "
-                         "subjects evmon.>?), or its leader is being elected", natsMsg_GetSubject(msg), arg_stream);
+                snprintf(buf, size, "no responders: no stream takes the subject (is stream %s there, with "
+                         "subjects evmon.>?), or its leader is being elected", arg_stream);
                 return 0;
         }
         o = json_tokener_parse(natsMsg_GetData(msg) ?: "");
@@ -602,6 +603,17 @@ static void fwd_publish(struct fwd *f) {
                 if (f->slot_seq[s] == f->q.head_seq && now - f->slot_sent[s] > ACK_TIMEOUT_MS && !f->retry) {
                         f->retry = true;
                         f->retry_at = now;
+                        /* No answer at all (a stream without quorum, a
+                         * leader that does not answer): a refusal too,
+                         * said and sent one at a time until it passes. */
+                        if (!f->refusing) {
+                                f->refusing = true;
+                                f->refused_since = f->slot_sent[s];
+                        }
+                        f->refusals++;
+                        f->refusal_js = false;
+                        snprintf(f->refusal, sizeof(f->refusal), "no acknowledgement within %d ms (is the stream's "
+                                 "leader up, with a quorum of its replicas?)", ACK_TIMEOUT_MS);
                 }
         }
         if (f->retry && f->connected && now >= f->retry_at) {

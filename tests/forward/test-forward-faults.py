@@ -24,6 +24,10 @@ hung: the node the forwarder is connected to is stopped (SIGSTOP: a hung
    every one of 20,000 events is stored once; it waited for libnats'
    default 2 min × 2 PINGs (nothing stored in 200 s).
 
+quorum: two of the three nodes hang (SIGSTOP): the stream has no
+   quorum and publishes get no answer at all; the forwarder says so
+   (it said nothing) and, once they are back, every event is stored once.
+
 setup: a stream that does not exist, without --create: the forwarder
    exits 1 naming the stream and --create (it published into nothing,
    retrying for good, without a word).
@@ -262,8 +266,37 @@ def scenario_auth(procs, build):
     assert "s3cret" not in open(fwd.log).read(), "the password is in the log"
 
 
+def scenario_quorum(procs, build):
+    s = Setup(procs, build)
+    stream_create(s.cluster)
+    fwd = s.forwarder("forward-quorum", "quorum", url=s.cluster.url(0))
+    nf.wait_for("the stream's first lines", lambda: stored(s.cluster) > 0, timeout=60)
+    hung = s.cluster.nodes[1:]
+    for p in hung:
+        p.send_signal(signal.SIGSTOP)
+    s.cluster.nodes[1:] = [None, None]    # not asked for /jsz while stopped
+    try:
+        made = 5000
+        s.work.run(made)
+        nf.wait_for("the forwarder's log line about publishes without acknowledgement",
+                    lambda: said(fwd, r"stream EVMONFAULTS refuses lines .*no acknowledgement within"), timeout=60)
+    finally:
+        for p in hung:
+            p.send_signal(signal.SIGCONT)
+        s.cluster.nodes[1:] = hung
+    nf.wait_for(f"{made} events stored", lambda: s.tally("quorum")[0] >= made, timeout=120, every=2)
+    time.sleep(2)
+    events, dropped, other = s.tally("quorum")
+    assert (events, dropped, other) == (made, 0, 0), f"stored {events} of {made}, dropped {dropped}, evmond {other}"
+    nf.wait_for("the log line saying the stream takes lines again",
+                lambda: said(fwd, "stream EVMONFAULTS takes lines again"), timeout=30)
+    assert procs.stop(fwd) == 0
+    log(f"two nodes stopped: no acknowledgements, said in the log; back: all {made} events stored once")
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
-             "setup": scenario_setup, "auth": scenario_auth}
+             "setup": scenario_setup, "auth": scenario_auth,
+             "quorum": scenario_quorum}
 
 
 def main():
