@@ -60,6 +60,9 @@
 #define NO_RESPONDERS_LOG_MS 10000
 #define EVMOND_RETRY_MS 500
 #define NATS_PING_MS 2000
+/* Without --create, a stream JetStream says is not there this long is an
+ * error; until then another forwarder may be making it. */
+#define STREAM_MISSING_MS 10000
 
 static const char *arg_socket;
 static const char *arg_nats;
@@ -716,10 +719,12 @@ static int fwd_create_stream(struct fwd *f) {
 }
 
 /* Without --create: whether the stream is there. 0 when it is, -ENOENT
- * (said) when JetStream says it does not exist, -EAGAIN when that cannot
- * be known yet (no JetStream leader, a timeout). */
+ * (said) when JetStream has said it does not exist for STREAM_MISSING_MS
+ * (another forwarder started with --create may be making it), -EAGAIN
+ * until then or when it cannot be known yet (no JetStream leader, a
+ * timeout). */
 static int fwd_check_stream(struct fwd *f) {
-        static int64_t said_at;
+        static int64_t said_at, missing_since;
         jsCtx *js = NULL;
         jsStreamInfo *si = NULL;
         jsErrCode jerr = 0;
@@ -735,6 +740,13 @@ static int fwd_check_stream(struct fwd *f) {
                 return 0;
         }
         if (jerr == JSStreamNotFoundErr) {
+                if (missing_since == 0) {
+                        missing_since = now_ms();
+                        log_warning("stream %s does not exist on NATS at %s (yet?); looking again every second for %d s",
+                                    arg_stream, nats_shown, STREAM_MISSING_MS / 1000);
+                }
+                if (now_ms() - missing_since < STREAM_MISSING_MS)
+                        return -EAGAIN;
                 log_error("stream %s does not exist on NATS at %s: make it (add --create, with --replicas 3 on a "
                           "three-node cluster) or name an existing one with --stream", arg_stream, nats_shown);
                 return -ENOENT;

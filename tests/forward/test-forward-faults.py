@@ -29,8 +29,9 @@ quorum: two of the three nodes hang (SIGSTOP): the stream has no
    (it said nothing) and, once they are back, every event is stored once.
 
 setup: a stream that does not exist, without --create: the forwarder
-   exits 1 naming the stream and --create (it published into nothing,
-   retrying for good, without a word).
+   exits 1 naming the stream and --create after looking for 10 s (it
+   published into nothing, retrying for good, without a word); one that
+   another forwarder makes meanwhile is used.
 
 auth: a server that refuses the forwarder's credentials (wrong password,
    none): exit 1 saying so and how to give them (it waited for good,
@@ -240,6 +241,19 @@ def scenario_setup(procs, build):
     rc, out = forward_run(build, procs, node.url(), "--stream", "EVMONMISSING")
     assert rc == 1 and "stream EVMONMISSING does not exist" in out and "--create" in out, (rc, out)
     log(f"a stream that does not exist, without --create: exit {rc}, {out.strip().splitlines()[-1]!r}")
+    # A stream another forwarder (with --create) makes a few seconds later
+    # is waited for: forwarders of many hosts start together.
+    late = procs.start("forward-late", [nf.forward_bin(build), "--socket", os.path.join(procs.dir, "none.sock"),
+                                        "--nats", node.url(), "--host", "late", "--stream", "EVMONLATE"])
+    nf.wait_for("the late forwarder's warning", lambda: said(late, "stream EVMONLATE does not exist"), timeout=30)
+    time.sleep(3)
+    ack = nf.js_publish(node.url(), "$JS.API.STREAM.CREATE.EVMONLATE", "late",
+                        json.dumps({"name": "EVMONLATE", "subjects": ["late.>"], "storage": "file"}).encode())
+    assert "error" not in ack, ack
+    nf.wait_for("the late forwarder to find the stream", lambda: said(late, "stream EVMONLATE ready"), timeout=30)
+    time.sleep(8)
+    assert late.poll() is None, "the forwarder waiting for a stream being made exited"
+    assert procs.stop(late) == 0
     # With --create the same forwarder makes it and runs (so the check
     # above can pass for the right reason only).
     fwd = procs.start("forward-setup", [nf.forward_bin(build), "--socket", os.path.join(procs.dir, "none.sock"),
