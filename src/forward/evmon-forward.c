@@ -1054,13 +1054,17 @@ static int event_subject(const char *host, const char *event, char *buf, size_t 
 static bool reader_wants(const char *data, int len) {
         struct line_info li;
         char ev[512];
+        int n;
 
         if (arg_n_events == 0)
                 return true;
-        if (line_scan(data, (size_t) len, &li) < 0 || !li.event || li.event_len >= sizeof(ev))
+        if (line_scan(data, (size_t) len, &li) < 0 || !li.event)
                 return false;
-        memcpy(ev, li.event, li.event_len);
-        ev[li.event_len] = '\0';
+        /* The name, not its JSON text, as line_subject() routes it. */
+        n = line_unescape(li.event, li.event_len, ev, sizeof(ev) - 1);
+        if (n < 0)
+                return false;
+        ev[n] = '\0';
         for (int i = 0; i < arg_n_events; i++)
                 if (fnmatch(arg_events[i], ev, 0) == 0)
                         return true;

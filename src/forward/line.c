@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "line.h"
@@ -122,6 +123,90 @@ int subject_part_append(char *buf, size_t size, size_t *pos, const char *part, s
         return 0;
 }
 
+static int hex4(const char *s, uint32_t *ret) {
+        uint32_t v = 0;
+
+        for (int i = 0; i < 4; i++) {
+                char c = s[i];
+
+                v <<= 4;
+                if (c >= '0' && c <= '9')
+                        v |= (uint32_t) (c - '0');
+                else if (c >= 'a' && c <= 'f')
+                        v |= (uint32_t) (c - 'a' + 10);
+                else if (c >= 'A' && c <= 'F')
+                        v |= (uint32_t) (c - 'A' + 10);
+                else
+                        return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+static size_t utf8_put(char *out, uint32_t cp) {
+        if (cp < 0x80) {
+                out[0] = (char) cp;
+                return 1;
+        }
+        if (cp < 0x800) {
+                out[0] = (char) (0xc0 | cp >> 6);
+                out[1] = (char) (0x80 | (cp & 0x3f));
+                return 2;
+        }
+        if (cp < 0x10000) {
+                out[0] = (char) (0xe0 | cp >> 12);
+                out[1] = (char) (0x80 | (cp >> 6 & 0x3f));
+                out[2] = (char) (0x80 | (cp & 0x3f));
+                return 3;
+        }
+        out[0] = (char) (0xf0 | cp >> 18);
+        out[1] = (char) (0x80 | (cp >> 12 & 0x3f));
+        out[2] = (char) (0x80 | (cp >> 6 & 0x3f));
+        out[3] = (char) (0x80 | (cp & 0x3f));
+        return 4;
+}
+
+int line_unescape(const char *s, size_t len, char *buf, size_t size) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < len; i++) {
+                char tmp[4] = { s[i] };
+                size_t k = 1;
+
+                if (s[i] == '\\' && i + 1 < len) {
+                        char e = s[++i];
+                        uint32_t cp, lo;
+
+                        switch (e) {
+                        case 'b': tmp[0] = '\b'; break;
+                        case 'f': tmp[0] = '\f'; break;
+                        case 'n': tmp[0] = '\n'; break;
+                        case 'r': tmp[0] = '\r'; break;
+                        case 't': tmp[0] = '\t'; break;
+                        case 'u':
+                                if (i + 4 >= len || hex4(s + i + 1, &cp) < 0)
+                                        return -EINVAL;
+                                i += 4;
+                                if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < len && s[i + 1] == '\\' && s[i + 2] == 'u' &&
+                                    hex4(s + i + 3, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
+                                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                                        i += 6;
+                                } else if ((cp >= 0xd800 && cp < 0xe000) || cp == 0)
+                                        cp = '_';       /* a lone surrogate; NUL */
+                                k = utf8_put(tmp, cp);
+                                break;
+                        default:                        /* \" \\ \/ */
+                                tmp[0] = e;
+                        }
+                }
+                if (n + k > size)
+                        return -ENOBUFS;
+                memcpy(buf + n, tmp, k);
+                n += k;
+        }
+        return (int) n;
+}
+
 static int append_raw(char *buf, size_t size, size_t *pos, const char *s) {
         size_t len = strlen(s);
 
@@ -146,17 +231,30 @@ int line_subject(const char *host, const struct line_info *li, char *buf, size_t
         if (r < 0)
                 return r;
         if (li->event && li->type_len == 5 && memcmp(li->type, "event", 5) == 0) {
-                const char *colon = memchr(li->event, ':', li->event_len);
-                size_t sys_len = colon ? (size_t) (colon - li->event) : li->event_len;
+                /* The name itself, not its JSON text ("a\\b" is a\b), so
+                 * the reader finds it by the name it is given. */
+                char name[512];
+                const char *ev = name, *colon;
+                int n = line_unescape(li->event, li->event_len, name, sizeof(name));
+                size_t ev_len, sys_len;
 
-                r = subject_part_append(buf, size, &pos, li->event, colon ? sys_len : 0);
+                if (n == -ENOBUFS)
+                        return n;
+                if (n < 0) {
+                        ev = li->event;         /* a broken escape: as it is */
+                        ev_len = li->event_len;
+                } else
+                        ev_len = (size_t) n;
+                colon = memchr(ev, ':', ev_len);
+                sys_len = colon ? (size_t) (colon - ev) : ev_len;
+                r = subject_part_append(buf, size, &pos, ev, colon ? sys_len : 0);
                 if (r < 0)
                         return r;
                 r = append_raw(buf, size, &pos, ".");
                 if (r < 0)
                         return r;
-                r = colon ? subject_part_append(buf, size, &pos, colon + 1, li->event_len - sys_len - 1)
-                          : subject_part_append(buf, size, &pos, li->event, li->event_len);
+                r = colon ? subject_part_append(buf, size, &pos, colon + 1, ev_len - sys_len - 1)
+                          : subject_part_append(buf, size, &pos, ev, ev_len);
         } else {
                 r = append_raw(buf, size, &pos, "_.");
                 if (r < 0)

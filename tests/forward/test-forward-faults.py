@@ -28,6 +28,11 @@ quorum: two of the three nodes hang (SIGSTOP): the stream has no
    quorum and publishes get no answer at all; the forwarder says so
    (it said nothing) and, once they are back, every event is stored once.
 
+names: an event named with '.', '>' and bytes evmond's JSON escapes
+   (a control byte): its subject is made of the name, not of its JSON
+   text, so a reader given the name reads every one of its lines in the
+   stream (it read none).
+
 setup: a stream that does not exist, without --create: the forwarder
    exits 1 naming the stream and --create after looking for 10 s (it
    published into nothing, retrying for good, without a word); one that
@@ -124,8 +129,11 @@ def scenario_refused(procs, build):
     fwd = s.forwarder("forward-refused", "refused", "--buffer-mib", "1")
     nf.wait_for("the stream's first lines", lambda: stored(s.cluster) > 0, timeout=60)
     s.work.run(made)
-    nf.wait_for("the forwarder's log line about the refusal",
-                lambda: said(fwd, r"stream EVMONFAULTS refuses lines .*maximum messages exceeded"), timeout=30)
+    try:
+        nf.wait_for("the forwarder's log line about the refusal",
+                    lambda: said(fwd, r"stream EVMONFAULTS refuses lines .*maximum messages exceeded"), timeout=30)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the stream holds {stored(s.cluster)} lines") from None
     time.sleep(3)   # refused for a while, its buffer full
     assert stored(s.cluster) == 100, stored(s.cluster)
     log("stream at max_msgs 100 (discard new): the forwarder logged the refusal")
@@ -308,9 +316,30 @@ def scenario_quorum(procs, build):
     log(f"two nodes stopped: no acknowledgements, said in the log; back: all {made} events stored once")
 
 
+def scenario_names(procs, build):
+    s = Setup(procs, build)
+    stream_create(s.cluster)
+    odd = "w.e>r:d.n>m\u0001\u00e9"
+    ev = nf.Evmond(procs, "evmond-names", build, {"events": [{"software": "cpu-clock", "name": odd, "period": 1000000}],
+                                                  "targets": {"pids": [s.work.pid]}})
+    ev.start()
+    fwd = nf.forwarder(procs, build, "forward-names", ev, s.url, "names", "--stream", STREAM)
+    nf.wait_for("the stream's first lines", lambda: stored(s.cluster) > 0, timeout=60)
+    s.work.run(200000)
+    time.sleep(2)
+
+    def named(lines):
+        return [l for l in lines if l.get("type") == "event" and l.get("event") == odd]
+    every = named(nf.read_stream(build, s.url, STREAM, "names"))
+    by_name = named(nf.read_stream(build, s.url, STREAM, "names", [odd]))
+    assert every and len(by_name) == len(every), f"the reader of {odd!r} read {len(by_name)} of its {len(every)} lines"
+    assert procs.stop(fwd) == 0
+    log(f"event {odd!r}: a reader given its name read all {len(every)} of its lines")
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
-             "quorum": scenario_quorum}
+             "quorum": scenario_quorum, "names": scenario_names}
 
 
 def main():

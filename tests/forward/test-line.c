@@ -30,6 +30,25 @@ static void test_subjects(void **state) {
         subject_of("h.1 *x>", "{\"type\":\"event\",\"event\":\"pmu:msr/tsc/ a.b\"}", "evmon.h_1__x_.pmu.msr/tsc/_a_b");
         subject_of("web1", "{\"type\":\"event\",\"event\":\"noColon\"}", "evmon.web1._.noColon");
         subject_of("web1", "{\"type\":\"\"}", "evmon.web1._._");
+        /* The name, not its JSON text: escapes undone (a surrogate pair
+         * as one character), then control bytes '_' */
+        subject_of("web1", "{\"type\":\"event\",\"event\":\"a\\\\b:c\\u0001\\u00e9\\ud83d\\ude00\\/x\\\"\"}",
+                   "evmon.web1.a\\b.c_\xc3\xa9\xf0\x9f\x98\x80/x\"");
+        subject_of("web1", "{\"type\":\"event\",\"event\":\"s:\\ud800x\\u0000\"}", "evmon.web1.s._x_");
+        /* A broken escape: as it is */
+        subject_of("web1", "{\"type\":\"event\",\"event\":\"s:n\\u12\"}", "evmon.web1.s.n\\u12");
+}
+
+static void test_unescape(void **state) {
+        char buf[8];
+
+        assert_int_equal(line_unescape("a\\tb", 4, buf, sizeof(buf)), 3);
+        assert_memory_equal(buf, "a\tb", 3);
+        assert_int_equal(line_unescape("\\u00e9", 6, buf, 1), -ENOBUFS);
+        assert_int_equal(line_unescape("\\u00e", 5, buf, sizeof(buf)), -EINVAL);
+        /* A backslash that ends the text stays */
+        assert_int_equal(line_unescape("x\\", 2, buf, sizeof(buf)), 2);
+        assert_memory_equal(buf, "x\\", 2);
 }
 
 static void test_scan_rejects(void **state) {
@@ -69,6 +88,7 @@ static void test_with_host(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_subjects),
+                cmocka_unit_test(test_unescape),
                 cmocka_unit_test(test_scan_rejects),
                 cmocka_unit_test(test_small_buffer),
                 cmocka_unit_test(test_with_host),
