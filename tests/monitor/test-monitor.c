@@ -874,8 +874,12 @@ static void test_enable_beside_running(void **state) {
                       shared[0], a.others, a.broken, none.n, none.others, run.lost, n_cycles);
         /* Under qemu's TCG (the VM suite) ~70 in 4 s. */
         assert_true(n_cycles >= 20);
-        assert_int_equal(run.lost, 0);
-        assert_int_equal(a.n, shared[0]);
+        /* Every call seen once, or counted lost in the kernel's LOST
+         * records: a drain late under load (ASan beside CI's parallel
+         * tests lost 3,600-280,000 of ~3.8M, the code before 05979f7
+         * too) is reported, which is not what this is about; a skipped
+         * or repeated record is silent. */
+        assert_int_equal(a.n + run.lost, shared[0]);
         assert_int_equal(a.others + a.broken + none.n + none.others, 0);
         munmap((void *) shared, 4096);
 }
