@@ -819,13 +819,17 @@ static int run_forward(void) {
         f.slot_state = calloc(f.window, 1);
         f.rbuf = malloc(LINE_MAX_BYTES);
         f.pbuf = malloc(LINE_MAX_BYTES + 1024);
-        if (!f.slot_seq || !f.slot_sent || !f.slot_state || !f.rbuf || !f.pbuf)
-                return -ENOMEM;
+        if (!f.slot_seq || !f.slot_sent || !f.slot_state || !f.rbuf || !f.pbuf) {
+                ret = -ENOMEM;
+                goto out;
+        }
         for (unsigned i = 0; i < f.window; i++)
                 f.slot_seq[i] = UINT64_MAX;
         r = queue_init(&f.q, arg_buffer_mib << 20);
-        if (r < 0)
-                return r;
+        if (r < 0) {
+                ret = r;
+                goto out;
+        }
         hj = json_object_new_string(arg_host);
         snprintf(f.host_json, sizeof(f.host_json), "%s", json_object_to_json_string_ext(hj, JSON_C_TO_STRING_PLAIN));
         json_object_put(hj);
@@ -839,8 +843,10 @@ static int run_forward(void) {
         sigaddset(&mask, SIGINT);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (f.wake_fd < 0 || sfd < 0)
-                return -errno;
+        if (f.wake_fd < 0 || sfd < 0) {
+                ret = -errno;
+                goto out;
+        }
 
         /* libnats reconnects by itself (forever, every 250 ms, to any of
          * the URLs and the servers the cluster announces); the forwarder
@@ -871,7 +877,8 @@ static int run_forward(void) {
                 st = natsOptions_SetWriteDeadline(opts, NATS_PING_MS);
         if (st != NATS_OK) {
                 log_error("bad NATS options (--nats %s): %s", nats_shown, nats_GetLastError(NULL));
-                return -EINVAL;
+                ret = -EINVAL;
+                goto out;
         }
         /* Once without retrying, to tell a server that refuses us (which
          * waiting does not mend) from none answering yet (a cluster
@@ -881,8 +888,8 @@ static int run_forward(void) {
                 log_error("NATS at %s refuses to let us in (%s): give the user and password "
                           "(nats://USER:PASSWORD@HOST:4222) or token (nats://TOKEN@HOST:4222) its authorization "
                           "block expects", nats_shown, natsStatus_GetText(st));
-                natsOptions_Destroy(opts);
-                return -EACCES;
+                ret = -EACCES;
+                goto out;
         }
         if (st != NATS_OK) {
                 log_warning("no NATS server at %s answers yet (%s); trying again every 250 ms, lines wait in the "
@@ -898,8 +905,8 @@ static int run_forward(void) {
                 pthread_mutex_unlock(&f.lock);
         } else if (st != NATS_NOT_YET_CONNECTED) {
                 log_error("cannot connect to NATS at %s: %s", nats_shown, nats_GetLastError(NULL));
-                natsOptions_Destroy(opts);
-                return -ECONNREFUSED;
+                ret = -ECONNREFUSED;
+                goto out;
         }
         if (f.jetstream) {
                 natsInbox *inbox = NULL;
@@ -913,7 +920,8 @@ static int run_forward(void) {
                         st = natsSubscription_SetPendingLimits(sub, -1, -1);
                 if (st != NATS_OK) {
                         log_error("cannot subscribe to the acknowledgements: %s", nats_GetLastError(NULL));
-                        return -EIO;
+                        ret = -EIO;
+                        goto out;
                 }
         }
 
