@@ -43,13 +43,6 @@ void client_fail(struct client *c) {
         c->handler->failed(c, c->userdata);
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 uint64_t client_stuck_usec(const struct client *c, uint64_t now) {
         return c->paused && c->stuck_usec && now > c->stuck_usec ? now - c->stuck_usec : 0;
 }

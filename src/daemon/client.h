@@ -9,12 +9,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <systemd/sd-event.h>
 
 #include "evmon/cleanup.h"
 #include "lines.h"
 #include "queue.h"
 #include "subscription.h"
+
+/* CLOCK_MONOTONIC in µs: a client's stuck time, the log budget. */
+static inline uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
 
 #define CLIENT_INBUF_SIZE 65536u
 

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 
 #include "client.h"
 #include "ratelimit.h"
@@ -54,13 +53,6 @@ struct server {
 
         struct line_store store;
 };
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 /* Logs a line about a client of UID, within that uid's budget. */
 _printf_(4, 5) static void server_log_client(struct server *s, uid_t uid, int level, const char *fmt, ...) {
