@@ -5,12 +5,21 @@
  * log. Lines go to stderr; under journald (JOURNAL_STREAM set) each line
  * carries an sd-daemon "<N>" priority prefix so the journal keeps levels. */
 
+#include <stdbool.h>
 #include <syslog.h>
 
 #include "evmon/cleanup.h"
 
 void log_setup(const char *program);
 void log_set_max_level(int level);
+
+/* A gate every line at or below the max level passes before it is
+ * written; a line it refuses is not written (the gate counts it, if it
+ * wants). NULL: none, the default. evmond's server sets one while it
+ * handles a client's request, so every line the request causes counts
+ * against the budget of that client's uid. */
+typedef bool (*log_gate_t)(int level, void *userdata);
+void log_set_gate(log_gate_t gate, void *userdata);
 
 /* Logs at LEVEL; "%m" formats -error. Returns error (negative) so callers
  * can write "return log_error_errno(r, ...)". */

@@ -131,13 +131,13 @@ static int ops_status(void *userdata, struct jbuf *line) {
 }
 
 
-static int ops_reload(void *userdata, struct jbuf *line) {
+static int ops_reload(void *userdata, const struct ucred *cred, struct jbuf *line) {
         struct daemon *d = userdata;
         _cleanup_(freep) char *error = NULL;
         _cleanup_(freep) const char **names = NULL;
         int r;
 
-        log_info("Client asked to reload %s", d->config->path);
+        log_info("Reload of %s asked by uid %u (pid %d)", d->config->path, (unsigned) cred->uid, (int) cred->pid);
         r = daemon_reload_notify(d, &error);
         names = daemon_event_names(d);
         if (!names)

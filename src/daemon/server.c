@@ -24,10 +24,13 @@
  * this long with nothing written to it. */
 #define CLIENT_STUCK_USEC (10 * 1000000u)
 /* Log lines about the clients of one uid (connected, disconnected,
- * refused): this many at once, then this many a second; the rest are
- * counted in one line a second. Far below journald's default limit for
- * a service (10,000 in 30 s), so a user flooding the socket cannot make
- * journald drop evmond's other lines, nor another uid's. */
+ * refused) and every line their requests cause (a reload, runtime
+ * control, what fails in them), root's and admins' too: this many at
+ * once, then this many a second; the rest are counted in one line a
+ * second. Far below journald's default limit for a service (10,000 in
+ * 30 s), so a client flooding the socket, or an admin's script looping
+ * on requests, cannot make journald drop evmond's other lines, nor
+ * another uid's. */
 #define CLIENT_LOG_BURST 20u
 #define CLIENT_LOG_PER_SEC 5u
 
@@ -50,21 +53,58 @@ struct server {
         uint64_t next_id;
         uint64_t dropped_total;   /* of clients that are gone */
         struct ratelimit_uids log_budget;   /* lines about clients, per uid */
+        bool log_as_client;       /* the log gate is on, for the uid below */
+        uid_t log_uid;
 
         struct line_store store;
 };
 
+static bool server_log_gate(int level, void *userdata) {
+        struct server *s = userdata;
+
+        return ratelimit_uids_below(&s->log_budget, s->log_uid, now_usec());
+}
+
+/* What server_log_as() replaced, for server_log_restore(). */
+struct server_log_scope {
+        bool on;
+        uid_t uid;
+};
+
+/* Until server_log_restore(): every line logged, whoever logs it, counts
+ * against UID's budget (log_set_gate()). Nests: a line about another
+ * client in the middle (one dropped by a reload's flush) counts against
+ * its own uid. */
+static struct server_log_scope server_log_as(struct server *s, uid_t uid) {
+        struct server_log_scope prev = { s->log_as_client, s->log_uid };
+
+        s->log_as_client = true;
+        s->log_uid = uid;
+        log_set_gate(server_log_gate, s);
+        return prev;
+}
+
+static void server_log_restore(struct server *s, struct server_log_scope prev) {
+        s->log_as_client = prev.on;
+        s->log_uid = prev.uid;
+        if (prev.on)
+                log_set_gate(server_log_gate, s);
+        else
+                log_set_gate(NULL, NULL);
+}
+
 /* Logs a line about a client of UID, within that uid's budget. */
 _printf_(4, 5) static void server_log_client(struct server *s, uid_t uid, int level, const char *fmt, ...) {
+        struct server_log_scope prev;
         char buf[1024];
         va_list ap;
 
-        if (!ratelimit_uids_below(&s->log_budget, uid, now_usec()))
-                return;
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
+        prev = server_log_as(s, uid);
         log_internal(level, 0, "%s", buf);
+        server_log_restore(s, prev);
 }
 
 static void log_suppressed(uid_t uid, bool others, uint64_t n, uint64_t since_usec, void *userdata) {
@@ -75,15 +115,19 @@ static void log_suppressed(uid_t uid, bool others, uint64_t n, uint64_t since_us
                 snprintf(who, sizeof(who), "other uids");
         else
                 snprintf(who, sizeof(who), "uid %u", (unsigned) uid);
-        log_notice("Suppressed %" PRIu64 " log lines about clients of %s in the last %.1f s (more than %u at once, "
-                   "then %u a second)", n, who, (double) (now - since_usec) / 1e6, CLIENT_LOG_BURST, CLIENT_LOG_PER_SEC);
+        log_notice("Suppressed %" PRIu64 " log lines about clients of %s and their requests in the last %.1f s "
+                   "(more than %u at once, then %u a second)", n, who, (double) (now - since_usec) / 1e6, CLIENT_LOG_BURST, CLIENT_LOG_PER_SEC);
 }
 
 /* One line per uid whose lines the budget held back since the last call. */
 static void server_log_suppressed(struct server *s) {
         uint64_t now = now_usec();
 
+        /* Said whatever the budgets: never within one. */
+        log_set_gate(NULL, NULL);
         ratelimit_uids_suppressed(&s->log_budget, log_suppressed, &now);
+        if (s->log_as_client)
+                log_set_gate(server_log_gate, s);
 }
 
 /* The names of the events served, in index order (the daemon's strings);
@@ -186,6 +230,16 @@ static int server_answer(struct client *c, int (*answer)(void *userdata, struct 
         return server_reply(c, &line);
 }
 
+static int server_reload(struct server *s, struct client *c) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        int r;
+
+        r = s->ops->reload(s->userdata, &c->cred, &line);
+        if (r < 0)
+                return r;
+        return server_reply(c, &line);
+}
+
 static int server_control(struct server *s, struct client *c, const struct request *req) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(freep) char *error = NULL;
@@ -218,8 +272,7 @@ static int server_refuse(struct server *s, struct client *c, const char *what) {
         return server_reply_error(c, msg);
 }
 
-static int on_client_line(struct client *c, const char *line, size_t len, void *userdata) {
-        struct server *s = userdata;
+static int client_line(struct server *s, struct client *c, const char *line, size_t len) {
         _cleanup_(request_done) struct request req = {};
         _cleanup_(freep) char *error = NULL;
         int r;
@@ -237,10 +290,23 @@ static int on_client_line(struct client *c, const char *line, size_t len, void *
         case REQUEST_STATUS:
                 return server_answer(c, s->ops->status, s->userdata);
         case REQUEST_RELOAD:
-                return server_answer(c, s->ops->reload, s->userdata);
+                return server_reload(s, c);
         default:
                 return server_control(s, c, &req);
         }
+}
+
+/* Whatever a request makes evmond log (a reload's lines, runtime
+ * control's, a refusal, what fails in them) is within the budget of the
+ * client's uid, admins' and root's included. */
+static int on_client_line(struct client *c, const char *line, size_t len, void *userdata) {
+        struct server *s = userdata;
+        struct server_log_scope prev = server_log_as(s, c->cred.uid);
+        int r;
+
+        r = client_line(s, c, line, len);
+        server_log_restore(s, prev);
+        return r;
 }
 
 static void on_client_failed(struct client *c, void *userdata) {
@@ -714,6 +780,8 @@ struct server *server_free(struct server *s) {
                 server_remove(s, s->clients);
         /* What the budget held back is said before evmond stops. */
         server_log_suppressed(s);
+        if (s->log_as_client)
+                log_set_gate(NULL, NULL);
         s->listen_io = sd_event_source_disable_unref(s->listen_io);
         s->accept_resume = sd_event_source_disable_unref(s->accept_resume);
         s->reap = sd_event_source_disable_unref(s->reap);

@@ -23,10 +23,11 @@ struct server_ops {
          * subscribe. */
         size_t (*n_events)(void *userdata);
         const char *(*event_name)(void *userdata, size_t i);
-        /* {"type":"status"} and {"type":"reload"} from a client; each
-         * appends its answer line to LINE (src/encode/), 0 or -errno. */
+        /* {"type":"status"} and {"type":"reload"} (from an admin CRED)
+         * from a client; each appends its answer line to LINE
+         * (src/encode/), 0 or -errno. */
         int (*status)(void *userdata, struct jbuf *line);
-        int (*reload)(void *userdata, struct jbuf *line);
+        int (*reload)(void *userdata, const struct ucred *cred, struct jbuf *line);
         /* Runtime control (add, remove, enable, disable, filter) from an
          * admin CRED: its result line to LINE, or an error for the client
          * in *ret_error. */

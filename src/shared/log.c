@@ -9,6 +9,8 @@
 static const char *log_program = "evmon";
 static int log_max_level = LOG_INFO;
 static int log_prefix_priority = -1;  /* decided on first use */
+static log_gate_t log_gate;
+static void *log_gate_userdata;
 
 void log_setup(const char *program) {
         const char *e;
@@ -26,11 +28,18 @@ void log_set_max_level(int level) {
         log_max_level = level;
 }
 
+void log_set_gate(log_gate_t gate, void *userdata) {
+        log_gate = gate;
+        log_gate_userdata = userdata;
+}
+
 int log_internal(int level, int error, const char *fmt, ...) {
         char buf[2048];
         va_list ap;
 
         if (level > log_max_level)
+                return error;
+        if (log_gate && !log_gate(level, log_gate_userdata))
                 return error;
         if (log_prefix_priority < 0)
                 log_prefix_priority = !!getenv("JOURNAL_STREAM");

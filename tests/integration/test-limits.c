@@ -19,7 +19,8 @@
  *   clients that send requests without pause do not keep new ones out;
  * - one uid's flood of connections and refused requests cannot flood the
  *   journal: its log lines come in a burst, then a few a second, the rest
- *   counted, and other uids' lines stay. */
+ *   counted, and other uids' lines stay; nor can an admin's loop of
+ *   reloads and runtime control, under the same budget. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -748,6 +749,120 @@ static void test_log_flood(void **state) {
         free(log);
 }
 
+#define ADMIN_RELOADS 100
+#define ADMIN_SWITCHES 100
+
+/* Sends REQUEST on C and waits for its answer, TYPE; anything else than
+ * the config lines a change announces first is trouble. */
+static int admin_request(struct itest_client *c, const char *request, const char *type) {
+        json_object *o;
+        int r;
+
+        if (itest_client_send(c, request) < 0)
+                return -1;
+        while ((o = itest_client_next(c, 10000)) && strcmp(itest_str(o, "type"), "config") == 0)
+                json_object_put(o);
+        if (!o)
+                return -1;
+        r = strcmp(itest_str(o, "type"), type) == 0 ? 0 : -1;
+        if (r < 0)
+                fprintf(stderr, "%s: %s\n", request, json_object_to_json_string(o));
+        json_object_put(o);
+        return r;
+}
+
+/* A child as uid 65534 in socket.admin_group: one connection,
+ * ADMIN_RELOADS reloads and ADMIN_SWITCHES disables and enables, each
+ * answered. */
+static pid_t flood_as_admin(void) {
+        pid_t pid = itest_fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct itest_client *c = calloc(1, sizeof(*c));
+                json_object *o;
+
+                if (!c || setgroups(1, &gid) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(100);
+                if (itest_client_connect(c, daemon_.socket) < 0 || !(o = itest_client_expect(c, "hello", 5000)))
+                        _exit(101);
+                json_object_put(o);
+                for (int i = 0; i < ADMIN_RELOADS; i++)
+                        if (admin_request(c, "{\"type\":\"reload\"}\n", "reload") < 0)
+                                _exit(102);
+                for (int i = 0; i < ADMIN_SWITCHES; i++)
+                        if (admin_request(c, "{\"type\":\"disable\"}\n", "result") < 0 ||
+                            admin_request(c, "{\"type\":\"enable\"}\n", "result") < 0)
+                                _exit(103);
+                itest_client_close(c);
+                _exit(0);
+        }
+        return pid;
+}
+
+/* Root and socket.admin_group had no budget: each reload was two lines
+ * (asked, done), each disable or enable one, so an admin's script in a
+ * loop flooded the journal as a refused user no longer could. The same
+ * budget holds for them: LOG_BURST at once, then LOG_PER_SEC a second,
+ * the rest counted; the first ones kept, and another uid's. */
+static void test_admin_log_flood(void **state) {
+        struct itest_client *root = calloc(1, sizeof(*root));
+        int64_t logged = 0, suppressed = 0, total, after;
+        uint64_t start;
+        char *log, want[128];
+        json_object *o;
+        int status;
+        pid_t pid;
+        double secs;
+
+        start_daemon("{\"max\": 64}");
+        start = now_ms();
+        pid = flood_as_admin();
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        fprintf(stderr, "admin log flood: %d reloads, %d disables and enables in %.2f s\n", ADMIN_RELOADS,
+                2 * ADMIN_SWITCHES, (now_ms() - start) / 1000.0);
+
+        /* Root's connection after the flood is logged. */
+        assert_int_equal(itest_client_connect(root, daemon_.socket), 0);
+        o = itest_client_expect(root, "hello", 5000);
+        assert_non_null(o);
+        after = itest_int(o, "client");
+        json_object_put(o);
+        itest_client_close(root);
+        free(root);
+        usleep(2500000);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        secs = (now_ms() - start) / 1000.0;
+
+        log = read_file(daemon_.log);
+        /* The lines naming uid 65534, and "Reloaded" (a reload's last
+         * line; nobody else reloads here). */
+        count_nobody_lines(log, &logged, &suppressed);
+        for (const char *l = log; (l = strstr(l, "Reloaded ")); l++)
+                logged++;
+        /* Connected, disconnected; asked and done per reload; one line
+         * per disable and enable. */
+        total = 2 + 2 * ADMIN_RELOADS + 2 * ADMIN_SWITCHES;
+        fprintf(stderr, "admin log flood: %" PRId64 " lines caused by uid 65534, %" PRId64 " logged, %" PRId64
+                " suppressed, in %.1f s\n", total, logged, suppressed, secs);
+        if (logged > LOG_BURST + LOG_PER_SEC * (int64_t) (secs + 1))
+                fail_msg("%" PRId64 " lines logged in %.1f s: more than %d, then %d a second", logged, secs, LOG_BURST,
+                         LOG_PER_SEC);
+        assert_int_equal(logged + suppressed, total);
+        assert_true(logged >= LOG_BURST);
+        /* The first ones are kept, and another uid's. */
+        snprintf(want, sizeof(want), "asked by uid 65534 (pid %d)", (int) pid);
+        if (!strstr(log, want))
+                fail_msg("the flood's first reload is not logged (%s)", want);
+        snprintf(want, sizeof(want), "Client %" PRId64 " connected: pid %d, uid 0", after, (int) getpid());
+        if (!strstr(log, want))
+                fail_msg("root's connection after the flood is not logged (%s)", want);
+        free(log);
+}
+
 /* ---- what is at the socket path ------------------------------------- */
 
 static int run_evmond(const char *dir, const char *sock, char **ret) {
@@ -837,6 +952,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_bulk_accept, teardown),
                 cmocka_unit_test_teardown(test_per_uid, teardown),
                 cmocka_unit_test_teardown(test_log_flood, teardown),
+                cmocka_unit_test_teardown(test_admin_log_flood, teardown),
                 cmocka_unit_test_teardown(test_socket_path, teardown),
         };
 
