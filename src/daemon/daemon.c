@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -406,16 +407,45 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
         return daemon_prepare_events(d, ret_error);
 }
 
-int daemon_cleanup(struct daemon *d, unsigned *ret_removed, char **ret_error) {
+/* A killed evmond (SIGKILL, the stop timeout, a crash) leaves its metrics
+ * file, and the textfile collector would serve its last counters for good,
+ * flat, as if evmond were alive and idle; the temporary file of a write it
+ * was killed in stays too. Returns how many files went. */
+static unsigned daemon_remove_stale_metrics(struct daemon *d) {
+        _cleanup_(freep) char *pattern = NULL;
+        const char *path = d->config->metrics_path;
+        unsigned n = 0;
+        glob_t g;
+
+        if (!path || !*path)
+                return 0;
+        if (unlink(path) == 0)
+                n++;
+        /* metrics_write_file()'s mkostemp() names: PATH.XXXXXX */
+        if (asprintf(&pattern, "%s.??????", path) < 0)
+                return n;
+        if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
+                for (size_t i = 0; i < g.gl_pathc; i++)
+                        if (unlink(g.gl_pathv[i]) == 0)
+                                n++;
+                globfree(&g);
+        }
+        return n;
+}
+
+int daemon_cleanup(struct daemon *d, unsigned *ret_removed, unsigned *ret_metrics_removed, char **ret_error) {
         int r;
 
         *ret_removed = 0;
+        *ret_metrics_removed = 0;
         r = daemon_load_config(d, ret_error);
         if (r < 0)
                 return r;
         r = daemon_lock(d, ret_error);
         if (r < 0)
                 return r;
+        /* Ours now: no evmond of this config runs (it would hold the lock). */
+        *ret_metrics_removed = daemon_remove_stale_metrics(d);
         r = daemon_open_tracefs(d, ret_error);
         if (r < 0)
                 return r;

@@ -90,9 +90,10 @@ int daemon_start(struct daemon *d);
 int daemon_reload(struct daemon *d, char **ret_error);
 int daemon_run(struct daemon *d);
 /* --cleanup: removes the probes a killed evmond of this config (or
- * --socket) left in tracefs, as its unit's ExecStopPost= does; -EBUSY,
- * naming it, while that evmond still runs. *ret_removed counts them. */
-int daemon_cleanup(struct daemon *d, unsigned *ret_removed, char **ret_error);
+ * --socket) left in tracefs, and its metrics file (metrics.path), as its
+ * unit's ExecStopPost= does; -EBUSY, naming it, while that evmond still
+ * runs. *ret_removed counts the probes, *ret_metrics_removed the files. */
+int daemon_cleanup(struct daemon *d, unsigned *ret_removed, unsigned *ret_metrics_removed, char **ret_error);
 void daemon_done(struct daemon *d);
 
 /* Shared by the daemon's files. */

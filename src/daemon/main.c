@@ -24,9 +24,10 @@ static void help(void) {
                "  -t, --tracefs DIR    tracefs directory (default: from /proc/mounts)\n"
                "      --check-config   validate the config and its events, then exit\n"
                "                       (0, or 2 with a message naming file, line and key)\n"
-               "      --cleanup        remove the probes a killed evmond of this config (or\n"
-               "                       --socket) left in tracefs, then exit; refuses while\n"
-               "                       that evmond runs (the unit's ExecStopPost=)\n"
+               "      --cleanup        remove the probes (in tracefs) and the metrics file a\n"
+               "                       killed evmond of this config (or --socket) left,\n"
+               "                       then exit; refuses while that evmond runs (the\n"
+               "                       unit's ExecStopPost=)\n"
                "  -v, --verbose        log debug messages\n"
                "  -h, --help           show this help\n"
                "      --version        show the version\n",
@@ -36,10 +37,13 @@ static void help(void) {
 /* --cleanup: the probes a killed evmond left. */
 static int run_cleanup(struct daemon *d) {
         _cleanup_(freep) char *error = NULL;
-        unsigned n;
+        unsigned n, m;
         int r;
 
-        r = daemon_cleanup(d, &n, &error);
+        r = daemon_cleanup(d, &n, &m, &error);
+        if (m > 0)
+                log_info("Removed the metrics file %s left by an evmond that did not stop cleanly",
+                         d->config->metrics_path);
         if (r < 0) {
                 log_error("%s", error ?: strerror(-r));
                 daemon_done(d);

@@ -141,11 +141,14 @@ static const char *tracefs_dir(void) {
         return NULL;
 }
 
-/* SIGKILL gives evmond no chance to remove its tracefs probes; `evmond
+/* SIGKILL gives evmond no chance to remove its tracefs probes nor its
+ * metrics file (which node-exporter would serve for good, flat); `evmond
  * --cleanup` with its config (what the unit's ExecStopPost= runs) removes
- * every probe of its group, and refuses while that evmond still runs. */
+ * every probe of its group and the file (and the temporary file of a write
+ * it was killed in), and refuses while that evmond still runs. */
 static void test_cleanup_after_sigkill(void **state) {
-        char target[PATH_MAX], config[3 * PATH_MAX], events[PATH_MAX], evmond[PATH_MAX];
+        char target[PATH_MAX], config[4 * PATH_MAX], events[PATH_MAX], evmond[PATH_MAX];
+        char mdir[] = "/tmp/evmon-faults-metrics-XXXXXX", prom[PATH_MAX], prom_tmp[PATH_MAX];
         const char *tfs = tracefs_dir();
         char *text, *out = NULL;
         int status;
@@ -157,12 +160,20 @@ static void test_cleanup_after_sigkill(void **state) {
         snprintf(events, sizeof(events), "%s/uprobe_events", tfs);
         itest_build_path("tests/integration/evmon-probe-target", target, sizeof(target));
         itest_build_path("evmond", evmond, sizeof(evmond));
+        assert_non_null(mkdtemp(mdir));
+        snprintf(prom, sizeof(prom), "%s/evmon.prom", mdir);
+        snprintf(prom_tmp, sizeof(prom_tmp), "%s/evmon.prom.Xy12Z9", mdir);
         /* Two fetch-args: probes made through tracefs, in evmond's group. */
         snprintf(config, sizeof(config),
-                 "{\"events\": [{\"uprobe\": \"%s:evmon_probe_target\", \"name\": \"faults_entry\", \"fetch\": [\"x=%%di\"]},\n"
+                 "{\"metrics\": {\"path\": \"%s\", \"interval_ms\": 1000},\n"
+                 " \"events\": [{\"uprobe\": \"%s:evmon_probe_target\", \"name\": \"faults_entry\", \"fetch\": [\"x=%%di\"]},\n"
                  "            {\"uretprobe\": \"%s:evmon_probe_target\", \"name\": \"faults_ret\", \"fetch\": [\"r=$retval\"]}]}\n",
-                 target, target);
+                 prom, target, target);
         assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        for (uint64_t end = now_ms() + 10000; access(prom, F_OK) != 0 && now_ms() < end;)
+                usleep(50000);
+        if (access(prom, F_OK) != 0)
+                fail_msg("evmond wrote no %s within 10 s", prom);
         text = read_text(events);
         assert_non_null(text);
         assert_int_equal(count_lines_with(text, "/faults_entry "), 1);
@@ -179,6 +190,7 @@ static void test_cleanup_after_sigkill(void **state) {
                 text = read_text(events);
                 assert_int_equal(count_lines_with(text, "/faults_entry "), 1);
                 free(text);
+                assert_int_equal(access(prom, F_OK), 0);
         }
 
         kill(daemon_.pid, SIGKILL);
@@ -187,14 +199,24 @@ static void test_cleanup_after_sigkill(void **state) {
         text = read_text(events);
         assert_int_equal(count_lines_with(text, "/faults_entry "), 1);   /* left behind */
         free(text);
+        assert_int_equal(access(prom, F_OK), 0);                        /* left behind */
+        /* A write it was killed in leaves metrics_write_file()'s temporary. */
+        {
+                FILE *f = fopen(prom_tmp, "we");
+                assert_non_null(f);
+                fclose(f);
+        }
 
         {
                 const char *argv[] = { evmond, "--cleanup", "--config", daemon_.config, "--socket", daemon_.socket, NULL };
                 status = itest_run(argv, 30000, &out);
-                if (status != 0 || !strstr(out, "Removed 2 probes"))
+                if (status != 0 || !strstr(out, "Removed 2 probes") || !strstr(out, "Removed the metrics file"))
                         fail_msg("--cleanup after SIGKILL: exit %d: %s", status, out);
                 free(out);
         }
+        if (access(prom, F_OK) == 0 || access(prom_tmp, F_OK) == 0)
+                fail_msg("--cleanup left the killed evmond's metrics file (%s) or its temporary", prom);
+        assert_int_equal(rmdir(mdir), 0);
         text = read_text(events);
         if (count_lines_with(text, "/faults_entry ") + count_lines_with(text, "/faults_ret ") != 0)
                 fail_msg("probes left after --cleanup:\n%s", text);
