@@ -855,6 +855,31 @@ static int on_cpu(int cpu) {
         return r;
 }
 
+/* Enables HD's K-th fd. A group member whose leader is on goes in with
+ * the leader off, then the leader back on: the kernel schedules a member
+ * enabled beside a running leader only by rescheduling the member's own
+ * PMU (__perf_event_enable()'s ctx_resched()), and where that is not the
+ * leader's (page-faults under a cpu-clock or task-clock leader: the
+ * software PMU under perf_cpu_clock's) the member stays INACTIVE, on a
+ * CPU-wide context for good: counting nothing, its running time 0, its
+ * read in every group sample 0. Enabling a leader schedules its whole
+ * group in, members included. (perf opens members enabled and enables
+ * leaders only, evsel__config(); ours are opened disabled so that the
+ * time between open and enable does not count as enabled.) */
+static int handle_fd_enable(struct monitor *m, const struct handle *hd, size_t k) {
+        const struct handle *leader = hd->group >= 0 ? handle_get(m, hd->group) : NULL;
+        int leader_fd = leader && leader->enabled && k < leader->n ? leader->fds[k] : -1;
+        int r = 0;
+
+        if (leader_fd >= 0 && ioctl(leader_fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+                return negative_errno();
+        if (ioctl(hd->fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0)
+                r = negative_errno();
+        if (leader_fd >= 0 && ioctl(leader_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 && r == 0)
+                r = negative_errno();
+        return r;
+}
+
 int monitor_disable(struct monitor *m, int h) {
         struct handle *hd = handle_get(m, h);
 
@@ -923,10 +948,9 @@ int monitor_enable(struct monitor *m, int h) {
                 for (size_t i = c * per_cpu; i < (c + 1) * per_cpu && i < hd->n; i++) {
                         if (hd->fds[i] < 0)
                                 continue;
-                        if (ioctl(hd->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
-                                r = negative_errno();
+                        r = handle_fd_enable(m, hd, i);
+                        if (r < 0)
                                 break;
-                        }
                         /* Counts only while its leader is armed. */
                         if (hd->bell_fds[i] >= 0 && ioctl(hd->bell_fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
                                 r = negative_errno();
@@ -1051,8 +1075,9 @@ int monitor_cpu_up(struct monitor *m, size_t i) {
                 for (size_t k = i * per_cpu; k < (i + 1) * per_cpu && k < hd->n; k++) {
                         if (hd->fds[k] < 0)
                                 continue;
-                        if (ioctl(hd->fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0 && ret == 0)
-                                ret = negative_errno();
+                        r = handle_fd_enable(m, hd, k);
+                        if (r < 0 && ret == 0)
+                                ret = r;
                         if (hd->bell_fds[k] >= 0 && ioctl(hd->bell_fds[k], PERF_EVENT_IOC_ENABLE, 0) < 0 &&
                             ret == 0)
                                 ret = negative_errno();

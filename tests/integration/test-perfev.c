@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,121 @@ static void test_lines(void **state) {
         assert_int_equal(s.counter_fields_ok, s.counters_cs + s.counters_tc);
 }
 
+/* ---- a group whose members' PMU is not the leader's ------------------
+ *
+ * A sampling cpu-clock leader (perf_cpu_clock's PMU) with counting
+ * software members (the software PMU), as perf record -e
+ * '{cpu-clock,page-faults,context-switches}' -F 100 -a makes it: the
+ * kernel schedules a member enabled beside a running leader only by
+ * rescheduling the member's PMU, so the members counted nothing (their
+ * counter lines 0 with running 0, their values in the leader's group
+ * reads 0) until something else rescheduled the leader. Doorbells off:
+ * their arming did that once, some 60 ms late. */
+
+struct group_seen {
+        uint64_t faults, switches;      /* the members' last counter values */
+        uint64_t faults_enabled, faults_running, switches_enabled, switches_running;
+        unsigned counter_lines, samples, samples_member_counts;
+};
+
+static void on_group_line(json_object *o, void *userdata) {
+        struct group_seen *g = userdata;
+        const char *type = itest_str(o, "type"), *event = itest_str(o, "event");
+        json_object *sample, *read, *values;
+
+        if (!type || !event)
+                return;
+        if (strcmp(type, "counter") == 0) {
+                g->counter_lines++;
+                if (strcmp(event, "software:page-faults") == 0) {
+                        g->faults = (uint64_t) itest_int(o, "value");
+                        g->faults_enabled = (uint64_t) itest_int(o, "enabled");
+                        g->faults_running = (uint64_t) itest_int(o, "running");
+                } else if (strcmp(event, "software:context-switches") == 0) {
+                        g->switches = (uint64_t) itest_int(o, "value");
+                        g->switches_enabled = (uint64_t) itest_int(o, "enabled");
+                        g->switches_running = (uint64_t) itest_int(o, "running");
+                }
+                return;
+        }
+        if (strcmp(type, "event") != 0 || strcmp(event, "software:cpu-clock") != 0 ||
+            !json_object_object_get_ex(o, "sample", &sample) || !json_object_object_get_ex(sample, "read", &read) ||
+            !json_object_object_get_ex(read, "values", &values))
+                return;
+        g->samples++;
+        /* Leader, page-faults, context-switches: a CPU busy for a sample's
+         * 10 ms has switched or faulted in that time. */
+        if (json_object_array_length(values) == 3 &&
+            itest_int(json_object_array_get_idx(values, 1), "value") +
+            itest_int(json_object_array_get_idx(values, 2), "value") > 0)
+                g->samples_member_counts++;
+}
+
+static void test_group_members_count(void **state) {
+        static const char config[] =
+                "{\n"
+                "  \"ring\": {\"doorbell\": false},\n"
+                "  \"counters\": {\"interval_ms\": 200},\n"
+                "  \"events\": [\n"
+                "    {\"software\": \"cpu-clock\", \"period\": 10000000, \"group\": \"g\",\n"
+                "     \"sample\": [\"ip\", \"tid\", \"time\", \"read\"], \"read\": [\"group\", \"id\"]},\n"
+                "    {\"software\": \"page-faults\", \"count\": true, \"group\": \"g\"},\n"
+                "    {\"software\": \"context-switches\", \"count\": true, \"group\": \"g\"}\n"
+                "  ]\n"
+                "}\n";
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct group_seen g = {};
+        char *text;
+        size_t len;
+        pid_t child;
+        int status;
+
+        assert_non_null(c);
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        /* 1,000 pages faulted in, and as many sleeps, whatever else runs. */
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                size_t n = 1000 * (size_t) sysconf(_SC_PAGESIZE);
+                volatile char *p = malloc(n);
+
+                for (size_t i = 0; p && i < n; i += (size_t) sysconf(_SC_PAGESIZE)) {
+                        p[i] = 1;
+                        if (i % (100 * (size_t) sysconf(_SC_PAGESIZE)) == 0)
+                                usleep(1000);
+                }
+                _exit(p ? 0 : 1);
+        }
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_group_line, &g);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+
+        print_message("page-faults %" PRIu64 " (enabled %" PRIu64 " ns, running %" PRIu64 "), context-switches %"
+                      PRIu64 " (enabled %" PRIu64 ", running %" PRIu64 "); %u counter lines; %u of %u group "
+                      "samples with member counts\n",
+                      g.faults, g.faults_enabled, g.faults_running, g.switches, g.switches_enabled,
+                      g.switches_running, g.counter_lines, g.samples_member_counts, g.samples);
+        assert_true(g.counter_lines >= 2);
+        assert_true(g.faults >= 1000);
+        assert_true(g.switches >= 10);
+        /* Scheduled with their leader from its enable on: not multiplexed. */
+        assert_true(g.faults_running > 0 && g.faults_running >= g.faults_enabled / 100 * 99);
+        assert_true(g.switches_running > 0 && g.switches_running >= g.switches_enabled / 100 * 99);
+        assert_true(g.samples > 0);
+        assert_true(g.samples_member_counts > 0);
+}
+
 /* ---- schema lines of the pmu and breakpoint kinds ---------------------
  *
  * Each event's first line comes after its schema line; the lines are saved
@@ -306,6 +422,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hardware_refused),
                 cmocka_unit_test(test_lines),
+                cmocka_unit_test(test_group_members_count),
                 cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 
