@@ -98,6 +98,7 @@ void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_ev
                                PERF_SAMPLE_IDENTIFIER,
                 .event = ev->wire_name,
                 .realtime_offset_ns = d->realtime_offset,
+                .ids = { .name = daemon_event_id_name, .userdata = d },
         };
 
         if (server_match(d->server, &meta) == 0)

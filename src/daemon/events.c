@@ -83,16 +83,32 @@ struct daemon_event *daemon_event_free(struct daemon_event *ev) {
         return NULL;
 }
 
-/* The "sample" object shows no field the daemon asked for on its own:
- * CGROUP serves cgroup targets and subscriptions, RAW is in "fields". */
-static int daemon_event_encoder_new(struct daemon_event *ev) {
+const char *daemon_event_id_name(uint64_t id, void *userdata) {
+        struct daemon *d = userdata;
+        void *event = d->monitor ? monitor_id_userdata(d->monitor, id) : NULL;
+
+        if (!event || event == &d->ctx.tag_dummy || event == &d->ctx.tag_exec)
+                return NULL;
+        return ((const struct daemon_event *) event)->wire_name;
+}
+
+/* The "sample" object shows what the entry's "sample" asked for, and no
+ * field the daemon asked for on its own: CGROUP serves cgroup targets and
+ * subscriptions, RAW of a trace event is in "fields". A perf event's
+ * attr is the config's (source_attr() adds the daemon's own bits to the
+ * copy it opens), so its own RAW and CGROUP stay. */
+static int daemon_event_encoder_new(struct daemon *d, struct daemon_event *ev) {
         static uint64_t schema_gens;
-        uint64_t sample_type;
+        uint64_t sample_type, show;
         int r = encoder_new(ev->wire_name, ev->format, &ev->encoder);
 
         if (r < 0)
                 return r;
-        encoder_set_sample_show(ev->encoder, ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP));
+        show = ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP);
+        if (ev->source.attr)
+                show = ev->source.attr->sample_type & ~(uint64_t) (ev->format ? PERF_SAMPLE_RAW : 0);
+        encoder_set_sample_show(ev->encoder, show);
+        encoder_set_ids(ev->encoder, &(const struct encode_ids) { .name = daemon_event_id_name, .userdata = d });
         /* The schema line clients get before the event's lines: the
          * sample fields of a perf event's attr (a trace event's lines
          * carry none but its raw data, in "fields"). */
@@ -196,7 +212,7 @@ int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_ev
         ev->source.filter = ec->filter;
         ev->source.userdata = ev;
 
-        r = daemon_event_encoder_new(ev);
+        r = daemon_event_encoder_new(d, ev);
         if (r < 0) {
                 /* The probe made above. */
                 daemon_event_destroy(d, ev);
@@ -226,7 +242,7 @@ static int daemon_event_pmu_fallback(struct daemon *d, struct daemon_event *ev, 
         if (r < 0)
                 return r;
         ev->source.config1 = ev->source.config2 = 0;
-        return daemon_event_encoder_new(ev);
+        return daemon_event_encoder_new(d, ev);
 }
 
 struct daemon_event *daemon_group_leader(struct daemon_event *const *events, size_t n, const struct daemon_event *ev) {

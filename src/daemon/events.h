@@ -56,6 +56,10 @@ int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_ev
 /* The leader of EV's group among EVENTS (N of them, in config order): the
  * first with its group name; NULL when that is EV, or EV has no group. */
 struct daemon_event *daemon_group_leader(struct daemon_event *const *events, size_t n, const struct daemon_event *ev);
+/* The wire name of the served event whose perf id (PERF_FORMAT_ID,
+ * PERF_SAMPLE_ID) is ID, or NULL: the "event" of a read value.
+ * USERDATA is the daemon (an encode_id_name_fn). */
+const char *daemon_event_id_name(uint64_t id, void *userdata);
 /* Opens EV on every CPU (disabled), in LEADER's group (NULL: none). */
 int daemon_event_open(struct daemon *d, struct daemon_event *ev, struct daemon_event *leader, char **ret_error);
 /* The kernel side: closes EV's fds and removes the probe made for it. */

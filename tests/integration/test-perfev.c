@@ -204,7 +204,7 @@ static void test_lines(void **state) {
 struct group_seen {
         uint64_t faults, switches;      /* the members' last counter values */
         uint64_t faults_enabled, faults_running, switches_enabled, switches_running;
-        unsigned counter_lines, samples, samples_member_counts;
+        unsigned counter_lines, samples, samples_member_counts, samples_named;
 };
 
 static void on_group_line(json_object *o, void *userdata) {
@@ -238,6 +238,12 @@ static void on_group_line(json_object *o, void *userdata) {
             itest_int(json_object_array_get_idx(values, 1), "value") +
             itest_int(json_object_array_get_idx(values, 2), "value") > 0)
                 g->samples_member_counts++;
+        /* Each value names its event by its id (doc/protocol.md). */
+        if (json_object_array_length(values) == 3 &&
+            strcmp(itest_str(json_object_array_get_idx(values, 0), "event") ?: "", "software:cpu-clock") == 0 &&
+            strcmp(itest_str(json_object_array_get_idx(values, 1), "event") ?: "", "software:page-faults") == 0 &&
+            strcmp(itest_str(json_object_array_get_idx(values, 2), "event") ?: "", "software:context-switches") == 0)
+                g->samples_named++;
 }
 
 static void test_group_members_count(void **state) {
@@ -292,9 +298,9 @@ static void test_group_members_count(void **state) {
 
         print_message("page-faults %" PRIu64 " (enabled %" PRIu64 " ns, running %" PRIu64 "), context-switches %"
                       PRIu64 " (enabled %" PRIu64 ", running %" PRIu64 "); %u counter lines; %u of %u group "
-                      "samples with member counts\n",
+                      "samples with member counts, %u with each value's event named\n",
                       g.faults, g.faults_enabled, g.faults_running, g.switches, g.switches_enabled,
-                      g.switches_running, g.counter_lines, g.samples_member_counts, g.samples);
+                      g.switches_running, g.counter_lines, g.samples_member_counts, g.samples, g.samples_named);
         assert_true(g.counter_lines >= 2);
         assert_true(g.faults >= 1000);
         assert_true(g.switches >= 10);
@@ -303,6 +309,186 @@ static void test_group_members_count(void **state) {
         assert_true(g.switches_running > 0 && g.switches_running >= g.switches_enabled / 100 * 99);
         assert_true(g.samples > 0);
         assert_true(g.samples_member_counts > 0);
+        assert_int_equal(g.samples_named, g.samples);
+}
+
+/* ---- sample fields the entry asks for, beside the daemon's own -------
+ *
+ * "cgroup" and "raw" are PERF_SAMPLE_* names an entry may ask for: a perf
+ * event's "sample" object carries them. evmond asks the kernel for CGROUP
+ * and RAW on its own too (cgroup targets, trace events' fields), and left
+ * both out of every line, asked for or not. A child in a cgroup of its own
+ * faults 100 pages in (its "cgroup" is that directory's inode, the cgroup
+ * id; the parent's before it joins)
+ * and calls getppid(2) through a tracepoint opened as a PMU event (its raw
+ * record begins with the tracepoint's id, then the common fields: the
+ * child's pid, then the syscall number). */
+
+struct fields_seen {
+        pid_t child;
+        uint64_t cgroup_id, parent_cgroup_id, tp_id;
+        unsigned faults, faults_cgroup_ok, faults_parent_cgroup, calls, calls_raw_ok, schema_cgroup, schema_raw;
+};
+
+static unsigned hex_byte(const char *p) {
+        unsigned v = 0;
+
+        sscanf(p, "%2x", &v);
+        return v;
+}
+
+static void on_fields_line(json_object *o, void *userdata) {
+        struct fields_seen *f = userdata;
+        const char *type = itest_str(o, "type"), *event = itest_str(o, "event"), *raw;
+        json_object *sample, *v;
+
+        if (!type || !event)
+                return;
+        if (strcmp(type, "schema") == 0) {
+                const char *text = json_object_to_json_string(o);
+
+                f->schema_cgroup += strcmp(event, "faults") == 0 && strstr(text, "\"PERF_SAMPLE_CGROUP\"");
+                f->schema_raw += strcmp(event, "tp") == 0 && strstr(text, "\"PERF_SAMPLE_RAW\"");
+                return;
+        }
+        if (strcmp(type, "event") != 0 || itest_int(o, "pid") != f->child ||
+            !json_object_object_get_ex(o, "sample", &sample))
+                return;
+        if (strcmp(event, "faults") == 0) {
+                f->faults++;
+                /* Before it joins ours (the fork's own faults), the
+                 * child is in its parent's cgroup. */
+                if (json_object_object_get_ex(sample, "cgroup", &v)) {
+                        f->faults_cgroup_ok += (uint64_t) json_object_get_int64(v) == f->cgroup_id;
+                        f->faults_parent_cgroup += (uint64_t) json_object_get_int64(v) == f->parent_cgroup_id;
+                }
+        } else if (strcmp(event, "tp") == 0) {
+                f->calls++;
+                raw = itest_str(sample, "raw");
+                /* common_type (u16), flags, preempt_count, common_pid
+                 * (s32), __syscall_nr (s32): little-endian. */
+                if (raw && strlen(raw) >= 24 &&
+                    (hex_byte(raw) | hex_byte(raw + 2) << 8) == f->tp_id &&
+                    (pid_t) (hex_byte(raw + 8) | hex_byte(raw + 10) << 8 | hex_byte(raw + 12) << 16 |
+                             (unsigned) hex_byte(raw + 14) << 24) == f->child &&
+                    hex_byte(raw + 16) == SYS_getppid && hex_byte(raw + 18) == 0)
+                        f->calls_raw_ok++;
+        }
+}
+
+static void test_sample_cgroup_and_raw(void **state) {
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct fields_seen f = {};
+        char config[1024], mount[256] = "", dir[512], path[4400], line[4096], *text;
+        struct stat st;
+        int gate[2], status;
+        size_t len;
+        FILE *m;
+
+        assert_non_null(c);
+        m = fopen("/proc/mounts", "re");
+        assert_non_null(m);
+        while (fgets(line, sizeof(line), m)) {
+                char dev[256], mdir[256], type[64];
+
+                if (sscanf(line, "%255s %255s %63s", dev, mdir, type) == 3 && strcmp(type, "cgroup2") == 0) {
+                        snprintf(mount, sizeof(mount), "%s", mdir);
+                        break;
+                }
+        }
+        fclose(m);
+        if (!mount[0]) {
+                print_message("SKIP: no cgroup2 file system is mounted\n");
+                skip();
+        }
+        m = fopen("/sys/kernel/tracing/events/syscalls/sys_enter_getppid/id", "re");
+        if (!m || fscanf(m, "%" SCNu64, &f.tp_id) != 1) {
+                print_message("SKIP: no syscalls:sys_enter_getppid tracepoint in /sys/kernel/tracing\n");
+                if (m)
+                        fclose(m);
+                skip();
+        }
+        fclose(m);
+        /* Our own cgroup: "0::PATH" in /proc/self/cgroup. */
+        m = fopen("/proc/self/cgroup", "re");
+        assert_non_null(m);
+        while (fgets(line, sizeof(line), m))
+                if (strncmp(line, "0::", 3) == 0) {
+                        line[strcspn(line, "\n")] = 0;
+                        snprintf(path, sizeof(path), "%s%s", mount, line + 3);
+                        assert_int_equal(stat(path, &st), 0);
+                        f.parent_cgroup_id = st.st_ino;
+                }
+        fclose(m);
+        snprintf(dir, sizeof(dir), "%s/evmon-perfev-%d", mount, (int) getpid());
+        assert_true(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        assert_int_equal(stat(dir, &st), 0);
+        f.cgroup_id = st.st_ino;
+
+        snprintf(config, sizeof(config),
+                 "{\"context\": false,\n"
+                 " \"events\": [\n"
+                 "  {\"software\": \"page-faults\", \"name\": \"faults\", \"period\": 1,"
+                 " \"sample\": [\"tid\", \"time\", \"cgroup\"]},\n"
+                 "  {\"pmu\": \"tracepoint/config=%" PRIu64 "/\", \"name\": \"tp\", \"period\": 1,"
+                 " \"sample\": [\"tid\", \"time\", \"raw\"]}\n"
+                 " ]}\n",
+                 f.tp_id);
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        /* The child waits until it is in the cgroup. */
+        assert_int_equal(pipe(gate), 0);
+        f.child = fork();
+        assert_true(f.child >= 0);
+        if (f.child == 0) {
+                size_t page = (size_t) sysconf(_SC_PAGESIZE);
+                volatile char *p;
+                char b;
+
+                close(gate[1]);
+                if (read(gate[0], &b, 1) != 1)
+                        _exit(1);
+                p = malloc(100 * page);
+                for (size_t i = 0; p && i < 100 * page; i += page)
+                        p[i] = 1;
+                for (int i = 0; i < 10; i++)
+                        syscall(SYS_getppid);
+                _exit(p ? 0 : 1);
+        }
+        close(gate[0]);
+        snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+        m = fopen(path, "we");
+        assert_non_null(m);
+        fprintf(m, "%d\n", (int) f.child);
+        assert_int_equal(fclose(m), 0);
+        assert_int_equal(write(gate[1], "x", 1), 1);
+        close(gate[1]);
+        assert_int_equal(waitpid(f.child, &status, 0), f.child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_fields_line, &f);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+        for (int i = 0; i < 100 && rmdir(dir) < 0 && errno == EBUSY; i++)
+                usleep(20000);
+
+        print_message("cgroup %" PRIu64 ": %u of %u page faults of the child carry it, %u its parent's (%" PRIu64
+                      ", schema %u); tracepoint %" PRIu64 ": %u of %u getppid calls with its raw record (schema %u)\n",
+                      f.cgroup_id, f.faults_cgroup_ok, f.faults, f.faults_parent_cgroup, f.parent_cgroup_id,
+                      f.schema_cgroup, f.tp_id, f.calls_raw_ok, f.calls, f.schema_raw);
+        assert_int_equal(f.schema_cgroup, 1);
+        assert_int_equal(f.schema_raw, 1);
+        assert_true(f.faults_cgroup_ok >= 100);
+        assert_int_equal(f.faults_cgroup_ok + f.faults_parent_cgroup, f.faults);
+        assert_int_equal(f.calls, 10);
+        assert_int_equal(f.calls_raw_ok, 10);
 }
 
 /* ---- schema lines of the pmu and breakpoint kinds ---------------------
@@ -423,6 +609,7 @@ int main(void) {
                 cmocka_unit_test(test_hardware_refused),
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_group_members_count),
+                cmocka_unit_test(test_sample_cgroup_and_raw),
                 cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 
