@@ -254,8 +254,47 @@ struct daemon_event *daemon_group_leader(struct daemon_event *const *events, siz
         return NULL;
 }
 
-/* Why the kernel refused a perf event, in words a user can act on. */
-static const char *perf_open_reason(const struct event_config *ec, int r) {
+/* A kernel.* sysctl's value, or 0 when it cannot be read. */
+static uint64_t sysctl_u64(const char *name) {
+        char path[128];
+        unsigned long long v = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        if (fscanf(f, "%llu", &v) != 1)
+                v = 0;
+        fclose(f);
+        return v;
+}
+
+/* Why the kernel refused a perf event, in words a user can act on; in BUF
+ * where it takes numbers. */
+static const char *perf_open_reason(const struct event_config *ec, int r, char *buf, size_t size) {
+        const struct perf_event_attr *a = &ec->attr;
+        uint64_t limit;
+
+        /* perf_event_open(): a frequency above the sample rate the kernel
+         * allows is EINVAL, and the kernel lowers that limit on its own
+         * when sampling interrupts take too long (perf_sample_event_took()). */
+        if (r == -EINVAL && a->freq && (limit = sysctl_u64("perf_event_max_sample_rate")) > 0 &&
+            a->sample_freq > limit) {
+                snprintf(buf, size, "\"freq\" %llu is above kernel.perf_event_max_sample_rate (%llu): lower it, or raise "
+                         "the limit (sysctl kernel.perf_event_max_sample_rate=N)",
+                         (unsigned long long) a->sample_freq, (unsigned long long) limit);
+                return buf;
+        }
+        /* A callchain deeper than kernel.perf_event_max_stack is EOVERFLOW
+         * (perf_event_open(), get_callchain_buffers()). */
+        if (r == -EOVERFLOW && (a->sample_type & PERF_SAMPLE_CALLCHAIN)) {
+                limit = sysctl_u64("perf_event_max_stack");
+                snprintf(buf, size, "\"callchain\" max_stack %u is above kernel.perf_event_max_stack (%llu): lower it, "
+                         "or raise the limit (sysctl kernel.perf_event_max_stack=N)",
+                         (unsigned) a->sample_max_stack, (unsigned long long) limit);
+                return buf;
+        }
         switch (ec->kind) {
         case EVENT_HARDWARE:
         case EVENT_CACHE:
@@ -338,7 +377,8 @@ int daemon_event_open(struct daemon *d, struct daemon_event *ev, struct daemon_e
         }
         r = monitor_add(d->monitor, &ev->source);
         if (r < 0 && event_kind_is_perf(ev->cfg->kind)) {
-                const char *why = perf_open_reason(ev->cfg, r);
+                char buf[256];
+                const char *why = perf_open_reason(ev->cfg, r, buf, sizeof(buf));
 
                 return error_set(ret_error, -EINVAL, "%s: the kernel refused %s (%s%s%s): %s%s%s", ev->cfg->where, ev->wire_name,
                                  ev->cfg->count ? "counting" : "sampling", leader ? ", in group " : "",

@@ -81,6 +81,70 @@ static void test_hardware_refused(void **state) {
         }
 }
 
+/* An entry the kernel refuses for one of its limits: the one line names
+ * the file, the line and the entry, the option, the limit's sysctl and
+ * its value ("Invalid argument" and "Value too large for defined data
+ * type" alone said none of that). */
+static uint64_t sysctl_kernel(const char *name) {
+        char path[128];
+        unsigned long long v = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+        f = fopen(path, "re");
+        if (f && fscanf(f, "%llu", &v) != 1)
+                v = 0;
+        if (f)
+                fclose(f);
+        return v;
+}
+
+static void test_limits_refused(void **state) {
+        uint64_t rate = sysctl_kernel("perf_event_max_sample_rate"), stack = sysctl_kernel("perf_event_max_stack");
+        char evmond[256];
+
+        if (rate == 0 || stack == 0 || stack >= 65535) {
+                print_message("SKIP: kernel.perf_event_max_sample_rate or perf_event_max_stack unreadable (or a "
+                              "max_stack no entry can exceed)\n");
+                skip();
+        }
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        for (int i = 0; i < 2; i++) {
+                char dir[] = "/tmp/evmon-perfev-XXXXXX", path[128], limit[32], *out = NULL;
+                unsigned lines = 0;
+                FILE *f;
+                int r;
+
+                assert_non_null(mkdtemp(dir));
+                snprintf(path, sizeof(path), "%s/c.json", dir);
+                f = fopen(path, "we");
+                assert_non_null(f);
+                if (i == 0)
+                        fprintf(f, "{\n  \"events\": [\n    {\"software\": \"dummy\"},\n"
+                                   "    {\"software\": \"cpu-clock\", \"freq\": %" PRIu64 "}\n  ]\n}\n", rate + 1);
+                else
+                        fprintf(f, "{\n  \"events\": [\n    {\"software\": \"dummy\"},\n"
+                                   "    {\"software\": \"cpu-clock\", \"callchain\": {\"max_stack\": %" PRIu64 "}}\n"
+                                   "  ]\n}\n", stack + 1);
+                fclose(f);
+                snprintf(limit, sizeof(limit), "(%" PRIu64 ")", i == 0 ? rate : stack);
+
+                r = itest_run((const char *const[]) { evmond, "--config", path, "--check-config", NULL }, 20000, &out);
+                print_message("%s", out);
+                assert_int_equal(r, 2);
+                assert_non_null(strstr(out, "c.json:4: events[1]."));
+                assert_non_null(strstr(out, i == 0 ? "\"freq\"" : "\"callchain\" max_stack"));
+                assert_non_null(strstr(out, i == 0 ? "kernel.perf_event_max_sample_rate" : "kernel.perf_event_max_stack"));
+                assert_non_null(strstr(out, limit));
+                for (const char *q = out; *q; q++)
+                        lines += *q == '\n';
+                assert_int_equal(lines, 1);
+                free(out);
+                unlink(path);
+                rmdir(dir);
+        }
+}
+
 struct seen {
         pid_t child;
         const char *comm;
@@ -607,6 +671,7 @@ static void test_schema_of_pmu_and_breakpoint(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hardware_refused),
+                cmocka_unit_test(test_limits_refused),
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_group_members_count),
                 cmocka_unit_test(test_sample_cgroup_and_raw),
