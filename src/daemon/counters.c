@@ -31,9 +31,51 @@ static int read_own(struct daemon *d, struct daemon_event *ev, const struct perf
         return -ENOENT;
 }
 
+static void carry_add(struct counter_carry *a, const struct counter_carry *b) {
+        a->value += b->value;
+        a->enabled += b->enabled;
+        a->running += b->running;
+        a->scaled += b->scaled;
+}
+
+/* EV's count on each of its fds now, what earlier openings carried over
+ * added: RET[i] and RET_CPU[i] for fd i (room for every fd); false in
+ * RET_ANY[i] for an fd that neither reads (closed, its CPU offline) nor
+ * carries anything. */
+static void counter_read_fds(struct daemon *d, struct daemon_event *ev, struct counter_carry *ret, int *ret_cpu,
+                             bool *ret_any) {
+        size_t n = monitor_handle_n_fds(d->monitor, ev->handle);
+
+        for (size_t i = 0; i < n; i++) {
+                uint64_t buf[64];
+                struct perf_read rd;
+                struct perf_read_value v;
+                int cpu = -1;
+
+                ret[i] = i < ev->n_counter_carry_fds ? ev->counter_carry_fds[i] : (struct counter_carry) {};
+                ret_any[i] = ret[i].value || ret[i].enabled;
+                (void) monitor_handle_fd(d->monitor, ev->handle, i, &cpu);
+                ret_cpu[i] = cpu;
+                if (monitor_read(d->monitor, ev->handle, i, buf, sizeof(buf), &rd) < 0 ||
+                    read_own(d, ev, &rd, &v) < 0)
+                        continue;
+                /* perf stat's scaling: what it would have counted had it
+                 * run all the time it was enabled. */
+                carry_add(&ret[i], &(struct counter_carry) {
+                        .value = v.value, .enabled = rd.time_enabled, .running = rd.time_running,
+                        .scaled = rd.time_running ?
+                                  (double) v.value * (double) rd.time_enabled / (double) rd.time_running : 0,
+                });
+                ret_any[i] = true;
+        }
+}
+
 static void counter_emit(struct daemon *d, struct daemon_event *ev, uint64_t ts) {
         size_t n = monitor_handle_n_fds(d->monitor, ev->handle);
         _cleanup_(freep) struct encode_counter_cpu *cpus = calloc(n ?: 1, sizeof(*cpus));
+        _cleanup_(freep) struct counter_carry *fds = calloc(n ?: 1, sizeof(*fds));
+        _cleanup_(freep) int *fd_cpus = calloc(n ?: 1, sizeof(int));
+        _cleanup_(freep) bool *any = calloc(n ?: 1, sizeof(bool));
         struct encode_counter c = {
                 .event = ev->wire_name, .group = ev->cfg->group, .ts = ts,
                 .realtime_offset_ns = d->realtime_offset, .cpus = cpus,
@@ -41,37 +83,64 @@ static void counter_emit(struct daemon *d, struct daemon_event *ev, uint64_t ts)
         const struct line_meta meta = {
                 .idx = ev->index, .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
         };
-        double scaled = 0;
+        struct counter_carry sum = ev->counter_carry;
 
-        if (!cpus)
+        if (!cpus || !fds || !fd_cpus || !any)
                 return;
+        counter_read_fds(d, ev, fds, fd_cpus, any);
         for (size_t i = 0; i < n; i++) {
-                uint64_t buf[64];
-                struct perf_read rd;
-                struct perf_read_value v;
-                int cpu = -1;
-
-                (void) monitor_handle_fd(d->monitor, ev->handle, i, &cpu);
-                if (monitor_read(d->monitor, ev->handle, i, buf, sizeof(buf), &rd) < 0 ||
-                    read_own(d, ev, &rd, &v) < 0)
+                if (!any[i])
                         continue;
-                c.value += v.value;
-                c.enabled += rd.time_enabled;
-                c.running += rd.time_running;
-                /* perf stat's scaling: what it would have counted had it
-                 * run all the time it was enabled. */
-                scaled += rd.time_running ? (double) v.value * (double) rd.time_enabled / (double) rd.time_running : 0;
+                carry_add(&sum, &fds[i]);
                 cpus[c.n_cpus++] = (struct encode_counter_cpu) {
-                        .cpu = cpu, .value = v.value, .enabled = rd.time_enabled, .running = rd.time_running,
+                        .cpu = fd_cpus[i], .value = fds[i].value, .enabled = fds[i].enabled, .running = fds[i].running,
                 };
         }
-        c.scaled = (uint64_t) (scaled + 0.5);
+        c.value = sum.value;
+        c.enabled = sum.enabled;
+        c.running = sum.running;
+        c.scaled = (uint64_t) (sum.scaled + 0.5);
         c.delta = c.value - ev->counter_last;
         ev->counter_last = c.value;
         d->line.len = 0;
         if (encode_counter(&d->line, &c) < 0)
                 return;
         server_broadcast(d->server, &meta, d->line.data, d->line.len);
+}
+
+int counters_carry(struct daemon *d, struct daemon_event *from, struct daemon_event *to) {
+        size_t n = from->handle >= 0 ? monitor_handle_n_fds(d->monitor, from->handle) : 0;
+        size_t m = to->handle >= 0 ? monitor_handle_n_fds(d->monitor, to->handle) : 0;
+        _cleanup_(freep) struct counter_carry *fds = calloc(n ?: 1, sizeof(*fds));
+        _cleanup_(freep) int *fd_cpus = calloc(n ?: 1, sizeof(int));
+        _cleanup_(freep) bool *any = calloc(n ?: 1, sizeof(bool));
+        bool same = n == m;
+
+        if (!fds || !fd_cpus || !any)
+                return -ENOMEM;
+        if (n > 0)
+                counter_read_fds(d, from, fds, fd_cpus, any);
+        /* Fd for fd where both have the same fds on the same CPUs (same
+         * targets), as a filter change gives: each cpus entry goes on. */
+        for (size_t i = 0; same && i < n; i++) {
+                int cpu = -1;
+
+                (void) monitor_handle_fd(d->monitor, to->handle, i, &cpu);
+                same = cpu == fd_cpus[i];
+        }
+        if (same && n > 0 && !to->counter_carry_fds) {
+                to->counter_carry_fds = calloc(n, sizeof(*to->counter_carry_fds));
+                if (!to->counter_carry_fds)
+                        same = false;
+                else
+                        to->n_counter_carry_fds = n;
+        }
+        carry_add(&to->counter_carry, &from->counter_carry);
+        for (size_t i = 0; i < n; i++)
+                carry_add(same && i < to->n_counter_carry_fds ? &to->counter_carry_fds[i] : &to->counter_carry,
+                          &fds[i]);
+        to->counter_last = from->counter_last;
+        return 0;
 }
 
 void counters_emit(struct daemon *d) {

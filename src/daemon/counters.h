@@ -5,6 +5,12 @@
 
 /* One counter line per counting event ("count": true), now. */
 void counters_emit(struct daemon *d);
+/* TO, opened anew under the name of FROM (a counting event about to
+ * close: a reload or filter change), goes on from FROM's counts: its
+ * counter lines' value, cpus and delta carry on where FROM's would have,
+ * as a Prometheus counter must. Read FROM before it closes. 0 or -ENOMEM
+ * (then TO's lines start from 0). */
+int counters_carry(struct daemon *d, struct daemon_event *from, struct daemon_event *to);
 /* One record line for side record R (parsed from H) of EV. */
 void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
                  const struct perf_record *r);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "counters.h"
 #include "daemon.h"
 #include "events.h"
 #include "follow.h"
@@ -201,7 +202,8 @@ static void reload_route_interim(struct daemon *d, struct reload *rl) {
  * change, a reload that changed its definition) goes on counting from
  * the old one's counts: status's count and evmon_events_total{event} are
  * per name, and a Prometheus counter that goes back reads as a restart
- * of evmond. An event removed, and one added later, start at 0. */
+ * of evmond; so is a counting event's counter line value. An event
+ * removed, and one added later, start at 0. */
 static void reload_carry_counts(struct daemon *d, struct reload *rl) {
         for (size_t j = 0; j < d->n_events; j++) {
                 struct daemon_event *old = d->events[j];
@@ -215,6 +217,11 @@ static void reload_carry_counts(struct daemon *d, struct reload *rl) {
                         if (ev->index >= d->n_events && strcmp(ev->wire_name, old->wire_name) == 0) {
                                 ev->count += old->count;
                                 ev->bad += old->bad;
+                                /* A counter line's value, too: read the
+                                 * old fds before they close. */
+                                if (old->cfg->count && ev->cfg->count && counters_carry(d, old, ev) < 0)
+                                        log_warning("%s: out of memory: its counter lines' value starts again "
+                                                    "from 0", ev->wire_name);
                                 break;
                         }
                 }

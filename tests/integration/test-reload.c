@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -493,6 +494,189 @@ static void test_reload_groups(void **state) {
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
+/* ---- a counting event's value over a reload -------------------------- */
+
+#define GETSID_TP "syscalls/sys_enter_getsid"
+#define ARG_SID 77004
+#define N_SID 3000
+
+/* A child that makes N_SID getsid(ARG_SID) calls each time a byte comes
+ * on *RET_GATE, and answers each batch with a byte on *RET_DONE. */
+static pid_t spawn_sid_batches(int *ret_gate, int *ret_done) {
+        int g[2], d[2];
+        pid_t pid;
+
+        assert_int_equal(pipe2(g, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(d, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char c = 0;
+
+                close(g[1]);
+                close(d[0]);
+                while (read(g[0], &c, 1) == 1) {
+                        for (int i = 0; i < N_SID; i++)
+                                syscall(SYS_getsid, ARG_SID);
+                        if (write(d[1], &c, 1) != 1)
+                                _exit(3);
+                }
+                _exit(0);
+        }
+        close(g[0]);
+        close(d[1]);
+        *ret_gate = g[1];
+        *ret_done = d[0];
+        return pid;
+}
+
+static void sid_batch(int gate, int done) {
+        char c = 1;
+
+        assert_int_equal(write(gate, &c, 1), 1);
+        assert_int_equal(read(done, &c, 1), 1);
+}
+
+/* The tracepoint's id, for the tracepoint PMU. */
+static long tracepoint_id(const char *event) {
+        static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+        char path[256];
+        long id = -1;
+
+        for (size_t i = 0; i < 2 && id < 0; i++) {
+                FILE *f;
+
+                snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], event);
+                if ((f = fopen(path, "re"))) {
+                        if (fscanf(f, "%ld", &id) != 1)
+                                id = -1;
+                        fclose(f);
+                }
+        }
+        assert_true(id >= 0);
+        return id;
+}
+
+/* Counting getsid calls of PID (the tracepoint PMU, so nothing but its
+ * calls count); EXTRA goes into the entry. */
+static void config_counter(char *buf, size_t size, pid_t pid, const char *extra) {
+        snprintf(buf, size,
+                 "{\n"
+                 "  \"metrics\": {\"path\": \"\"},\n"
+                 "  \"counters\": {\"interval_ms\": 100},\n"
+                 "  \"targets\": {\"pids\": [%d]},\n"
+                 "  \"events\": [{\"pmu\": \"tracepoint/config=%ld/\", \"name\": \"sidcount\", \"count\": true%s}]\n"
+                 "}\n", (int) pid, tracepoint_id(GETSID_TP), extra);
+}
+
+/* Reads C's counter lines of sidcount until one's value is WANT or more
+ * (10 s at most); each goes on from *LAST, never back, its delta the step
+ * from the line before (summed in *DELTAS; NULL: no line before to
+ * check it against). The last line, or NULL. */
+static json_object *sid_counter_until(struct itest_client *c, int64_t want, int64_t *last, int64_t *deltas) {
+        json_object *o, *line = NULL;
+        struct timespec ts;
+        time_t end;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        end = ts.tv_sec + 10;
+        while (!line || *last < want) {
+                int64_t v, d;
+
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                if (ts.tv_sec >= end)
+                        break;
+                if (!(o = itest_client_next(c, 200)))
+                        continue;
+                if (strcmp(itest_str(o, "type"), "counter") != 0 || strcmp(itest_str(o, "event"), "sidcount") != 0) {
+                        json_object_put(o);
+                        continue;
+                }
+                v = itest_int(o, "value");
+                d = itest_int(o, "delta");
+                if (v < *last)
+                        fail_msg("the counter went back from %" PRId64 " to %" PRId64 ": %s", *last, v,
+                                 json_object_to_json_string(o));
+                if (deltas && d != v - *last)
+                        fail_msg("delta %" PRId64 " after %" PRId64 ": %s", d, *last, json_object_to_json_string(o));
+                *last = v;
+                if (deltas)
+                        *deltas += d;
+                json_object_put(line);
+                line = o;
+        }
+        return line;
+}
+
+/* A reload that opens a counting event anew under its name (its
+ * definition changed) goes on from its value, as a Prometheus counter
+ * must, and as evmon_events_total does: its counter lines' value and
+ * cpus started again from 0. Counts, not times: N_SID calls, the reload,
+ * N_SID more; every line's value, delta and cpus add up. */
+static void test_reload_keeps_counter(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        int64_t last = 0, deltas = 0, sum = 0;
+        char config[1024];
+        json_object *o, *a;
+        int gate, done;
+        pid_t pid;
+
+        assert_non_null(c);
+        pid = spawn_sid_batches(&gate, &done);
+        load_pid = pid;
+        load_running = true;
+        config_counter(config, sizeof(config), pid, "");
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        sid_batch(gate, done);
+        o = sid_counter_until(c, N_SID, &last, &deltas);
+        assert_non_null(o);
+        assert_int_equal(itest_int(o, "value"), N_SID);
+        json_object_put(o);
+
+        /* Another definition, the same count (no hypervisor here to
+         * leave out): opened anew. */
+        config_counter(config, sizeof(config), pid, ", \"exclude\": [\"hv\"]");
+        write_config(config);
+        assert_int_equal(itest_client_send(c, "{\"type\":\"reload\"}\n"), 0);
+        o = itest_client_expect(c, "reload", 10000);
+        assert_non_null(o);
+        if (!json_object_get_boolean(json_object_object_get(o, "ok")))
+                fail_msg("reload refused: %s", json_object_to_json_string(o));
+        json_object_put(o);
+        /* The first line after it, before another call: N_SID still. */
+        o = sid_counter_until(c, 0, &(int64_t) { 0 }, NULL);
+        assert_non_null(o);
+        fprintf(stderr, "counter before the reload %" PRId64 ", after %" PRId64 "\n", last, itest_int(o, "value"));
+        if (itest_int(o, "value") != N_SID)
+                fail_msg("the counter went from %d to %" PRId64 " over a reload: %s", N_SID, itest_int(o, "value"),
+                         json_object_to_json_string(o));
+        assert_int_equal(itest_int(o, "delta"), 0);
+        json_object_put(o);
+
+        sid_batch(gate, done);
+        o = sid_counter_until(c, 2 * N_SID, &last, &deltas);
+        assert_non_null(o);
+        assert_int_equal(itest_int(o, "value"), 2 * N_SID);
+        assert_int_equal(deltas, 2 * N_SID);
+        /* Its CPUs' values add up to it. */
+        assert_true(json_object_object_get_ex(o, "cpus", &a));
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                sum += itest_int(json_object_array_get_idx(a, i), "value");
+        assert_int_equal(sum, 2 * N_SID);
+        json_object_put(o);
+
+        close(gate);
+        close(done);
+        assert_int_equal(waitpid(pid, NULL, 0), pid);
+        load_running = false;
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
 int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getppid", "syscalls/sys_enter_getpgid",
                                             "syscalls/sys_enter_getsid", "sched/sched_process_exec", NULL };
@@ -500,6 +684,7 @@ int main(void) {
                 cmocka_unit_test(test_reload_under_load),
                 cmocka_unit_test(test_broken_configs_keep_the_old_one),
                 cmocka_unit_test_teardown(test_reload_groups, teardown),
+                cmocka_unit_test_teardown(test_reload_keeps_counter, teardown),
         };
 
         itest_require(need);
