@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,57 +87,191 @@ static void help(void) {
                EVMON_SOCKET_PATH_DEFAULT);
 }
 
+static int log_oom_cli(void) {
+        log_oom();
+        return 1;
+}
+
+static const char *socket_path(void) {
+        const char *path = arg_socket ?: getenv("EVMON_SOCKET");
+
+        return path && *path ? path : EVMON_SOCKET_PATH_DEFAULT;
+}
+
+/* Why connect() to PATH failed with ERR, in words that say what to do. */
+static void log_connect_error(const char *path, int err) {
+        struct stat st;
+
+        if ((err == ECONNREFUSED || err == ENOTSOCK) && stat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+                log_error("cannot connect to evmond at %s: it is %s, not a socket (give evmond's socket "
+                          "with --socket or $EVMON_SOCKET; evmond's socket.path, default %s)",
+                          path, S_ISDIR(st.st_mode) ? "a directory" : "a file", EVMON_SOCKET_PATH_DEFAULT);
+        else if (err == EPROTOTYPE)
+                log_error("cannot connect to evmond at %s: it is not a stream socket, so not evmond's "
+                          "(give evmond's socket with --socket or $EVMON_SOCKET)", path);
+        else
+                log_error("cannot connect to evmond at %s: %s%s", path, strerror(err),
+                          err == EACCES ? " (are you in the socket's group?)" :
+                          err == ENOENT || err == ECONNREFUSED ? " (is evmond running? `systemctl status evmond`)" : "");
+}
+
 static int connect_daemon(void) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        const char *path = arg_socket ? arg_socket : getenv("EVMON_SOCKET");
+        const char *path = socket_path();
         int fd;
 
-        if (!path)
-                path = EVMON_SOCKET_PATH_DEFAULT;
         if (strlen(path) >= sizeof(sa.sun_path)) {
-                log_error("socket path too long: %s", path);
+                log_error("socket path %s is %zu bytes long: a Unix socket path has at most %zu",
+                          path, strlen(path), sizeof(sa.sun_path) - 1);
                 return -ENAMETOOLONG;
         }
         strcpy(sa.sun_path, path);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
-                return -errno;
+                return log_error_errno(errno, "cannot make a socket: %m");
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
                 int r = -errno;
-                log_error("cannot connect to evmond at %s: %s%s", path, strerror(errno),
-                        errno == EACCES ? " (are you in the socket's group?)" :
-                        errno == ENOENT || errno == ECONNREFUSED ? " (is evmond running? `systemctl status evmond`)" : "");
+
+                log_connect_error(path, errno);
                 close(fd);
                 return r;
         }
         return fd;
 }
 
-static int send_line(int fd, const char *line, size_t n) {
-        return loop_write(fd, line, n);
+/* Standard output could not take what we wrote: quiet when its reader
+ * went away (`evmonctl watch | head -1`), else said (a full disk,
+ * /dev/full). The exit status. */
+static int stdout_failed(int err) {
+        if (err == EPIPE)
+                return 0;
+        log_error("cannot write to standard output: %s", strerror(err));
+        return 1;
 }
 
-/* Reads lines from FD into a growing buffer and calls FN for each; stops
- * when FN returns non-zero (its value is returned) or at EOF (0). */
-static int read_lines(int fd, int (*fn)(const char *line, size_t len, void *ud), void *ud) {
+/* Flushes standard output at the end of a command; STATUS, or what
+ * stdout_failed() says when it could not take everything. */
+static int stdout_done(int status) {
+        if (fflush(stdout) == EOF || ferror(stdout))
+                return stdout_failed(errno > 0 ? errno : EIO) ?: status;
+        return status;
+}
+
+/* LINE (LEN bytes, not NUL-terminated: read_lines() hands out lines in
+ * place, followed by the rest of its buffer) as a JSON object, or NULL. */
+static json_object *parse_line(const char *line, size_t len) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new();
+
+        return tok && len <= INT_MAX ? json_tokener_parse_ex(tok, line, (int) len) : NULL;
+}
+
+static const char *line_type(json_object *o) {
+        json_object *t;
+
+        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "type", &t) ||
+            !json_object_is_type(t, json_type_string))
+                return "";
+        return json_object_get_string(t);
+}
+
+/* The first line on the socket: evmond's hello, of the protocol version
+ * this evmonctl speaks (doc/protocol.md: a client that gets a version it
+ * does not know says so and stops). 0, or -EPROTO once said why not. */
+static int check_hello(const char *line, size_t len) {
+        _cleanup_(json_object_putp) json_object *o = parse_line(line, len), *quoted = NULL;
+        const char *path = socket_path(), *type = line_type(o);
+        json_object *v = NULL;
+
+        if (strcmp(type, EVMON_LINE_HELLO) == 0) {
+                if (json_object_object_get_ex(o, "version", &v) && json_object_is_type(v, json_type_int) &&
+                    json_object_get_int64(v) == EVMON_PROTOCOL_VERSION)
+                        return 0;
+                log_error("evmond at %s speaks protocol version %s; this evmonctl speaks version %d: "
+                          "use the evmonctl of evmond's release", path,
+                          v ? json_object_to_json_string(v) : "(none)", EVMON_PROTOCOL_VERSION);
+                return -EPROTO;
+        }
+        /* A connection evmond refuses (clients.max, max_per_uid) gets one
+         * error line. */
+        if (strcmp(type, EVMON_LINE_ERROR) == 0 && json_object_object_get_ex(o, "error", &v)) {
+                log_error("evmond at %s refused the connection: %s", path, json_object_get_string(v));
+                return -EPROTO;
+        }
+        /* Quoted as a JSON string: whatever the peer sent, no control
+         * byte reaches the terminal. */
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+                len--;
+        quoted = json_object_new_string_len(line, (int) (len < 80 ? len : 80));
+        log_error("%s is not evmond's socket: its first line is %s%s, not evmond's hello (give evmond's "
+                  "socket with --socket or $EVMON_SOCKET)", path,
+                  quoted ? json_object_to_json_string_ext(quoted, JSON_C_TO_STRING_NOSLASHESCAPE) : "?",
+                  len > 80 ? "..." : "");
+        return -EPROTO;
+}
+
+/* How long without evmond's hello before saying that we still wait. */
+#define HELLO_NOTE_MS 5000
+
+/* Reads evmond's lines from FD and calls FN for each after the hello
+ * (checked first: check_hello()); stops when FN returns non-zero (its
+ * value is returned). With WATCH_STDOUT it also ends, -EPIPE, when the
+ * reader of our standard output goes away, though evmond is quiet.
+ * -ECONNRESET when evmond closes the connection, -EPROTO when it is no
+ * evmond we speak with (said), -ENOSPC and the like when standard output
+ * fails, -E2BIG for a line longer than the buffer. */
+static int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, size_t len, void *ud), void *ud) {
         static char buf[1 << 20];
         size_t len = 0;
+        bool hello = false, noted = false;
 
         for (;;) {
-                ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+                struct pollfd p[2] = {
+                        { .fd = fd, .events = POLLIN },
+                        /* No events asked: a pipe whose reader closed
+                         * gives POLLERR, a hung-up socket POLLHUP. */
+                        { .fd = watch_stdout ? STDOUT_FILENO : -1 },
+                };
                 size_t start = 0;
+                ssize_t n;
+                int k;
 
-                if (n < 0) {
+                k = poll(p, 2, hello || noted ? -1 : HELLO_NOTE_MS);
+                if (k < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
+                if (k == 0) {
+                        log_error("no answer from %s for %d s; still waiting (evmond says hello at once, "
+                                  "unless it is starting or stopped: `systemctl status evmond`)",
+                                  socket_path(), HELLO_NOTE_MS / 1000);
+                        noted = true;
+                        continue;
+                }
+                if (p[1].revents & (POLLERR | POLLHUP))
+                        return -EPIPE;
+                if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+                        continue;
+                n = read(fd, buf + len, sizeof(buf) - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return errno == ECONNRESET ? -ECONNRESET : -errno;
+                }
                 if (n == 0)
-                        return 0;
+                        return -ECONNRESET;
                 len += (size_t) n;
                 for (size_t i = 0; i < len; i++)
                         if (buf[i] == '\n') {
-                                int r = fn(buf + start, i - start + 1, ud);
+                                int r;
+
+                                if (!hello) {
+                                        r = check_hello(buf + start, i - start + 1);
+                                        if (r < 0)
+                                                return r;
+                                        hello = true;
+                                }
+                                r = fn(buf + start, i - start + 1, ud);
                                 if (r != 0)
                                         return r;
                                 start = i + 1;
@@ -152,31 +287,94 @@ static int read_lines(int fd, int (*fn)(const char *line, size_t len, void *ud),
         }
 }
 
-/* LINE (LEN bytes, not NUL-terminated: read_lines() hands out lines in
- * place, followed by the rest of its buffer) as a JSON object, or NULL. */
-static json_object *parse_line(const char *line, size_t len) {
-        _cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new();
-
-        return tok && len <= INT_MAX ? json_tokener_parse_ex(tok, line, (int) len) : NULL;
+/* What read_lines() ended with R, said; the exit status. */
+static int read_lines_failed(int r, const char *what) {
+        switch (r) {
+        case -EPROTO:
+                return 1;       /* said already */
+        case -ECONNRESET:
+                log_error("evmond at %s closed the connection%s%s (it stopped or restarted, or dropped this "
+                          "client: `journalctl -u evmond`)", socket_path(), what ? " without answering " : "",
+                          what ?: "");
+                return 1;
+        case -E2BIG:
+                log_error("evmond at %s sent a line longer than %d bytes, more than evmonctl reads",
+                          socket_path(), 1 << 20);
+                return 1;
+        case -EPIPE:
+        case -ENOSPC:
+        case -EIO:
+        case -EFBIG:
+        case -EDQUOT:
+        case -EBADF:
+                return stdout_failed(-r);
+        default:
+                log_error("reading from evmond at %s failed: %s", socket_path(), strerror(-r));
+                return 1;
+        }
 }
 
+static int on_nothing(const char *line, size_t len, void *ud) {
+        return 0;
+}
+
+/* Sends LINE; on failure says why, 0 or -errno. */
+static int send_line(int fd, const char *line, size_t n, const char *what) {
+        int r = loop_write(fd, line, n);
+
+        /* A connection evmond refuses gets its reason before the close:
+         * that, rather than the broken pipe, says what to do. */
+        if ((r == -EPIPE || r == -ECONNRESET) && read_lines(fd, false, on_nothing, NULL) == -EPROTO)
+                return r;
+        if (r < 0)
+                log_error("cannot send \"%s\" to evmond at %s: %s%s", what, socket_path(), strerror(-r),
+                          r == -EPIPE || r == -ECONNRESET ? " (it closed the connection: is it evmond? "
+                                                            "`systemctl status evmond`)" : "");
+        return r;
+}
+
+struct watch {
+        bool subscribing;       /* subscribed, awaiting the answer */
+};
+
 static int on_watch_line(const char *line, size_t len, void *ud) {
+        struct watch *w = ud;
         _cleanup_(json_object_putp) json_object *o = NULL;
 
+        if (w->subscribing || !arg_json)
+                o = parse_line(line, len);
+        if (w->subscribing) {
+                const char *type = line_type(o);
+                json_object *e;
+
+                /* Until evmond has taken the subscription it sends this
+                 * client everything (no subscription yet): none of that is
+                 * what was asked for. */
+                if (strcmp(type, EVMON_LINE_ERROR) == 0) {
+                        json_object_object_get_ex(o, "error", &e);
+                        log_error("evmond says: %s", e ? json_object_get_string(e) : "?");
+                        return 1;
+                }
+                if (strcmp(type, EVMON_LINE_SUBSCRIBED) == 0)
+                        w->subscribing = false;
+                else if (strcmp(type, EVMON_LINE_HELLO) != 0)
+                        return 0;
+        }
         if (arg_json) {
                 if (fwrite(line, 1, len, stdout) != len)
-                        return -EPIPE;
+                        return errno > 0 ? -errno : -EIO;
                 return 0;
         }
-        o = parse_line(line, len);
         if (o)
                 human_print(stdout, o);
-        fflush(stdout);
+        if (fflush(stdout) == EOF)
+                return errno > 0 ? -errno : -EIO;
         return 0;
 }
 
 static int cmd_watch(char **events) {
         _cleanup_(closep) int fd = -1;
+        struct watch w = {};
         int r;
 
         if (arg_json < 0)
@@ -190,20 +388,27 @@ static int cmd_watch(char **events) {
 
                 while (events[n])
                         n++;
-                if (encode_subscribe(&line, (const char *const *) events, n) < 0 ||
-                    send_line(fd, line.data, line.len) < 0)
+                if (encode_subscribe(&line, (const char *const *) events, n) < 0)
+                        return log_oom_cli();
+                if (send_line(fd, line.data, line.len, EVMON_REQUEST_SUBSCRIBE) < 0)
                         return 1;
+                w.subscribing = true;
         }
         /* Full buffering on a pipe: lines reach the reader in big writes. */
         if (arg_json)
                 setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-        r = read_lines(fd, on_watch_line, NULL);
-        fflush(stdout);
-        if (r < 0 && r != -EPIPE) {
-                log_error("reading from evmond failed: %s", strerror(-r));
-                return 1;
+        r = read_lines(fd, true, on_watch_line, &w);
+        if (r > 0)
+                return stdout_done(1);  /* the subscription refused */
+        if (r == -ECONNRESET) {
+                /* What came before the end is printed before the word
+                 * about it. */
+                r = stdout_done(0);
+                if (r != 0)
+                        return r;
+                return read_lines_failed(-ECONNRESET, NULL);
         }
-        return 0;
+        return read_lines_failed(r, NULL);
 }
 
 struct request {
@@ -214,37 +419,34 @@ struct request {
 static int on_reply_line(const char *line, size_t len, void *ud) {
         struct request *req = ud;
         _cleanup_(json_object_putp) json_object *o = parse_line(line, len);
-        json_object *t;
+        const char *type = line_type(o);
+        json_object *ok;
 
-        if (!o || !json_object_object_get_ex(o, "type", &t))
-                return 0;
-        if (strcmp(json_object_get_string(t), EVMON_LINE_ERROR) == 0) {
+        if (strcmp(type, EVMON_LINE_ERROR) == 0) {
                 json_object *e;
                 json_object_object_get_ex(o, "error", &e);
-                log_error("evmond says: %s", json_object_get_string(e));
+                log_error("evmond says: %s", e ? json_object_get_string(e) : "?");
                 req->status = 1;
                 return 1;
         }
-        if (strcmp(json_object_get_string(t), req->type) != 0)
+        if (strcmp(type, req->type) != 0)
                 return 0;
         puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-        {
-                json_object *ok;
-                if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok))
-                        req->status = 1;
-        }
+        if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok))
+                req->status = 1;
         return 1;
 }
 
 /* Sends LINE on FD and prints the answer of REQ's type; the exit status. */
 static int send_and_answer(int fd, const struct jbuf *line, struct request *req, const char *what) {
-        if (send_line(fd, line->data, line->len) < 0)
+        int r;
+
+        if (send_line(fd, line->data, line->len, what) < 0)
                 return 1;
-        if (read_lines(fd, on_reply_line, req) <= 0) {
-                log_error("evmond closed the connection without answering \"%s\"", what);
-                return 1;
-        }
-        return req->status;
+        r = read_lines(fd, false, on_reply_line, req);
+        if (r <= 0)
+                return read_lines_failed(r, what);
+        return stdout_done(req->status);
 }
 
 static int cmd_request(const char *type) {
@@ -252,8 +454,10 @@ static int cmd_request(const char *type) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
         struct request req = { .type = type };
 
+        if (encode_request(&line, type) < 0)
+                return log_oom_cli();
         fd = connect_daemon();
-        if (fd < 0 || encode_request(&line, type) < 0)
+        if (fd < 0)
                 return 1;
         return send_and_answer(fd, &line, &req, type);
 }
@@ -273,8 +477,10 @@ static int cmd_control(const char *type, char **args, int n) {
                 log_error("add: \"%s\" is not a JSON object such as '{\"tracepoint\":\"sched:sched_switch\"}'", args[0]);
                 return 2;
         }
+        if (r < 0)
+                return log_oom_cli();
         fd = connect_daemon();
-        if (r < 0 || fd < 0)
+        if (fd < 0)
                 return 1;
         return send_and_answer(fd, &line, &req, type);
 }
@@ -423,11 +629,6 @@ static int cmd_describe(const char *event) {
 }
 
 /* ---- decode: perf.data files ------------------------------------------ */
-
-static int log_oom_cli(void) {
-        log_oom();
-        return 1;
-}
 
 static int decode_open_error(const char *path, int r) {
         if (r == -EPROTONOSUPPORT) {

@@ -921,6 +921,182 @@ static void test_answer_behind_lines(void **state) {
         result_done(&r);
 }
 
+/* ---- evmonctl against peers that are not a healthy evmond (any user) --- */
+
+/* A listening socket NAME in our temp dir, and a child that accepts one
+ * connection on it, writes SEND, then holds the connection HOLD_MS
+ * before it closes it (and exits). */
+static pid_t fake_peer(const char *name, const char *send, int hold_ms, char *ret_path, size_t size) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int listener;
+        pid_t pid;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", tmpdir, name);
+        snprintf(ret_path, size, "%s", sa.sun_path);
+        unlink(sa.sun_path);
+        listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(listener >= 0);
+        assert_int_equal(bind(listener, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(listen(listener, 1), 0);
+        pid = itest_fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+
+                if (fd < 0 || loop_write(fd, send, strlen(send)) < 0)
+                        _exit(1);
+                usleep((useconds_t) hold_ms * 1000);
+                _exit(0);
+        }
+        close(listener);
+        return pid;
+}
+
+static void fake_peer_done(pid_t pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+}
+
+#define HELLO_LINE "{\"type\":\"hello\",\"version\":1,\"events\":[\"sched:sched_process_exec\",\"sched:sched_process_exit\"]}\n"
+#define EXEC_LINE "{\"type\":\"event\",\"event\":\"sched:sched_process_exec\",\"time\":\"2026-11-21T10:23:00.123456789Z\"," \
+                  "\"ts\":1,\"cpu\":0,\"pid\":1,\"tid\":1,\"fields\":{\"filename\":\"/x\",\"pid\":1,\"old_pid\":1}}\n"
+
+/* Whatever answers on the socket, evmonctl says what it is and what to
+ * do, and exits 1: it took a peer that is not evmond for one (watch
+ * printed an HTTP server's answer and exited 0; status waited for good
+ * on one that said nothing evmond says), read on past a protocol version
+ * it does not know (doc/protocol.md: say so and stop), and watch exited
+ * 0 without a word when evmond stopped. */
+static void test_not_evmond(void **state) {
+        static const struct {
+                const char *send;
+                const char *cmd;
+                int hold_ms;
+                const char *says;
+                const char *out;        /* on stdout, or NULL for nothing */
+        } cases[] = {
+                { "HTTP/1.1 400 Bad Request\r\n\r\n", "watch", 0,
+                  "is not evmond's socket: its first line is \"HTTP/1.1 400 Bad Request\"", NULL },
+                { "HTTP/1.1 400 Bad Request\r\n\r\n", "status", 0,
+                  "is not evmond's socket: its first line is \"HTTP/1.1 400 Bad Request\"", NULL },
+                { "{\"type\":\"hello\",\"version\":2,\"events\":[]}\n", "watch", 10000,
+                  "speaks protocol version 2; this evmonctl speaks version 1", NULL },
+                { "{\"type\":\"hello\",\"version\":2,\"events\":[]}\n", "status", 10000,
+                  "speaks protocol version 2; this evmonctl speaks version 1", NULL },
+                { "{\"type\":\"error\",\"error\":\"too many connections of uid 0 (clients.max_per_uid 16)\"}\n", "status", 0,
+                  "refused the connection: too many connections of uid 0", NULL },
+                /* evmond stopped mid-watch: what came is printed, then
+                 * the word, exit 1. */
+                { HELLO_LINE EXEC_LINE, "watch", 0, "closed the connection (it stopped or restarted", "sched:sched_process_exec" },
+                { HELLO_LINE, "status", 0, "closed the connection without answering status", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char path[PATH_MAX];
+                pid_t peer = fake_peer("peer.sock", cases[i].send, cases[i].hold_ms, path, sizeof(path));
+                struct result r;
+
+                run(&r, 0, evmonctl, cases[i].cmd, "--json", "--socket", path, NULL);
+                fake_peer_done(peer);
+                if (r.status != 1 || !strstr(r.err, cases[i].says) || !strstr(r.err, path) ||
+                    (cases[i].out ? !strstr(r.out, cases[i].out) : *r.out != 0))
+                        fail_msg("evmonctl %s against a peer that sends %s: exit %d, wanted 1 and \"%s\" on stderr%s%s\n"
+                                 "stdout:\n%s\nstderr:\n%s", cases[i].cmd, cases[i].send, r.status, cases[i].says,
+                                 cases[i].out ? ", on stdout " : ", nothing on stdout", cases[i].out ?: "", r.out, r.err);
+                result_done(&r);
+        }
+}
+
+/* evmonctl watch EVENT that evmond refuses to subscribe to: the error,
+ * exit 1, and none of the lines evmond sends a client with no
+ * subscription (it went on printing every event evmond serves). */
+static void test_watch_refused(void **state) {
+        char path[PATH_MAX];
+        pid_t peer = fake_peer("refuse.sock",
+                               HELLO_LINE EXEC_LINE
+                               "{\"type\":\"error\",\"error\":\"subscribe: no event \\\"sched:nope\\\" is served here\"}\n"
+                               EXEC_LINE, 10000, path, sizeof(path));
+        struct result r;
+
+        run(&r, 0, evmonctl, "watch", "--json", "--socket", path, "sched:nope", NULL);
+        fake_peer_done(peer);
+        expect_status(&r, 1, "evmonctl watch sched:nope");
+        assert_non_null(strstr(r.err, "evmond says: subscribe: no event \"sched:nope\" is served here"));
+        if (strstr(r.out, "\"type\":\"event\""))
+                fail_msg("evmonctl watch sched:nope printed events it did not ask for:\n%s", r.out);
+        result_done(&r);
+}
+
+/* --socket naming something that is not a socket says so, not
+ * "Connection refused (is evmond running?)". */
+static void test_socket_not_socket(void **state) {
+        const char *file = config_file("not-a-socket", "hello\n");
+        const char *const paths[] = { file, tmpdir };
+        struct result r;
+
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                run(&r, 0, evmonctl, "status", "--socket", paths[i], NULL);
+                expect_status(&r, 1, "evmonctl status --socket (not a socket)");
+                if (!strstr(r.err, paths[i]) || !strstr(r.err, "not a socket") || strstr(r.err, "refused"))
+                        fail_msg("evmonctl status --socket %s: \"%s\", wanted it named as no socket", paths[i], r.err);
+                result_done(&r);
+        }
+}
+
+/* Standard output that takes nothing: a reader gone (`| head -1`) ends
+ * watch at once and quietly, exit 0, though evmond is quiet (it waited
+ * for the next event to notice); a full disk is said, exit 1 (it blamed
+ * "reading from evmond"). */
+static void test_watch_stdout(void **state) {
+        char path[PATH_MAX], *line;
+        _cleanup_(freep) char *cmd = NULL;
+        struct child c;
+        struct result r;
+        uint64_t start;
+        pid_t peer;
+        int status;
+
+        peer = fake_peer("quiet.sock", HELLO_LINE, 20000, path, sizeof(path));
+        {
+                char *argv[] = { evmonctl, "watch", "--json", "--socket", path, NULL };
+                spawn(&c, 0, argv);
+        }
+        line = child_line(&c, 5000);
+        assert_non_null(line);
+        assert_non_null(strstr(line, "\"hello\""));
+        free(line);
+        close(c.out);
+        c.out = -1;
+        start = now_ms();
+        status = child_wait(&c, 3000);
+        if (status != 0)
+                fail_msg("evmonctl watch with its reader gone and evmond quiet: exit %d after %" PRIu64
+                         " ms, wanted 0 at once", status, now_ms() - start);
+        {
+                char err[512];
+                ssize_t k = read(c.err, err, sizeof(err) - 1);
+
+                if (k > 0) {
+                        err[k] = 0;
+                        fail_msg("evmonctl watch with its reader gone said: %s", err);
+                }
+        }
+        child_close(&c);
+        fake_peer_done(peer);
+
+        if (access("/dev/full", W_OK) < 0) {
+                fprintf(stderr, "no /dev/full here: the full-disk part is left out\n");
+                return;
+        }
+        peer = fake_peer("full.sock", HELLO_LINE EXEC_LINE, 10000, path, sizeof(path));
+        assert_true(asprintf(&cmd, "exec '%s' watch --socket '%s' >/dev/full", evmonctl, path) >= 0);
+        run(&r, 0, "sh", "-c", cmd, NULL);
+        fake_peer_done(peer);
+        expect_status(&r, 1, "evmonctl watch >/dev/full");
+        assert_non_null(strstr(r.err, "cannot write to standard output: No space left on device"));
+        result_done(&r);
+}
+
 /* ---- root: good configs, watch, status, socket activation ---------------- */
 
 /* Only our marker program (a copy of /bin/true) passes the filters: the
@@ -1612,6 +1788,10 @@ int main(int argc, char **argv) {
                         cmocka_unit_test(test_describe_missing),
                         cmocka_unit_test(test_no_daemon),
                         cmocka_unit_test(test_answer_behind_lines),
+                        cmocka_unit_test(test_not_evmond),
+                        cmocka_unit_test(test_watch_refused),
+                        cmocka_unit_test(test_socket_not_socket),
+                        cmocka_unit_test(test_watch_stdout),
                 };
                 r = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
         }
