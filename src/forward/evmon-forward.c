@@ -492,8 +492,20 @@ static int evmond_connect(struct fwd *f) {
 
 static void evmond_lost(struct fwd *f, const char *why) {
         f->evmond_fd = safe_close(f->evmond_fd);
+        /* evmond went in the middle of a line (killed while it wrote,
+         * its queue to us split at the socket's buffer): the part is no
+         * line, and the rest will never come. A line lost like any other:
+         * counted in the dropped line that follows, and said. */
+        if (f->rlen > 0) {
+                log_warning("evmond's connection ended in the middle of a line (%zu bytes without its newline); "
+                            "dropped and counted", f->rlen);
+                f->rlen = 0;
+                f->dropped++;
+                f->dropped_total++;
+        }
         log_warning("lost evmond at %s (%s); trying again every %d ms", arg_socket, why, EVMOND_RETRY_MS);
         fwd_say_event(f, "disconnected", why);
+        fwd_report_dropped(f);
         f->evmond_retry_at = now_ms() + EVMOND_RETRY_MS;
 }
 

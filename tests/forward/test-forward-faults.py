@@ -43,6 +43,11 @@ auth: a server that refuses the forwarder's credentials (wrong password,
    saying "not reachable yet"); the right ones work; no password in the
    log.
 
+cut: evmond is killed (SIGKILL) while the forwarder, stopped (SIGSTOP),
+   has not read its last lines: the socket holds the start of a line
+   whose end never comes. That part is dropped, counted in a dropped line
+   and logged; it went without a word or a count.
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -337,9 +342,53 @@ def scenario_names(procs, build):
     log(f"event {odd!r}: a reader given its name read all {len(every)} of its lines")
 
 
+def scenario_cut(procs, build):
+    node = single_node(procs)
+    work = nf.Workload(procs)
+    fwd, cut = None, None
+    # The socket's buffer ends in the middle of a line unless evmond's
+    # last write to it happened to end at a line's end (about 1 in 300):
+    # then again, with a new evmond.
+    for attempt in range(1, 4):
+        ev = nf.Evmond(procs, "evmond-cut", build, {"events": [
+            {"tracepoint": GETPPID, "filter": f"common_pid == {work.pid}"}]})
+        ev.start()
+        if fwd is None:
+            fwd = nf.forwarder(procs, build, "forward-cut", ev, node.url(), "cut", "--stream", "EVMONCUT", "--create")
+        nf.wait_for("the forwarder to connect to evmond",
+                    lambda: len(re.findall("connected to evmond", open(fwd.log, errors="replace").read())) >= attempt,
+                    timeout=60)
+        fwd.send_signal(signal.SIGSTOP)
+        try:
+            work.run(50000)
+            time.sleep(1)
+            ev.proc.send_signal(signal.SIGKILL)
+            ev.proc.wait()
+            procs.stop(ev.proc)
+        finally:
+            fwd.send_signal(signal.SIGCONT)
+        nf.wait_for("the forwarder to lose evmond",
+                    lambda: len(re.findall("lost evmond", open(fwd.log, errors="replace").read())) >= attempt, timeout=60)
+        cut = said(fwd, r"evmond's connection ended in the middle of a line \((\d+) bytes without its newline\); "
+                        r"dropped and counted")
+        if cut:
+            break
+        log(f"attempt {attempt}: evmond's last write ended at a line's end; again")
+    assert cut, "the forwarder said nothing of the part of a line evmond left in 3 kills"
+    nf.wait_for("the dropped line", lambda: [l for l in nf.read_stream(build, node.url(), "EVMONCUT", "cut")
+                                              if l.get("type") == "dropped"], timeout=30, every=2)
+    lines = nf.read_stream(build, node.url(), "EVMONCUT", "cut")
+    dropped = sum(l["count"] for l in lines if l.get("type") == "dropped" and l.get("source") == "evmon-forward")
+    gone = [l for l in lines if l.get("type") == "forwarder" and l.get("event") == "disconnected"]
+    assert dropped == 1, f"the forwarder's dropped lines count {dropped}, not the 1 part of a line"
+    assert gone and gone[-1]["dropped_total"] == 1, f"disconnected lines: {gone}"
+    assert procs.stop(fwd) == 0
+    log(f"evmond killed mid-line: the part ({cut.group(1)} bytes) dropped, counted (1) and logged")
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
-             "quorum": scenario_quorum, "names": scenario_names}
+             "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut}
 
 
 def main():
