@@ -39,6 +39,7 @@
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
 #include "line.h"
+#include "url.h"
 #include "queue.h"
 
 #define LINE_MAX_BYTES (1 << 20)
@@ -66,6 +67,9 @@
 
 static const char *arg_socket;
 static const char *arg_nats;
+/* --nats split into its URLs, each checked (url.c). */
+static char **arg_nats_urls;
+static size_t arg_n_nats_urls;
 /* --nats for the log: user, password or token in a URL become "***". */
 static char nats_shown[1024];
 static char arg_host[256];
@@ -789,23 +793,15 @@ static bool fwd_stream_setup(struct fwd *f) {
         return true;
 }
 
-/* Options with --nats' comma-separated servers. */
+/* Options with --nats' servers, every one of them (it took the first 16). */
 static natsStatus nats_options_new(natsOptions **ret) {
-        _cleanup_(freep) char *copy = strdup(arg_nats);
-        const char *servers[16];
-        int n = 0;
         natsStatus st;
 
-        if (!copy)
-                return NATS_NO_MEMORY;
-        for (char *save = NULL, *tok = strtok_r(copy, ", ", &save); tok && n < (int) ELEMENTSOF(servers);
-             tok = strtok_r(NULL, ", ", &save))
-                servers[n++] = tok;
-        if (n == 0)
+        if (arg_n_nats_urls == 0 || arg_n_nats_urls > INT_MAX)
                 return NATS_INVALID_ARG;
         st = natsOptions_Create(ret);
         if (st == NATS_OK)
-                st = natsOptions_SetServers(*ret, servers, n);
+                st = natsOptions_SetServers(*ret, (const char **) arg_nats_urls, (int) arg_n_nats_urls);
         if (st == NATS_OK)
                 st = natsOptions_SetName(*ret, arg_read ? "evmon-forward --read" : "evmon-forward");
         return st;
@@ -1416,7 +1412,8 @@ static void help(void) {
                "\n"
                "Options:\n"
                "  -s, --socket PATH      evmond's socket (default $EVMON_SOCKET or %s)\n"
-               "  -n, --nats URLS        NATS servers, comma-separated (nats://host:4222,...)\n"
+               "  -n, --nats URLS        NATS servers, comma-separated (nats://host:4222,...);\n"
+               "                         one that is no such URL is refused (exit status 2)\n"
                "  -H, --host NAME        the host part of the subjects (default: the host name)\n"
                "  -S, --stream NAME      publish into this JetStream stream, acknowledged\n"
                "  -c, --create           make the stream (subjects evmon.>, file storage,\n"
@@ -1568,6 +1565,31 @@ int main(int argc, char **argv) {
                 return 2;
         }
         urls_redact(arg_nats, nats_shown, sizeof(nats_shown));
+        /* A URL no server can ever answer is refused now: retried, it
+         * looked like a server that is down, for good. */
+        {
+                const char *reason = NULL, *bad = NULL;
+                size_t bad_len = 0;
+                char bad_copy[1024], bad_shown[1024];
+
+                r = nats_urls_parse(arg_nats, &arg_nats_urls, &arg_n_nats_urls, &reason, &bad, &bad_len);
+                if (r == -ENOMEM) {
+                        log_oom();
+                        return 1;
+                }
+                if (r < 0 && bad_len == 0) {
+                        log_error("--nats names no server: give the NATS servers as nats://HOST:PORT, several "
+                                  "comma-separated (nats://nats1:4222,nats://nats2:4222)");
+                        return 2;
+                }
+                if (r < 0) {
+                        snprintf(bad_copy, sizeof(bad_copy), "%.*s", (int) bad_len, bad);
+                        urls_redact(bad_copy, bad_shown, sizeof(bad_shown));
+                        log_error("--nats: bad URL \"%s\" (%s): give the NATS servers as nats://HOST:PORT, several "
+                                  "comma-separated (nats://nats1:4222,nats://nats2:4222)", bad_shown, reason);
+                        return 2;
+                }
+        }
         if (arg_create && !arg_stream) {
                 log_error("--create needs --stream NAME");
                 return 2;

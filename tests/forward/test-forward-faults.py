@@ -48,6 +48,12 @@ cut: evmond is killed (SIGKILL) while the forwarder, stopped (SIGSTOP),
    whose end never comes. That part is dropped, counted in a dropped line
    and logged; it went without a word or a count.
 
+nats-arg: a --nats that is no NATS URL (an unknown scheme, a bad port,
+   not a URL, none) is refused at start with exit status 2, naming
+   --nats, the URL and what to give (it was retried for good, "no NATS
+   server answers yet"); a good URL of a server that is down is retried
+   until the server is up.
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -386,9 +392,39 @@ def scenario_cut(procs, build):
     log(f"evmond killed mid-line: the part ({cut.group(1)} bytes) dropped, counted (1) and logged")
 
 
+def scenario_nats_arg(procs, build):
+    for url, why in (("foo://127.0.0.1:4222", "unknown scheme"), ("http://fwd:s3cret@127.0.0.1:4222", "unknown scheme"),
+                     ("nats://127.0.0.1:99999", "bad port"), ("nats://127.0.0.1:0", "bad port"),
+                     ("not a url", "not a URL"), ("nats://:4222", "no host"),
+                     ("nats://127.0.0.1:4222,nats1:4222", "not a URL"), (",", "names no server")):
+        rc, out = forward_run(build, procs, url, "--stream", "EVMONARG", "--create", timeout=10)
+        assert rc == 2 and "--nats" in out and why in out and "nats://HOST:PORT" in out, (url, rc, out)
+        assert "s3cret" not in out, f"the password is in the log: {out}"
+        log(f"--nats {url!r}: exit {rc}, {out.strip().splitlines()[-1]!r}")
+        rc, out = forward_run(build, procs, url, "--read", "--stream", "EVMONARG", "--no-follow", timeout=10)
+        assert rc == 2 and "--nats" in out and why in out, ("--read", url, rc, out)
+    # A server that is down is waited for, and used once it is up.
+    node = nf.Cluster(procs, 1)
+    path = os.path.join(procs.dir, "n0.conf")
+    text = open(path).read()
+    with open(path, "w") as f:
+        f.write(text[:text.index("cluster {")])
+    fwd = procs.start("forward-arg", [nf.forward_bin(build), "--socket", os.path.join(procs.dir, "none.sock"),
+                                      "--nats", node.url(), "--host", "arg", "--stream", "EVMONARG", "--create"])
+    nf.wait_for("the forwarder's line about no server", lambda: said(fwd, "answers yet"), timeout=30)
+    time.sleep(2)
+    assert fwd.poll() is None, f"the forwarder exited ({fwd.returncode}) with its server down"
+    node.start()
+    nf.wait_for("the stream made once the server is up", lambda: node.stream("EVMONARG"), timeout=30)
+    assert fwd.poll() is None
+    assert procs.stop(fwd) == 0
+    log("a down server's good URL: retried, then the stream made")
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
-             "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut}
+             "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut,
+             "nats-arg": scenario_nats_arg}
 
 
 def main():
