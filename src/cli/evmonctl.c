@@ -32,7 +32,7 @@ static const char *arg_socket;
 static const char *arg_tracefs;
 static int arg_json = -1;  /* -1: JSON when stdout is not a terminal */
 static bool arg_all;
-static const char *arg_order = "time";
+static const char *arg_order;   /* decode --order; NULL: time */
 
 static void help(void) {
         printf("Usage: evmonctl COMMAND [OPTIONS]\n"
@@ -630,36 +630,56 @@ static int cmd_describe(const char *event) {
 
 /* ---- decode: perf.data files ------------------------------------------ */
 
-static int decode_open_error(const char *path, int r) {
-        if (r == -EPROTONOSUPPORT) {
-                uint8_t head[128] = {};
-                const char *why = NULL;
-                bool in = strcmp(path, "-") == 0;
-                _cleanup_(closep) int fd = in ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+/* The file's first bytes again (standard input was read already: a file
+ * there reads again from its start, a pipe not), or -errno. */
+#define MIN(a, b) ((size_t) (a) < (size_t) (b) ? (size_t) (a) : (size_t) (b))
 
-                if (fd >= 0 || in) {
-                        /* Standard input was read already: a file there
-                         * reads again from its start. */
-                        ssize_t n = pread(in ? STDIN_FILENO : fd, head, sizeof(head), 0);
-                        if (n > 0)
-                                why = perfdata_unsupported(head, (size_t) n);
-                }
-                log_error("%s: %s is not read by evmonctl decode", path,
+static ssize_t decode_head(const char *path, uint8_t *head, size_t size) {
+        bool in = strcmp(path, "-") == 0;
+        _cleanup_(closep) int fd = in ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (!in && fd < 0)
+                return -errno;
+        n = pread(in ? STDIN_FILENO : fd, head, size, 0);
+        return n < 0 ? -errno : n;
+}
+
+static int decode_open_error(const char *path, int r) {
+        const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+        uint8_t head[128] = {};
+        ssize_t n;
+
+        if (r == -EPROTONOSUPPORT) {
+                const char *why = NULL;
+
+                n = decode_head(path, head, sizeof(head));
+                if (n > 0)
+                        why = perfdata_unsupported(head, (size_t) n);
+                log_error("%s: %s is not read by evmonctl decode", name,
                         why ? why : "this perf.data variant");
-        } else if (r == -EBADMSG)
-                log_error("%s is not a well-formed perf.data file (its header or attrs are "
-                        "truncated or corrupt; evmonctl decode reads what perf record writes)", path);
-        else if (r == -EISDIR)
+        } else if (r == -EBADMSG) {
+                n = decode_head(path, head, sizeof(head));
+                if (n == 0)
+                        log_error("%s is empty: no perf.data file (perf record -o FILE writes one)", name);
+                else if (n > 0 && memcmp(head, "PERFILE2", MIN(n, 8)) != 0 && memcmp(head, "2ELIFREP", MIN(n, 8)) != 0)
+                        log_error("%s is not a perf.data file: it does not begin with perf's \"PERFILE2\" "
+                                  "(perf record -o FILE writes one, perf record -o - the pipe-mode data "
+                                  "evmonctl decode - reads)", name);
+                else
+                        log_error("%s is not a well-formed perf.data file (its header or attrs are "
+                                  "truncated or corrupt; evmonctl decode reads what perf record writes)", name);
+        } else if (r == -EISDIR)
                 log_error("%s is a directory without a \"data\" file: not the output of perf record "
-                        "(a file, or with --threads a directory holding data and data.N)", path);
+                        "(a file, or with --threads a directory holding data and data.N)", name);
         else
-                log_error("cannot read %s: %s", path, strerror(-r));
+                log_error("cannot read %s: %s", name, strerror(-r));
         return 1;
 }
 
 static int decode_flush(struct jbuf *line) {
         if (line->len > 0 && fwrite(line->data, 1, line->len, stdout) != line->len)
-                return -EPIPE;
+                return errno > 0 ? -errno : -EIO;
         line->len = 0;
         return 0;
 }
@@ -748,7 +768,8 @@ static int cmd_decode(const char *path, const char *order) {
         struct perfdata_record pr;
         uint64_t n_bad = 0, n_unknown = 0, n_unparsed = 0;
         int64_t offset = 0;
-        int r, o, status = 0;
+        int r, k, o, status = 0;
+        const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
 
         o = perfdata_order_from_string(order);
         if (o < 0) {
@@ -764,8 +785,8 @@ static int cmd_decode(const char *path, const char *order) {
                 offset = (int64_t) (clock.wall_ns - clock.clock_ns);
         else
                 log_error("%s has no clock reference (HEADER_CLOCK_DATA, written by "
-                        "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", path);
-        if (decode_events_new(path, pd, &d) < 0)
+                        "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", name);
+        if (decode_events_new(name, pd, &d) < 0)
                 return log_oom_cli();
 
         /* Full buffering: this is a batch job. */
@@ -815,11 +836,13 @@ static int cmd_decode(const char *path, const char *order) {
                 }
                 if (r < 0)
                         return log_oom_cli();
-                if (line.len >= 1 << 16 && decode_flush(&line) < 0)
-                        return 0;       /* the reader went away */
+                if (line.len >= 1 << 16 && (k = decode_flush(&line)) < 0)
+                        return stdout_failed(-k);       /* quiet when the reader went away */
         }
-        if (decode_flush(&line) < 0 || fflush(stdout) == EOF)
-                return 0;
+        if ((k = decode_flush(&line)) < 0)
+                return stdout_failed(-k);
+        if (fflush(stdout) == EOF)
+                return stdout_failed(errno > 0 ? errno : EIO);
 
         if (r < 0) {
                 char file[32] = "file";
@@ -829,21 +852,87 @@ static int cmd_decode(const char *path, const char *order) {
                 else if (perfdata_offset_file(pd) >= 0)
                         snprintf(file, sizeof(file), "file data.%d", perfdata_offset_file(pd));
                 log_error("%s: %s at byte %" PRIu64 " of the %s; stopped there, after every "
-                        "record before it", path,
+                        "record before it", name,
                         r == -EOPNOTSUPP ? "a sample with fields newer than this evmonctl" :
                         r == -EBADMSG ? "damaged or truncated data (a malformed record or section)" : strerror(-r),
                         perfdata_offset(pd), file);
                 status = 1;
         }
         if (n_bad > 0)
-                log_error("%s: %" PRIu64 " samples did not decode with their event's format", path, n_bad);
+                log_error("%s: %" PRIu64 " samples did not decode with their event's format", name, n_bad);
         if (n_unknown > 0)
-                log_error("%s: %" PRIu64 " samples name no event of the file (unknown sample id)", path, n_unknown);
+                log_error("%s: %" PRIu64 " samples name no event of the file (unknown sample id)", name, n_unknown);
         if (n_unparsed > 0)
                 log_error("%s: %" PRIu64 " other records name no event of the file (unknown id): left out",
-                        path, n_unparsed);
+                        name, n_unparsed);
         return status;
 }
+
+static int run_watch(char **args, int n) {
+        return cmd_watch(args);
+}
+
+static int run_status(char **args, int n) {
+        return cmd_request(EVMON_REQUEST_STATUS);
+}
+
+static int run_reload(char **args, int n) {
+        return cmd_request(EVMON_REQUEST_RELOAD);
+}
+
+static int run_add(char **args, int n) {
+        return cmd_control(EVMON_REQUEST_ADD, args, n);
+}
+
+static int run_remove(char **args, int n) {
+        return cmd_control(EVMON_REQUEST_REMOVE, args, n);
+}
+
+static int run_enable(char **args, int n) {
+        return cmd_control(EVMON_REQUEST_ENABLE, args, n);
+}
+
+static int run_disable(char **args, int n) {
+        return cmd_control(EVMON_REQUEST_DISABLE, args, n);
+}
+
+static int run_filter(char **args, int n) {
+        return cmd_control(EVMON_REQUEST_FILTER, args, n);
+}
+
+static int run_list(char **args, int n) {
+        return stdout_done(cmd_list());
+}
+
+static int run_describe(char **args, int n) {
+        return stdout_done(cmd_describe(args[0]));
+}
+
+static int run_decode(char **args, int n) {
+        return cmd_decode(args[0], arg_order ?: "time");
+}
+
+/* The commands, and the arguments each takes: a usage error names the
+ * command and what it takes. */
+static const struct command {
+        const char *name;
+        int min_args, max_args;
+        const char *args;       /* what it takes, for the usage error */
+        bool decode;            /* takes --all and --order */
+        int (*run)(char **args, int n);
+} commands[] = {
+        { "watch", 0, INT_MAX, "EVENT names or patterns", false, run_watch },
+        { "status", 0, 0, "no argument", false, run_status },
+        { "reload", 0, 0, "no argument", false, run_reload },
+        { EVMON_REQUEST_ADD, 1, 1, "one JSON config entry, such as '{\"tracepoint\":\"sched:sched_switch\"}'", false, run_add },
+        { EVMON_REQUEST_REMOVE, 1, 1, "one EVENT", false, run_remove },
+        { EVMON_REQUEST_ENABLE, 0, INT_MAX, "EVENT names or patterns (none: all)", false, run_enable },
+        { EVMON_REQUEST_DISABLE, 0, INT_MAX, "EVENT names or patterns (none: all)", false, run_disable },
+        { EVMON_REQUEST_FILTER, 2, 2, "EVENT and FILTER ('' clears the filter)", false, run_filter },
+        { "list", 0, 0, "no argument", false, run_list },
+        { "describe", 1, 1, "one EVENT, SYSTEM:NAME or KIND:NAME (`evmonctl list` shows them)", false, run_describe },
+        { "decode", 1, 1, "one FILE (- for standard input)", true, run_decode },
+};
 
 int main(int argc, char **argv) {
         static const struct option options[] = {
@@ -856,16 +945,24 @@ int main(int argc, char **argv) {
                 {}
         };
         const char *cmd;
-        int c;
+        int c, n;
 
         log_setup("evmonctl");
         signal(SIGPIPE, SIG_IGN);
         while ((c = getopt_long(argc, argv, "s:t:jh", options, NULL)) >= 0)
                 switch (c) {
                 case 's':
+                        if (!*optarg) {
+                                log_error("--socket takes the path of evmond's socket, not \"\"; try 'evmonctl --help'.");
+                                return 2;
+                        }
                         arg_socket = optarg;
                         break;
                 case 't':
+                        if (!*optarg) {
+                                log_error("--tracefs takes a directory, not \"\"; try 'evmonctl --help'.");
+                                return 2;
+                        }
                         arg_tracefs = optarg;
                         break;
                 case 'j':
@@ -889,24 +986,29 @@ int main(int argc, char **argv) {
                 return 2;
         }
         cmd = argv[optind++];
-        if (strcmp(cmd, "watch") == 0)
-                return cmd_watch(argv + optind);
-        if (strcmp(cmd, "status") == 0 && optind == argc)
-                return cmd_request(EVMON_REQUEST_STATUS);
-        if (strcmp(cmd, "reload") == 0 && optind == argc)
-                return cmd_request(EVMON_REQUEST_RELOAD);
-        if ((strcmp(cmd, EVMON_REQUEST_ADD) == 0 || strcmp(cmd, EVMON_REQUEST_REMOVE) == 0) && optind + 1 == argc)
-                return cmd_control(cmd, argv + optind, 1);
-        if (strcmp(cmd, EVMON_REQUEST_FILTER) == 0 && optind + 2 == argc)
-                return cmd_control(cmd, argv + optind, 2);
-        if (strcmp(cmd, EVMON_REQUEST_ENABLE) == 0 || strcmp(cmd, EVMON_REQUEST_DISABLE) == 0)
-                return cmd_control(cmd, argv + optind, argc - optind);
-        if (strcmp(cmd, "list") == 0 && optind == argc)
-                return cmd_list();
-        if (strcmp(cmd, "describe") == 0 && optind + 1 == argc)
-                return cmd_describe(argv[optind]);
-        if (strcmp(cmd, "decode") == 0 && optind + 1 == argc)
-                return cmd_decode(argv[optind], arg_order);
-        log_error("unknown command or wrong arguments: %s; try 'evmonctl --help'.", cmd);
+        n = argc - optind;
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
+                const struct command *k = &commands[i];
+
+                if (strcmp(cmd, k->name) != 0)
+                        continue;
+                if (n < k->min_args) {
+                        log_error("%s takes %s: %d given; try 'evmonctl --help'.", cmd, k->args, n);
+                        return 2;
+                }
+                if (n > k->max_args) {
+                        log_error("%s takes %s, not also \"%s\"; try 'evmonctl --help'.", cmd, k->args,
+                                  argv[optind + k->max_args]);
+                        return 2;
+                }
+                if (!k->decode && (arg_all || arg_order)) {
+                        log_error("--%s is an option of decode, not of %s; try 'evmonctl --help'.",
+                                  arg_all ? "all" : "order", cmd);
+                        return 2;
+                }
+                return k->run(argv + optind, n);
+        }
+        log_error("unknown command \"%s\"; the commands are watch, status, reload, add, remove, enable, "
+                  "disable, filter, list, describe and decode (evmonctl --help says more).", cmd);
         return 2;
 }

@@ -106,19 +106,31 @@ static int parse_argv(int argc, char **argv, struct daemon_args *args, int *ret_
         while ((c = getopt_long(argc, argv, "c:s:t:vh", options, NULL)) >= 0)
                 switch (c) {
                 case 'c':
+                        if (!*optarg) {
+                                fprintf(stderr, "evmond: --config takes a file name, not \"\"; try 'evmond --help'.\n");
+                                return -EXIT_CONFIG;
+                        }
                         args->config_path = optarg;
                         break;
                 case 's':
                         args->socket_path = optarg;
                         break;
                 case 't':
+                        if (!*optarg) {
+                                fprintf(stderr, "evmond: --tracefs takes a directory, not \"\"; try 'evmond --help'.\n");
+                                return -EXIT_CONFIG;
+                        }
                         args->tracefs_dir = optarg;
                         break;
                 case ARG_CHECK:
-                        *ret_mode = MODE_CHECK;
-                        break;
                 case ARG_CLEANUP:
-                        *ret_mode = MODE_CLEANUP;
+                        /* The one given last won without a word. */
+                        if (*ret_mode != MODE_RUN && *ret_mode != (c == ARG_CHECK ? MODE_CHECK : MODE_CLEANUP)) {
+                                fprintf(stderr, "evmond: --check-config and --cleanup are two runs: give one; "
+                                        "try 'evmond --help'.\n");
+                                return -EXIT_CONFIG;
+                        }
+                        *ret_mode = c == ARG_CHECK ? MODE_CHECK : MODE_CLEANUP;
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);

@@ -1560,7 +1560,9 @@ int main(int argc, char **argv) {
                 }
         arg_events = argv + optind;
         arg_n_events = argc - optind;
-        if (!arg_nats) {
+        /* An empty one too: libnats refused it with no reason to give
+         * ("bad NATS options (--nats ): (null)", exit 1). */
+        if (!arg_nats || !arg_nats[strspn(arg_nats, " ,")]) {
                 log_error("--nats URL is required (nats://host:4222, several comma-separated)");
                 return 2;
         }

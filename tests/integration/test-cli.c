@@ -44,7 +44,7 @@
 
 #define NOBODY 65534
 
-static char evmond[PATH_MAX], evmonctl[PATH_MAX], tree[PATH_MAX], source_root[PATH_MAX], build_root[PATH_MAX];
+static char evmond[PATH_MAX], evmonctl[PATH_MAX], forward[PATH_MAX], tree[PATH_MAX], source_root[PATH_MAX], build_root[PATH_MAX];
 static char tmpdir[64];
 
 /* ---- running programs ------------------------------------------------ */
@@ -409,38 +409,63 @@ static void test_evmonctl_help(void **state) {
         check_help_mentions("evmonctl", evmonctl, must);
 }
 
+/* Each usage error exits 2 naming what is wrong and what to do: for
+ * evmonctl the command and what it takes (it said "unknown command or
+ * wrong arguments: describe" for a missing EVENT), an option given to a
+ * command it is not for (decode's --all and --order were ignored), an
+ * empty value; evmond's --check-config beside --cleanup (the last one
+ * given won without a word), evmon-forward's empty --nats (exit 1, "bad
+ * NATS options (--nats ): (null)"). */
 static void test_bad_options(void **state) {
+        enum { EVMOND, EVMONCTL, FORWARD };
         static const struct {
-                bool daemon;
+                int prog;
                 const char *args[4];
                 const char *says;
         } cases[] = {
-                { true, { "--bogus" }, "evmond --help" },
-                { true, { "-x" }, "evmond --help" },
-                { true, { "--config" }, "evmond --help" },
-                { true, { "extra-argument" }, "unexpected argument \"extra-argument\"" },
-                { true, { "--socket", "relative.sock", "--check-config" }, "must be an absolute path" },
-                { false, { "--bogus", "list" }, "evmonctl --help" },
-                { false, { "frobnicate" }, "unknown command or wrong arguments: frobnicate" },
-                { false, { "describe" }, "unknown command or wrong arguments: describe" },
-                { false, { "describe", "a:b", "c:d" }, "unknown command or wrong arguments" },
-                { false, { "list", "extra" }, "unknown command or wrong arguments" },
-                { false, { "status", "extra" }, "unknown command or wrong arguments" },
-                { false, {}, "Usage:" },
+                { EVMOND, { "--bogus" }, "evmond --help" },
+                { EVMOND, { "-x" }, "evmond --help" },
+                { EVMOND, { "--config" }, "evmond --help" },
+                { EVMOND, { "--config", "" }, "--config takes a file name, not \"\"" },
+                { EVMOND, { "--tracefs", "" }, "--tracefs takes a directory, not \"\"" },
+                { EVMOND, { "extra-argument" }, "unexpected argument \"extra-argument\"" },
+                { EVMOND, { "--socket", "relative.sock", "--check-config" }, "must be an absolute path" },
+                { EVMOND, { "--check-config", "--cleanup" }, "--check-config and --cleanup are two runs: give one" },
+                { EVMOND, { "--cleanup", "--check-config" }, "--check-config and --cleanup are two runs: give one" },
+                { EVMONCTL, { "--bogus", "list" }, "evmonctl --help" },
+                { EVMONCTL, { "frobnicate" }, "unknown command \"frobnicate\"; the commands are watch, status," },
+                { EVMONCTL, { "describe" }, "describe takes one EVENT, SYSTEM:NAME or KIND:NAME (`evmonctl list` shows them): 0 given" },
+                { EVMONCTL, { "describe", "a:b", "c:d" }, "describe takes one EVENT, SYSTEM:NAME or KIND:NAME (`evmonctl list` shows them), not also \"c:d\"" },
+                { EVMONCTL, { "decode" }, "decode takes one FILE (- for standard input): 0 given" },
+                { EVMONCTL, { "add" }, "add takes one JSON config entry, such as '{\"tracepoint\":\"sched:sched_switch\"}': 0 given" },
+                { EVMONCTL, { "remove" }, "remove takes one EVENT: 0 given" },
+                { EVMONCTL, { "filter", "sched:sched_switch" }, "filter takes EVENT and FILTER ('' clears the filter): 1 given" },
+                { EVMONCTL, { "list", "extra" }, "list takes no argument, not also \"extra\"" },
+                { EVMONCTL, { "status", "extra" }, "status takes no argument, not also \"extra\"" },
+                { EVMONCTL, { "reload", "extra" }, "reload takes no argument, not also \"extra\"" },
+                { EVMONCTL, { "watch", "--all" }, "--all is an option of decode, not of watch" },
+                { EVMONCTL, { "status", "--order", "time" }, "--order is an option of decode, not of status" },
+                { EVMONCTL, { "status", "--socket", "" }, "--socket takes the path of evmond's socket, not \"\"" },
+                { EVMONCTL, { "list", "--tracefs", "" }, "--tracefs takes a directory, not \"\"" },
+                { EVMONCTL, { "decode", "--order", "fast", "x" }, "--order fast: use time, causal or file" },
+                { EVMONCTL, {}, "Usage:" },
+                { FORWARD, { "--nats", "" }, "--nats URL is required" },
+                { FORWARD, { "--nats", "nats://127.0.0.1:4222", "--buffer-mib", "-1" }, "--buffer-mib: not a number from 1 to 65536: -1" },
         };
+        static const char *const names[] = { "evmond", "evmonctl", "evmon-forward" };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                char *argv[8] = { cases[i].daemon ? evmond : evmonctl };
+                char *argv[8] = { cases[i].prog == EVMOND ? evmond : cases[i].prog == EVMONCTL ? evmonctl : forward };
                 struct result r;
                 size_t n = 1;
 
                 for (size_t j = 0; j < ELEMENTSOF(cases[i].args) && cases[i].args[j]; j++)
                         argv[n++] = (char *) cases[i].args[j];
                 runv(&r, 0, argv);
-                expect_status(&r, 2, cases[i].args[0] ?: "evmonctl without arguments");
-                if (!strstr(r.err, cases[i].says) && !strstr(r.out, cases[i].says))
-                        fail_msg("%s %s: wanted \"%s\" in the output:\nstdout:\n%s\nstderr:\n%s", argv[0],
-                                 cases[i].args[0] ?: "", cases[i].says, r.out, r.err);
+                if (r.status != 2 || (!strstr(r.err, cases[i].says) && !strstr(r.out, cases[i].says)))
+                        fail_msg("%s %s %s: exit %d, wanted 2 and \"%s\" in the output:\nstdout:\n%s\nstderr:\n%s",
+                                 names[cases[i].prog], cases[i].args[0] ?: "", cases[i].args[1] ?: "", r.status,
+                                 cases[i].says, r.out, r.err);
                 result_done(&r);
         }
 }
@@ -1095,6 +1120,22 @@ static void test_watch_stdout(void **state) {
         expect_status(&r, 1, "evmonctl watch >/dev/full");
         assert_non_null(strstr(r.err, "cannot write to standard output: No space left on device"));
         result_done(&r);
+
+        /* The commands that need no daemon: decode said nothing and
+         * exited 0, list and describe exited 0 with nothing written. */
+        for (int i = 0; i < 3; i++) {
+                free(cmd);
+                if (i == 0)
+                        assert_true(asprintf(&cmd, "exec '%s' decode '%s/tests/monitor/fixtures/perfdata/task.data' >/dev/full",
+                                             evmonctl, source_root) >= 0);
+                else
+                        assert_true(asprintf(&cmd, "exec '%s' %s --tracefs '%s' >/dev/full", evmonctl,
+                                             i == 1 ? "list" : "describe sched:sched_switch", tree) >= 0);
+                run(&r, 0, "sh", "-c", cmd, NULL);
+                expect_status(&r, 1, cmd);
+                assert_non_null(strstr(r.err, "cannot write to standard output: No space left on device"));
+                result_done(&r);
+        }
 }
 
 /* ---- root: good configs, watch, status, socket activation ---------------- */
@@ -1724,6 +1765,7 @@ static void paths_setup(void) {
         snprintf(build_root, sizeof(build_root), "%s", b);
         snprintf(evmond, sizeof(evmond), "%s/evmond", b);
         snprintf(evmonctl, sizeof(evmonctl), "%s/evmonctl", b);
+        snprintf(forward, sizeof(forward), "%s/src/forward/evmon-forward", b);
         snprintf(tree, sizeof(tree), "%s/tests/tracefs/fixtures/tree", s);
         strcpy(tmpdir, "/tmp/evmon-test-cli-XXXXXX");
         if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755) < 0) {

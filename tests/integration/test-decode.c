@@ -328,6 +328,17 @@ static void test_fixture_refused(void **state) {
 
         expect_refused("/nonexistent/perf.data", "cannot read /nonexistent/perf.data");
 
+        /* An empty file, and one that is no perf.data at all, are named
+         * as such (both were "not a well-formed perf.data file (its
+         * header or attrs are truncated or corrupt"). Cut in the magic
+         * is a cut file still. */
+        write_file(path, "", 0);
+        expect_refused(path, "is empty: no perf.data file");
+        write_file(path, "root:x:0:0:root:/root:/bin/bash\n", 32);
+        expect_refused(path, "is not a perf.data file: it does not begin with perf's \"PERFILE2\"");
+        write_file(path, whole, 4);
+        expect_refused(path, "not a well-formed perf.data file");
+
         assert_int_equal(run_capture(noarg, 30000, &out, &err), 2);
         free(out);
         free(err);
