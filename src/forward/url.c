@@ -14,11 +14,12 @@ static bool host_char(char c) {
         return isalnum((unsigned char) c) || c == '.' || c == '-' || c == '_';
 }
 
-/* Whether URL (LEN bytes) is one libnats can connect to: a scheme it
- * knows (libnats' url.c takes any, and then no server answers it, ever),
- * a host, a port from 1 to 65535 (libnats takes 0), nothing after but
- * "/". Credentials (anything up to the last '@') are the server's
- * business. */
+/* Whether URL (LEN bytes) is one libnats can connect to, read as its
+ * natsUrl_Create() reads it: a scheme it knows (it takes any, and then no
+ * server ever answers), credentials up to the last '@' (the server's
+ * business), a host (none: localhost), then ":PORT" (none: 4222; else 1
+ * to 65535: it takes 0 and 99999 alike) and after it a path it ignores,
+ * or nothing (a '/' after a host without a port is part of its name). */
 static int url_check(const char *url, size_t len, const char **ret_reason) {
         const char *p = url, *end = url + len, *at, *sep;
         unsigned long port = 0;
@@ -50,28 +51,20 @@ static int url_check(const char *url, size_t len, const char **ret_reason) {
                                 return -EINVAL;
                         }
                 p = close + 1;
-        } else {
-                const char *h = p;
-
+        } else
                 while (p < end && host_char(*p))
                         p++;
-                if (p == h) {
-                        *ret_reason = "no host";
-                        return -EINVAL;
-                }
-        }
         if (p < end && *p == ':') {
                 const char *d = ++p;
 
                 while (p < end && isdigit((unsigned char) *p) && port <= 65535)
                         port = port * 10 + (unsigned long) (*p++ - '0');
-                if (p == d || port == 0 || port > 65535 || (p < end && isdigit((unsigned char) *p))) {
+                if ((p > d && (port == 0 || port > 65535)) || (p < end && *p != '/')) {
                         *ret_reason = "bad port: a number from 1 to 65535, 4222 unless the server says otherwise";
                         return -EINVAL;
                 }
+                return 0;
         }
-        if (p < end && *p == '/')
-                p++;
         if (p != end) {
                 *ret_reason = "not HOST[:PORT] after the scheme (and USER:PASSWORD@ or TOKEN@)";
                 return -EINVAL;

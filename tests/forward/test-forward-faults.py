@@ -395,7 +395,7 @@ def scenario_cut(procs, build):
 def scenario_nats_arg(procs, build):
     for url, why in (("foo://127.0.0.1:4222", "unknown scheme"), ("http://fwd:s3cret@127.0.0.1:4222", "unknown scheme"),
                      ("nats://127.0.0.1:99999", "bad port"), ("nats://127.0.0.1:0", "bad port"),
-                     ("not a url", "not a URL"), ("nats://:4222", "no host"),
+                     ("not a url", "not a URL"), ("nats://nats1/", "not HOST[:PORT]"),
                      ("nats://127.0.0.1:4222,nats1:4222", "not a URL"), (",", "names no server")):
         rc, out = forward_run(build, procs, url, "--stream", "EVMONARG", "--create", timeout=10)
         assert rc == 2 and "--nats" in out and why in out and "nats://HOST:PORT" in out, (url, rc, out)

@@ -58,6 +58,10 @@ static void test_good(void **state) {
         good("nats://u:p@a:ss@h:1", 1, "nats://u:p@a:ss@h:1", "nats://u:p@a:ss@h:1");
         good("nats://[::1]:4222,nats://[fe80::1]", 2, "nats://[::1]:4222", "nats://[fe80::1]");
         good("NATS://h_1.example-x:65535", 1, "NATS://h_1.example-x:65535", "NATS://h_1.example-x:65535");
+        /* As libnats reads them: no host is localhost, no port 4222, a
+         * path after the port is ignored. */
+        good("nats://:4222,nats://,nats://h:,nats://u:p@", 4, "nats://:4222", "nats://u:p@");
+        good("nats://h:4222/path", 1, "nats://h:4222/path", "nats://h:4222/path");
         /* More than 16: every one (it took the first 16). */
         good("nats://a:1,nats://a:2,nats://a:3,nats://a:4,nats://a:5,nats://a:6,nats://a:7,nats://a:8,nats://a:9,"
              "nats://a:10,nats://a:11,nats://a:12,nats://a:13,nats://a:14,nats://a:15,nats://a:16,nats://a:17", 17,
@@ -75,13 +79,12 @@ static void test_bad(void **state) {
         bad("nats://127.0.0.1:65536", "nats://127.0.0.1:65536", "bad port");
         bad("nats://127.0.0.1:0", "nats://127.0.0.1:0", "bad port");
         bad("nats://h:abc", "nats://h:abc", "bad port");
-        bad("nats://h:", "nats://h:", "bad port");
         bad("nats://h:123456789012345678901234567890", "nats://h:123456789012345678901234567890", "bad port");
-        bad("nats://:4222", "nats://:4222", "no host");
-        bad("nats://", "nats://", "no host");
-        bad("nats://u:p@:4222", "nats://u:p@:4222", "no host");
-        bad("nats://h:4222:5", "nats://h:4222:5", "not HOST[:PORT]");
-        bad("nats://h:4222/path", "nats://h:4222/path", "not HOST[:PORT]");
+        bad("nats://h:4222:5", "nats://h:4222:5", "bad port");
+        bad("nats://h:42x", "nats://h:42x", "bad port");
+        /* libnats takes "h/" for the host's name. */
+        bad("nats://h/", "nats://h/", "not HOST[:PORT]");
+        bad("nats://h/x", "nats://h/x", "not HOST[:PORT]");
         bad("nats://h!x", "nats://h!x", "not HOST[:PORT]");
         bad("nats://[::1", "nats://[::1", "IPv6");
         bad("nats://[]:1", "nats://[]:1", "IPv6");
