@@ -107,14 +107,20 @@ static uint64_t realtime_ns(void) {
 }
 
 /* Copies the URLs in IN (comma-separated) into BUF with what comes
- * before an '@' in each (nats://USER:PASSWORD@HOST, nats://TOKEN@HOST)
- * replaced by "***": the journal is no place for credentials. */
+ * before the last '@' in each (nats://USER:PASSWORD@HOST,
+ * nats://TOKEN@HOST) replaced by "***": the journal is no place for
+ * credentials. The last, as libnats splits them: a password may hold
+ * an '@'. */
 static void urls_redact(const char *in, char *buf, size_t size) {
         size_t o = 0;
 
         for (const char *p = in; *p && o + 1 < size;) {
-                const char *end = p + strcspn(p, ", "), *at = memchr(p, '@', (size_t) (end - p));
+                const char *end = p + strcspn(p, ", "), *at = NULL;
                 const char *scheme = strstr(p, "://"), *host = p;
+
+                for (const char *q = end; q > p && !at; q--)
+                        if (q[-1] == '@')
+                                at = q - 1;
 
                 if (at) {
                         size_t keep = scheme && scheme < at ? (size_t) (scheme + 3 - p) : 0;
