@@ -209,6 +209,11 @@ static int check_hello(const char *line, size_t len) {
         return -EPROTO;
 }
 
+/* A line of evmond's is read into a buffer of LINE_START_BYTES that
+ * doubles up to LINE_MAX_BYTES for a longer one. */
+#define LINE_START_BYTES (1u << 20)
+#define LINE_MAX_BYTES (256u << 20)
+
 /* How long without evmond's hello before saying that we still wait. */
 #define HELLO_NOTE_MS 5000
 
@@ -218,9 +223,12 @@ static int check_hello(const char *line, size_t len) {
  * reader of our standard output goes away, though evmond is quiet.
  * -ECONNRESET when evmond closes the connection, -EPROTO when it is no
  * evmond we speak with (said), -ENOSPC and the like when standard output
- * fails, -E2BIG for a line longer than the buffer. */
+ * fails, -E2BIG for a line longer than LINE_MAX_BYTES. */
 static int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, size_t len, void *ud), void *ud) {
-        static char buf[1 << 20];
+        /* Grows for a longer line (a status of thousands of events),
+         * up to LINE_MAX_BYTES. */
+        static char *buf;
+        static size_t size;
         size_t len = 0;
         bool hello = false, noted = false;
 
@@ -252,7 +260,19 @@ static int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, siz
                         return -EPIPE;
                 if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
                         continue;
-                n = read(fd, buf + len, sizeof(buf) - len);
+                if (len == size) {
+                        size_t want = size ? size * 2 : LINE_START_BYTES;
+                        char *grown;
+
+                        if (want > LINE_MAX_BYTES)
+                                return -E2BIG;
+                        grown = realloc(buf, want);
+                        if (!grown)
+                                return -ENOMEM;
+                        buf = grown;
+                        size = want;
+                }
+                n = read(fd, buf + len, size - len);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -282,8 +302,6 @@ static int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, siz
                         return errno > 0 ? -errno : -EIO;
                 memmove(buf, buf + start, len - start);
                 len -= start;
-                if (len == sizeof(buf))
-                        return -E2BIG;
         }
 }
 
@@ -298,8 +316,8 @@ static int read_lines_failed(int r, const char *what) {
                           what ?: "");
                 return 1;
         case -E2BIG:
-                log_error("evmond at %s sent a line longer than %d bytes, more than evmonctl reads",
-                          socket_path(), 1 << 20);
+                log_error("evmond at %s sent a line longer than %u MiB, more than evmonctl reads: is it evmond?",
+                          socket_path(), LINE_MAX_BYTES >> 20);
                 return 1;
         case -EPIPE:
         case -ENOSPC:
@@ -487,7 +505,11 @@ static int cmd_control(const char *type, char **args, int n) {
 
 static int open_tracefs(struct tracefs **ret) {
         int r = tracefs_open(arg_tracefs, ret);
-        if (r < 0)
+
+        if (r == -ENOENT && arg_tracefs && access(arg_tracefs, F_OK) == 0)
+                log_error("cannot open tracefs at %s: it has no events/ directory (--tracefs names tracefs' "
+                          "mount point, such as /sys/kernel/tracing)", arg_tracefs);
+        else if (r < 0)
                 log_error("cannot open tracefs%s%s: %s%s", arg_tracefs ? " at " : "",
                         arg_tracefs ? arg_tracefs : "", strerror(-r),
                         r == -EACCES || r == -EPERM ? " (run as root)" : "");

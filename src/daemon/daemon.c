@@ -304,8 +304,14 @@ static int tracefs_open_error(const char *dir, int r, char **ret_error) {
                                  "events (running as uid %u; start it as root, e.g. by evmond.service)",
                                  dir ?: mounted ?: "tracefs (not mounted, and mounting it needs root)",
                                  strerror(-r), (unsigned) geteuid());
+        /* A directory that is there but holds no events/ is not tracefs:
+         * "No such file or directory" alone named the wrong thing. */
+        if (dir && r == -ENOENT && access(dir, F_OK) == 0)
+                return error_set(ret_error, r, "cannot use %s as tracefs: it has no events/ directory "
+                                 "(--tracefs names tracefs' mount point, such as /sys/kernel/tracing)", dir);
         if (dir)
-                return error_set(ret_error, r, "cannot use %s as tracefs: %s", dir, strerror(-r));
+                return error_set(ret_error, r, "cannot use %s as tracefs: %s (--tracefs names tracefs' mount "
+                                 "point, such as /sys/kernel/tracing)", dir, strerror(-r));
         if (mounted)
                 return error_set(ret_error, r, "cannot use tracefs at %s: %s", mounted, strerror(-r));
         return error_set(ret_error, r, "/proc/mounts: cannot find or mount tracefs: %s "

@@ -857,6 +857,18 @@ static void test_describe_missing(void **state) {
         assert_true(r.status != 0);
         assert_non_null(strstr(r.err, "cannot open tracefs at /nonexistent/tracefs"));
         result_done(&r);
+
+        /* A directory that is no tracefs is named as such: both said "No
+         * such file or directory" of a directory that is there. */
+        run(&r, RUN_NOBODY, evmonctl, "list", "--tracefs", tmpdir, NULL);
+        expect_status(&r, 1, "evmonctl list --tracefs (no tracefs)");
+        assert_non_null(strstr(r.err, "has no events/ directory (--tracefs names tracefs' mount point"));
+        result_done(&r);
+        run(&r, RUN_NOBODY, evmond, "--check-config", "--tracefs", tmpdir, "--config",
+            config_file("tracefs-dir", "{\"events\": [{\"tracepoint\": \"sched:sched_process_exec\"}]}\n"), NULL);
+        expect_status(&r, 2, "evmond --check-config --tracefs (no tracefs)");
+        assert_non_null(strstr(r.err, "has no events/ directory (--tracefs names tracefs' mount point"));
+        result_done(&r);
 }
 
 /* Without a daemon, the commands that need one say so and exit 1. */
@@ -1030,6 +1042,32 @@ static void test_not_evmond(void **state) {
                                  cases[i].out ? ", on stdout " : ", nothing on stdout", cases[i].out ?: "", r.out, r.err);
                 result_done(&r);
         }
+}
+
+/* A line longer than evmonctl's first buffer (1 MiB) goes through
+ * whole: watch exited 1, "a line longer than 1048576 bytes". */
+static void test_watch_long_line(void **state) {
+        static const char head[] = "{\"type\":\"event\",\"event\":\"sched:sched_process_exec\",\"fields\":{\"s\":\"";
+        const size_t big = 3u << 20;
+        char path[PATH_MAX], *send = malloc(sizeof(HELLO_LINE) + big + 1);
+        struct result r;
+        pid_t peer;
+
+        assert_non_null(send);
+        strcpy(send, HELLO_LINE);
+        memset(send + strlen(HELLO_LINE), 'a', big);
+        memcpy(send + strlen(HELLO_LINE), head, strlen(head));
+        strcpy(send + strlen(HELLO_LINE) + big - 4, "\"}}\n");
+        peer = fake_peer("long.sock", send, 0, path, sizeof(path));
+        free(send);
+        run(&r, 0, evmonctl, "watch", "--json", "--socket", path, NULL);
+        fake_peer_done(peer);
+        /* evmond's end of the connection ends the watch (exit 1), after
+         * the line. */
+        expect_status(&r, 1, "evmonctl watch of a 3 MiB line");
+        assert_int_equal(strlen(r.out), strlen(HELLO_LINE) + big);
+        assert_non_null(strstr(r.err, "closed the connection"));
+        result_done(&r);
 }
 
 /* evmonctl watch EVENT that evmond refuses to subscribe to: the error,
@@ -1832,6 +1870,7 @@ int main(int argc, char **argv) {
                         cmocka_unit_test(test_answer_behind_lines),
                         cmocka_unit_test(test_not_evmond),
                         cmocka_unit_test(test_watch_refused),
+                        cmocka_unit_test(test_watch_long_line),
                         cmocka_unit_test(test_socket_not_socket),
                         cmocka_unit_test(test_watch_stdout),
                 };
