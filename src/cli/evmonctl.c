@@ -77,13 +77,14 @@ static void help(void) {
                "Options:\n"
                "  -s, --socket PATH      evmond's socket (default $EVMON_SOCKET or %s)\n"
                "  -t, --tracefs DIR      tracefs directory (default: from /proc/mounts)\n"
-               "  -j, --json             JSON lines even on a terminal\n"
+               "  -j, --json             watch: JSON lines even on a terminal\n"
                "      --all              decode: also one JSON line per other record: the\n"
                "                         kernel's (mmap2, comm, fork, ...) and perf's own\n"
                "                         (header_attr, finished_round, ...) with their fields\n"
                "      --order ORDER      decode: time (perf's order, the default), causal\n"
                "                         (each round sorted as it ends) or file (as stored)\n"
-               "  -h, --help             show this help\n",
+               "  -h, --help             show this help\n"
+               "      --version          show the version\n",
                EVMON_SOCKET_PATH_DEFAULT);
 }
 
@@ -964,6 +965,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 { "all", no_argument, NULL, 'A' },
                 { "order", required_argument, NULL, 'O' },
+                { "version", no_argument, NULL, 'V' },
                 {}
         };
         const char *cmd;
@@ -996,6 +998,9 @@ int main(int argc, char **argv) {
                 case 'A':
                         arg_all = true;
                         break;
+                case 'V':
+                        printf("evmonctl %s\n", EVMON_VERSION);
+                        return 0;
                 case 'O':
                         arg_order = optarg;
                         break;

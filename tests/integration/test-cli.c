@@ -406,7 +406,13 @@ static void test_evmond_help(void **state) {
 
 static void test_evmonctl_help(void **state) {
         static const char *const must[] = { "watch", "status", "list", "describe", "--socket", "--json", "--tracefs", NULL };
+        struct result r;
+
         check_help_mentions("evmonctl", evmonctl, must);
+        run(&r, 0, evmonctl, "--version", NULL);
+        expect_status(&r, 0, "evmonctl --version");
+        assert_true(strncmp(r.out, "evmonctl ", 9) == 0);
+        result_done(&r);
 }
 
 /* Each usage error exits 2 naming what is wrong and what to do: for
