@@ -451,8 +451,16 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
         if (strcmp(type, req->type) != 0)
                 return 0;
         puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-        if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok))
+        if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok)) {
+                json_object *e = NULL;
+
+                /* The reason on stderr too, where a failing command puts
+                 * it (a script keeps stdout). */
+                json_object_object_get_ex(o, "error", &e);
+                log_error("evmond at %s refused the %s: %s", socket_path(), req->type,
+                          e ? json_object_get_string(e) : "no reason given");
                 req->status = 1;
+        }
         return 1;
 }
 

@@ -1032,6 +1032,10 @@ static void test_not_evmond(void **state) {
                  * the word, exit 1. */
                 { HELLO_LINE EXEC_LINE, "watch", 0, "closed the connection (it stopped or restarted", "sched:sched_process_exec" },
                 { HELLO_LINE, "status", 0, "closed the connection without answering status", NULL },
+                /* A refused reload: the reason on stderr too (it was in
+                 * the JSON on stdout only). */
+                { HELLO_LINE "{\"type\":\"reload\",\"ok\":false,\"error\":\"cfg.json:3: ring.pages changed\"}\n", "reload",
+                  10000, "refused the reload: cfg.json:3: ring.pages changed", "\"ok\": false" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
