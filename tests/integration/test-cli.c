@@ -1630,6 +1630,10 @@ static void test_units_verify(void **state) {
         assert_non_null(strstr(service_in, "\nWatchdogSec="));
         assert_non_null(strstr(service_in, "\nExecReload=/bin/kill -HUP $MAINPID\n"));
         assert_true(file_has_line(service_in, "Wants=evmond.socket"));
+        /* A restarted socket takes evmond with it (vm-systemd proves it). */
+        assert_true(file_has_line(service_in, "PartOf=evmond.socket"));
+        /* dh_compress gzips the README and forward.md: name the man pages. */
+        assert_null(strstr(service_in, "Documentation=file:"));
         /* Probes go even after SIGKILL (README, Probes). */
         assert_non_null(strstr(service_in, "\nExecStopPost="));
         assert_non_null(strstr(service_in, "/evmond --cleanup\n"));

@@ -4,8 +4,10 @@
 # Runs inside the Debian 12 VM of tests/vm/vm-systemd, as root, under
 # systemd as PID 1, from the test disk (cwd): installs ./evmon_*.deb with
 # apt-get (offline: its dependencies are in the image) and checks evmond
-# the way an operator meets it. Every check prints "ok: ..." or
-# "FAIL: ..."; the script goes on after a failure and exits 1 if any.
+# the way an operator meets it; then ./evmon-forward_*.deb, an upgrade to
+# the same packages one version up (./up/*.deb), remove and install again,
+# and purge. Every check prints "ok: ..." or "FAIL: ..."; the script goes
+# on after a failure and exits 1 if any.
 
 set -u
 failures=0
@@ -96,9 +98,12 @@ systemctl stop prometheus.service prometheus-node-exporter.service
 
 # ---- the package ------------------------------------------------------------
 
-step "apt-get install ./evmon_*.deb"
+step "apt-get install ./evmon_*.deb (the evmon group made beforehand, as a site may)"
 deb=$(ls ./evmon_*.deb | head -n1)
 mkdir -p /root/deb && cp "$deb" /root/deb/
+# A group the admin (or LDAP, or an image) made before the package: sysusers
+# keeps it, gid and all, and the socket must be that group's.
+groupadd --gid 1500 evmon
 # apt has no sources in the VM: what the package depends on is in the image.
 if (cd /root/deb && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y ./evmon_*.deb) > /tmp/apt.log 2>&1; then
         ok "apt-get install $(basename "$deb")"
@@ -106,7 +111,8 @@ else
         cat /tmp/apt.log
         die "apt-get install $(basename "$deb") failed"
 fi
-getent group evmon >/dev/null && ok "the evmon group exists (sysusers)" || fail "no evmon group after install"
+[ "$(getent group evmon | cut -d: -f3)" = 1500 ] && ok "the evmon group made before install kept (gid 1500)" ||
+        fail "evmon group after install: '$(getent group evmon)', wanted the one with gid 1500"
 dpkg-query -W -f='${Conffiles}\n' evmon | grep -q '/etc/evmon/evmond.json' &&
         ok "/etc/evmon/evmond.json is a conffile" || fail "/etc/evmon/evmond.json is not a conffile"
 for u in evmond.socket evmond.service; do
@@ -125,6 +131,22 @@ done
 # clean up).
 cp /etc/evmon/evmond.json /root/evmond.json.orig
 
+# Documentation= of the units: each named page is there to read.
+doc_ok() {
+        local u=$1 d f bad=0
+        for d in $(systemctl show -p Documentation --value "$u"); do
+                case $d in
+                file://*) f=${d#file://} ;;
+                man:*) f=${d#man:}; sec=${f##*(}; sec=${sec%)}
+                       f=/usr/share/man/man${sec:0:1}/${f%%(*}.$sec.gz ;;
+                *) continue ;;
+                esac
+                if [ -n "$f" ] && [ -e "$f" ]; then echo "  $u: $d -> $f"; else echo "  $u: $d: no such file"; bad=1; fi
+        done
+        return $bad
+}
+doc_ok evmond.service && ok "evmond.service's Documentation= pages exist" || fail "evmond.service names documentation that is not installed"
+
 # ---- socket activation --------------------------------------------------------
 
 step "systemctl start evmond.socket; the first evmonctl watch starts evmond"
@@ -142,6 +164,8 @@ else
 fi
 [ "$(systemctl is-active evmond.service)" = active ] && ok "evmond.service active after the first client" ||
         fail "evmond.service not active after a client connected"
+[ "$(stat -c '%a %U %g' /run/evmon/evmond.sock)" = "660 root 1500" ] && ok "the socket is 0660 root:evmon (gid 1500)" ||
+        fail "the socket is $(stat -c '%a %U %g' /run/evmon/evmond.sock), wanted 660 root 1500"
 
 step "systemctl status evmond"
 status=$(systemctl status evmond.service --no-pager 2>&1)
@@ -241,6 +265,25 @@ runuser -u member -- timeout 60 evmonctl status > /tmp/member.out 2>&1 && grep -
         ok "member of evmon served: $(grep -m1 sched_process_exec /tmp/member.out)" ||
         { cat /tmp/member.out; fail "member of evmon not served"; }
 
+step "a uprobe with a fetch-arg under the unit's hardening (evmonctl add)"
+# ELF read with CAP_DAC_READ_SEARCH, tracefs written, perf_event_open on
+# it, in the unit's read-only mount namespace with its capabilities dropped.
+libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+if ctl add "{\"uprobe\": \"$libc:getpid\", \"name\": \"vmgetpid\", \"fetch\": [\"x=%di\"]}" > /tmp/add.out 2>&1; then
+        ok "evmonctl add uprobe $libc:getpid: $(head -n1 /tmp/add.out | cut -c1-120)"
+        start_watch uprobe:vmgetpid
+        # bash calls getpid() for $$ as it starts.
+        if wait_for 60 sh -c 'bash -c "echo \$\$" >/dev/null; grep -q "uprobe:vmgetpid" /tmp/watch.out'; then
+                ok "the uprobe fires: $(grep -m1 'uprobe:vmgetpid' /tmp/watch.out | tr -d '\r' | cut -c1-120)"
+        else
+                tail -n 3 /tmp/watch.out; fail "no uprobe:vmgetpid event"
+        fi
+        stop_watch
+        ctl remove uprobe:vmgetpid > /dev/null 2>&1 || fail "evmonctl remove uprobe:vmgetpid failed"
+else
+        cat /tmp/add.out; fail "evmonctl add of a uprobe failed under the unit"
+fi
+
 # ---- metrics ------------------------------------------------------------------------
 
 step "metrics: evmond's file, node-exporter's textfile collector, Prometheus' HTTP API"
@@ -285,9 +328,14 @@ systemctl stop prometheus.service prometheus-node-exporter.service
 
 # ---- stop ---------------------------------------------------------------------------
 
-step "systemctl stop leaves no probe"
+step "systemctl stop, a client connected, leaves no probe"
+start_watch
+wait_for 60 exec_seen || fail "the watcher before stop saw no exec"
+t_stop=$SECONDS
 systemctl stop evmond.service evmond.socket
-[ "$(systemctl is-active evmond.service)" != active ] && ok "evmond stopped" || fail "evmond still active"
+[ "$(systemctl is-active evmond.service)" != active ] && ok "evmond stopped in $((SECONDS - t_stop)) s with a client" || fail "evmond still active"
+wait_for 10 sh -c "! kill -0 $watch_pid" && ok "the client saw the end of the stream" || fail "evmonctl watch still running 10 s after the stop"
+stop_watch
 [ ! -e $prom ] && ok "evmond removed $prom as it stopped" || fail "$prom left after evmond stopped"
 [ -z "$(evmon_probes)" ] && ok "no evmon probe in tracefs" || fail "probes left after stop: $(evmon_probes)"
 ls -d $tracefs/events/evmon* 2>/dev/null && fail "evmon event groups left in tracefs" || ok "no evmon group in tracefs/events"
@@ -295,12 +343,143 @@ systemctl start evmond.socket evmond.service
 wait_for 60 systemctl is-active evmond.service || fail "evmond did not start again"
 wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open'
 
+# ---- the socket unit restarted -------------------------------------------------------
+
+# An admin who changes evmond.socket (a drop-in with another SocketGroup=)
+# restarts it. systemd makes a new socket file; an evmond left on the old
+# one would serve no one, and systemd would not start another.
+step "systemctl restart evmond.socket while evmond runs"
+pid_before=$(main_pid)
+systemctl restart evmond.socket
+if timeout -s KILL 30 evmonctl status > /tmp/sock.out 2>&1 && grep -q kprobe:open /tmp/sock.out; then
+        ok "served after the socket's restart (evmond pid $pid_before, now $(main_pid))"
+else
+        head -n 3 /tmp/sock.out
+        fail "no answer within 30 s after systemctl restart evmond.socket (evmond pid $pid_before, now $(main_pid): on the old socket?)"
+        systemctl restart evmond.service
+fi
+wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open' || fail "evmond does not serve after the socket's restart"
+
+# ---- SIGKILL: ExecStopPost= --------------------------------------------------------------
+
+step "SIGKILL without a restart: ExecStopPost= (evmond --cleanup) removes probes and metrics file"
+mkdir -p /run/systemd/system/evmond.service.d
+printf '[Service]\nRestartPreventExitStatus=SIGKILL\n' > /run/systemd/system/evmond.service.d/50-vmtest.conf
+systemctl daemon-reload
+wait_for 30 test -e $prom || fail "no $prom before the SIGKILL (nothing to prove)"
+evmon_probes | grep -q . || fail "no probe before the SIGKILL (nothing to prove)"
+kill -KILL "$(main_pid)"
+wait_for 60 sh -c '! systemctl is-active -q evmond.service && [ "$(systemctl show -p SubState --value evmond.service)" = failed ]' ||
+        fail "evmond.service not failed after SIGKILL: $(systemctl show -p ActiveState,SubState --value evmond.service | tr '\n' ' ')"
+[ ! -e $prom ] && ok "no $prom after the SIGKILL: $(journalctl -u evmond --no-pager -o cat | grep -m1 'Removed the metrics file')" ||
+        fail "$prom left after evmond was killed (node-exporter serves a dead evmond's counters)"
+[ -z "$(evmon_probes)" ] && ok "no evmon probe after the SIGKILL" || fail "probes left after SIGKILL: $(evmon_probes)"
+rm -rf /run/systemd/system/evmond.service.d
+systemctl daemon-reload
+systemctl reset-failed evmond.service
+systemctl start evmond.socket evmond.service
+wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open' || fail "evmond did not start again after the SIGKILL"
+
+# ---- evmon-forward ----------------------------------------------------------------------
+
+step "apt-get install ./evmon-forward_*.deb: neither enabled nor started; then enabled"
+fdeb=$(ls ./evmon-forward_*.deb | head -n1)
+cp "$fdeb" /root/deb/
+# libnats3.4 and libprotobuf-c1: not in the image, on the test disk.
+mkdir -p /root/deb/deps && cp ./deps/*.deb /root/deb/deps/
+if (cd /root/deb && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y ./deps/*.deb ./"$(basename "$fdeb")") > /tmp/apt.log 2>&1; then
+        ok "apt-get install $(basename "$fdeb")"
+else
+        cat /tmp/apt.log; fail "apt-get install $(basename "$fdeb") failed"
+fi
+[ "$(systemctl is-enabled evmon-forward.service)" != enabled ] && ok "evmon-forward.service not enabled" || fail "evmon-forward.service enabled by the package"
+[ "$(systemctl is-active evmon-forward.service)" != active ] && ok "evmon-forward.service not started" || fail "evmon-forward.service started by the package"
+doc_ok evmon-forward.service && ok "evmon-forward.service's Documentation= pages exist" || fail "evmon-forward.service names documentation that is not installed"
+# No NATS server in the VM: the forwarder reads evmond and waits for NATS.
+echo 'EVMON_FORWARD_ARGS=--nats nats://127.0.0.1:4222' > /etc/evmon/forward.env
+systemctl enable --now evmon-forward.service
+fwd_connected() { journalctl -u evmon-forward --no-pager -o cat | grep -c 'connected to evmond'; }
+wait_for 60 sh -c '[ "$(journalctl -u evmon-forward --no-pager -o cat | grep -c "connected to evmond")" -ge 1 ]' &&
+        ok "evmon-forward runs and reads evmond: $(journalctl -u evmon-forward --no-pager -o cat | grep -m1 'connected to evmond')" ||
+        fail "evmon-forward did not connect to evmond: $(journalctl -u evmon-forward --no-pager -o cat | tail -n 3)"
+
+# ---- upgrade ------------------------------------------------------------------------------
+
+upv=$(dpkg-deb -f ./up/evmon_*.deb Version)
+step "upgrade to $upv: the conffile changed here stays; evmond and evmon-forward restart"
+mkdir -p /root/deb/up && cp ./up/*.deb /root/deb/up/
+conf_sum=$(md5sum < /etc/evmon/evmond.json)
+pid_before=$(main_pid)
+fwd_before=$(systemctl show -p MainPID --value evmon-forward.service)
+conn_before=$(fwd_connected)
+if (cd /root/deb/up && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y ./evmon_*.deb ./evmon-forward_*.deb) > /tmp/apt.log 2>&1; then
+        ok "apt-get install evmon and evmon-forward $upv over $(dpkg-deb -f "$deb" Version)"
+else
+        cat /tmp/apt.log; fail "the upgrade to $upv failed"
+fi
+[ "$(dpkg-query -W -f='${Version} ${db:Status-Abbrev}' evmon evmon-forward | tr -d ' ')" = "$upv""ii$upv""ii" ] &&
+        ok "both at $upv, installed" || fail "after the upgrade: $(dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\n' evmon evmon-forward)"
+[ "$(md5sum < /etc/evmon/evmond.json)" = "$conf_sum" ] && ok "the locally changed /etc/evmon/evmond.json kept" ||
+        fail "/etc/evmon/evmond.json changed by the upgrade"
+ls /etc/evmon/*.dpkg-* 2>/dev/null && fail "dpkg left conffile copies" || ok "no .dpkg-* file in /etc/evmon"
+wait_for 60 sh -c "systemctl is-active -q evmond.service && [ \"\$(systemctl show -p MainPID --value evmond.service)\" != $pid_before ]" &&
+        ok "evmond restarted by the upgrade (pid $pid_before -> $(main_pid))" || fail "evmond not restarted by the upgrade (pid $(main_pid), $(systemctl is-active evmond.service))"
+ctl status | grep -q 'kprobe:open' && ok "the new evmond serves the local config" || fail "the upgraded evmond does not serve kprobe:open"
+if wait_for 60 sh -c "systemctl is-active -q evmon-forward.service && [ \"\$(systemctl show -p MainPID --value evmon-forward.service)\" != $fwd_before ]"; then
+        ok "evmon-forward restarted by the upgrade (pid $fwd_before -> $(systemctl show -p MainPID --value evmon-forward.service))"
+else
+        fail "evmon-forward, enabled and running, is $(systemctl is-active evmon-forward.service) after the upgrade (pid was $fwd_before)"
+fi
+wait_for 60 sh -c "[ \"\$(journalctl -u evmon-forward --no-pager -o cat | grep -c 'connected to evmond')\" -gt $conn_before ]" &&
+        ok "evmon-forward reads the new evmond" || fail "evmon-forward did not connect to evmond after the upgrade"
+
+step "the maintainer scripts run twice (dpkg --configure again, postinst by hand)"
+twice=0
+for i in 1 2; do
+        for p in evmon evmon-forward; do
+                /var/lib/dpkg/info/$p.postinst configure "$upv" > /tmp/postinst.log 2>&1 ||
+                        { cat /tmp/postinst.log; fail "$p.postinst configure, run $i, failed"; twice=1; }
+        done
+done
+[ $twice = 0 ] && ok "evmon's and evmon-forward's postinst configure twice: exit 0"
+wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open' && ok "evmond serves after them" || fail "evmond does not serve after postinst twice"
+[ "$(getent group evmon | cut -d: -f3)" = 1500 ] && ok "one evmon group, gid 1500" || fail "evmon group now: $(getent group evmon)"
+
+step "apt-get remove evmon-forward stops it"
+fwd_pid=$(systemctl show -p MainPID --value evmon-forward.service)
+if DEBIAN_FRONTEND=noninteractive apt-get remove -y evmon-forward > /tmp/apt.log 2>&1; then ok "apt-get remove evmon-forward"; else cat /tmp/apt.log; fail "apt-get remove evmon-forward failed"; fi
+if pgrep -x evmon-forward > /dev/null; then
+        fail "evmon-forward (pid $(pgrep -x evmon-forward)) still runs after its package was removed"
+        kill "$(pgrep -x evmon-forward)"
+else
+        ok "no evmon-forward running (was pid $fwd_pid)"
+fi
+[ -e /etc/evmon/forward.env ] && ok "/etc/evmon/forward.env (the admin's) stays" || fail "/etc/evmon/forward.env removed"
+rm -f /etc/evmon/forward.env
+
+step "apt-get remove evmon, then install it again"
+if DEBIAN_FRONTEND=noninteractive apt-get remove -y evmon > /tmp/apt.log 2>&1; then ok "apt-get remove evmon"; else cat /tmp/apt.log; fail "apt-get remove evmon failed"; fi
+pgrep -x evmond >/dev/null && fail "evmond still running after remove" || ok "no evmond running"
+[ -z "$(evmon_probes)" ] && ok "no evmon probe after remove" || fail "probes left after remove: $(evmon_probes)"
+[ ! -e /run/evmon ] && ok "/run/evmon gone" || fail "/run/evmon left after remove: $(ls -la /run/evmon)"
+[ "$(md5sum < /etc/evmon/evmond.json)" = "$conf_sum" ] && ok "the conffile stays after remove" || fail "/etc/evmon/evmond.json gone or changed by remove"
+if (cd /root/deb/up && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y ./evmon_*.deb) > /tmp/apt.log 2>&1; then
+        ok "apt-get install evmon again"
+else
+        cat /tmp/apt.log; fail "apt-get install evmon after remove failed"
+fi
+for u in evmond.socket evmond.service; do
+        [ "$(systemctl is-enabled $u)" = enabled ] && ok "$u enabled again" || fail "$u not enabled after install again"
+done
+wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open' && ok "evmond serves the kept config again" ||
+        fail "evmond does not serve after remove and install"
+
 # ---- purge ---------------------------------------------------------------------------
 
-step "apt-get purge evmon"
+step "apt-get purge evmon evmon-forward (the forwarder removed before, its config files left)"
 evmon_probes | grep -q . || fail "no probe before purge (nothing to prove)"
-if DEBIAN_FRONTEND=noninteractive apt-get purge -y evmon > /tmp/purge.log 2>&1; then
-        ok "apt-get purge evmon"
+if DEBIAN_FRONTEND=noninteractive apt-get purge -y evmon evmon-forward > /tmp/purge.log 2>&1; then
+        ok "apt-get purge evmon evmon-forward"
 else
         cat /tmp/purge.log
         fail "apt-get purge evmon failed"
@@ -313,6 +492,15 @@ for u in evmond.socket evmond.service; do
         [ "$s" != active ] && ok "$u $s" || fail "$u still active after purge"
 done
 [ ! -e /run/evmon/evmond.sock ] && ok "no socket left" || fail "/run/evmon/evmond.sock left after purge"
+left=$(ls -d /etc/evmon /run/evmon $prom $prom.* /etc/systemd/system/*/evmond.* /var/lib/systemd/deb-systemd-helper-enabled/*evmon* 2>/dev/null)
+[ -z "$left" ] && ok "nothing of evmon left in /etc, /run, the metrics directory, unit links" || fail "left after purge: $left"
+for p in evmon evmon-forward; do
+        st=$(dpkg-query -W -f='${db:Status-Abbrev}' $p 2>/dev/null)
+        case "$st" in ""|?n*) ok "dpkg: $p not installed ('$st')" ;; *) fail "dpkg: $p is '$st' after purge" ;; esac
+done
+# The group stays, as Debian leaves system groups on purge: files may still
+# be owned by it (Debian Policy 9.2.1, systemd-sysusers).
+getent group evmon > /dev/null && ok "the evmon group stays (policy)" || ok "the evmon group is gone"
 
 echo "== $failures failed"
 [ "$failures" = 0 ]
