@@ -342,9 +342,18 @@ static int send_line(int fd, const char *line, size_t n, const char *what) {
         int r = loop_write(fd, line, n);
 
         /* A connection evmond refuses gets its reason before the close:
-         * that, rather than the broken pipe, says what to do. */
-        if ((r == -EPIPE || r == -ECONNRESET) && read_lines(fd, false, on_nothing, NULL) == -EPROTO)
-                return r;
+         * that, rather than the broken pipe, says what to do; else the
+         * close is said as when it comes before the answer. */
+        if (r == -EPIPE || r == -ECONNRESET) {
+                int k = read_lines(fd, false, on_nothing, NULL);
+
+                if (k == -EPROTO)
+                        return r;
+                if (k == -ECONNRESET) {
+                        (void) read_lines_failed(k, what);
+                        return r;
+                }
+        }
         if (r < 0)
                 log_error("cannot send \"%s\" to evmond at %s: %s%s", what, socket_path(), strerror(-r),
                           r == -EPIPE || r == -ECONNRESET ? " (it closed the connection: is it evmond? "
@@ -531,6 +540,13 @@ static int list_pmu_event(const char *pmu, uint32_t type, const char *event, voi
         return 0;
 }
 
+/* describe's JSON: pretty on a terminal, one line otherwise (or with
+ * --json), for a trace event and a perf event alike. */
+static int describe_flags(void) {
+        return (arg_json <= 0 && isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+                                                       : JSON_C_TO_STRING_PLAIN) | JSON_C_TO_STRING_NOSLASHESCAPE;
+}
+
 /* A perf event's attr as the config would build it by default, and the
  * sample fields its lines carry (what evmond adds included). */
 static int describe_perf(enum attr_kind kind, const char *event, const char *name) {
@@ -571,7 +587,7 @@ static int describe_perf(enum attr_kind kind, const char *event, const char *nam
                         json_object_array_add(fields, json_object_new_string(n));
         }
         json_object_object_add(o, "sample", fields);
-        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        puts(json_object_to_json_string_ext(o, describe_flags()));
         return 0;
 }
 
@@ -620,6 +636,11 @@ static int cmd_describe(const char *event) {
         if (!system || open_tracefs(&t) < 0)
                 return 1;
         r = tracefs_event_format(t, system, colon + 1, &f);
+        if (r == -EINVAL) {
+                log_error("\"%s\" is not SYSTEM:NAME: neither holds a '/', nor is '.' or '..' "
+                          "(for example sched:sched_process_exec)", event);
+                return 2;
+        }
         if (r < 0) {
                 log_error("%s: %s", event,
                         r == -ENOENT ? "no such event in this kernel (`evmonctl list` shows them)" : strerror(-r));
@@ -654,8 +675,7 @@ static int cmd_describe(const char *event) {
         json_object_object_add(o, "fields", fields);
         /* Helpers of the print fmt that name nothing here (printfmt.c). */
         json_object_object_add(o, "print_unknown", json_object_new_int64(f->print_unknown));
-        puts(json_object_to_json_string_ext(o, (isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
-                                                : JSON_C_TO_STRING_PLAIN) | JSON_C_TO_STRING_NOSLASHESCAPE));
+        puts(json_object_to_json_string_ext(o, describe_flags()));
         return 0;
 }
 

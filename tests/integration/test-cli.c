@@ -815,6 +815,10 @@ static void test_describe_perf(void **state) {
 
                 run(&r, RUN_NOBODY, evmonctl, "describe", rows[i].event, NULL);
                 expect_status(&r, 0, rows[i].event);
+                /* Not on a terminal: one line, as a trace event's (it
+                 * was pretty-printed on a pipe too). */
+                if (strchr(r.out, '\n') != r.out + strlen(r.out) - 1)
+                        fail_msg("describe %s on a pipe printed more than one line:\n%s", rows[i].event, r.out);
                 o = json_tokener_parse(r.out);
                 if (!o || !json_object_is_type(o, json_type_object))
                         fail_msg("describe %s did not print a JSON object:\n%s", rows[i].event, r.out);
@@ -857,6 +861,13 @@ static void test_describe_missing(void **state) {
         run(&r, RUN_NOBODY, evmonctl, "describe", "sched_process_exec", "--tracefs", tree, NULL);
         expect_status(&r, 2, "describe without a colon");
         assert_non_null(strstr(r.err, "\"sched_process_exec\" is not SYSTEM:NAME"));
+        result_done(&r);
+
+        /* A name that would leave the events directory: a usage error
+         * saying what a name is (it said "Invalid argument", exit 1). */
+        run(&r, RUN_NOBODY, evmonctl, "describe", "../../etc:passwd", "--tracefs", tree, NULL);
+        expect_status(&r, 2, "describe ../../etc:passwd");
+        assert_non_null(strstr(r.err, "\"../../etc:passwd\" is not SYSTEM:NAME: neither holds a '/'"));
         result_done(&r);
 
         run(&r, RUN_NOBODY, evmonctl, "list", "--tracefs", "/nonexistent/tracefs", NULL);
