@@ -1001,6 +1001,14 @@ int main(int argc, char **argv) {
 
         log_setup("evmonctl");
         signal(SIGPIPE, SIG_IGN);
+        /* A closed standard fd (`evmonctl status >&-`) would be the next
+         * one opened: the socket took fd 1, and status wrote its answer
+         * back into it, exit 0, nothing said. /dev/null read-only in its
+         * place makes a write there fail as a closed one does (EBADF),
+         * which is said. */
+        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) != fd)
+                        return 1;
         while ((c = getopt_long(argc, argv, "s:t:jh", options, NULL)) >= 0)
                 switch (c) {
                 case 's':

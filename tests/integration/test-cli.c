@@ -1180,6 +1180,20 @@ static void test_watch_stdout(void **state) {
         assert_non_null(strstr(r.err, "cannot write to standard output: No space left on device"));
         result_done(&r);
 
+        /* A closed stdout: the socket was opened as fd 1, status wrote
+         * its answer back to evmond (exit 0, nothing said), watch waited
+         * for good. */
+        for (int i = 0; i < 2; i++) {
+                peer = fake_peer("closed.sock", HELLO_LINE "{\"type\":\"status\",\"events\":[]}\n", 10000, path, sizeof(path));
+                free(cmd);
+                assert_true(asprintf(&cmd, "exec '%s' %s --socket '%s' >&-", evmonctl, i ? "watch" : "status", path) >= 0);
+                run(&r, 0, "sh", "-c", cmd, NULL);
+                fake_peer_done(peer);
+                expect_status(&r, 1, cmd);
+                assert_non_null(strstr(r.err, "cannot write to standard output: Bad file descriptor"));
+                result_done(&r);
+        }
+
         /* The commands that need no daemon: decode said nothing and
          * exited 0, list and describe exited 0 with nothing written. */
         for (int i = 0; i < 3; i++) {
