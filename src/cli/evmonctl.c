@@ -34,8 +34,8 @@ static int arg_json = -1;  /* -1: JSON when stdout is not a terminal */
 static bool arg_all;
 static const char *arg_order;   /* decode --order; NULL: time */
 
-static void help(void) {
-        printf("Usage: evmonctl COMMAND [OPTIONS]\n"
+static void help(FILE *f) {
+        fprintf(f, "Usage: evmonctl COMMAND [OPTIONS]\n"
                "\n"
                "Commands that talk to evmond:\n"
                "  watch [EVENT...]       print events as they happen (all, or those named;\n"
@@ -1029,8 +1029,8 @@ int main(int argc, char **argv) {
                         arg_json = 1;
                         break;
                 case 'h':
-                        help();
-                        return 0;
+                        help(stdout);
+                        return stdout_done(0);
                 case 'A':
                         arg_all = true;
                         break;
@@ -1045,7 +1045,8 @@ int main(int argc, char **argv) {
                         return 2;
                 }
         if (optind >= argc) {
-                help();
+                /* A usage error: the help goes where errors go. */
+                help(stderr);
                 return 2;
         }
         cmd = argv[optind++];

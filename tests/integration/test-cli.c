@@ -413,6 +413,14 @@ static void test_evmonctl_help(void **state) {
         expect_status(&r, 0, "evmonctl --version");
         assert_true(strncmp(r.out, "evmonctl ", 9) == 0);
         result_done(&r);
+
+        /* No command is a usage error: the help goes to stderr (it went
+         * to stdout, into whatever the output was piped to). */
+        run(&r, 0, evmonctl, NULL);
+        expect_status(&r, 2, "evmonctl without a command");
+        assert_string_equal(r.out, "");
+        assert_non_null(strstr(r.err, "Usage: evmonctl COMMAND"));
+        result_done(&r);
 }
 
 /* Each usage error exits 2 naming what is wrong and what to do: for
