@@ -364,6 +364,15 @@ int monitor_read(struct monitor *m, int h, size_t i, void *buf, size_t size, str
 /* The userdata of the source that sample id ID belongs to, or NULL. */
 void *monitor_id_userdata(const struct monitor *m, uint64_t id);
 
+/* The kernel writes the count of records it had no room for in ring I
+ * only with the next record it writes there. When a look at ring I has
+ * seen it (nearly) full since the last call, makes the kernel write one
+ * record of ours (skipped by the drains) into it on its CPU within some
+ * 10 µs, so that a held count comes out as a PERF_RECORD_LOST: call it
+ * when a look found ring I quiet, and look again later. Returns 1 when
+ * asked, 0 when there was no need, or -errno. */
+int monitor_ring_flush_lost(struct monitor *m, size_t i);
+
 /* Total PERF_RECORD_LOST count of ring I, and malformed records skipped. */
 uint64_t monitor_ring_lost(const struct monitor *m, size_t i);
 uint64_t monitor_ring_bad(const struct monitor *m, size_t i);

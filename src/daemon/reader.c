@@ -86,7 +86,7 @@ struct reader {
         bool backoff;                   /* the period grew on ticks that found nothing */
         unsigned confirm;               /* looks made since every ring was armed */
 
-        uint64_t n_doorbells, n_ticks, n_swept, n_releases;
+        uint64_t n_doorbells, n_ticks, n_swept, n_releases, n_flushes;
         sd_event_source *release;       /* time order: for held records, when no tick comes first */
         uint64_t held, held_now;        /* the last pass's oldest record left, and its clock */
         unsigned n_chain;               /* releases since the last tick or doorbell */
@@ -347,6 +347,19 @@ static int on_release(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* Ring I was found quiet: if it was (nearly) full since, the kernel may
+ * hold a count of records it dropped there, which it writes only with the
+ * next record on that CPU (monitor_ring_flush_lost()): a burst that
+ * overflowed the ring and stopped would be lost unsaid. Asks for that
+ * record; true when asked, and the ring must be looked at again (its
+ * doorbell does not ring for it), so the tick goes on. */
+static bool flush_lost(struct reader *r, size_t i) {
+        if (monitor_ring_flush_lost(r->monitor, i) <= 0)
+                return false;
+        r->n_flushes++;
+        return true;
+}
+
 /* A tick's look in time order: every ring merged, and each ring that is
  * empty, and was before this tick, armed (then looked at once more).
  * Returns whether a ring is left unarmed. */
@@ -359,11 +372,13 @@ static bool tick_order(struct reader *r, bool *more) {
         /* A ring that is down counts as armed. */
         for (size_t k = 0; k < n_up; k++) {
                 size_t i = up[k];
+                bool quiet = monitor_ring_n_pass(r->monitor, i) == 0 && monitor_ring_pending(r->monitor, i) == 0;
 
-                if (r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
-                    monitor_ring_n_pass(r->monitor, i) == 0 && monitor_ring_pending(r->monitor, i) == 0 &&
-                    (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
-                    monitor_ring_arm(r->monitor, i) >= 0)
+                if (quiet && flush_lost(r, i))
+                        disarmed = true;
+                else if (r->opts.doorbell && !monitor_ring_armed(r->monitor, i) && quiet &&
+                         (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
+                         monitor_ring_arm(r->monitor, i) >= 0)
                         armed = true;
                 if (!monitor_ring_armed(r->monitor, i))
                         disarmed = true;
@@ -390,7 +405,9 @@ static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
                 size_t i = up[j];
                 int k = ring_drain(r, i, &more);
 
-                if (k == 0 && r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
+                if (k == 0 && flush_lost(r, i))
+                        disarmed = true;
+                else if (k == 0 && r->opts.doorbell && !monitor_ring_armed(r->monitor, i) &&
                     (r->arm_delay_usec == 0 || usleep(r->arm_delay_usec) >= 0) &&
                     monitor_ring_arm(r->monitor, i) >= 0)
                         /* Records written before the arm did not ring. */
@@ -602,7 +619,7 @@ void reader_kick(struct reader *r) {
 
 uint64_t reader_sweep(struct reader *r) {
         int enabled = SD_EVENT_OFF;
-        bool more = false;
+        bool more = false, flushed = false;
         uint64_t n = 0;
         size_t n_up;
         const size_t *up;
@@ -618,10 +635,15 @@ uint64_t reader_sweep(struct reader *r) {
         for (size_t k = 0; !r->opts.order && k < n_up; k++)
                 n += ring_drain(r, up[k], &more);
         after_drain(r, more);
-        if (n > 0) {
+        if (n > 0)
                 r->n_swept += n;
+        /* Every ring is armed, so none was found full by a tick: one that
+         * filled unannounced shows here. */
+        for (size_t k = 0; k < n_up; k++)
+                if (flush_lost(r, up[k]))
+                        flushed = true;
+        if (n > 0 || flushed)
                 tick_start(r);
-        }
         return n;
 }
 
@@ -639,4 +661,8 @@ uint64_t reader_n_releases(const struct reader *r) {
 
 uint64_t reader_n_ticks(const struct reader *r) {
         return r ? r->n_ticks : 0;
+}
+
+uint64_t reader_n_flushes(const struct reader *r) {
+        return r ? r->n_flushes : 0;
 }

@@ -65,5 +65,8 @@ uint64_t reader_n_swept(const struct reader *r);
 /* Doorbell rings and ticks so far (evmonctl status). */
 uint64_t reader_n_doorbells(const struct reader *r);
 uint64_t reader_n_ticks(const struct reader *r);
+/* Flushes asked of rings found quiet after (nearly) filling up: see
+ * monitor_ring_flush_lost(). */
+uint64_t reader_n_flushes(const struct reader *r);
 /* Wakeups of the time order's release timer (records held, no tick due). */
 uint64_t reader_n_releases(const struct reader *r);

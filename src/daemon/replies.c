@@ -79,6 +79,7 @@ static int ops_status(void *userdata, struct jbuf *line) {
                 .doorbell_rings = reader_n_doorbells(d->reader),
                 .ticks = reader_n_ticks(d->reader),
                 .swept = reader_n_swept(d->reader),
+                .flushed = reader_n_flushes(d->reader),
                 .order_time = d->config->order_time,
                 .order_hold_us = (unsigned) daemon_reader_opts(d).hold_usec,
                 .order_releases = reader_n_releases(d->reader),

@@ -243,7 +243,8 @@ static json_object *status_ring(const struct encode_status *st) {
                   !add(o, "doorbell", json_object_new_boolean(st->doorbell)) ||
                   !add(o, "doorbell_rings", json_object_new_int64((int64_t) st->doorbell_rings)) ||
                   !add(o, "ticks", json_object_new_int64((int64_t) st->ticks)) ||
-                  !add(o, "swept", json_object_new_int64((int64_t) st->swept))))
+                  !add(o, "swept", json_object_new_int64((int64_t) st->swept)) ||
+                  !add(o, "flushed", json_object_new_int64((int64_t) st->flushed))))
                 o = (json_object_put(o), NULL);
         return o;
 }

@@ -36,6 +36,10 @@ struct perf_cpu {
         int fd;                 /* ring owner (PERF_COUNT_SW_DUMMY), owns the mmap; -1 while the CPU is down */
         int canary;             /* an enabled dummy: see canary_open() */
         uint64_t canary_enabled; /* its time_enabled at the last look */
+        int flush;              /* a cpu-clock event into the ring, off: see flush_open() */
+        uint64_t flush_id;
+        uint64_t tail_prev;     /* data_tail before the last look released: see ring_look() */
+        bool full;              /* the kernel may hold a loss it has not written: see ring_look() */
         void *base;
         size_t map_size;
         struct ring ring;
@@ -88,6 +92,7 @@ struct id_entry {
 struct monitor {
         struct perf_event_attr attr;    /* template of every event, and the parsing layout */
         size_t page_size, data_size;
+        uint64_t full_bytes;            /* ring_look(): this much pending may have cost a record */
 
         int *cgroup_fds;                /* ours (dup'ed) */
         size_t n_cgroups;
@@ -125,8 +130,11 @@ static void perf_cpu_done(struct perf_cpu *c) {
                 munmap(c->base, c->map_size);
         c->base = NULL;
         c->canary = safe_close(c->canary);
+        c->flush = safe_close(c->flush);
+        c->flush_id = 0;
         c->fd = safe_close(c->fd);
         c->armed = false;
+        c->full = false;
         c->n_pass = 0;
 }
 
@@ -251,6 +259,48 @@ static int canary_open(struct monitor *m, struct perf_cpu *c) {
         return 0;
 }
 
+/* The flush: a PERF_RECORD_LOST the kernel holds back. The kernel counts
+ * the records it had no room for in the ring (rb->lost) and writes that
+ * count as a PERF_RECORD_LOST only at the start of the next record it
+ * writes there (__perf_output_begin() in kernel/events/ring_buffer.c). A
+ * burst that overflowed a ring we were slow to read, and then stopped,
+ * leaves its count in the kernel until the next record on that CPU, which
+ * for a filtered or rare event may never come: the records were lost and
+ * nobody said so (bench-smoke under ASan on a loaded host: 11,325 of
+ * 50,000; evmond stopped by SIGSTOP during a burst: 35,437 of 50,000).
+ * So each ring has a cpu-clock event, off, redirected into it: one
+ * PERF_EVENT_IOC_REFRESH of 1 enables it for one sample (event_limit:
+ * __perf_event_overflow() then disables it), written from its hrtimer on
+ * that CPU within FLUSH_PERIOD_NS, and the held count before it. The
+ * sample itself is ours alone and goes unseen (drain_sample()). */
+#define FLUSH_PERIOD_NS 10000u
+
+static int flush_open(struct monitor *m, struct perf_cpu *c) {
+        struct perf_event_attr attr = {
+                .size = sizeof(attr),
+                .type = PERF_TYPE_SOFTWARE,
+                .config = PERF_COUNT_SW_CPU_CLOCK,
+                .sample_period = FLUSH_PERIOD_NS,
+                /* The ring's layout, so that the LOST record written
+                 * under its id parses as the ring owner's do. */
+                .sample_type = m->attr.sample_type,
+                .sample_id_all = 1,
+                .disabled = 1,
+                .use_clockid = m->attr.use_clockid,
+                .clockid = m->attr.clockid,
+        };
+        int r;
+
+        r = perf_event_open_fd(&attr, -1, c->cpu, -1, 0);
+        if (r < 0)
+                return r;
+        c->flush = r;
+        if (ioctl(c->flush, PERF_EVENT_IOC_SET_OUTPUT, c->fd) < 0 ||
+            ioctl(c->flush, PERF_EVENT_IOC_ID, &c->flush_id) < 0)
+                return negative_errno();
+        return 0;
+}
+
 static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
         struct perf_event_attr attr = {
                 .size = sizeof(attr),
@@ -289,10 +339,14 @@ static int perf_cpu_open(struct monitor *m, struct perf_cpu *c) {
         if (r < 0)
                 return r;
         /* A ring opened again starts at 0; its merge keeps its last key. */
-        c->head = c->pos = c->seen = 0;
+        c->head = c->pos = c->seen = c->tail_prev = 0;
         c->cur = NULL;
+        c->full = false;
 
         r = canary_open(m, c);
+        if (r < 0)
+                return r;
+        r = flush_open(m, c);
         if (r < 0)
                 return r;
 
@@ -329,6 +383,12 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
                 return -ENOMEM;
         m->page_size = (size_t) ps;
         m->data_size = pages * (size_t) ps;
+        /* The kernel drops a record when less than its size is free, and
+         * a record is at most 64 KiB (header.size is a u16). A ring of 128
+         * KiB or less counts as full past its half: a record that misses
+         * a ring less than half full would have to be larger than half
+         * the ring. */
+        m->full_bytes = m->data_size > 2 * 65536u ? m->data_size - 65536u : m->data_size / 2;
         m->doorbell = opts->doorbell;
 
         wakeup = opts->wakeup_bytes;
@@ -392,7 +452,7 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         if (!m->cpus || !m->up || !m->heap)
                 return -ENOMEM;
         for (size_t i = 0; i < n_cpus; i++) {
-                m->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .fd = -1, .canary = -1 };
+                m->cpus[i] = (struct perf_cpu) { .cpu = cpus[i], .fd = -1, .canary = -1, .flush = -1 };
                 m->n_cpus++;
                 r = perf_cpu_open(m, &m->cpus[i]);
                 if (r == -ENODEV) {
@@ -471,6 +531,19 @@ static uint64_t cpu_tail(const struct perf_cpu *c) {
 
 static uint64_t cpu_head(const struct perf_cpu *c) {
         return c->fd >= 0 ? __atomic_load_n(&c->ring.page->data_head, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* At the start of a look at ring C, HEAD just loaded: whether the kernel
+ * may have dropped a record there since the look before last. It drops
+ * one when the space past data_tail is too small for it; the data_tail it
+ * saw was the one the last look released, or, for a record dropped while
+ * that look ran, the one before (tail_prev), and the head it had then is
+ * at most the head now. So a ring that never had full_bytes pending past
+ * tail_prev has lost nothing unsaid; one that had may hold a loss for its
+ * next record, which monitor_ring_flush_lost() brings out. */
+static void ring_look(const struct monitor *m, struct perf_cpu *c, uint64_t head) {
+        if (head - c->tail_prev >= m->full_bytes)
+                c->full = true;
 }
 
 /* Frees retired handles whose samples every ring has been read past: no
@@ -1149,6 +1222,37 @@ bool monitor_ring_armed(const struct monitor *m, size_t i) {
         return m && i < m->n_cpus && (m->cpus[i].armed || m->cpus[i].fd < 0);
 }
 
+int monitor_ring_flush_lost(struct monitor *m, size_t i) {
+        struct perf_cpu *c;
+        cpu_set_t *saved;
+        size_t saved_size = 0;
+        int r = 1;
+
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        c = &m->cpus[i];
+        if (c->fd < 0 || c->flush < 0 || !c->full)
+                return 0;
+        /* Whatever was dropped before now comes out ahead of the flush's
+         * record; what comes after is a later look's to judge, from here. */
+        c->full = false;
+        c->tail_prev = c->ring.page->data_tail;
+        /* From the CPU itself, as monitor_enable() does: an enable from
+         * elsewhere is an IPI that may reschedule (on kernels before 6.2,
+         * whose ctx_resched() takes out every PMU's events) the very
+         * tracepoint list a handler there is walking. */
+        saved = affinity_save(&saved_size);
+        if (saved)
+                (void) on_cpu(c->cpu);
+        if (ioctl(c->flush, PERF_EVENT_IOC_REFRESH, 1) < 0)
+                r = negative_errno();
+        if (saved) {
+                (void) sched_setaffinity(0, saved_size, saved);
+                CPU_FREE(saved);
+        }
+        return r;
+}
+
 size_t monitor_n_rings(const struct monitor *m) {
         return m ? m->n_cpus : 0;
 }
@@ -1211,6 +1315,11 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
                 return 0;
         }
         memcpy(&id, hdr + 1, sizeof(id));
+        /* The flush's own sample: it only made the kernel write. */
+        if (id == d->c->flush_id && d->c->flush >= 0) {
+                d->quiet++;
+                return 0;
+        }
         e = d->hint && d->hint->id == id ? d->hint : index_find(d->m, id);
         if (!e) {
                 d->c->bad++;
@@ -1294,7 +1403,9 @@ static int drain_one(const struct perf_event_header *hdr, void *userdata) {
 }
 
 int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct monitor_handler *h, void *ctx) {
+        struct perf_cpu *c;
         struct drain d;
+        uint64_t tail;
         int r;
 
         if (!m || i >= m->n_cpus)
@@ -1304,8 +1415,12 @@ int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct mon
                 return 0;
         }
 
-        d = (struct drain) { .m = m, .c = &m->cpus[i], .h = h, .ctx = ctx };
-        r = ring_read(&m->cpus[i].ring, budget, drain_one, &d);
+        c = &m->cpus[i];
+        d = (struct drain) { .m = m, .c = c, .h = h, .ctx = ctx };
+        tail = c->ring.page->data_tail;
+        ring_look(m, c, ring_head(&c->ring));
+        r = ring_read(&c->ring, budget, drain_one, &d);
+        c->tail_prev = tail;
         m->drain_quiet = d.quiet;
         return r;
 }
@@ -1451,6 +1566,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 c->n_pass = 0;
                 c->head = ring_head(&c->ring);
                 c->pos = c->ring.page->data_tail;
+                ring_look(m, c, c->head);
                 if (order_peek(m, c)) {
                         m->heap[n_heap] = i;
                         heap_up(m, n_heap++);
@@ -1515,6 +1631,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
         for (size_t k = 0; k < m->n_up; k++) {
                 struct perf_cpu *c = &m->cpus[m->up[k]];
 
+                c->tail_prev = c->ring.page->data_tail;
                 ring_consume(&c->ring, c->pos);
                 c->seen = c->head;
         }

@@ -243,11 +243,11 @@ static void test_cleanup_after_sigkill(void **state) {
 
 #define N_STOPPED 100000
 
-/* The workload: N_STOPPED getppid calls once GO says so, a byte on DONE,
- * then, at the second byte on GO, one call on each CPU it may run on, so
- * each CPU's ring writes a record after the loss and the kernel reports
- * it (PERF_RECORD_LOST comes with the next record). Writes the number of
- * those calls on DONE. No getppid of its own beyond those. */
+/* The workload: N_STOPPED getppid calls once GO says so, then a byte on
+ * DONE and exit. Nothing else of it (its exit included: context is off)
+ * writes to a ring afterwards, so a loss at the end of the burst is one
+ * the kernel holds until the next record on that CPU, which never comes:
+ * evmond must bring it out itself (monitor_ring_flush_lost()). */
 static pid_t spawn_stopped_load(int *ret_go, int *ret_done) {
         int go[2], done[2];
         pid_t pid;
@@ -257,7 +257,6 @@ static pid_t spawn_stopped_load(int *ret_go, int *ret_done) {
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                long n_cpus = sysconf(_SC_NPROCESSORS_CONF);
                 unsigned char k = 0;
                 char c;
 
@@ -267,18 +266,6 @@ static pid_t spawn_stopped_load(int *ret_go, int *ret_done) {
                         _exit(3);
                 for (int i = 0; i < N_STOPPED; i++)
                         syscall(SYS_getppid);
-                if (write(done[1], &k, 1) != 1 || read(go[0], &c, 1) != 1)
-                        _exit(3);
-                for (long cpu = 0; cpu < n_cpus && cpu < 255; cpu++) {
-                        cpu_set_t set;
-
-                        CPU_ZERO(&set);
-                        CPU_SET(cpu, &set);
-                        if (sched_setaffinity(0, sizeof(set), &set) < 0)
-                                continue;       /* offline */
-                        syscall(SYS_getppid);
-                        k++;
-                }
                 _exit(write(done[1], &k, 1) == 1 ? 0 : 3);
         }
         close(go[0]);
@@ -294,15 +281,20 @@ static pid_t spawn_stopped_load(int *ret_go, int *ret_done) {
  * calls out of the rings, so every loss is ours; context is off, since the
  * process table's records (the host's forks, execs and exits) share the
  * rings and a LOST record counts whatever the kernel had no room for
- * (README, "Losses"). */
+ * (README, "Losses"). The burst ends with its ring full and nothing
+ * writes there after it: the kernel's count of what it dropped stays in
+ * the kernel unless evmond has it written (before, the client got the
+ * ring's first 455 events and no lost line: 99,545 of 100,000 missing
+ * unsaid). */
 static void test_sigstop_under_load(void **state) {
         struct itest_tally t = {};
         struct itest_client c;
+        json_object *st, *ring;
         char config[512], *text;
-        unsigned char k = 0, extra = 0;
+        unsigned char k = 0;
         int go, done, status;
         uint64_t stopped_at;
-        int64_t made, delivered;
+        int64_t delivered;
         size_t len;
         pid_t w;
 
@@ -318,14 +310,11 @@ static void test_sigstop_under_load(void **state) {
         stopped_at = now_ms();
         assert_int_equal(write(go, &k, 1), 1);
         assert_int_equal(read(done, &k, 1), 1);
+        assert_int_equal(waitpid(w, &status, 0), w);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         while (now_ms() < stopped_at + 2000)
                 usleep(10000);
         assert_int_equal(kill(daemon_.pid, SIGCONT), 0);
-        usleep(300000);
-        assert_int_equal(write(go, &k, 1), 1);
-        assert_int_equal(read(done, &extra, 1), 1);
-        assert_int_equal(waitpid(w, &status, 0), w);
-        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         close(go);
         close(done);
 
@@ -333,18 +322,25 @@ static void test_sigstop_under_load(void **state) {
         assert_non_null(text);
         itest_for_each_line(text, len, itest_tally_line, &t);
         free(text);
-        itest_client_close(&c);
 
-        made = N_STOPPED + extra;
         delivered = itest_tally_get(&t, w, GETPPID);
-        fprintf(stderr, "stopped 2 s: made %" PRId64 ", delivered %" PRId64 ", lost %" PRId64 ", dropped %" PRId64
-                ", other events %" PRId64 "\n", made, delivered, t.lost, t.dropped, t.events - delivered);
+        fprintf(stderr, "stopped 2 s: made %d, delivered %" PRId64 ", lost %" PRId64 ", dropped %" PRId64
+                ", other events %" PRId64 "\n", N_STOPPED, delivered, t.lost, t.dropped, t.events - delivered);
         assert_int_equal(t.events, delivered);
-        assert_int_equal(delivered + t.lost + t.dropped, made);
+        assert_int_equal(delivered + t.lost + t.dropped, N_STOPPED);
         /* The fault happened: 8 pages cannot hold 100,000 samples. */
         assert_true(t.lost + t.dropped > 0);
         assert_true(delivered > 0);
         itest_tally_done(&t);
+
+        /* And evmond says how: it had the kernel write the count. */
+        assert_int_equal(itest_client_send(&c, "{\"type\":\"status\"}\n"), 0);
+        st = itest_client_expect(&c, "status", 10000);
+        assert_non_null(st);
+        assert_true(json_object_object_get_ex(st, "ring", &ring));
+        assert_true(itest_int(ring, "flushed") >= 1);
+        json_object_put(st);
+        itest_client_close(&c);
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 

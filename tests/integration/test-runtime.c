@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -248,25 +247,6 @@ static void test_add_and_remove(void **state) {
         assert_int_equal(count_calls(SYS_getpgid, ARG_PGID, GETPGID), N_CALLS);
 }
 
-/* One getpgid(ARG_PGID) on each CPU we may run on: the kernel reports a
- * ring's loss with the next record it writes there, so after a burst
- * this brings every "lost" line out (README: "Losses are never silent").
- * The calls are this process's, not the loaded child's. */
-static void report_losses(void) {
-        cpu_set_t all, one;
-
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-                if (!CPU_ISSET(cpu, &all))
-                        continue;
-                CPU_ZERO(&one);
-                CPU_SET(cpu, &one);
-                if (sched_setaffinity(0, sizeof(one), &one) == 0)
-                        (void) syscall(SYS_getpgid, ARG_PGID);
-        }
-        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
-}
-
 /* An event added while the running ones are under load costs them no
  * gap: every one of N_LOAD getpgid calls made across the add arrives or is
  * reported lost by the kernel (a full-rate writer can outrun the rings
@@ -285,7 +265,6 @@ static void test_add_under_load(void **state) {
         usleep(5000);   /* the calls are flowing */
         expect_result(line, "add");
         itest_reap(pid);
-        report_losses();
         text = itest_client_slurp(watcher, 500, 60000, &len);
         itest_for_each_line(text, len, itest_tally_line, &t);
         free(text);
@@ -325,7 +304,6 @@ static void test_filter_remove_under_load(void **state) {
         expect_result(line, "filter");
         expect_result("{\"type\":\"remove\",\"event\":\"" GETSID "\"}\n", "remove");
         itest_reap(pid);
-        report_losses();
         /* Quiet for 2 s: lines came more than 500 ms after the answer
          * once (the rest, with the next test's). */
         text = itest_client_slurp(watcher, 2000, 60000, &len);
