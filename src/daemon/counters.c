@@ -38,6 +38,48 @@ static void carry_add(struct counter_carry *a, const struct counter_carry *b) {
         a->scaled += b->scaled;
 }
 
+/* Room in EV's carry and seen arrays for N fds (new ones zero). */
+static int counter_fds_grow(struct daemon_event *ev, size_t n) {
+        struct counter_carry *c, *s;
+
+        if (n <= ev->n_counter_carry_fds)
+                return 0;
+        c = reallocarray(ev->counter_carry_fds, n, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        ev->counter_carry_fds = c;
+        s = reallocarray(ev->counter_seen_fds, n, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        ev->counter_seen_fds = s;
+        memset(c + ev->n_counter_carry_fds, 0, (n - ev->n_counter_carry_fds) * sizeof(*c));
+        memset(s + ev->n_counter_carry_fds, 0, (n - ev->n_counter_carry_fds) * sizeof(*s));
+        ev->n_counter_carry_fds = n;
+        return 0;
+}
+
+/* What fd I of EV counted, as the kernel says now: 0 or -errno (closed,
+ * its CPU gone). */
+static int counter_read_fd(struct daemon *d, struct daemon_event *ev, size_t i, struct counter_carry *ret) {
+        uint64_t buf[64];
+        struct perf_read rd;
+        struct perf_read_value v;
+        int r;
+
+        r = monitor_read(d->monitor, ev->handle, i, buf, sizeof(buf), &rd);
+        if (r >= 0)
+                r = read_own(d, ev, &rd, &v);
+        if (r < 0)
+                return r;
+        /* perf stat's scaling: what it would have counted had it run all
+         * the time it was enabled. */
+        *ret = (struct counter_carry) {
+                .value = v.value, .enabled = rd.time_enabled, .running = rd.time_running,
+                .scaled = rd.time_running ? (double) v.value * (double) rd.time_enabled / (double) rd.time_running : 0,
+        };
+        return 0;
+}
+
 /* EV's count on each of its fds now, what earlier openings carried over
  * added: RET[i] and RET_CPU[i] for fd i (room for every fd); false in
  * RET_ANY[i] for an fd that neither reads (closed, its CPU offline) nor
@@ -47,25 +89,20 @@ static void counter_read_fds(struct daemon *d, struct daemon_event *ev, struct c
         size_t n = monitor_handle_n_fds(d->monitor, ev->handle);
 
         for (size_t i = 0; i < n; i++) {
-                uint64_t buf[64];
-                struct perf_read rd;
-                struct perf_read_value v;
+                struct counter_carry v;
                 int cpu = -1;
 
                 ret[i] = i < ev->n_counter_carry_fds ? ev->counter_carry_fds[i] : (struct counter_carry) {};
                 ret_any[i] = ret[i].value || ret[i].enabled;
                 (void) monitor_handle_fd(d->monitor, ev->handle, i, &cpu);
                 ret_cpu[i] = cpu;
-                if (monitor_read(d->monitor, ev->handle, i, buf, sizeof(buf), &rd) < 0 ||
-                    read_own(d, ev, &rd, &v) < 0)
+                if (counter_read_fd(d, ev, i, &v) < 0)
                         continue;
-                /* perf stat's scaling: what it would have counted had it
-                 * run all the time it was enabled. */
-                carry_add(&ret[i], &(struct counter_carry) {
-                        .value = v.value, .enabled = rd.time_enabled, .running = rd.time_running,
-                        .scaled = rd.time_running ?
-                                  (double) v.value * (double) rd.time_enabled / (double) rd.time_running : 0,
-                });
+                /* Kept for counters_cpu_down(), should the fd not read
+                 * then. */
+                if (counter_fds_grow(ev, n) >= 0)
+                        ev->counter_seen_fds[i] = v;
+                carry_add(&ret[i], &v);
                 ret_any[i] = true;
         }
 }
@@ -128,13 +165,8 @@ int counters_carry(struct daemon *d, struct daemon_event *from, struct daemon_ev
                 (void) monitor_handle_fd(d->monitor, to->handle, i, &cpu);
                 same = cpu == fd_cpus[i];
         }
-        if (same && n > 0 && !to->counter_carry_fds) {
-                to->counter_carry_fds = calloc(n, sizeof(*to->counter_carry_fds));
-                if (!to->counter_carry_fds)
-                        same = false;
-                else
-                        to->n_counter_carry_fds = n;
-        }
+        if (same && n > 0 && counter_fds_grow(to, n) < 0)
+                same = false;
         carry_add(&to->counter_carry, &from->counter_carry);
         for (size_t i = 0; i < n; i++)
                 carry_add(same && i < to->n_counter_carry_fds ? &to->counter_carry_fds[i] : &to->counter_carry,
@@ -154,6 +186,36 @@ void counters_emit(struct daemon *d) {
                 if (d->events[i]->cfg->count && d->events[i]->handle >= 0)
                         counter_emit(d, d->events[i], ts);
         server_flush(d->server);
+}
+
+void counters_cpu_down(struct daemon *d, int cpu) {
+        for (size_t e = 0; e < d->n_events; e++) {
+                struct daemon_event *ev = d->events[e];
+                size_t n;
+
+                if (!ev->cfg->count || ev->handle < 0)
+                        continue;
+                n = monitor_handle_n_fds(d->monitor, ev->handle);
+                if (counter_fds_grow(ev, n) < 0) {
+                        log_warning("%s: out of memory: its counter lines' value falls by what CPU %d counted",
+                                    ev->wire_name, cpu);
+                        continue;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        struct counter_carry v;
+                        int c = -1;
+
+                        (void) monitor_handle_fd(d->monitor, ev->handle, i, &c);
+                        if (c != cpu)
+                                continue;
+                        /* The kernel keeps an event's count when its CPU
+                         * goes; if it cannot be read, the last read. */
+                        if (counter_read_fd(d, ev, i, &v) < 0)
+                                v = ev->counter_seen_fds[i];
+                        carry_add(&ev->counter_carry_fds[i], &v);
+                        ev->counter_seen_fds[i] = (struct counter_carry) {};
+                }
+        }
 }
 
 void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,

@@ -11,6 +11,10 @@ void counters_emit(struct daemon *d);
  * as a Prometheus counter must. Read FROM before it closes. 0 or -ENOMEM
  * (then TO's lines start from 0). */
 int counters_carry(struct daemon *d, struct daemon_event *from, struct daemon_event *to);
+/* CPU is going down (hotplug): what the counting events counted on it is
+ * kept in their value, which goes on when the CPU is back and its fds
+ * count from 0 again. Call before monitor_cpu_down(). */
+void counters_cpu_down(struct daemon *d, int cpu);
 /* One record line for side record R (parsed from H) of EV. */
 void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
                  const struct perf_record *r);

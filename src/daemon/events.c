@@ -73,6 +73,7 @@ struct daemon_event *daemon_event_free(struct daemon_event *ev) {
                 return NULL;
         follow_free(ev->follow);
         free(ev->counter_carry_fds);
+        free(ev->counter_seen_fds);
         encoder_free(ev->encoder);
         jbuf_done(&ev->schema);
         format_free(ev->format);

@@ -37,15 +37,16 @@ struct daemon_event {
         struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */
         uint64_t counter_last;        /* counting events: the sum of the last counter line */
         /* Counting events: what earlier openings under this name counted
-         * (a reload or filter change opened it anew), added to what the
-         * kernel counts so its value never goes back: per fd where they
-         * match the old fds one for one (counter_carry_fds, NULL: none),
-         * the rest in total (counters.c). */
+         * (a reload or filter change opened it anew) and its fds on a
+         * CPU before it went offline, added to what the kernel counts so
+         * its value never goes back: per fd where they match the old fds
+         * one for one (counter_carry_fds, NULL: none), the rest in total;
+         * and each fd's last read (counters.c). */
         struct counter_carry {
                 uint64_t value, enabled, running;
                 double scaled;
-        } counter_carry, *counter_carry_fds;
-        size_t n_counter_carry_fds;
+        } counter_carry, *counter_carry_fds, *counter_seen_fds;
+        size_t n_counter_carry_fds;   /* of both arrays */
         /* The schema line of this definition (encode_schema()), and a
          * number no other definition served by this evmond has. */
         struct jbuf schema;

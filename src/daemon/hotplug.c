@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "hotplug.h"
 #include "reader.h"
 #include "server.h"
@@ -277,6 +278,7 @@ void hotplug_check(struct daemon *d) {
                         /* What it wrote before it went is all there: read
                          * it to the end before the ring goes. */
                         reader_drain_ring(d->reader, i);
+                        counters_cpu_down(d, cpu);
                         (void) monitor_cpu_down(d->monitor, i);
                         (void) reader_ring_changed(d->reader, i);
                         /* Gone since the last look (its CPU list), or,

@@ -11,7 +11,9 @@
 #     cpu1 goes offline for 3 s under that load: events keep coming from
 #     cpu0 all along, cpu1's come back without a restart, and the watcher
 #     gets one "gap" line for cpu 1 whose window covers the time cpu1 was
-#     offline; evmonctl status says "offline" while it is.
+#     offline; evmonctl status says "offline" while it is. A counting
+#     event's value never goes back: what cpu1 counted before it went
+#     stays in it (it fell by cpu1's count, its delta negative).
 #  2. cpu1 offline and online again at once (within one tick, so
 #     /sys/devices/system/cpu/online looks the same at every look): evmond
 #     still sees its events went, opens them again, and says so.
@@ -46,9 +48,11 @@ cat > $W/evmond.json <<'EOF'
 {
   "socket": {"path": "/run/evmon/evmond.sock"},
   "metrics": {"path": "/tmp/hotplug/evmon.prom", "interval_ms": 1000},
+  "counters": {"interval_ms": 200},
   "events": [
     {"tracepoint": "sched:sched_process_exec"},
-    {"tracepoint": "sched:sched_switch"}
+    {"tracepoint": "sched:sched_switch"},
+    {"software": "context-switches", "count": true}
   ]
 }
 EOF
@@ -80,6 +84,28 @@ count_cpu_events() {
 # Field $1 (a number) of the Nth ($2) gap line in file $3.
 gap_field() {
         grep '"type":"gap"' "$3" | sed -n "$2p" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"
+}
+
+# The counter lines of event $1 in file $2: "ok N LAST" when each value
+# goes on from the one before (never back) and each delta after the
+# first is that step (the first's goes back to a line sent before the
+# watcher came), else "bad" and the first line that is not.
+counter_steps() {
+        grep '"type":"counter"' "$2" | grep "\"event\":\"$1\"" | awk '
+                {
+                        match($0, /"value":-?[0-9]+/)
+                        v = substr($0, RSTART + 8, RLENGTH - 8) + 0
+                        match($0, /"delta":-?[0-9]+/)
+                        d = substr($0, RSTART + 8, RLENGTH - 8) + 0
+                        if (v < last || (n > 0 && d != v - last)) {
+                                print "bad after " last ": " $0
+                                bad = 1
+                                exit
+                        }
+                        last = v
+                        n++
+                }
+                END { if (!bad) print "ok " n " " last }'
 }
 
 start_daemon() {
@@ -177,6 +203,10 @@ check "cpu1's events came back within 3 s (a tick, on a slow VM) of it being onl
         [ $((until - t_on)) -le 3000000000 ]
 check "evmond logged cpu1 going and coming back" \
         sh -c "grep -q 'CPU 1 went offline' $W/evmond.1.log && grep -q 'CPU 1 is online: its events are open again' $W/evmond.1.log"
+steps=$(counter_steps software:context-switches $f)
+echo "software:context-switches counter lines: $steps"
+check "the counter's value never went back over cpu1's offline spell, each delta the step ($steps)" \
+        sh -c 'echo "$1" | grep -q "^ok [1-9][0-9]* "' _ "$steps"
 
 # ---- 2. offline and online within one tick ----------------------------------
 
