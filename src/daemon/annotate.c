@@ -87,7 +87,12 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
                 .quiet = true,
         };
         r = monitor_add(d->monitor, &src);
-        if (r < 0)
+        if (r == -EINVAL && !config_clock_nmi_safe(d->config->clockid))
+                /* perf_event_set_clock(): see config.c's check_clock(). */
+                log_warning("context: cannot open sched:sched_process_exec: the kernel stamps tracepoints with the "
+                            "clock monotonic or monotonic_raw only, not the config's \"clock\" \"%s\": executables "
+                            "of processes started from now on are not known", d->config->clock_name ?: "?");
+        else if (r < 0)
                 log_warning_errno(r, "context: cannot open sched:sched_process_exec (%m): executables of processes "
                                   "started from now on are not known");
         else

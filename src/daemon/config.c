@@ -1008,6 +1008,33 @@ static int parse_clock(struct parser *ps, struct config *c, json_object *o) {
         return fail(ps, "clock", "\"%s\" is not one of monotonic, monotonic_raw, boottime, realtime, tai", s);
 }
 
+bool config_clock_nmi_safe(clockid_t clock) {
+        return clock == CLOCK_MONOTONIC || clock == CLOCK_MONOTONIC_RAW;
+}
+
+bool event_kind_takes_any_clock(enum event_kind k) {
+        /* The software PMUs (perf_swevent, cpu_clock, task_clock) are
+         * PERF_PMU_CAP_NO_NMI; a "pmu" entry is judged when it opens. */
+        return k == EVENT_SOFTWARE || k == EVENT_PMU;
+}
+
+/* perf_event_set_clock(): the kernel stamps an event with a clock that is
+ * not NMI-safe (realtime, boottime, tai) only when its PMU says it never
+ * fires in NMI; tracepoints, probes, breakpoints and hardware events get
+ * EINVAL from perf_event_open (perf record -k tai -e sched:...: "wrong
+ * clockid"). */
+static int check_clock(struct parser *ps, const struct config *c) {
+        if (config_clock_nmi_safe(c->clockid))
+                return 0;
+        for (size_t i = 0; i < c->n_events; i++)
+                if (!event_kind_takes_any_clock(c->events[i].kind))
+                        return fail(ps, "clock", "\"%s\" is a clock the kernel stamps software events with only (it is "
+                                    "not NMI-safe), and events[%zu] (%s) is a %s: use \"monotonic\" (the default) "
+                                    "or \"monotonic_raw\"; \"time\" on every line is wall-clock time anyway",
+                                    c->clock_name, i, c->events[i].wire_name, event_kind_table[c->events[i].kind]);
+        return 0;
+}
+
 /* "events": each entry, and no wire name twice. */
 static int parse_events(struct parser *ps, struct config *c, json_object *o) {
         size_t n = json_object_array_length(o);
@@ -1138,7 +1165,10 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
                 return r;
         if (!o)
                 return fail(ps, "events", "missing: list the tracepoints and probes to serve");
-        return parse_events(ps, c, o);
+        r = parse_events(ps, c, o);
+        if (r < 0)
+                return r;
+        return check_clock(ps, c);
 }
 
 int config_parse_entry(json_object *o, size_t idx, const char *file, struct event_config *ret, char **ret_error) {

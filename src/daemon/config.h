@@ -101,6 +101,12 @@ struct config {
 };
 
 const char *event_kind_to_string(enum event_kind k);
+/* Whether the kernel stamps every event with CLOCK (monotonic and
+ * monotonic_raw are NMI-safe), and whether events of kind K take any
+ * clock (software events do; tracepoints, probes, breakpoints, hardware
+ * events take the NMI-safe ones only). */
+bool config_clock_nmi_safe(clockid_t clock);
+bool event_kind_takes_any_clock(enum event_kind k);
 
 /* Parses config TEXT read from PATH. On failure returns -EINVAL and sets
  * *ret_error to one message naming the file, line and key (caller frees). */

@@ -274,9 +274,18 @@ static uint64_t sysctl_u64(const char *name) {
 
 /* Why the kernel refused a perf event, in words a user can act on; in BUF
  * where it takes numbers. */
-static const char *perf_open_reason(const struct event_config *ec, int r, char *buf, size_t size) {
+static const char *perf_open_reason(const struct config *c, const struct event_config *ec, int r, char *buf,
+                                    size_t size) {
         const struct perf_event_attr *a = &ec->attr;
         uint64_t limit;
+
+        /* perf_event_set_clock(): see config.c's check_clock(). */
+        if (r == -EINVAL && !config_clock_nmi_safe(c->clockid) && ec->kind != EVENT_SOFTWARE) {
+                snprintf(buf, size, "the kernel stamps events of this PMU with the clock monotonic or monotonic_raw "
+                         "only, not the config's \"clock\" \"%s\"%s", c->clock_name ?: "?",
+                         ec->kind == EVENT_PMU ? " (or it refuses another option of this entry)" : "");
+                return buf;
+        }
 
         /* perf_event_open(): a frequency above the sample rate the kernel
          * allows is EINVAL, and the kernel lowers that limit on its own
@@ -336,6 +345,11 @@ static const char *perf_open_reason(const struct event_config *ec, int r, char *
 static int event_open_error(struct daemon *d, struct daemon_event *ev, int r, char **ret_error) {
         const struct event_config *ec = ev->cfg;
 
+        /* perf_event_set_clock(): see config.c's check_clock(). */
+        if (r == -EINVAL && !config_clock_nmi_safe(d->config->clockid))
+                return error_set(ret_error, -EINVAL, "%s: the kernel refused %s: it stamps a %s with the clock "
+                                 "monotonic or monotonic_raw only, not the config's \"clock\" \"%s\"", ec->where,
+                                 ev->wire_name, event_kind_to_string(ec->kind), d->config->clock_name ?: "?");
         if (r == -EINVAL && ec->filter) {
                 _cleanup_(freep) char *why = ec->kind == EVENT_TRACEPOINT
                         ? tracefs_filter_error(d->tracefs, ec->system, ec->name, ec->filter)
@@ -380,7 +394,7 @@ int daemon_event_open(struct daemon *d, struct daemon_event *ev, struct daemon_e
         r = monitor_add(d->monitor, &ev->source);
         if (r < 0 && event_kind_is_perf(ev->cfg->kind)) {
                 char buf[256];
-                const char *why = perf_open_reason(ev->cfg, r, buf, sizeof(buf));
+                const char *why = perf_open_reason(d->config, ev->cfg, r, buf, sizeof(buf));
 
                 return error_set(ret_error, -EINVAL, "%s: the kernel refused %s (%s%s%s): %s%s%s", ev->cfg->where, ev->wire_name,
                                  ev->cfg->count ? "counting" : "sampling", leader ? ", in group " : "",

@@ -151,8 +151,8 @@ static void test_full(void **state) {
         assert_false(c->doorbell);
         assert_int_equal(c->max_clients, 8);
         assert_int_equal(c->client_queue_bytes, 256 * 1024);
-        assert_int_equal(c->clockid, CLOCK_BOOTTIME);
-        assert_string_equal(c->clock_name, "boottime");
+        assert_int_equal(c->clockid, CLOCK_MONOTONIC_RAW);
+        assert_string_equal(c->clock_name, "monotonic_raw");
         assert_non_null(c->cgroups);
         assert_string_equal(c->cgroups[0], "/system.slice/nginx.service");
         assert_string_equal(c->cgroups[1], "/user.slice");
@@ -218,7 +218,10 @@ static void test_values(void **state) {
                 _cleanup_(freep) char *text = NULL;
                 _cleanup_(config_freep) struct config *c = NULL;
 
-                assert_true(asprintf(&text, "{\"clock\": \"%s\", " EV1 "}", clocks[i].name) >= 0);
+                /* Software events take every clock; tracepoints the
+                 * NMI-safe ones (test_targets_clock()). */
+                assert_true(asprintf(&text, "{\"clock\": \"%s\", \"events\": [{\"software\": \"cpu-clock\"}]}",
+                                     clocks[i].name) >= 0);
                 c = parse_ok(text);
                 assert_int_equal(c->clockid, clocks[i].id);
                 assert_string_equal(c->clock_name, clocks[i].name);
@@ -614,6 +617,21 @@ static void test_targets_clock(void **state) {
             "\"utc\" is not one of monotonic, monotonic_raw, boottime, realtime, tai");
         BAD("{\n \"clock\": \"CLOCK_MONOTONIC\",\n " EV1 "}", ":2: clock: ", "is not one of");
         BAD("{\n \"clock\": \"\",\n " EV1 "}", ":2: clock: ", "is not one of");
+        /* perf_event_set_clock(): clocks that are not NMI-safe stamp
+         * software events only; the kernel refuses the rest. */
+        BAD("{\n \"clock\": \"tai\",\n " EV1 "}", ":2: clock: ",
+            "\"tai\" is a clock the kernel stamps software events with only (it is not NMI-safe), and events[0] "
+            "(sched:sched_process_exec) is a tracepoint: use \"monotonic\" (the default) or \"monotonic_raw\"");
+        BAD("{\n \"clock\": \"boottime\",\n \"events\": [{\"software\": \"dummy\"},\n"
+            "  {\"breakpoint\": \"0x1000\", \"access\": \"w\"}]}", ":2: clock: ", "and events[1] (breakpoint:0x1000) is a breakpoint");
+        BAD("{\n \"clock\": \"realtime\",\n \"events\": [{\"uprobe\": \"/bin/sh:main\", \"name\": \"m\"}]}",
+            ":2: clock: ", "is a uprobe");
+        {
+                _cleanup_(config_freep) struct config *c = parse_ok(
+                        "{\"clock\": \"monotonic_raw\", " EV1 "}");
+
+                assert_int_equal(c->clockid, CLOCK_MONOTONIC_RAW);
+        }
 }
 
 static void test_metrics(void **state) {

@@ -145,6 +145,56 @@ static void test_limits_refused(void **state) {
         }
 }
 
+/* "clock": "tai" stamps software events (their ts on CLOCK_TAI, past
+ * 2020 in ns: beyond 1.5e18, where CLOCK_MONOTONIC is the uptime); a
+ * tracepoint added at run time is refused for it by the kernel
+ * (perf_event_set_clock(): not NMI-safe), and the error says so instead of
+ * "failed to open ... Invalid argument". */
+static void test_clock_tai(void **state) {
+        static const char config[] =
+                "{\"clock\": \"tai\", \"context\": false,\n"
+                " \"events\": [{\"software\": \"cpu-clock\", \"period\": 50000000}]}\n";
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
+        struct timespec t0, t1;
+        int64_t ts = 0;
+        const char *error = NULL;
+
+        assert_non_null(c);
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        clock_gettime(CLOCK_TAI, &t0);
+        o = itest_client_expect(c, "event", 5000);
+        assert_non_null(o);
+        ts = itest_int(o, "ts");
+        json_object_put(o);
+        clock_gettime(CLOCK_TAI, &t1);
+        print_message("cpu-clock ts %" PRId64 ", CLOCK_TAI around it %lld.%09ld .. %lld.%09ld\n", ts,
+                      (long long) t0.tv_sec, t0.tv_nsec, (long long) t1.tv_sec, t1.tv_nsec);
+        /* A sample read after the first clock_gettime() may have been
+         * taken up to a flush (and a period) before it. */
+        assert_true(ts > (int64_t) t0.tv_sec * 1000000000 + t0.tv_nsec - 1000000000);
+        assert_true(ts <= (int64_t) t1.tv_sec * 1000000000 + t1.tv_nsec);
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"add\",\"event\":{\"tracepoint\":\"sched:sched_process_exec\"}}\n"),
+                         0);
+        o = itest_client_expect(c, "error", 10000);
+        assert_non_null(o);
+        error = itest_str(o, "error");
+        print_message("add: %s\n", error ?: "(none)");
+        assert_non_null(error);
+        assert_non_null(strstr(error, "sched:sched_process_exec"));
+        assert_non_null(strstr(error, "monotonic or monotonic_raw only, not the config's \"clock\" \"tai\""));
+        json_object_put(o);
+
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+}
+
 struct seen {
         pid_t child;
         const char *comm;
@@ -672,6 +722,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hardware_refused),
                 cmocka_unit_test(test_limits_refused),
+                cmocka_unit_test(test_clock_tai),
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_group_members_count),
                 cmocka_unit_test(test_sample_cgroup_and_raw),
