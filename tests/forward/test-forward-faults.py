@@ -398,9 +398,9 @@ def scenario_nats_arg(procs, build):
                      ("http://fwd:s3@cret@127.0.0.1:4222", "unknown scheme"),
                      ("nats://127.0.0.1:99999", "bad port"), ("nats://127.0.0.1:0", "bad port"),
                      ("not a url", "not a URL"), ("nats://nats1/", "not HOST[:PORT]"),
-                     ("nats://127.0.0.1:4222,nats1:4222", "not a URL"), (",", "names no server")):
+                     ("nats://127.0.0.1:4222,nats1:4222", "not a URL"), (",", "is required")):
         rc, out = forward_run(build, procs, url, "--stream", "EVMONARG", "--create", timeout=10)
-        assert rc == 2 and "--nats" in out and why in out and "nats://HOST:PORT" in out, (url, rc, out)
+        assert rc == 2 and "--nats" in out and why in out and "nats://" in out, (url, rc, out)
         assert "s3" not in out and "cret" not in out, f"the password is in the log: {out}"
         log(f"--nats {url!r}: exit {rc}, {out.strip().splitlines()[-1]!r}")
         rc, out = forward_run(build, procs, url, "--read", "--stream", "EVMONARG", "--no-follow", timeout=10)
