@@ -36,6 +36,10 @@
 #define EVMON_SOURCE_FORWARDER "evmon-forward"
 #define EVMON_LINE_GAP "gap"
 
+/* The longest request line evmond reads, its newline not counted: a
+ * longer one gets an error line and is skipped (doc/protocol.md). */
+#define EVMON_REQUEST_MAX_BYTES 65535u
+
 /* Requests a client sends ("type"). */
 #define EVMON_REQUEST_SUBSCRIBE "subscribe"
 #define EVMON_REQUEST_STATUS "status"

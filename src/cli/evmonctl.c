@@ -337,6 +337,16 @@ static int on_nothing(const char *line, size_t len, void *ud) {
         return 0;
 }
 
+/* A request evmond would refuse for its length, as the usage error
+ * saying what to give instead; 0 when it fits. */
+static int request_too_long(const struct jbuf *line, const char *what) {
+        if (line->len <= EVMON_REQUEST_MAX_BYTES + 1)
+                return 0;
+        log_error("%s: the names make a request of %zu bytes, longer than the %u evmond reads: "
+                  "name fewer, or use patterns such as 'syscalls:*'", what, line->len - 1, EVMON_REQUEST_MAX_BYTES);
+        return 2;
+}
+
 /* Sends LINE; on failure says why, 0 or -errno. */
 static int send_line(int fd, const char *line, size_t n, const char *what) {
         int r = loop_write(fd, line, n);
@@ -401,23 +411,28 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
 }
 
 static int cmd_watch(char **events) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(closep) int fd = -1;
         struct watch w = {};
         int r;
 
         if (arg_json < 0)
                 arg_json = !isatty(STDOUT_FILENO);
-        fd = connect_daemon();
-        if (fd < 0)
-                return 1;
         if (events && *events) {
-                _cleanup_(jbuf_donep) struct jbuf line = {};
                 size_t n = 0;
 
                 while (events[n])
                         n++;
                 if (encode_subscribe(&line, (const char *const *) events, n) < 0)
                         return log_oom_cli();
+                r = request_too_long(&line, "watch");
+                if (r != 0)
+                        return r;
+        }
+        fd = connect_daemon();
+        if (fd < 0)
+                return 1;
+        if (line.len > 0) {
                 if (send_line(fd, line.data, line.len, EVMON_REQUEST_SUBSCRIBE) < 0)
                         return 1;
                 w.subscribing = true;
@@ -515,6 +530,9 @@ static int cmd_control(const char *type, char **args, int n) {
         }
         if (r < 0)
                 return log_oom_cli();
+        r = request_too_long(&line, type);
+        if (r != 0)
+                return r;
         fd = connect_daemon();
         if (fd < 0)
                 return 1;

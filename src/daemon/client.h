@@ -13,6 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "evmon/cleanup.h"
+#include "evmon/protocol.h"
 #include "lines.h"
 #include "queue.h"
 #include "subscription.h"
@@ -25,7 +26,8 @@ static inline uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-#define CLIENT_INBUF_SIZE 65536u
+/* A request line and its newline (doc/protocol.md). */
+#define CLIENT_INBUF_SIZE (EVMON_REQUEST_MAX_BYTES + 1u)
 
 struct client;
 

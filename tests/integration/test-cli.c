@@ -482,6 +482,34 @@ static void test_bad_options(void **state) {
                                  cases[i].says, r.out, r.err);
                 result_done(&r);
         }
+
+        /* More names than one request holds (65,535 bytes): said before
+         * connecting, with the way out ("evmond says: line longer than
+         * 65535 bytes ignored", exit 1). */
+        {
+                enum { N = 3000 };
+                char **argv = calloc(N + 8, sizeof(char *));
+                struct result r;
+                size_t n = 0;
+
+                assert_non_null(argv);
+                argv[n++] = evmonctl;
+                argv[n++] = "disable";
+                argv[n++] = "--socket";
+                argv[n++] = "/nonexistent/evmond.sock";
+                for (int i = 0; i < N; i++)
+                        assert_true(asprintf(&argv[n++], "syscalls:sys_enter_name_%05d", i) >= 0);
+                for (int k = 0; k < 2; k++) {
+                        argv[1] = k ? "watch" : "disable";
+                        runv(&r, 0, argv);
+                        if (r.status != 2 || !strstr(r.err, "longer than the 65535 evmond reads: name fewer, or use patterns"))
+                                fail_msg("evmonctl %s with %d names: exit %d: %s", argv[1], N, r.status, r.err);
+                        result_done(&r);
+                }
+                for (size_t i = 4; i < n; i++)
+                        free(argv[i]);
+                free(argv);
+        }
 }
 
 /* ---- --check-config on bad configs (any user, fixture tracefs) --------- */
