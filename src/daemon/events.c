@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/hw_breakpoint.h>
 
 #include "daemon.h"
 #include "events.h"
@@ -317,6 +318,23 @@ static const char *perf_open_reason(const struct config *c, const struct event_c
         case EVENT_BREAKPOINT:
                 if (r == -ENOSPC)
                         return "no free debug register on some CPU (each CPU has 4)";
+#if defined(__x86_64__) || defined(__i386__)
+                /* hw_breakpoint_arch_parse() and arch_build_bp_info() of
+                 * arch/x86/kernel/hw_breakpoint.c. */
+                if (r == -EINVAL && a->bp_type == HW_BREAKPOINT_R)
+                        return "x86 debug registers cannot watch reads alone, only writes (\"w\") or reads and writes "
+                               "(\"rw\"): use \"rw\"";
+                if (r == -EINVAL && a->bp_type == HW_BREAKPOINT_X && a->bp_len != sizeof(long)) {
+                        snprintf(buf, size, "an execute breakpoint covers one long on x86: \"len\" %zu (the default)",
+                                 sizeof(long));
+                        return buf;
+                }
+                if (r == -EINVAL && a->bp_len > 0 && a->bp_addr % a->bp_len != 0) {
+                        snprintf(buf, size, "the address 0x%llx is not a multiple of \"len\" %u: x86 watches aligned "
+                                 "ranges only", (unsigned long long) a->bp_addr, (unsigned) a->bp_len);
+                        return buf;
+                }
+#endif
                 if (r == -EINVAL)
                         return "the kernel refuses this address, length or access";
                 break;

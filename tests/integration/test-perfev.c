@@ -81,6 +81,59 @@ static void test_hardware_refused(void **state) {
         }
 }
 
+/* A breakpoint x86 cannot place says why: a read-only one, an execute one
+ * of another length than a long, a range not aligned to its length (all
+ * three were "the kernel refuses this address, length or access"). */
+static void test_breakpoint_refused(void **state) {
+#if defined(__x86_64__)
+        static const char *const entries[] = {
+                "{\"breakpoint\": \"0x%lx\", \"access\": \"r\", \"len\": 8}",
+                "{\"breakpoint\": \"0x%lx\", \"access\": \"x\", \"len\": 4}",
+                "{\"breakpoint\": \"0x%lx\", \"access\": \"w\", \"len\": 8}",
+        };
+        static const char *const reasons[] = {
+                "x86 debug registers cannot watch reads alone",
+                "an execute breakpoint covers one long on x86: \"len\" 8",
+                "is not a multiple of \"len\" 8: x86 watches aligned ranges only",
+        };
+        static long words[2];
+        /* Aligned for the first two, 4 bytes off for the third. */
+        const unsigned long addrs[] = { (unsigned long) &words[0], (unsigned long) &words[0],
+                                        (unsigned long) &words[0] + 4 };
+        char evmond[256];
+
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+                char dir[] = "/tmp/evmon-perfev-XXXXXX", path[128], entry[128], *out = NULL;
+                unsigned lines = 0;
+                FILE *f;
+                int r;
+
+                assert_non_null(mkdtemp(dir));
+                snprintf(path, sizeof(path), "%s/c.json", dir);
+                snprintf(entry, sizeof(entry), entries[i], addrs[i]);
+                f = fopen(path, "we");
+                assert_non_null(f);
+                fprintf(f, "{\n  \"context\": false,\n  \"events\": [\n    %s\n  ]\n}\n", entry);
+                fclose(f);
+                r = itest_run((const char *const[]) { evmond, "--config", path, "--check-config", NULL }, 20000, &out);
+                print_message("%s", out);
+                assert_int_equal(r, 2);
+                assert_non_null(strstr(out, "c.json:4: events[0].breakpoint: "));
+                assert_non_null(strstr(out, reasons[i]));
+                for (const char *q = out; *q; q++)
+                        lines += *q == '\n';
+                assert_int_equal(lines, 1);
+                free(out);
+                unlink(path);
+                rmdir(dir);
+        }
+#else
+        print_message("SKIP: the reasons checked are x86's\n");
+        skip();
+#endif
+}
+
 /* An entry the kernel refuses for one of its limits: the one line names
  * the file, the line and the entry, the option, the limit's sysctl and
  * its value ("Invalid argument" and "Value too large for defined data
@@ -723,6 +776,7 @@ int main(void) {
                 cmocka_unit_test(test_hardware_refused),
                 cmocka_unit_test(test_limits_refused),
                 cmocka_unit_test(test_clock_tai),
+                cmocka_unit_test(test_breakpoint_refused),
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_group_members_count),
                 cmocka_unit_test(test_sample_cgroup_and_raw),
