@@ -14,3 +14,8 @@
  * newline as \n, ESC as \x1b, a backslash as \\): they are anyone's to
  * choose (a file name, a comm), and the terminal must not obey them. */
 void human_print(FILE *f, json_object *o);
+/* Writes the LEN bytes of LINE, one of evmond's JSON lines, to F for a
+ * terminal: DEL and the C1 controls (U+0080..U+009F, valid UTF-8 that
+ * evmond passes through) as \u00NN escapes, so the line is the same JSON
+ * and drives no terminal (`evmonctl watch --json` on one). */
+void human_put_json(FILE *f, const char *line, size_t len);

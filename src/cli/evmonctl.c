@@ -373,6 +373,7 @@ static int send_line(int fd, const char *line, size_t n, const char *what) {
 
 struct watch {
         bool subscribing;       /* subscribed, awaiting the answer */
+        bool terminal;          /* stdout is one */
 };
 
 static int on_watch_line(const char *line, size_t len, void *ud) {
@@ -399,7 +400,13 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
                         return 0;
         }
         if (arg_json) {
-                if (fwrite(line, 1, len, stdout) != len)
+                if (w->terminal) {
+                        /* --json on a terminal: the same JSON, its C1
+                         * controls escaped. */
+                        human_put_json(stdout, line, len);
+                        if (fflush(stdout) == EOF)
+                                return errno > 0 ? -errno : -EIO;
+                } else if (fwrite(line, 1, len, stdout) != len)
                         return errno > 0 ? -errno : -EIO;
                 return 0;
         }
@@ -416,8 +423,9 @@ static int cmd_watch(char **events) {
         struct watch w = {};
         int r;
 
+        w.terminal = isatty(STDOUT_FILENO);
         if (arg_json < 0)
-                arg_json = !isatty(STDOUT_FILENO);
+                arg_json = !w.terminal;
         if (events && *events) {
                 size_t n = 0;
 
@@ -438,7 +446,7 @@ static int cmd_watch(char **events) {
                 w.subscribing = true;
         }
         /* Full buffering on a pipe: lines reach the reader in big writes. */
-        if (arg_json)
+        if (arg_json && !w.terminal)
                 setvbuf(stdout, NULL, _IOFBF, 1 << 16);
         r = read_lines(fd, true, on_watch_line, &w);
         if (r > 0)

@@ -50,6 +50,10 @@ static void put_text(FILE *f, const char *s, size_t n, bool json) {
         }
 }
 
+void human_put_json(FILE *f, const char *line, size_t len) {
+        put_text(f, line, len, true);
+}
+
 static void put_string(FILE *f, json_object *v) {
         put_text(f, json_object_get_string(v), (size_t) json_object_get_string_len(v), false);
 }

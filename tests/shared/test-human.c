@@ -72,10 +72,35 @@ static void test_control_characters(void **state) {
                "web\\x1b1 -- {\"type\":\"lost\",\"host\":\"web\\u001b1\",\"cpu\":1,\"count\":2}\n");
 }
 
+/* evmonctl watch --json on a terminal: evmond's line, the same JSON,
+ * with the C1 controls and DEL it passes through (valid UTF-8 U+009B is
+ * CSI to a terminal that takes C1) escaped. */
+static void test_json_line(void **state) {
+        static const char line[] = "{\"s\":\"a\xc2\x9b[31mb\x7f\xc3\xa9\\u001b\"}\n";
+        char *out = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&out, &n);
+        json_object *a, *b;
+
+        assert_non_null(f);
+        human_put_json(f, line, strlen(line));
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(out, "{\"s\":\"a\\u009b[31mb\\u007f\xc3\xa9\\u001b\"}\n");
+        a = json_tokener_parse(line);
+        b = json_tokener_parse(out);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_true(json_object_equal(a, b));
+        json_object_put(a);
+        json_object_put(b);
+        free(out);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_event),
                 cmocka_unit_test(test_control_characters),
+                cmocka_unit_test(test_json_line),
         };
         return cmocka_run_group_tests_name("human", tests, NULL, NULL);
 }
