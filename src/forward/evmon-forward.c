@@ -1602,6 +1602,21 @@ int main(int argc, char **argv) {
                 log_error("--create needs --stream NAME");
                 return 2;
         }
+        if (arg_stream) {
+                const char *reason = NULL;
+
+                /* JetStream refuses it for good; it was retried every
+                 * second. */
+                if (stream_name_check(arg_stream, &reason) < 0) {
+                        _cleanup_(json_object_putp) json_object *shown = json_object_new_string(arg_stream);
+
+                        log_error("--stream %s is no JetStream stream name (%s): give a name such as EVMON",
+                                  shown ? json_object_to_json_string_ext(shown, JSON_C_TO_STRING_PLAIN |
+                                                                           JSON_C_TO_STRING_NOSLASHESCAPE) : "",
+                                  reason);
+                        return 2;
+                }
+        }
         if (!arg_socket)
                 arg_socket = getenv("EVMON_SOCKET") ?: EVMON_SOCKET_PATH_DEFAULT;
         if (!arg_host_given && gethostname(arg_host, sizeof(arg_host) - 1) < 0) {

@@ -122,3 +122,27 @@ int nats_urls_parse(const char *list, char ***ret, size_t *ret_n, const char **r
         *ret_n = n;
         return 0;
 }
+
+/* nats-server's rules (server/stream.go, JSMaxNameLen): a stream name is
+ * also a subject token ($JS.API.STREAM.CREATE.NAME) and a directory of
+ * the store. libnats refuses '.', '*' and '>' itself, the server the
+ * path separators; whitespace breaks the API subject (the server drops
+ * the connection). */
+int stream_name_check(const char *name, const char **ret_reason) {
+        size_t len = strlen(name);
+
+        if (len == 0) {
+                *ret_reason = "empty";
+                return -EINVAL;
+        }
+        if (len > 255) {
+                *ret_reason = "longer than 255 bytes";
+                return -EINVAL;
+        }
+        for (const char *p = name; *p; p++)
+                if (strchr(".*>/\\", *p) || isspace((unsigned char) *p) || iscntrl((unsigned char) *p)) {
+                        *ret_reason = "it may not hold '.', '*', '>', '/', '\\', whitespace or control bytes";
+                        return -EINVAL;
+                }
+        return 0;
+}

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* --nats as evmon-forward takes it: NATS server URLs, comma-separated,
- * each nats://[CREDENTIALS@]HOST[:PORT] (tls:// alike). Checked at start,
- * so that a URL that can never work is refused with the reason instead of
- * being retried for good as if its server were down. */
+/* --nats and --stream as evmon-forward takes them: NATS server URLs,
+ * comma-separated, each nats://[CREDENTIALS@]HOST[:PORT] (tls:// alike),
+ * and a JetStream stream name. Checked at start, so that one that can
+ * never work is refused with the reason instead of being retried for good
+ * as if its server were down. */
 
 #include <stddef.h>
 
@@ -15,3 +16,7 @@
  * URL starts in LIST, and its length in *RET_BAD_LEN; -ENOMEM. */
 int nats_urls_parse(const char *list, char ***ret, size_t *ret_n, const char **ret_reason, const char **ret_bad,
                     size_t *ret_bad_len);
+
+/* Whether NAME is a name JetStream takes for a stream: 0, or -EINVAL with
+ * *RET_REASON saying why not. */
+int stream_name_check(const char *name, const char **ret_reason);

@@ -53,7 +53,8 @@ nats-arg: a --nats that is no NATS URL (an unknown scheme, a bad port,
    --nats, the URL and what to give (it was retried for good, "no NATS
    server answers yet"); a good URL of a server that is down is retried
    until the server is up. A password with an '@' is hidden whole (the
-   part after it was shown).
+   part after it was shown). A --stream name JetStream refuses ('.', '/',
+   a blank, none) is refused at start with exit status 2 too.
 
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
@@ -405,6 +406,14 @@ def scenario_nats_arg(procs, build):
         log(f"--nats {url!r}: exit {rc}, {out.strip().splitlines()[-1]!r}")
         rc, out = forward_run(build, procs, url, "--read", "--stream", "EVMONARG", "--no-follow", timeout=10)
         assert rc == 2 and "--nats" in out and why in out, ("--read", url, rc, out)
+    # A stream name JetStream refuses for good (it was tried every second;
+    # one with a blank made the server drop the connection, again and
+    # again), with or without --create, forwarding or reading.
+    for name in ("EVMON.A", "EVMON A", "EVMON/A", ""):
+        for args in (("--create",), (), ("--read", "--no-follow")):
+            rc, out = forward_run(build, procs, "nats://127.0.0.1:4222", "--stream", name, *args, timeout=10)
+            assert rc == 2 and "--stream" in out and "no JetStream stream name" in out, (name, args, rc, out)
+        log(f"--stream {name!r}: exit {rc}, {out.strip().splitlines()[-1]!r}")
     # A server that is down is waited for, and used once it is up.
     node = nf.Cluster(procs, 1)
     path = os.path.join(procs.dir, "n0.conf")

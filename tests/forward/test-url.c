@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* --nats: the URLs evmon-forward takes, and those it refuses at start
- * (libnats takes them and then retries them for good, no server ever
- * answering). */
+/* --nats and --stream: the URLs and stream names evmon-forward takes,
+ * and those it refuses at start (libnats takes the URLs and then retries
+ * them for good, no server ever answering; JetStream refuses the names
+ * for good, and they were tried again every second). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,10 +94,33 @@ static void test_bad(void **state) {
         bad(" , ,", "", "no URL");
 }
 
+static void test_stream_names(void **state) {
+        static const char *const good_names[] = { "EVMON", "evmon_1-x", "Ünïcode", NULL };
+        static const char *const bad_names[] = { "", "a.b", "a*", "a>b", "a/b", "a\\b", "a b", "a\tb", "a\x01", NULL };
+        char longest[257];
+        const char *reason;
+
+        for (const char *const *n = good_names; *n; n++)
+                if (stream_name_check(*n, &reason) != 0)
+                        fail_msg("\"%s\" refused: %s", *n, reason);
+        for (const char *const *n = bad_names; *n; n++) {
+                reason = NULL;
+                if (stream_name_check(*n, &reason) != -EINVAL)
+                        fail_msg("\"%s\" taken", *n);
+                assert_non_null(reason);
+        }
+        memset(longest, 'a', 256);
+        longest[256] = 0;
+        assert_int_equal(stream_name_check(longest, &reason), -EINVAL);
+        longest[255] = 0;
+        assert_int_equal(stream_name_check(longest, &reason), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_good),
                 cmocka_unit_test(test_bad),
+                cmocka_unit_test(test_stream_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
