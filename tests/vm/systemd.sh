@@ -355,7 +355,7 @@ if timeout -s KILL 30 evmonctl status > /tmp/sock.out 2>&1 && grep -q kprobe:ope
         ok "served after the socket's restart (evmond pid $pid_before, now $(main_pid))"
 else
         head -n 3 /tmp/sock.out
-        fail "no answer within 30 s after systemctl restart evmond.socket (evmond pid $pid_before, now $(main_pid): on the old socket?)"
+        fail "no answer after systemctl restart evmond.socket (evmond pid $pid_before, now $(main_pid); evmond.socket $(systemctl is-active evmond.socket))"
         systemctl restart evmond.service
 fi
 wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open' || fail "evmond does not serve after the socket's restart"
@@ -446,6 +446,9 @@ wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q kprobe:open' && ok "evmo
 [ "$(getent group evmon | cut -d: -f3)" = 1500 ] && ok "one evmon group, gid 1500" || fail "evmon group now: $(getent group evmon)"
 
 step "apt-get remove evmon-forward stops it"
+# Running, whatever the upgrade did: something for remove to stop.
+systemctl is-active -q evmon-forward.service || systemctl restart evmon-forward.service
+wait_for 30 systemctl is-active -q evmon-forward.service || fail "evmon-forward not running before remove (nothing to prove)"
 fwd_pid=$(systemctl show -p MainPID --value evmon-forward.service)
 if DEBIAN_FRONTEND=noninteractive apt-get remove -y evmon-forward > /tmp/apt.log 2>&1; then ok "apt-get remove evmon-forward"; else cat /tmp/apt.log; fail "apt-get remove evmon-forward failed"; fi
 if pgrep -x evmon-forward > /dev/null; then
