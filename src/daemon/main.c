@@ -49,8 +49,11 @@ static int run_cleanup(struct daemon *d) {
                 daemon_done(d);
                 return r == -EINVAL || r == -ENOENT ? EXIT_CONFIG : EXIT_FAILURE;
         }
-        log_info("Removed %u probe%s of group %s left by an evmond that did not stop cleanly",
-                 n, n == 1 ? "" : "s", d->probe_group);
+        if (n == 0)
+                log_info("No probe of group %s was left: nothing to remove", d->probe_group);
+        else
+                log_info("Removed %u probe%s of group %s left by an evmond that did not stop cleanly",
+                         n, n == 1 ? "" : "s", d->probe_group);
         daemon_done(d);
         return 0;
 }
