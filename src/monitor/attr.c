@@ -630,6 +630,11 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
                 if (names_to_mask(s->read, attr_read_bit, &mask, &bad) < 0)
                         return fail(e, "read", bad, "not a read_format name", -EINVAL);
                 a.read_format = mask;
+                /* A counting event is read for its counter lines, whose
+                 * enabled, running and scaled are these times: a "read"
+                 * that leaves them out (["id"]) gave 0 for all three. */
+                if (s->count)
+                        a.read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
         }
 
         if (s->callchain) {

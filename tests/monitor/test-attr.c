@@ -353,6 +353,24 @@ static void test_errors(void **state) {
         }
 }
 
+/* A counting event's own "read" keeps the times its counter lines show
+ * (perf stat's read_format), whatever else it asks for. */
+static void test_count_read_times(void **state) {
+        const uint64_t times = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+        struct attr_spec count = { .kind = ATTR_SOFTWARE, .name = "page-faults", .count = true, .read = L("id") };
+        struct attr_spec sample = { .kind = ATTR_SOFTWARE, .name = "cpu-clock", .sample = L("read"), .read = L("id") };
+        struct perf_event_attr a;
+
+        assert_int_equal(attr_from_spec(&count, NULL, &a, NULL), 0);
+        assert_int_equal(a.read_format, times | PERF_FORMAT_ID);
+        count.read = L("group", "id", "lost");
+        assert_int_equal(attr_from_spec(&count, NULL, &a, NULL), 0);
+        assert_int_equal(a.read_format, times | PERF_FORMAT_GROUP | PERF_FORMAT_ID | (1U << 4));
+        /* A sample's read is as asked. */
+        assert_int_equal(attr_from_spec(&sample, NULL, &a, NULL), 0);
+        assert_int_equal(a.read_format, PERF_FORMAT_ID);
+}
+
 static void test_pmu(void **state) {
         char root[PATH_MAX + 8], dir[PATH_MAX + 64];
         struct perf_event_attr a = {};
@@ -474,6 +492,7 @@ int main(void) {
                 cmocka_unit_test(test_attr_matches_perf),
                 cmocka_unit_test(test_names),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_count_read_times),
                 cmocka_unit_test(test_pmu),
                 cmocka_unit_test(test_pmu_list),
                 cmocka_unit_test(test_kallsyms),
