@@ -853,6 +853,12 @@ static int cmd_decode(const char *path, const char *order) {
                 log_error("--order %s: use time, causal or file", order);
                 return 2;
         }
+        /* It would wait for perf.data typed in. */
+        if (strcmp(path, "-") == 0 && isatty(STDIN_FILENO)) {
+                log_error("decode -: standard input is a terminal; pipe perf's data in "
+                          "(perf record -o - ... | evmonctl decode -) or name a FILE");
+                return 2;
+        }
         r = perfdata_open(path, &pd);
         if (r < 0)
                 return decode_open_error(path, r);

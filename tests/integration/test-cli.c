@@ -1127,6 +1127,22 @@ static void test_watch_long_line(void **state) {
         result_done(&r);
 }
 
+/* decode - with a terminal on standard input is refused at once: it
+ * waited for perf.data typed in. */
+static void test_decode_stdin_terminal(void **state) {
+        char *argv[] = { evmonctl, "decode", "-", NULL };
+        struct child c;
+        char *line;
+
+        spawn(&c, RUN_PTY, argv);
+        line = child_line(&c, 5000);
+        if (!line || !strstr(line, "standard input is a terminal"))
+                fail_msg("evmonctl decode - on a terminal said \"%s\"", line ?: "(nothing within 5 s)");
+        free(line);
+        assert_int_equal(child_wait(&c, 5000), 2);
+        child_close(&c);
+}
+
 /* evmonctl watch EVENT that evmond refuses to subscribe to: the error,
  * exit 1, and none of the lines evmond sends a client with no
  * subscription (it went on printing every event evmond serves). */
@@ -1946,6 +1962,7 @@ int main(int argc, char **argv) {
                         cmocka_unit_test(test_not_evmond),
                         cmocka_unit_test(test_watch_refused),
                         cmocka_unit_test(test_watch_long_line),
+                        cmocka_unit_test(test_decode_stdin_terminal),
                         cmocka_unit_test(test_socket_not_socket),
                         cmocka_unit_test(test_watch_stdout),
                 };
