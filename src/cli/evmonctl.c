@@ -122,7 +122,8 @@ static int connect_daemon(void) {
         int fd;
 
         if (strlen(path) >= sizeof(sa.sun_path)) {
-                log_error("socket path %s is %zu bytes long: a Unix socket path has at most %zu",
+                log_error("socket path %s is %zu bytes long: a Unix socket path has at most %zu "
+                          "(give a shorter one: a symlink to the socket works)",
                           path, strlen(path), sizeof(sa.sun_path) - 1);
                 return -ENAMETOOLONG;
         }
@@ -144,7 +145,12 @@ static int connect_daemon(void) {
  * went away (`evmonctl watch | head -1`), else said (a full disk,
  * /dev/full). The exit status. */
 static int stdout_failed(int err) {
-        if (err == EPIPE)
+        /* A pipe whose reader closed polls POLLERR: that, not errno
+         * (which later calls may have changed since the write that
+         * failed), says the reader went away. */
+        struct pollfd p = { .fd = STDOUT_FILENO };
+
+        if (err == EPIPE || (poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLHUP))))
                 return 0;
         log_error("cannot write to standard output: %s", strerror(err));
         return 1;
