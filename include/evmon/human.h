@@ -9,7 +9,7 @@
 
 /* Writes O as one readable line to F: an event as "TIME cpuN PID[/TID]
  * EVENT key=value..." (a field's print fmt name, from "symbols", instead of
- * its number), any other line but hello, subscribed and schema as
+ * its number; then the "sample" fields, objects and arrays as JSON), any other line but hello, subscribed and schema as
  * "-- JSON". Strings are shown with their control characters escaped (a
  * newline as \n, ESC as \x1b, a backslash as \\): they are anyone's to
  * choose (a file name, a comm), and the terminal must not obey them. */

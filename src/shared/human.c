@@ -72,7 +72,7 @@ static void print_value(FILE *f, json_object *v) {
 }
 
 void human_print(FILE *f, json_object *o) {
-        json_object *type, *v, *fields, *symbols = NULL;
+        json_object *type, *v, *fields, *sample, *symbols = NULL;
         const char *t;
 
         if (!json_object_object_get_ex(o, "type", &type))
@@ -122,6 +122,16 @@ void human_print(FILE *f, json_object *o) {
                                 print_value(f, name);
                         else
                                 print_value(f, val);
+                }
+        }
+        /* A perf event's sample fields (ip, period, callchain, ...): a
+         * software:cpu-clock line showed no more than who and when. */
+        if (json_object_object_get_ex(o, "sample", &sample) && json_object_is_type(sample, json_type_object)) {
+                json_object_object_foreach(sample, key, val) {
+                        fputc(' ', f);
+                        put_text(f, key, strlen(key), false);
+                        fputc('=', f);
+                        print_value(f, val);
                 }
         }
         fputc('\n', f);

@@ -46,6 +46,13 @@ static void test_event(void **state) {
         expect("{\"type\":\"event\",\"event\":\"sched:sched_switch\",\"time\":\"2026-11-21T12:03:11.482913021Z\","
                "\"cpu\":0,\"pid\":7,\"tid\":8,\"fields\":{\"prev_state\":1},\"symbols\":{\"prev_state\":\"S\"}}",
                "12:03:11.482913 cpu0 7/8 sched:sched_switch prev_state=S\n");
+        /* A perf event: its sample fields after the trace fields (none
+         * were shown), objects and arrays as JSON. */
+        expect("{\"type\":\"event\",\"event\":\"software:cpu-clock\",\"time\":\"2026-11-21T10:23:00.200000123Z\","
+               "\"cpu\":0,\"pid\":4242,\"tid\":4242,\"sample\":{\"ip\":\"0x401136\",\"period\":1000000,"
+               "\"callchain\":[{\"context\":\"user\",\"ips\":[\"0x401136\"]}]}}",
+               "10:23:00.200000 cpu0 4242 software:cpu-clock ip=0x401136 period=1000000 "
+               "callchain=[{\"context\":\"user\",\"ips\":[\"0x401136\"]}]\n");
         /* Lines other than events, as JSON; hello, subscribed and schema
          * not at all. */
         expect("{\"type\":\"lost\",\"cpu\":1,\"count\":17}", "-- {\"type\":\"lost\",\"cpu\":1,\"count\":17}\n");
