@@ -66,7 +66,7 @@
 #define STREAM_MISSING_MS 10000
 
 static const char *arg_socket;
-static const char *arg_nats;
+static char *arg_nats;
 /* --nats split into its URLs, each checked (url.c). */
 static char **arg_nats_urls;
 static size_t arg_n_nats_urls;
@@ -133,6 +133,25 @@ static void urls_redact(const char *in, char *buf, size_t size) {
                 p = *end ? end + 1 : end;
         }
         buf[o < size ? o : size - 1] = '\0';
+}
+
+/* Overwrites, in place, the credentials in the URLs of IN (what comes
+ * before the last '@' of each, after "://") with '*'. IN is the --nats
+ * argument in our argv, which any local user reads in /proc/PID/cmdline
+ * (ps -ef): the unit passes the URLs there. Call once the URLs are copied
+ * (nats_urls_parse() does). */
+static void urls_scrub(char *in) {
+        for (char *p = in; *p;) {
+                char *end = p + strcspn(p, ", "), *scheme = strstr(p, "://"), *at = NULL;
+
+                for (char *q = end; q > p && !at; q--)
+                        if (q[-1] == '@')
+                                at = q - 1;
+                if (at)
+                        for (char *q = scheme && scheme < at ? scheme + 3 : p; q < at; q++)
+                                *q = '*';
+                p = *end ? end + 1 : end;
+        }
 }
 
 /* Set on SIGTERM/SIGINT: the forwarder drains its queue and exits. */
@@ -1597,6 +1616,8 @@ int main(int argc, char **argv) {
                                   "comma-separated (nats://nats1:4222,nats://nats2:4222)", bad_shown, reason);
                         return 2;
                 }
+                /* Copied: no longer for every local user to read. */
+                urls_scrub(arg_nats);
         }
         if (arg_create && !arg_stream) {
                 log_error("--create needs --stream NAME");

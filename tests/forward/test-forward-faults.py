@@ -297,6 +297,10 @@ def scenario_auth(procs, build):
                                        "--stream", "EVMONAUTH", "--create"])
     nf.wait_for("the forwarder's connected line", lambda: said(fwd, "stream EVMONAUTH ready"), timeout=30)
     assert fwd.poll() is None
+    # Every local user reads a command line (ps -ef): the unit passes --nats there.
+    cmdline = open(f"/proc/{fwd.pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+    assert "s3cret" not in cmdline and "fwd:" not in cmdline, f"the credentials are in /proc/PID/cmdline: {cmdline}"
+    log(f"its command line: {cmdline.strip()}")
     assert procs.stop(fwd) == 0
     assert "s3cret" not in open(fwd.log).read(), "the password is in the log"
 
