@@ -198,6 +198,10 @@ struct fwd {
         uint64_t fwd_start_ns, fwd_lines;
         int evmond_fd;
         bool evmond_ever, evmond_down_said;
+        /* This connection's subscribe: answered ("subscribed"), or refused
+         * ("error": evmond then sends every event, the subscription it
+         * had before, none). */
+        bool sub_answered, sub_refused;
         int64_t evmond_retry_at;
         uint64_t conn_lines;
         /* What names this connection's lines in their Nats-Msg-Id: evmond's
@@ -445,6 +449,38 @@ static void conn_tag_from_hello(struct fwd *f, const char *line, size_t len) {
                          json_object_get_uint64(client));
 }
 
+static bool line_type_is(const struct line_info *li, const char *type) {
+        return li->type_len == strlen(type) && memcmp(li->type, type, li->type_len) == 0;
+}
+
+/* The answer to our subscribe: an error means evmond took none of it
+ * (an EVENT it does not serve, a --cgroup that is not there) and sends
+ * every event, which is not what was asked; said, and the forwarder
+ * stops. Parsed once per connection, so json-c is fine here. */
+static void fwd_check_subscribed(struct fwd *f, const struct line_info *li, const char *line, size_t len) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_object *e;
+        json_tokener *tok;
+
+        if (f->sub_answered)
+                return;
+        if (line_type_is(li, "subscribed")) {
+                f->sub_answered = true;
+                return;
+        }
+        if (!line_type_is(li, EVMON_LINE_ERROR))
+                return;
+        f->sub_answered = f->sub_refused = true;
+        tok = json_tokener_new();
+        if (tok) {
+                o = json_tokener_parse_ex(tok, line, (int) len);
+                json_tokener_free(tok);
+        }
+        log_error("evmond at %s refuses our subscription (%s): name events it serves (evmonctl list, or its hello "
+                  "line), or none for all; stopping rather than forwarding every event",
+                  arg_socket, o && json_object_object_get_ex(o, "error", &e) ? json_object_get_string(e) : "no reason");
+}
+
 static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
         char subject[512], id[512];
         struct line_info li;
@@ -453,6 +489,8 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
         f->conn_lines++;
         if (line_scan(line, len, &li) < 0)
                 li = (struct line_info) { .type = "invalid", .type_len = 7 };
+        else
+                fwd_check_subscribed(f, &li, line, len);
         r = line_subject(arg_host, &li, subject, sizeof(subject));
         if (r < 0) {
                 li = (struct line_info) { .type = li.type, .type_len = li.type_len };
@@ -511,6 +549,7 @@ static int evmond_connect(struct fwd *f) {
         snprintf(f->conn_tag, sizeof(f->conn_tag), "c%" PRIu64, realtime_ns());
         f->conn_lines = 0;
         f->rlen = 0;
+        f->sub_answered = false;
         f->evmond_fd = TAKE_FD(fd);
         log_info("%s evmond at %s", f->evmond_ever ? "reconnected to" : "connected to", arg_socket);
         fwd_say_event(f, f->evmond_ever ? "reconnected" : "connected", NULL);
@@ -1039,6 +1078,13 @@ static int run_forward(void) {
                 }
                 if (f.evmond_fd >= 0 && !stop && pfd[2].revents)
                         evmond_read(&f);
+                if (f.sub_refused && !stop) {
+                        /* What came so far (the refusal among it) gets
+                         * 5 s to be acknowledged. */
+                        stop = 1;
+                        stop_deadline = now_ms() + 5000;
+                        ret = -EINVAL;
+                }
                 if (f.dropped > 0)
                         fwd_report_dropped(&f);
         }

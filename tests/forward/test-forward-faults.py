@@ -56,6 +56,11 @@ nats-arg: a --nats that is no NATS URL (an unknown scheme, a bad port,
    part after it was shown). A --stream name JetStream refuses ('.', '/',
    a blank, none) is refused at start with exit status 2 too.
 
+subscription: EVENT patterns evmond serves none of, or a --cgroup that
+   is not there: evmond refuses the subscription and sends every event;
+   the forwarder says so and exits 1, storing none of them (it forwarded
+   every event of the host without a word).
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -436,10 +441,36 @@ def scenario_nats_arg(procs, build):
     log("a down server's good URL: retried, then the stream made")
 
 
+def scenario_subscription(procs, build):
+    node = single_node(procs)
+    work = nf.Workload(procs)
+    ev = nf.Evmond(procs, "evmond-sub", build, {"events": [
+        {"tracepoint": GETPPID, "filter": f"common_pid == {work.pid}"}]})
+    ev.start()
+    for host, args, named in (("sub1", ["sched:no_such_event"], "sched:no_such_event"),
+                              ("sub2", ["--cgroup", "/no/such/cgroup"], "/no/such/cgroup")):
+        stream = f"EVMON{host.upper()}"
+        fwd = nf.forwarder(procs, build, f"forward-{host}", ev, node.url(), host, "--stream", stream, "--create", *args)
+        nf.wait_for("the forwarder to connect to evmond", lambda: said(fwd, "connected to evmond"), timeout=30)
+        work.run(2000)
+        try:
+            fwd.wait(30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the forwarder with {args} runs on after evmond refused its subscription") from None
+        text = open(fwd.log, errors="replace").read()
+        assert fwd.returncode == 1 and "refuses our subscription" in text and named in text, (fwd.returncode, text)
+        procs.stop(fwd)
+        # No stream when it stopped before NATS answered: nothing stored.
+        stored = [l for l in nf.read_stream(build, node.url(), stream, host) if l.get("type") == "event"] \
+            if node.stream(stream) else []
+        assert not stored, f"{len(stored)} events forwarded that {args} did not ask for"
+        log(f"{' '.join(args)}: refused by evmond, the forwarder exit 1 saying so, 0 events forwarded")
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
              "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut,
-             "nats-arg": scenario_nats_arg}
+             "nats-arg": scenario_nats_arg, "subscription": scenario_subscription}
 
 
 def main():
