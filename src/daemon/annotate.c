@@ -100,6 +100,13 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
         return 0;
 }
 
+void daemon_context_open_symbols(struct daemon *d) {
+        struct daemon_context *x = &d->ctx;
+
+        if (!x->symbols && !x->symbols_failed && want_symbols(d))
+                (void) symbols_new(x, true);
+}
+
 int daemon_context_enable(struct daemon *d) {
         struct daemon_context *x = &d->ctx;
         int r;

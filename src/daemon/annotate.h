@@ -50,6 +50,10 @@ struct daemon_context {
  * The records of a kernel without PERF_RECORD_CGROUP (before 5.7) are
  * left out, not an error. */
 int daemon_context_open(struct daemon *d, char **ret_error);
+/* With "context" off: the callchain symbols an event's "symbols" asks for,
+ * kernel ones included (kallsyms shows addresses only while evmond still
+ * has CAP_SYSLOG, before it drops privileges). */
+void daemon_context_open_symbols(struct daemon *d);
 /* Enables them, then seeds the table from /proc and the cgroup2 tree. */
 int daemon_context_enable(struct daemon *d);
 void daemon_context_done(struct daemon *d);

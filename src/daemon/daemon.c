@@ -508,7 +508,9 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
                 r = daemon_context_open(d, ret_error);
                 if (r < 0)
                         return r;
-        }
+        } else if (!d->check_only)
+                /* Before privileges go: kallsyms' addresses need them. */
+                daemon_context_open_symbols(d);
         for (size_t i = 0; i < d->n_events; i++) {
                 r = daemon_event_open(d, d->events[i], daemon_group_leader(d->events, d->n_events, d->events[i]),
                                       ret_error);

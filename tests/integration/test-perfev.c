@@ -658,6 +658,128 @@ static void test_sample_cgroup_and_raw(void **state) {
         assert_int_equal(f.calls_raw_ok, 10);
 }
 
+/* ---- "symbols" with "context": false ------------------------------------
+ *
+ * Kernel callchain frames are named from /proc/kallsyms, whose addresses
+ * evmond can read only before it drops its privileges. It read them with
+ * the process table, so without context every kernel frame stayed null
+ * (and the log said symbols were asked for after the start). The child
+ * sleeps 100 times: its context switches' callchains are kernel frames.
+ * Each name
+ * given must be the kernel's: NAME+0xOFF is a text symbol NAME at IP -
+ * OFF in /proc/kallsyms. */
+
+#define SYM_CHECKS 64
+
+struct sym_seen {
+        pid_t child;
+        unsigned kernel_frames, named;
+        struct {
+                uint64_t addr;
+                char name[128];
+        } checks[SYM_CHECKS];
+        unsigned n_checks;
+};
+
+static void on_sym_line(json_object *o, void *userdata) {
+        struct sym_seen *y = userdata;
+        json_object *sample, *chain;
+
+        if (strcmp(itest_str(o, "type"), "event") != 0 || itest_int(o, "pid") != y->child ||
+            !json_object_object_get_ex(o, "sample", &sample) || !json_object_object_get_ex(sample, "callchain", &chain))
+                return;
+        for (size_t i = 0; i < json_object_array_length(chain); i++) {
+                json_object *seg = json_object_array_get_idx(chain, i), *ips, *syms;
+
+                if (strcmp(itest_str(seg, "context"), "kernel") != 0 || !json_object_object_get_ex(seg, "ips", &ips))
+                        continue;
+                if (!json_object_object_get_ex(seg, "syms", &syms))
+                        syms = NULL;
+                for (size_t k = 0; k < json_object_array_length(ips); k++) {
+                        json_object *f = syms ? json_object_array_get_idx(syms, k) : NULL;
+                        const char *sym = f ? itest_str(f, "sym") : "", *plus = strrchr(sym, '+');
+                        unsigned long long ip = strtoull(json_object_get_string(json_object_array_get_idx(ips, k)),
+                                                         NULL, 16);
+
+                        y->kernel_frames++;
+                        if (!*sym || !plus || strcmp(itest_str(f, "module"), "[kernel.kallsyms]") != 0)
+                                continue;
+                        y->named++;
+                        if (y->n_checks < SYM_CHECKS && (size_t) (plus - sym) < sizeof(y->checks[0].name)) {
+                                y->checks[y->n_checks].addr = ip - strtoull(plus + 1, NULL, 16);
+                                memcpy(y->checks[y->n_checks].name, sym, (size_t) (plus - sym));
+                                y->checks[y->n_checks].name[plus - sym] = 0;
+                                y->n_checks++;
+                        }
+                }
+        }
+}
+
+static void test_symbols_without_context(void **state) {
+        static const char config[] =
+                "{\"context\": false,\n"
+                " \"events\": [{\"software\": \"context-switches\", \"period\": 1, \"callchain\": {\"user\": false},\n"
+                "              \"sample\": [\"ip\", \"tid\", \"time\"], \"symbols\": true}]}\n";
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct sym_seen *y = calloc(1, sizeof(*y));
+        bool found[SYM_CHECKS] = {};
+        unsigned n_found = 0;
+        char line[512], *text;
+        size_t len;
+        int status;
+        FILE *f;
+
+        assert_non_null(c);
+        assert_non_null(y);
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        y->child = fork();
+        assert_true(y->child >= 0);
+        if (y->child == 0) {
+                /* 100 sleeps: 100 switches out, each in schedule() called
+                 * from the nanosleep path. */
+                for (int i = 0; i < 100; i++)
+                        usleep(100);
+                _exit(0);
+        }
+        assert_int_equal(waitpid(y->child, &status, 0), y->child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_sym_line, y);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+
+        /* The names against the kernel's own table. */
+        f = fopen("/proc/kallsyms", "re");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long addr;
+                char type, name[256];
+
+                if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || (type != 't' && type != 'T'))
+                        continue;
+                for (unsigned i = 0; i < y->n_checks; i++)
+                        if (!found[i] && y->checks[i].addr == addr && strcmp(y->checks[i].name, name) == 0) {
+                                found[i] = true;
+                                n_found++;
+                        }
+        }
+        fclose(f);
+        print_message("kernel frames of the child's context switches: %u, %u named; %u of %u names checked are "
+                      "/proc/kallsyms' symbol at that address\n",
+                      y->kernel_frames, y->named, n_found, y->n_checks);
+        assert_true(y->kernel_frames >= 100);
+        assert_int_equal(y->named, y->kernel_frames);
+        assert_true(y->n_checks > 0);
+        assert_int_equal(n_found, y->n_checks);
+        free(y);
+}
+
 /* ---- schema lines of the pmu and breakpoint kinds ---------------------
  *
  * Each event's first line comes after its schema line; the lines are saved
@@ -780,6 +902,7 @@ int main(void) {
                 cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_group_members_count),
                 cmocka_unit_test(test_sample_cgroup_and_raw),
+                cmocka_unit_test(test_symbols_without_context),
                 cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 
