@@ -17,7 +17,10 @@ for want in DynamicUser=yes SupplementaryGroups=evmon CapabilityBoundingSet= NoN
             'After=evmond.socket evmond.service'; do
         grep -qx "$want" "$dir/evmon-forward.service" || { echo "missing: $want"; exit 1; }
 done
-out=$(systemd-analyze verify "$dir/evmon-forward.service" 2>&1) || rc=$?
+# verify runs man(1) on Documentation=man:evmon-forward(1): the built page.
+mkdir -p "$dir/man/man1"
+cp "$build/man/evmon-forward.1" "$dir/man/man1/"
+out=$(MANPATH=$dir/man systemd-analyze verify "$dir/evmon-forward.service" 2>&1) || rc=$?
 if [[ "$out" == *"Failed to connect to bus"* || "$out" == *"not been booted with systemd"* ]]; then
         skip "systemd-analyze verify needs a running systemd here: $out"
 fi

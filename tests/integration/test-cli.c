@@ -1767,7 +1767,28 @@ static void test_units_verify(void **state) {
                 write_file(service, text);
         }
         write_file(socket, socket_in);
+        /* verify runs man(1) on each Documentation=man:PAGE(N): the built
+         * pages, in the man/manN layout MANPATH wants. */
+        {
+                static const char *const pages[] = { "evmond.8", "evmond.json.5", "evmonctl.1" };
+                _cleanup_(freep) char *mandir = NULL;
+
+                assert_true(asprintf(&mandir, "%s/man", dir) >= 0);
+                assert_true(mkdir(mandir, 0755) == 0 || errno == EEXIST);
+                for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+                        _cleanup_(freep) char *sub = NULL, *src = NULL, *dst = NULL, *text = NULL;
+
+                        assert_true(asprintf(&sub, "%s/man%c", mandir, pages[i][strlen(pages[i]) - 1]) >= 0);
+                        assert_true(mkdir(sub, 0755) == 0 || errno == EEXIST);
+                        assert_true(asprintf(&src, "%s/man/%s", build_root, pages[i]) >= 0);
+                        assert_true(asprintf(&dst, "%s/%s", sub, pages[i]) >= 0);
+                        assert_non_null(text = read_file(src));
+                        write_file(dst, text);
+                }
+                assert_int_equal(setenv("MANPATH", mandir, 1), 0);
+        }
         run(&r, 0, analyze, "verify", service, socket, NULL);
+        unsetenv("MANPATH");
         if (r.status != 0 && (strstr(r.err, "Failed to connect to bus") || strstr(r.err, "not been booted with systemd"))) {
                 fprintf(stderr, "SKIP: systemd-analyze verify needs a running systemd here: %s\n", r.err);
                 result_done(&r);
