@@ -202,7 +202,12 @@ else
         fail "no config line with kprobe:open after the reload"
 fi
 ctl status | grep -q 'kprobe:open' && ok "evmonctl status lists kprobe:open" || fail "kprobe:open not served after reload"
-[ "$(main_pid)" = "$pid_before" ] && ok "same evmond (pid $pid_before) after the reload" || fail "evmond restarted on reload"
+if [ "$(main_pid)" = "$pid_before" ]; then
+        ok "same evmond (pid $pid_before) after the reload"
+else
+        fail "evmond restarted on reload (pid $pid_before, now $(main_pid))"
+        echo "== journal"; journalctl -u evmond --no-pager | tail -n 30
+fi
 evmon_probes | grep -q . && ok "the probe is in tracefs: $(evmon_probes | head -n1)" || fail "no evmon probe in tracefs after the reload"
 
 step "a broken config + reload keeps evmond running"
