@@ -237,6 +237,10 @@ static int handle_line(const struct options *o, struct stats *st, struct u64_arr
                 st->dropped_lines++;
                 if (find_u64(type, end, KEY("\"count\":"), &v))
                         st->dropped += (uint64_t) v;
+                /* The kernel's losses whose "lost" lines were dropped
+                 * with the rest: "count" leaves those lines out. */
+                if (find_u64(type, end, KEY("\"lost\":"), &v))
+                        st->lost += (uint64_t) v;
         } else if (type_len == 5 && !memcmp(type, "hello", 5))
                 st->hello++;
         else if (type_len == 6 && !memcmp(type, "status", 6)) {
