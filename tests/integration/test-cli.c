@@ -382,6 +382,14 @@ static void check_help_mentions(const char *program, const char *binary, const c
         run(&r, 0, binary, "--help", NULL);
         expect_status(&r, 0, "--help");
         assert_string_equal(r.err, "");
+        /* It fits a terminal of 80 columns (lines of 85 and 90 wrapped
+         * mid-word). */
+        for (const char *line = r.out, *end; *line; line = *end ? end + 1 : end) {
+                end = strchrnul(line, '\n');
+                if (end - line > 80)
+                        fail_msg("%s --help has a line of %d columns:\n%.*s", program, (int) (end - line),
+                                 (int) (end - line), line);
+        }
         for (char **w = words; *w; w++)
                 if (!strstr(r.out, *w))
                         fail_msg("%s --help does not mention %s, which README.md documents:\n%s", program, *w, r.out);
