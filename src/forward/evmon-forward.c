@@ -202,6 +202,7 @@ struct fwd {
          * ("error": evmond then sends every event, the subscription it
          * had before, none). */
         bool sub_answered, sub_refused;
+        bool turned_away_said;  /* the last connection's first line was an error, logged */
         int64_t evmond_retry_at;
         uint64_t conn_lines;
         /* What names this connection's lines in their Nats-Msg-Id: evmond's
@@ -464,6 +465,18 @@ static void fwd_check_subscribed(struct fwd *f, const struct line_info *li, cons
 
         if (f->sub_answered)
                 return;
+        /* The first line is the hello, or evmond turning the connection
+         * away (too many clients): that one is no answer to the
+         * subscribe, and the connection's end brings a retry. */
+        if (f->conn_lines == 1) {
+                if (line_type_is(li, EVMON_LINE_ERROR) && !f->turned_away_said) {
+                        log_warning("evmond at %s turns us away (%.*s); trying again every %d ms", arg_socket,
+                                    (int) len, line, EVMOND_RETRY_MS);
+                        f->turned_away_said = true;
+                } else if (line_type_is(li, EVMON_LINE_HELLO))
+                        f->turned_away_said = false;
+                return;
+        }
         if (line_type_is(li, "subscribed")) {
                 f->sub_answered = true;
                 return;

@@ -69,6 +69,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -449,7 +450,7 @@ def scenario_subscription(procs, build):
     ev.start()
     for host, args, named in (("sub1", ["sched:no_such_event"], "sched:no_such_event"),
                               ("sub2", ["--cgroup", "/no/such/cgroup"], "/no/such/cgroup")):
-        stream = f"EVMON{host.upper()}"
+        stream = "EVMONSUB"     # one for all: each stream takes evmon.>
         fwd = nf.forwarder(procs, build, f"forward-{host}", ev, node.url(), host, "--stream", stream, "--create", *args)
         nf.wait_for("the forwarder to connect to evmond", lambda: said(fwd, "connected to evmond"), timeout=30)
         work.run(2000)
@@ -465,6 +466,30 @@ def scenario_subscription(procs, build):
             if node.stream(stream) else []
         assert not stored, f"{len(stored)} events forwarded that {args} did not ask for"
         log(f"{' '.join(args)}: refused by evmond, the forwarder exit 1 saying so, 0 events forwarded")
+    # A connection evmond turns away (clients.max) is no refused
+    # subscription: the forwarder tries again, and forwards once in.
+    full = nf.Evmond(procs, "evmond-full", build, {"clients": {"max": 1}, "events": [
+        {"tracepoint": GETPPID, "filter": f"common_pid == {work.pid}"}]})
+    full.start()
+    holder = socket.socket(socket.AF_UNIX)
+    holder.connect(full.socket)
+    assert b'"hello"' in holder.recv(65536)
+    fwd = nf.forwarder(procs, build, "forward-full", full, node.url(), "full", "--stream", "EVMONSUB", "--create")
+    nf.wait_for("the forwarder to try twice, or to exit", lambda: fwd.poll() is not None or
+                len(re.findall("connected to evmond", open(fwd.log, errors="replace").read())) >= 3, timeout=30)
+    assert fwd.poll() is None, f"the forwarder exited ({fwd.returncode}) when evmond had no room for it: " \
+                               f"{open(fwd.log, errors='replace').read()}"
+    assert said(fwd, r"turns us away \(.*too many clients"), "no log line saying evmond turned it away"
+    holder.close()
+    nf.wait_for("the forwarder's subscription", lambda: [l for l in nf.read_stream(build, node.url(), "EVMONSUB", "full")
+                                                         if l.get("type") == "subscribed"], timeout=30, every=1)
+    work.run(500)
+    nf.wait_for("the workload's 500 events stored",
+                lambda: len([l for l in nf.read_stream(build, node.url(), "EVMONSUB", "full")
+                             if l.get("type") == "event"]) >= 500, timeout=60, every=2)
+    assert fwd.poll() is None
+    assert procs.stop(fwd) == 0
+    log("turned away by evmond (clients.max): tried again, then all 500 events stored")
 
 
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
