@@ -690,6 +690,17 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
                 return fail(e, "exclude", bad, "not one of user, kernel, hv, idle, host, guest", -EINVAL);
         if (set_records(&a, s->records, &bad) < 0)
                 return fail(e, "records", bad, "not a side-record name", -EINVAL);
+        /* The kernel writes CGROUP and NAMESPACES records (and TEXT_POKE
+         * on kernels before 5.9's is_sb_event() knew it) to a CPU-wide
+         * event only if it is on the side-band list, which only the other
+         * record bits put it on (is_sb_event() in kernel/events/core.c):
+         * "records": ["cgroup"] alone gave no record at all. comm_exec
+         * puts it there and writes nothing by itself (COMM records need
+         * comm; it only marks those of an exec). */
+        if ((a.cgroup || a.namespaces || a.text_poke) &&
+            !(a.mmap || a.mmap_data || a.mmap2 || a.comm || a.comm_exec || a.task || a.ksymbol ||
+              a.context_switch || a.bpf_event))
+                a.comm_exec = 1;
 
         /* inherit_thread is a kind of inherit: the kernel wants both. */
         a.inherit = s->inherit || s->inherit_thread;

@@ -780,6 +780,97 @@ static void test_symbols_without_context(void **state) {
         free(y);
 }
 
+/* ---- CGROUP and NAMESPACES records alone, system-wide -----------------
+ *
+ * The kernel writes them only to events on its side-band list, where other
+ * record bits put an event (is_sb_event()): "records": ["cgroup"] or
+ * ["namespaces"] alone gave no record at all. A cgroup made here comes as
+ * a cgroup record with its path and id (the directory's inode), a child
+ * forked here as a namespaces record of its pid. */
+
+struct rec_seen {
+        char path[128];
+        uint64_t id;
+        pid_t child;
+        unsigned cgroup_ok, cgroup_records, namespaces_ok, namespaces_records;
+};
+
+static void on_rec_line(json_object *o, void *userdata) {
+        struct rec_seen *r = userdata;
+        const char *rec = itest_str(o, "record");
+        json_object *f;
+
+        if (strcmp(itest_str(o, "type"), "record") != 0 || !json_object_object_get_ex(o, "fields", &f))
+                return;
+        if (strcmp(rec, "cgroup") == 0 && strcmp(itest_str(o, "event"), "cg") == 0) {
+                r->cgroup_records++;
+                r->cgroup_ok += strcmp(itest_str(f, "path"), r->path) == 0 && (uint64_t) itest_int(f, "id") == r->id;
+        } else if (strcmp(rec, "namespaces") == 0 && strcmp(itest_str(o, "event"), "ns") == 0) {
+                r->namespaces_records++;
+                r->namespaces_ok += itest_int(f, "pid") == r->child && json_object_object_get_ex(f, "namespaces", NULL);
+        }
+}
+
+static void test_cgroup_namespaces_records(void **state) {
+        static const char config[] =
+                "{\"context\": false,\n"
+                " \"events\": [{\"software\": \"dummy\", \"name\": \"cg\", \"records\": [\"cgroup\"]},\n"
+                "            {\"software\": \"dummy\", \"name\": \"ns\", \"records\": [\"namespaces\"]}]}\n";
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct rec_seen r = {};
+        char mount[256] = "", line[1024], dir[512], *text;
+        struct stat st;
+        size_t len;
+        int status;
+        FILE *m;
+
+        assert_non_null(c);
+        m = fopen("/proc/mounts", "re");
+        assert_non_null(m);
+        while (fgets(line, sizeof(line), m)) {
+                char dev[256], mdir[256], type[64];
+
+                if (sscanf(line, "%255s %255s %63s", dev, mdir, type) == 3 && strcmp(type, "cgroup2") == 0) {
+                        snprintf(mount, sizeof(mount), "%s", mdir);
+                        break;
+                }
+        }
+        fclose(m);
+        if (!mount[0]) {
+                print_message("SKIP: no cgroup2 file system is mounted\n");
+                skip();
+        }
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        snprintf(r.path, sizeof(r.path), "/evmon-perfev-rec-%d", (int) getpid());
+        snprintf(dir, sizeof(dir), "%s%s", mount, r.path);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        assert_int_equal(stat(dir, &st), 0);
+        r.id = st.st_ino;
+        r.child = fork();
+        assert_true(r.child >= 0);
+        if (r.child == 0)
+                _exit(0);
+        assert_int_equal(waitpid(r.child, &status, 0), r.child);
+        assert_int_equal(rmdir(dir), 0);
+
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_rec_line, &r);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+
+        print_message("cgroup records %u (%u of %s, id %" PRIu64 "), namespaces records %u (%u of the child)\n",
+                      r.cgroup_records, r.cgroup_ok, r.path, r.id, r.namespaces_records, r.namespaces_ok);
+        assert_int_equal(r.cgroup_ok, 1);
+        assert_int_equal(r.namespaces_ok, 1);
+}
+
 /* ---- schema lines of the pmu and breakpoint kinds ---------------------
  *
  * Each event's first line comes after its schema line; the lines are saved
@@ -903,6 +994,7 @@ int main(void) {
                 cmocka_unit_test(test_group_members_count),
                 cmocka_unit_test(test_sample_cgroup_and_raw),
                 cmocka_unit_test(test_symbols_without_context),
+                cmocka_unit_test(test_cgroup_namespaces_records),
                 cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 

@@ -371,6 +371,26 @@ static void test_count_read_times(void **state) {
         assert_int_equal(a.read_format, PERF_FORMAT_ID);
 }
 
+/* A CPU-wide event gets CGROUP and NAMESPACES records only on the
+ * kernel's side-band list (is_sb_event()): comm_exec puts it there and
+ * writes no record by itself; other record bits already do. */
+static void test_records_side_band(void **state) {
+        struct attr_spec cg = { .kind = ATTR_SOFTWARE, .name = "dummy", .records = L("cgroup") };
+        struct attr_spec ns = { .kind = ATTR_SOFTWARE, .name = "dummy", .records = L("namespaces") };
+        struct attr_spec both = { .kind = ATTR_SOFTWARE, .name = "dummy", .records = L("cgroup", "task") };
+        struct attr_spec none = { .kind = ATTR_SOFTWARE, .name = "dummy" };
+        struct perf_event_attr a;
+
+        assert_int_equal(attr_from_spec(&cg, NULL, &a, NULL), 0);
+        assert_true(a.cgroup && a.comm_exec && !a.comm && !a.task && !a.mmap);
+        assert_int_equal(attr_from_spec(&ns, NULL, &a, NULL), 0);
+        assert_true(a.namespaces && a.comm_exec && !a.comm);
+        assert_int_equal(attr_from_spec(&both, NULL, &a, NULL), 0);
+        assert_true(a.cgroup && a.task && !a.comm_exec);
+        assert_int_equal(attr_from_spec(&none, NULL, &a, NULL), 0);
+        assert_false(a.comm_exec);
+}
+
 static void test_pmu(void **state) {
         char root[PATH_MAX + 8], dir[PATH_MAX + 64];
         struct perf_event_attr a = {};
@@ -493,6 +513,7 @@ int main(void) {
                 cmocka_unit_test(test_names),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_count_read_times),
+                cmocka_unit_test(test_records_side_band),
                 cmocka_unit_test(test_pmu),
                 cmocka_unit_test(test_pmu_list),
                 cmocka_unit_test(test_kallsyms),
