@@ -508,9 +508,18 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
 
 /* Sends LINE on FD and prints the answer of REQ's type; the exit status. */
 static int send_and_answer(int fd, const struct jbuf *line, struct request *req, const char *what) {
+        static const char *const none[] = { NULL };
+        _cleanup_(jbuf_donep) struct jbuf both = {};
         int r;
 
-        if (send_line(fd, line->data, line->len, what) < 0)
+        /* A subscription to no event first: without one evmond sends a
+         * client every event (doc/protocol.md), which a one-shot request
+         * would read past, megabytes of them on a busy host, to its
+         * answer. */
+        if (encode_subscribe(&both, none, 0) < 0 || jbuf_reserve(&both, line->len) < 0)
+                return log_oom_cli();
+        jbuf_put_bytes(&both, line->data, line->len);
+        if (send_line(fd, both.data, both.len, what) < 0)
                 return 1;
         r = read_lines(fd, false, on_reply_line, req);
         if (r <= 0)

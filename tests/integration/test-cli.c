@@ -1109,6 +1109,56 @@ static void test_not_evmond(void **state) {
         }
 }
 
+/* A one-shot request subscribes to no event first: without a
+ * subscription evmond sends the client every event it serves, which
+ * status, reload and the runtime requests read past to their answer
+ * (megabytes on a busy host, test_answer_behind_lines). */
+static void test_request_subscribes_to_nothing(void **state) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_(closep) int listener = -1;
+        _cleanup_(freep) char *got = NULL;
+        char got_path[PATH_MAX];
+        struct result r;
+        pid_t pid;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/record.sock", tmpdir);
+        snprintf(got_path, sizeof(got_path), "%s/record.got", tmpdir);
+        listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(listener >= 0);
+        assert_int_equal(bind(listener, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(listen(listener, 1), 0);
+        pid = itest_fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                /* Records what evmonctl sends up to its status request,
+                 * then answers it. */
+                static const char answer[] = "{\"type\":\"status\",\"events\":[]}\n";
+                char buf[4096];
+                size_t n = 0;
+                int fd = accept4(listener, NULL, NULL, SOCK_CLOEXEC), out;
+
+                if (fd < 0 || loop_write(fd, HELLO_LINE, strlen(HELLO_LINE)) < 0)
+                        _exit(1);
+                while (n < sizeof(buf) - 1 && !memmem(buf, n, "\"status\"", 8)) {
+                        ssize_t k = read(fd, buf + n, sizeof(buf) - 1 - n);
+                        if (k <= 0)
+                                _exit(1);
+                        n += (size_t) k;
+                }
+                out = open(got_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (out < 0 || loop_write(out, buf, n) < 0 || loop_write(fd, answer, sizeof(answer) - 1) < 0)
+                        _exit(1);
+                _exit(0);
+        }
+        run(&r, 0, evmonctl, "status", "--socket", sa.sun_path, NULL);
+        waitpid(pid, NULL, 0);
+        expect_status(&r, 0, "evmonctl status");
+        result_done(&r);
+        got = read_file(got_path);
+        assert_non_null(got);
+        assert_string_equal(got, "{\"type\":\"subscribe\",\"events\":[]}\n{\"type\":\"status\"}\n");
+}
+
 /* A line longer than evmonctl's first buffer (1 MiB) goes through
  * whole: watch exited 1, "a line longer than 1048576 bytes". */
 static void test_watch_long_line(void **state) {
@@ -1990,6 +2040,7 @@ int main(int argc, char **argv) {
                         cmocka_unit_test(test_answer_behind_lines),
                         cmocka_unit_test(test_not_evmond),
                         cmocka_unit_test(test_watch_refused),
+                        cmocka_unit_test(test_request_subscribes_to_nothing),
                         cmocka_unit_test(test_watch_long_line),
                         cmocka_unit_test(test_decode_stdin_terminal),
                         cmocka_unit_test(test_socket_not_socket),
