@@ -510,5 +510,30 @@ done
 # be owned by it (Debian Policy 9.2.1, systemd-sysusers).
 getent group evmon > /dev/null && ok "the evmon group stays (policy)" || ok "the evmon group is gone"
 
+# ---- prometheus-node-exporter installed after evmon -----------------------------------
+
+# The unit's ReadWritePaths= opens the metrics directory only if it is there
+# when evmond starts; node-exporter's package makes it when it comes.
+step "prometheus-node-exporter installed after evmond started: metrics without a restart"
+DEBIAN_FRONTEND=noninteractive apt-get purge -y prometheus-node-exporter prometheus > /tmp/apt.log 2>&1 ||
+        { tail -n 5 /tmp/apt.log; fail "apt-get purge prometheus-node-exporter failed"; }
+rm -rf /var/lib/prometheus/node-exporter
+if (cd /root/deb/up && DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y ./evmon_*.deb) > /tmp/apt.log 2>&1; then
+        ok "apt-get install evmon without node-exporter"
+else
+        cat /tmp/apt.log; fail "apt-get install evmon without node-exporter failed"
+fi
+wait_for 60 sh -c 'timeout 10 evmonctl status | grep -q sched_process_exec' || fail "evmond does not serve"
+# What prometheus-node-exporter's package does (it ships the directory).
+mkdir -p /var/lib/prometheus/node-exporter
+if wait_for 30 test -e $prom; then
+        ok "evmond writes $prom into the directory node-exporter brought"
+else
+        journalctl -u evmond --no-pager -o cat | grep -i metrics | tail -n 3
+        fail "no $prom: the directory made after evmond started is read-only to it"
+fi
+DEBIAN_FRONTEND=noninteractive apt-get purge -y evmon > /tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt-get purge evmon failed"; }
+[ ! -e $prom ] && ok "no $prom after purge" || fail "$prom left after purge"
+
 echo "== $failures failed"
 [ "$failures" = 0 ]
