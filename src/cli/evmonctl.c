@@ -313,6 +313,10 @@ static int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, siz
                         return errno > 0 ? -errno : -EIO;
                 memmove(buf, buf + start, len - start);
                 len -= start;
+                /* evmond's hello is short: 64 KiB without a line end is
+                 * some other server's stream, not worth 256 MiB. */
+                if (!hello && len >= 1u << 16)
+                        return check_hello(buf, len) < 0 ? -EPROTO : -E2BIG;
         }
 }
 

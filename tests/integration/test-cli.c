@@ -1107,6 +1107,25 @@ static void test_not_evmond(void **state) {
                                  cases[i].out ? ", on stdout " : ", nothing on stdout", cases[i].out ?: "", r.out, r.err);
                 result_done(&r);
         }
+
+        /* A stream without a line end: named after 64 KiB (it was read
+         * into a buffer of up to 256 MiB first). */
+        {
+                char path[PATH_MAX], *send = malloc(200001);
+                struct result r;
+                pid_t peer;
+
+                assert_non_null(send);
+                memset(send, 'x', 200000);
+                send[200000] = 0;
+                peer = fake_peer("stream.sock", send, 10000, path, sizeof(path));
+                free(send);
+                run(&r, 0, evmonctl, "status", "--socket", path, NULL);
+                fake_peer_done(peer);
+                expect_status(&r, 1, "evmonctl status against a stream without a line end");
+                assert_non_null(strstr(r.err, "is not evmond's socket: its first line is \"xxxx"));
+                result_done(&r);
+        }
 }
 
 /* A one-shot request subscribes to no event first: without a
