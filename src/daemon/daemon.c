@@ -532,6 +532,35 @@ int daemon_check_open(struct daemon *d, char **ret_error) {
         return r;
 }
 
+/* With a socket from systemd, socket.path, socket.mode and socket.group
+ * are evmond.socket's to set (ListenStream=, SocketMode=, SocketGroup=):
+ * say so when the config asks for something else, or an admin who edits
+ * only the config sees nothing change. */
+static void daemon_check_passed_socket(const struct config *c, int fd) {
+        struct sockaddr_un sa = {};
+        socklen_t len = sizeof(sa);
+        struct stat st;
+        struct group *g;
+
+        if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0 || sa.sun_family != AF_UNIX || !sa.sun_path[0])
+                return;
+        if (c->socket_path && strcmp(sa.sun_path, c->socket_path) != 0) {
+                log_warning("The socket from systemd is %s, not %s (socket.path, --socket): evmond serves %s; "
+                            "set ListenStream= with `systemctl edit evmond.socket`, then restart it",
+                            sa.sun_path, c->socket_path, sa.sun_path);
+                return;
+        }
+        if (stat(sa.sun_path, &st) < 0)
+                return;
+        if ((st.st_mode & 07777) != c->socket_mode)
+                log_warning("The socket from systemd, %s, has mode %04o, not %04o (socket.mode): set SocketMode= "
+                            "with `systemctl edit evmond.socket`, then restart it",
+                            sa.sun_path, (unsigned) (st.st_mode & 07777), (unsigned) c->socket_mode);
+        if (c->socket_group && *c->socket_group && (g = getgrnam(c->socket_group)) && g->gr_gid != st.st_gid)
+                log_warning("The socket from systemd, %s, is not in group %s (socket.group): set SocketGroup= "
+                            "with `systemctl edit evmond.socket`, then restart it", sa.sun_path, c->socket_group);
+}
+
 static int daemon_open_server(struct daemon *d) {
         _cleanup_(freep) char *error = NULL;
         struct config *c = d->config;
@@ -557,6 +586,7 @@ static int daemon_open_server(struct daemon *d) {
                         return log_error_errno(-EINVAL, "The socket from systemd is not a listening Unix stream socket");
                 so.listen_fd = SD_LISTEN_FDS_START;
                 log_info("Using the socket passed by systemd");
+                daemon_check_passed_socket(c, SD_LISTEN_FDS_START);
         } else if (c->socket_group && *c->socket_group) {
                 struct group *g = getgrnam(c->socket_group);
                 if (g)

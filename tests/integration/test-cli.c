@@ -1746,9 +1746,61 @@ static void test_socket_activation(void **state) {
         assert_non_null(log);
         if (!strstr(log, "Using the socket passed by systemd"))
                 fail_msg("evmond did not say it took systemd's socket:\n%s", log);
+        if (strstr(log, "ListenStream="))
+                fail_msg("evmond warned of another path though --socket names systemd's:\n%s", log);
         /* The socket is systemd's: evmond leaves the file alone. */
         assert_int_equal(stat(sock, &st), 0);
         assert_true(S_ISSOCK(st.st_mode));
+        child_close(c);
+        unlink(sock);
+}
+
+/* socket.path (or --socket) naming another socket than the one systemd
+ * passes: evmond serves systemd's and says where to change it, or an
+ * admin who edits only the config sees nothing change. */
+static void test_socket_activation_other_path(void **state) {
+        char ssa[PATH_MAX];
+        _cleanup_(freep) char *sock = NULL, *other = NULL, *config = NULL, *log = NULL;
+        struct itest_client *cl;
+        struct child *c = &activated;
+        json_object *hello;
+        struct stat st;
+        char buf[4096];
+        size_t n_log = 0;
+        ssize_t k;
+
+        if (!find_program("systemd-socket-activate", ssa, sizeof(ssa))) {
+                fprintf(stderr, "SKIP: no systemd-socket-activate in PATH (package systemd)\n");
+                skip();
+        }
+        assert_true(asprintf(&sock, "%s/activated.sock", tmpdir) >= 0);
+        assert_true(asprintf(&other, "%s/configured.sock", tmpdir) >= 0);
+        config = strdup(config_file("activated.json", daemon_config));
+        assert_non_null(config);
+        {
+                char *argv[] = { ssa, "-l", sock, evmond, "--config", config, "--socket", other, NULL };
+                spawn(c, 0, argv);
+        }
+        for (int i = 0; i < 200 && stat(sock, &st) < 0; i++)
+                usleep(25000);
+        assert_int_equal(stat(sock, &st), 0);
+        cl = calloc(1, sizeof(*cl));
+        assert_non_null(cl);
+        assert_int_equal(itest_client_connect(cl, sock), 0);
+        hello = itest_client_expect(cl, "hello", 10000);
+        if (!hello)
+                fail_msg("no hello line on the activated socket");
+        json_object_put(hello);
+        itest_client_close(cl);
+        free(cl);
+        kill(c->pid, SIGTERM);
+        assert_int_equal(child_wait(c, 10000), 0);
+        while ((k = read(c->err, buf, sizeof(buf))) > 0)
+                append(&log, &n_log, buf, (size_t) k);
+        assert_non_null(log);
+        if (!strstr(log, "ListenStream=") || !strstr(log, sock) || !strstr(log, other))
+                fail_msg("evmond did not say that systemd's socket is not socket.path's:\n%s", log);
+        assert_int_not_equal(stat(other, &st), 0);
         child_close(c);
         unlink(sock);
 }
@@ -2024,6 +2076,7 @@ int main(int argc, char **argv) {
                         cmocka_unit_test_setup_teardown(test_watch_terminal, setup_daemon, teardown_daemon),
                         cmocka_unit_test_setup_teardown(test_status, setup_daemon, teardown_daemon),
                         cmocka_unit_test_teardown(test_socket_activation, teardown_activated),
+                        cmocka_unit_test_teardown(test_socket_activation_other_path, teardown_activated),
                 };
 
                 char cmd[PATH_MAX + 64];
