@@ -1344,17 +1344,12 @@ static void test_watch_stdout(void **state) {
 
 /* Only our marker program (a copy of /bin/true) passes the filters: the
  * stream stays quiet unless we run it, so a line that sits in some buffer
- * shows, and every event that arrives is ours. */
-#define MARKER "evmon-cli-true"
-static const char daemon_config[] =
-        "// test-cli\n"
-        "{\n"
-        "  \"ring\": {\"pages\": 16, \"flush_ms\": 5},\n"
-        "  \"events\": [\n"
-        "    {\"tracepoint\": \"sched:sched_process_exec\", \"filter\": \"filename ~ \\\"*/" MARKER "\\\"\"},\n"
-        "    {\"tracepoint\": \"sched:sched_process_exit\", \"filter\": \"comm == \\\"" MARKER "\\\"\"}\n"
-        "  ]\n"
-        "}\n";
+ * shows, and every event that arrives is ours. Its name is this run's
+ * ("evcli-" and the temp dir's suffix, within comm's 15 bytes): with one
+ * name for all, another test-cli root on the machine ran a marker its
+ * filters let through, and test_watch_terminal saw an exec before its
+ * own. */
+static char marker_name[16], daemon_config[512];
 static char marker[PATH_MAX];
 
 /* Without root the message names the real cause, the permission on the
@@ -1484,7 +1479,7 @@ static void expect_event(struct child *c, const char *name, pid_t pid, size_t *r
                 } else {
                         assert_string_equal(itest_str(o, "event"), "sched:sched_process_exit");
                         assert_true(json_object_object_get_ex(fields, "comm", &f));
-                        assert_string_equal(json_object_get_string(f), MARKER);
+                        assert_string_equal(json_object_get_string(f), marker_name);
                 }
                 assert_true(*itest_str(o, "time"));
                 assert_true(itest_int(o, "ts") > 0);
@@ -2081,7 +2076,17 @@ int main(int argc, char **argv) {
 
                 char cmd[PATH_MAX + 64];
 
-                snprintf(marker, sizeof(marker), "%s/" MARKER, tmpdir);
+                snprintf(marker_name, sizeof(marker_name), "evcli-%s", tmpdir + strlen(tmpdir) - 6);
+                snprintf(daemon_config, sizeof(daemon_config),
+                         "// test-cli\n"
+                         "{\n"
+                         "  \"ring\": {\"pages\": 16, \"flush_ms\": 5},\n"
+                         "  \"events\": [\n"
+                         "    {\"tracepoint\": \"sched:sched_process_exec\", \"filter\": \"filename ~ \\\"*/%s\\\"\"},\n"
+                         "    {\"tracepoint\": \"sched:sched_process_exit\", \"filter\": \"comm == \\\"%s\\\"\"}\n"
+                         "  ]\n"
+                         "}\n", marker_name, marker_name);
+                snprintf(marker, sizeof(marker), "%s/%s", tmpdir, marker_name);
                 snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", marker);
                 if (system(cmd) != 0) {
                         fprintf(stderr, "cannot copy /bin/true to %s\n", marker);
