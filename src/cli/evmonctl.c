@@ -401,8 +401,10 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
                 json_object *e;
 
                 /* Until evmond has taken the subscription it sends this
-                 * client everything (no subscription yet): none of that is
-                 * what was asked for. */
+                 * client everything (no subscription yet): none of those
+                 * events is what was asked for. Schema lines stay: evmond
+                 * sends one per event and client, not again after the
+                 * subscription. */
                 if (strcmp(type, EVMON_LINE_ERROR) == 0) {
                         json_object_object_get_ex(o, "error", &e);
                         log_error("evmond says: %s", e ? json_object_get_string(e) : "?");
@@ -410,7 +412,7 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
                 }
                 if (strcmp(type, EVMON_LINE_SUBSCRIBED) == 0)
                         w->subscribing = false;
-                else if (strcmp(type, EVMON_LINE_HELLO) != 0)
+                else if (strcmp(type, EVMON_LINE_HELLO) != 0 && strcmp(type, EVMON_LINE_SCHEMA) != 0)
                         return 0;
         }
         if (arg_json) {

@@ -1220,6 +1220,31 @@ static void test_decode_stdin_terminal(void **state) {
         child_close(&c);
 }
 
+/* Lines evmond sent before it took watch's subscription: the events are
+ * left out (not asked for), a schema line is kept (evmond sends it once
+ * per client, not again after the subscription). */
+static void test_watch_before_subscribed(void **state) {
+        char path[PATH_MAX];
+        pid_t peer = fake_peer("before.sock",
+                               HELLO_LINE
+                               "{\"type\":\"schema\",\"event\":\"sched:sched_process_exec\",\"fields\":[]}\n"
+                               EXEC_LINE
+                               "{\"type\":\"subscribed\",\"events\":[\"sched:sched_process_exec\"]}\n"
+                               EXEC_LINE, 0, path, sizeof(path));
+        struct result r;
+        const char *p;
+        int n = 0;
+
+        run(&r, 0, evmonctl, "watch", "--json", "--socket", path, "sched:sched_process_exec", NULL);
+        fake_peer_done(peer);
+        expect_status(&r, 1, "evmonctl watch (evmond gone at the end)");
+        for (p = r.out; (p = strstr(p, "\"type\":\"event\"")); p++)
+                n++;
+        if (n != 1 || !strstr(r.out, "\"type\":\"schema\"") || strstr(r.out, "\"type\":\"event\"") < strstr(r.out, "subscribed"))
+                fail_msg("evmonctl watch printed, of a schema, an event before the subscription and one after:\n%s", r.out);
+        result_done(&r);
+}
+
 /* evmonctl watch EVENT that evmond refuses to subscribe to: the error,
  * exit 1, and none of the lines evmond sends a client with no
  * subscription (it went on printing every event evmond serves). */
@@ -2117,6 +2142,7 @@ int main(int argc, char **argv) {
                         cmocka_unit_test(test_answer_behind_lines),
                         cmocka_unit_test(test_not_evmond),
                         cmocka_unit_test(test_watch_refused),
+                        cmocka_unit_test(test_watch_before_subscribed),
                         cmocka_unit_test(test_request_subscribes_to_nothing),
                         cmocka_unit_test(test_watch_long_line),
                         cmocka_unit_test(test_decode_stdin_terminal),
