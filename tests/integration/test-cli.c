@@ -1838,7 +1838,7 @@ static bool file_has_line(const char *text, const char *line) {
 static void test_units_verify(void **state) {
         char analyze[PATH_MAX];
         _cleanup_(freep) char *service_in = NULL, *socket_in = NULL, *service = NULL, *socket = NULL, *dir = NULL;
-        _cleanup_(freep) char *p = NULL, *conf = NULL, *conf_path = NULL, *error = NULL;
+        _cleanup_(freep) char *p = NULL, *conf_path = NULL, *error = NULL;
         struct config *cfg = NULL;
         struct result r;
         char *exec;
