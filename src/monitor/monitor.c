@@ -79,6 +79,7 @@ struct handle {
         size_t n_unbelled;      /* fds without a doorbell member */
         bool quiet;             /* monitor_source.quiet */
         bool enabled;           /* monitor_enable()d and not disabled since: a CPU that comes up enables it */
+        bool started;           /* monitor_enable()d once: see its enable_on_exec */
         char *filter;           /* monitor_source.filter, for a CPU that comes up */
         int group;              /* the leader's handle, or -1 */
         uint64_t *ids;          /* the sample id of each event (0 on a CPU that is down) */
@@ -1037,6 +1038,17 @@ int monitor_enable(struct monitor *m, int h) {
                 for (size_t i = c * per_cpu; i < (c + 1) * per_cpu && i < hd->n; i++) {
                         if (hd->fds[i] < 0)
                                 continue;
+                        /* An enable_on_exec event of a pid target is the
+                         * kernel's to enable, at the task's next exec
+                         * (perf_event_enable_on_exec(); children inherit
+                         * it off and are enabled at theirs): the first
+                         * enable leaves it off, or it counted from evmond's
+                         * start. A later enable (a runtime one after a
+                         * disable) is the user's. A CPU-wide or cgroup
+                         * event is in no task's context: no exec enables
+                         * it, so ours does. */
+                        if (!hd->started && hd->attr.enable_on_exec && i % per_cpu >= m->n_cgroups)
+                                continue;
                         r = handle_fd_enable(m, hd, i);
                         if (r < 0)
                                 break;
@@ -1052,7 +1064,7 @@ int monitor_enable(struct monitor *m, int h) {
                 CPU_FREE(saved);
         }
         if (r >= 0)
-                hd->enabled = true;
+                hd->enabled = hd->started = true;
         return r < 0 ? r : 0;
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -871,6 +872,98 @@ static void test_cgroup_namespaces_records(void **state) {
         assert_int_equal(r.namespaces_ok, 1);
 }
 
+/* ---- enable_on_exec on a pid target -------------------------------------
+ *
+ * The kernel enables such an event at the task's next exec; evmond enabled
+ * it at its start too, so it counted from then on, exec or not. The child
+ * faults in a buffer of 1,000 pages (its address told through a pipe),
+ * then execs true(1): no sample may fall in the buffer, and true's own
+ * faults come. */
+
+struct eoe_seen {
+        pid_t child;
+        uint64_t buf, buf_end;
+        unsigned samples, in_buf;
+};
+
+static void on_eoe_line(json_object *o, void *userdata) {
+        struct eoe_seen *e = userdata;
+        json_object *sample;
+        const char *addr;
+        uint64_t a;
+
+        if (strcmp(itest_str(o, "type"), "event") != 0 || itest_int(o, "pid") != e->child ||
+            !json_object_object_get_ex(o, "sample", &sample))
+                return;
+        e->samples++;
+        addr = itest_str(sample, "addr");
+        a = strtoull(addr, NULL, 16);
+        e->in_buf += a >= e->buf && a < e->buf_end;
+}
+
+static void test_enable_on_exec(void **state) {
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct eoe_seen e = {};
+        size_t page = (size_t) sysconf(_SC_PAGESIZE), len;
+        int gate[2], tell[2], status;
+        char config[512], *text;
+        uint64_t buf;
+
+        assert_non_null(c);
+        assert_int_equal(pipe(gate), 0);
+        assert_int_equal(pipe(tell), 0);
+        e.child = itest_fork();
+        assert_true(e.child >= 0);
+        if (e.child == 0) {
+                /* Fresh pages: malloc() could hand out heap this
+                 * process had touched before the fork. */
+                char *p = mmap(NULL, 1000 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), b;
+                uint64_t v = (uint64_t) (uintptr_t) p;
+
+                close(gate[1]);
+                close(tell[0]);
+                if (p == MAP_FAILED || write(tell[1], &v, sizeof(v)) != sizeof(v) || read(gate[0], &b, 1) != 1)
+                        _exit(1);
+                for (size_t i = 0; i < 1000 * page; i += page)
+                        ((volatile char *) p)[i] = 1;
+                execl("/bin/true", "true", (char *) NULL);
+                _exit(127);
+        }
+        close(gate[0]);
+        close(tell[1]);
+        assert_int_equal(read(tell[0], &buf, sizeof(buf)), sizeof(buf));
+        close(tell[0]);
+        e.buf = buf;
+        e.buf_end = buf + 1000 * page;
+
+        snprintf(config, sizeof(config),
+                 "{\"context\": false, \"targets\": {\"pids\": [%d]},\n"
+                 " \"events\": [{\"software\": \"page-faults\", \"period\": 1, \"enable_on_exec\": true,\n"
+                 "              \"sample\": [\"tid\", \"time\", \"addr\"]}]}\n",
+                 (int) e.child);
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(write(gate[1], "x", 1), 1);
+        close(gate[1]);
+        assert_int_equal(waitpid(e.child, &status, 0), e.child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_eoe_line, &e);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+
+        print_message("page faults of the child: %u after its exec, %u in the buffer it faulted in before\n",
+                      e.samples - e.in_buf, e.in_buf);
+        assert_int_equal(e.in_buf, 0);
+        assert_true(e.samples > 0);
+}
+
 /* ---- schema lines of the pmu and breakpoint kinds ---------------------
  *
  * Each event's first line comes after its schema line; the lines are saved
@@ -995,6 +1088,7 @@ int main(void) {
                 cmocka_unit_test(test_sample_cgroup_and_raw),
                 cmocka_unit_test(test_symbols_without_context),
                 cmocka_unit_test(test_cgroup_namespaces_records),
+                cmocka_unit_test(test_enable_on_exec),
                 cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 
