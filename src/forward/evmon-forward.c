@@ -802,6 +802,20 @@ static int fwd_create_stream(struct fwd *f) {
         }
         jsStreamInfo_Destroy(si);
         jsCtx_Destroy(js);
+        /* What waiting does not mend: said, and the forwarder stops (it
+         * tried again every second, for good). */
+        if (st != NATS_OK && jerr == JSStreamSubjectOverlapErr) {
+                log_error("stream %s cannot be made: another stream on NATS at %s takes its subjects evmon.> "
+                          "(JetStream error %d): name that stream with --stream, or remove it",
+                          arg_stream, nats_shown, (int) jerr);
+                return -ENOENT;
+        }
+        if (st != NATS_OK && jerr == JSStreamReplicasNotSupportedErr) {
+                log_error("stream %s cannot be made with --replicas %d: NATS at %s is no cluster (JetStream error "
+                          "%d): give --replicas 1, or the cluster's URLs", arg_stream, arg_replicas, nats_shown,
+                          (int) jerr);
+                return -ENOENT;
+        }
         if (st != NATS_OK) {
                 log_warning("cannot create stream %s yet (%s, JetStream error %d); trying again",
                       arg_stream, nats_GetLastError(NULL), (int) jerr);
@@ -854,7 +868,8 @@ static int fwd_check_stream(struct fwd *f) {
 
 /* Makes or looks up the stream (once connected, until it is there); false
  * when the forwarder cannot go on: the stream does not exist and
- * --create was not given. */
+ * --create was not given, or JetStream will never make it (another
+ * stream takes evmon.>, --replicas on a server without a cluster). */
 static bool fwd_stream_setup(struct fwd *f) {
         int r;
 

@@ -61,6 +61,11 @@ subscription: EVENT patterns evmond serves none of, or a --cgroup that
    the forwarder says so and exits 1, storing none of them (it forwarded
    every event of the host without a word).
 
+overlap: --create of a stream JetStream will never make (another stream
+   takes evmon.>, --replicas 3 on a server without a cluster): exit 1
+   saying why and what to give (it tried again every second, for good,
+   a log line each time).
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -492,10 +497,24 @@ def scenario_subscription(procs, build):
     log("turned away by evmond (clients.max): tried again, then all 500 events stored")
 
 
+def scenario_overlap(procs, build):
+    node = single_node(procs)
+    ack = nf.js_publish(node.url(), "$JS.API.STREAM.CREATE.EVMONFIRST", "first",
+                        json.dumps({"name": "EVMONFIRST", "subjects": ["evmon.>"], "storage": "file"}).encode())
+    assert "error" not in ack, ack
+    for args, want in ((("--stream", "EVMONSECOND", "--create"), r"another stream .* takes its subjects evmon\.>.*--stream"),
+                       (("--stream", "EVMONR3", "--create", "--replicas", "3"), r"--replicas 3: NATS at .* is no cluster")):
+        rc, out = forward_run(build, procs, node.url(), *args, timeout=20)
+        assert rc == 1 and re.search(want, out), (args, rc, out)
+        assert out.count("cannot create stream") == 0, f"retried: {out}"
+        log(f"{' '.join(args)}: exit {rc}, {[l for l in out.splitlines() if 'cannot be made' in l][0]!r}")
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
              "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut,
-             "nats-arg": scenario_nats_arg, "subscription": scenario_subscription}
+             "nats-arg": scenario_nats_arg, "subscription": scenario_subscription,
+             "overlap": scenario_overlap}
 
 
 def main():
