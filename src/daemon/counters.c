@@ -126,12 +126,21 @@ static void counter_emit(struct daemon *d, struct daemon_event *ev, uint64_t ts)
                 return;
         counter_read_fds(d, ev, fds, fd_cpus, any);
         for (size_t i = 0; i < n; i++) {
+                size_t k = 0;
+
                 if (!any[i])
                         continue;
                 carry_add(&sum, &fds[i]);
-                cpus[c.n_cpus++] = (struct encode_counter_cpu) {
-                        .cpu = fd_cpus[i], .value = fds[i].value, .enabled = fds[i].enabled, .running = fds[i].running,
-                };
+                /* One entry per CPU: the fds of every cgroup and pid
+                 * target (each thread of targets.pids) on a CPU add up,
+                 * as the line's "cpus" says. */
+                while (k < c.n_cpus && cpus[k].cpu != fd_cpus[i])
+                        k++;
+                if (k == c.n_cpus)
+                        cpus[c.n_cpus++] = (struct encode_counter_cpu) { .cpu = fd_cpus[i] };
+                cpus[k].value += fds[i].value;
+                cpus[k].enabled += fds[i].enabled;
+                cpus[k].running += fds[i].running;
         }
         c.value = sum.value;
         c.enabled = sum.enabled;

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -964,6 +965,120 @@ static void test_enable_on_exec(void **state) {
         assert_true(e.samples > 0);
 }
 
+/* ---- counter lines of a multi-threaded pid target ----------------------
+ *
+ * evmond opens a pid target's every thread on every CPU; a counter line's
+ * "cpus" has one entry per CPU, the threads' fds on it added up. It had
+ * one per fd: a target with 3 threads gave each CPU 3 times, with no
+ * thread to tell them apart. */
+
+static void *burn_thread(void *arg) {
+        struct timespec t0, t;
+
+        (void) arg;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        do
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 300000000L);
+        return NULL;
+}
+
+static void *read_gate_then_burn(void *arg) {
+        char b;
+
+        if (read(*(int *) arg, &b, 1) != 1)
+                return NULL;
+        return burn_thread(NULL);
+}
+
+struct cpus_seen {
+        unsigned lines, unique, summed;
+};
+
+static void on_cpus_line(json_object *o, void *userdata) {
+        struct cpus_seen *s = userdata;
+        json_object *cpus;
+        int64_t seen[64], sum = 0;
+        size_t n;
+        bool unique = true;
+
+        if (strcmp(itest_str(o, "type"), "counter") != 0 || !json_object_object_get_ex(o, "cpus", &cpus))
+                return;
+        s->lines++;
+        n = json_object_array_length(cpus);
+        for (size_t i = 0; i < n && i < 64; i++) {
+                json_object *e = json_object_array_get_idx(cpus, i);
+
+                seen[i] = itest_int(e, "cpu");
+                sum += itest_int(e, "value");
+                for (size_t k = 0; k < i; k++)
+                        unique = unique && seen[k] != seen[i];
+        }
+        s->unique += unique && n <= (size_t) sysconf(_SC_NPROCESSORS_CONF);
+        s->summed += sum == itest_int(o, "value");
+}
+
+static void test_pid_target_cpus(void **state) {
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct cpus_seen s = {};
+        int gate[2], ready[2], status;
+        char config[512], *text, b;
+        size_t len;
+        pid_t child;
+
+        assert_non_null(c);
+        assert_int_equal(pipe(gate), 0);
+        assert_int_equal(pipe(ready), 0);
+        child = itest_fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                pthread_t t[3];
+
+                close(gate[1]);
+                close(ready[0]);
+                /* 3 threads waiting: evmond opens each at start. */
+                for (int i = 0; i < 3; i++)
+                        if (pthread_create(&t[i], NULL, read_gate_then_burn,
+                                           &gate[0]) != 0)
+                                _exit(1);
+                if (write(ready[1], "r", 1) != 1)
+                        _exit(1);
+                for (int i = 0; i < 3; i++)
+                        pthread_join(t[i], NULL);
+                _exit(0);
+        }
+        close(gate[0]);
+        close(ready[1]);
+        assert_int_equal(read(ready[0], &b, 1), 1);
+        close(ready[0]);
+        snprintf(config, sizeof(config),
+                 "{\"context\": false, \"targets\": {\"pids\": [%d]}, \"counters\": {\"interval_ms\": 200},\n"
+                 " \"events\": [{\"software\": \"task-clock\", \"count\": true}]}\n",
+                 (int) child);
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(write(gate[1], "xxx", 3), 3);
+        close(gate[1]);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_cpus_line, &s);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+
+        print_message("%u counter lines of a 4-thread target: %u with each CPU once, %u whose cpus add up to "
+                      "the value\n", s.lines, s.unique, s.summed);
+        assert_true(s.lines >= 2);
+        assert_int_equal(s.unique, s.lines);
+        assert_int_equal(s.summed, s.lines);
+}
+
 /* ---- schema lines of the pmu and breakpoint kinds ---------------------
  *
  * Each event's first line comes after its schema line; the lines are saved
@@ -1089,6 +1204,7 @@ int main(void) {
                 cmocka_unit_test(test_symbols_without_context),
                 cmocka_unit_test(test_cgroup_namespaces_records),
                 cmocka_unit_test(test_enable_on_exec),
+                cmocka_unit_test(test_pid_target_cpus),
                 cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 
