@@ -354,6 +354,10 @@ bool monitor_doorbells_cover(const struct monitor *m);
  * monitor_handle_fd() gives fd I's CPU in *RET_CPU. */
 size_t monitor_handle_n_fds(const struct monitor *m, int h);
 int monitor_handle_fd(const struct monitor *m, int h, size_t i, int *ret_cpu);
+/* Whether fd I of a handle watches a pid target (a thread of targets.pids,
+ * opened on every CPU), and which one in *RET_TARGET: the same for that
+ * thread's fd on each CPU. False for a CPU-wide or cgroup fd. */
+bool monitor_fd_pid_target(const struct monitor *m, size_t i, size_t *ret_target);
 /* The attr handle H was opened with (the monitor's additions included). */
 const struct perf_event_attr *monitor_handle_attr(const struct monitor *m, int h);
 

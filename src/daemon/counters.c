@@ -120,17 +120,35 @@ static void counter_emit(struct daemon *d, struct daemon_event *ev, uint64_t ts)
         const struct line_meta meta = {
                 .idx = ev->index, .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
         };
+        _cleanup_(freep) struct counter_carry *threads = calloc(n ?: 1, sizeof(*threads));
         struct counter_carry sum = ev->counter_carry;
+        size_t n_threads = 0;
 
-        if (!cpus || !fds || !fd_cpus || !any)
+        if (!cpus || !fds || !fd_cpus || !any || !threads)
                 return;
         counter_read_fds(d, ev, fds, fd_cpus, any);
         for (size_t i = 0; i < n; i++) {
-                size_t k = 0;
+                size_t k = 0, t;
 
                 if (!any[i])
                         continue;
-                carry_add(&sum, &fds[i]);
+                /* A pid target's fd on CPU X counts while its thread runs
+                 * there, but is "enabled" (and was scaled up by) all the
+                 * time the thread runs anywhere: per fd, perf stat's
+                 * scaling took a thread that ran half its time on each of
+                 * 2 CPUs for one multiplexed to half, and doubled its
+                 * count. Per thread, its fds' running add up to the time
+                 * it ran, and the freshest enabled (the kernel updates an
+                 * fd's times when its thread runs on that CPU) is that
+                 * time: they differ only when it was multiplexed. */
+                if (monitor_fd_pid_target(d->monitor, i, &t)) {
+                        threads[t].value += fds[i].value;
+                        threads[t].running += fds[i].running;
+                        if (fds[i].enabled > threads[t].enabled)
+                                threads[t].enabled = fds[i].enabled;
+                        n_threads = t + 1 > n_threads ? t + 1 : n_threads;
+                } else
+                        carry_add(&sum, &fds[i]);
                 /* One entry per CPU: the fds of every cgroup and pid
                  * target (each thread of targets.pids) on a CPU add up,
                  * as the line's "cpus" says. */
@@ -141,6 +159,16 @@ static void counter_emit(struct daemon *d, struct daemon_event *ev, uint64_t ts)
                 cpus[k].value += fds[i].value;
                 cpus[k].enabled += fds[i].enabled;
                 cpus[k].running += fds[i].running;
+        }
+        for (size_t t = 0; t < n_threads; t++) {
+                uint64_t running = threads[t].running < threads[t].enabled ? threads[t].running : threads[t].enabled;
+
+                sum.value += threads[t].value;
+                sum.enabled += threads[t].enabled;
+                sum.running += running;
+                sum.scaled += running < threads[t].enabled && running > 0
+                        ? (double) threads[t].value * (double) threads[t].enabled / (double) running
+                        : (double) threads[t].value;
         }
         c.value = sum.value;
         c.enabled = sum.enabled;

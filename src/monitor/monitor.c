@@ -1709,6 +1709,22 @@ size_t monitor_handle_n_fds(const struct monitor *m, int h) {
         return hd ? hd->n : 0;
 }
 
+bool monitor_fd_pid_target(const struct monitor *m, size_t i, size_t *ret_target) {
+        size_t per_cpu, t;
+
+        if (!m || m->n_pids == 0)
+                return false;
+        /* monitor_add() opens the targets of one CPU after another:
+         * cgroups first, then pids. */
+        per_cpu = m->n_cgroups + m->n_pids;
+        t = i % per_cpu;
+        if (t < m->n_cgroups)
+                return false;
+        if (ret_target)
+                *ret_target = t - m->n_cgroups;
+        return true;
+}
+
 int monitor_handle_fd(const struct monitor *m, int h, size_t i, int *ret_cpu) {
         const struct handle *hd = handle_get((struct monitor *) m, h);
         size_t per_cpu;

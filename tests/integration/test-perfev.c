@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -1079,6 +1080,98 @@ static void test_pid_target_cpus(void **state) {
         assert_int_equal(s.summed, s.lines);
 }
 
+/* ---- scaled of a pid target whose thread moves between CPUs -----------
+ *
+ * A software event is never multiplexed: "scaled" is its value. A pid
+ * target is opened per CPU, and each fd is enabled while its thread runs
+ * anywhere, running only while it runs on that CPU: scaled per fd, a
+ * thread that spent half its time on each of 2 CPUs was counted twice.
+ * The child hops between the first two CPUs every 20 ms of its CPU time. */
+
+struct scaled_seen {
+        int64_t value, scaled, enabled, running;
+};
+
+static void on_scaled_line(json_object *o, void *userdata) {
+        struct scaled_seen *s = userdata;
+
+        if (strcmp(itest_str(o, "type"), "counter") != 0 || strcmp(itest_str(o, "event"), "software:task-clock") != 0)
+                return;
+        s->value = itest_int(o, "value");
+        s->scaled = itest_int(o, "scaled");
+        s->enabled = itest_int(o, "enabled");
+        s->running = itest_int(o, "running");
+}
+
+static void test_pid_target_scaled(void **state) {
+        struct itest_daemon d = {};
+        struct itest_client *c = calloc(1, sizeof(*c));
+        struct scaled_seen s = {};
+        int gate[2], status;
+        char config[512], *text;
+        size_t len;
+        pid_t child;
+
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+                print_message("SKIP: needs 2 CPUs\n");
+                skip();
+        }
+        assert_non_null(c);
+        assert_int_equal(pipe(gate), 0);
+        child = itest_fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                char b;
+
+                close(gate[1]);
+                if (read(gate[0], &b, 1) != 1)
+                        _exit(1);
+                for (int hop = 0; hop < 20; hop++) {
+                        cpu_set_t one;
+                        struct timespec t0, t;
+
+                        CPU_ZERO(&one);
+                        CPU_SET(hop % 2, &one);
+                        if (sched_setaffinity(0, sizeof(one), &one) < 0)
+                                _exit(1);
+                        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+                        do
+                                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+                        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+                }
+                _exit(0);
+        }
+        close(gate[0]);
+        snprintf(config, sizeof(config),
+                 "{\"context\": false, \"targets\": {\"pids\": [%d]}, \"counters\": {\"interval_ms\": 200},\n"
+                 " \"events\": [{\"software\": \"task-clock\", \"count\": true}]}\n",
+                 (int) child);
+        assert_int_equal(itest_daemon_start(&d, config), 0);
+        assert_int_equal(itest_client_connect(c, d.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(write(gate[1], "x", 1), 1);
+        close(gate[1]);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        text = itest_client_slurp(c, 600, 3000, &len);
+        itest_for_each_line(text, len, on_scaled_line, &s);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&d), 0);
+        itest_daemon_cleanup(&d);
+
+        print_message("task-clock of a child hopping between 2 CPUs: value %" PRId64 " ns, scaled %" PRId64
+                      ", enabled %" PRId64 ", running %" PRId64 "\n", s.value, s.scaled, s.enabled, s.running);
+        /* 20 hops of 20 ms of CPU. */
+        assert_true(s.value >= 400000000);
+        /* Not multiplexed: scaled is the value, give or take the kernel's
+         * updates of an fd's times (a tick); per fd it was about twice. */
+        assert_true(s.scaled >= s.value && s.scaled <= s.value + s.value / 50);
+        assert_true(s.running <= s.enabled && s.running >= s.enabled - s.enabled / 50);
+}
+
 /* ---- schema lines of the pmu and breakpoint kinds ---------------------
  *
  * Each event's first line comes after its schema line; the lines are saved
@@ -1205,6 +1298,7 @@ int main(void) {
                 cmocka_unit_test(test_cgroup_namespaces_records),
                 cmocka_unit_test(test_enable_on_exec),
                 cmocka_unit_test(test_pid_target_cpus),
+                cmocka_unit_test(test_pid_target_scaled),
                 cmocka_unit_test(test_schema_of_pmu_and_breakpoint),
         };
 
