@@ -1047,7 +1047,7 @@ int monitor_enable(struct monitor *m, int h) {
                          * disable) is the user's. A CPU-wide or cgroup
                          * event is in no task's context: no exec enables
                          * it, so ours does. */
-                        if (!hd->started && hd->attr.enable_on_exec && i % per_cpu >= m->n_cgroups)
+                        if (!hd->started && hd->attr.enable_on_exec && monitor_fd_pid_target(m, i, NULL))
                                 continue;
                         r = handle_fd_enable(m, hd, i);
                         if (r < 0)

@@ -964,6 +964,41 @@ static void test_enable_on_exec(void **state) {
                       e.samples - e.in_buf, e.in_buf);
         assert_int_equal(e.in_buf, 0);
         assert_true(e.samples > 0);
+
+        /* System-wide no exec enables it: evmond does, at its start (the
+         * first cut of the above left such an event off for good). */
+        {
+                static const char wide[] =
+                        "{\"context\": false,\n"
+                        " \"events\": [{\"software\": \"page-faults\", \"period\": 1, \"enable_on_exec\": true,\n"
+                        "              \"sample\": [\"tid\", \"time\", \"addr\"]}]}\n";
+                struct eoe_seen w = {};
+
+                c = calloc(1, sizeof(*c));
+                assert_non_null(c);
+                assert_int_equal(itest_daemon_start(&d, wide), 0);
+                assert_int_equal(itest_client_connect(c, d.socket), 0);
+                json_object_put(itest_client_expect(c, "hello", 5000));
+                w.child = itest_fork();
+                assert_true(w.child >= 0);
+                if (w.child == 0) {
+                        char *p = mmap(NULL, 100 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+                        for (size_t i = 0; p != MAP_FAILED && i < 100 * page; i += page)
+                                p[i] = 1;
+                        _exit(p == MAP_FAILED);
+                }
+                assert_int_equal(waitpid(w.child, &status, 0), w.child);
+                text = itest_client_slurp(c, 600, 3000, &len);
+                itest_for_each_line(text, len, on_eoe_line, &w);
+                free(text);
+                itest_client_close(c);
+                free(c);
+                assert_int_equal(itest_daemon_stop(&d), 0);
+                itest_daemon_cleanup(&d);
+                print_message("system-wide: %u page faults of a child\n", w.samples);
+                assert_true(w.samples >= 100);
+        }
 }
 
 /* ---- counter lines of a multi-threaded pid target ----------------------
