@@ -40,7 +40,18 @@
  *   instead of writing), so every arm first moves data_tail up to
  *   data_head: the ring is emptied without being read.
  * - perf_poll() hands out a pending wakeup once (atomic_xchg of rb->poll),
- *   so a level-triggered epoll does not report the same ring again. */
+ *   so a level-triggered epoll does not report the same ring again.
+ * - A member is a tracepoint event in a software event's group: on the
+ *   tracepoint's per-CPU list it is moved (perf_trace_del(), at once
+ *   perf_trace_add() at the head, kernel/trace/trace_event_perf.c) by the
+ *   software PMU's reschedules (ctx_resched(), kernel/events/core.c), which
+ *   leave the main copy where it is. A software event enabled on that CPU
+ *   (by anyone: another evmond arming, perf) while the traced task's
+ *   handler stands on a member behind the main copy sends the walk
+ *   (perf_tp_event()) back to the head, and the main copy writes that
+ *   call's record again, a little later, counted nowhere. Test-targets'
+ *   numbered calls see it; README.md ("What evmond sees of that") says it
+ *   to users. Another evmond's members do the same to ours. */
 
 #include <errno.h>
 #include <fcntl.h>
