@@ -17,7 +17,8 @@ void log_set_max_level(int level);
  * written; a line it refuses is not written (the gate counts it, if it
  * wants). NULL: none, the default. evmond's server sets one while it
  * handles a client's request, so every line the request causes counts
- * against the budget of that client's uid. */
+ * against the budget of that client's uid. The gate is the calling
+ * thread's: other threads' lines do not pass it. */
 typedef bool (*log_gate_t)(int level, void *userdata);
 void log_set_gate(log_gate_t gate, void *userdata);
 

@@ -9,8 +9,12 @@
 static const char *log_program = "evmon";
 static int log_max_level = LOG_INFO;
 static int log_prefix_priority = -1;  /* decided on first use */
-static log_gate_t log_gate;
-static void *log_gate_userdata;
+/* Per thread: the gate judges the lines of the thread that set it (evmond's
+ * loop, during a client's request), never another's (the async worker's
+ * probe removal warnings), which would call it, and touch the server's
+ * budget, from a second thread. */
+static _Thread_local log_gate_t log_gate;
+static _Thread_local void *log_gate_userdata;
 
 void log_setup(const char *program) {
         const char *e;
