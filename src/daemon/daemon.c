@@ -413,6 +413,23 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
         return daemon_prepare_events(d, ret_error);
 }
 
+/* PATH as a glob(3) pattern that matches PATH alone, then SUFFIX as it
+ * is: unescaped, a '*', '?', '[' or '\\' of PATH would match (and
+ * --cleanup remove) other files. */
+static char *glob_literal(const char *path, const char *suffix) {
+        char *pattern = malloc(2 * strlen(path) + strlen(suffix) + 1), *q = pattern;
+
+        if (!pattern)
+                return NULL;
+        for (const char *c = path; *c; c++) {
+                if (strchr("*?[\\", *c))
+                        *q++ = '\\';
+                *q++ = *c;
+        }
+        strcpy(q, suffix);
+        return pattern;
+}
+
 /* A killed evmond (SIGKILL, the stop timeout, a crash) leaves its metrics
  * file, and the textfile collector would serve its last counters for good,
  * flat, as if evmond were alive and idle; the temporary file of a write it
@@ -427,8 +444,9 @@ static unsigned daemon_remove_stale_metrics(struct daemon *d) {
                 return 0;
         if (unlink(path) == 0)
                 n++;
-        /* metrics_write_file()'s mkostemp() names: PATH.XXXXXX */
-        if (asprintf(&pattern, "%s.??????", path) < 0)
+        /* metrics_write_file()'s mkostemp() names: PATH.XXXXXX. */
+        pattern = glob_literal(path, ".??????");
+        if (!pattern)
                 return n;
         if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
                 for (size_t i = 0; i < g.gl_pathc; i++)
@@ -537,28 +555,34 @@ int daemon_check_open(struct daemon *d, char **ret_error) {
  * say so when the config asks for something else, or an admin who edits
  * only the config sees nothing change. */
 static void daemon_check_passed_socket(const struct config *c, int fd) {
-        struct sockaddr_un sa = {};
-        socklen_t len = sizeof(sa);
+        /* One byte past sun_path stays 0: a path of all 108 bytes has no
+         * NUL of its own. */
+        union {
+                struct sockaddr_un un;
+                char bytes[sizeof(struct sockaddr_un) + 1];
+        } u = {};
+        struct sockaddr_un *sa = &u.un;
+        socklen_t len = sizeof(u.un);
         struct stat st;
         struct group *g;
 
-        if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0 || sa.sun_family != AF_UNIX || !sa.sun_path[0])
+        if (getsockname(fd, (struct sockaddr *) sa, &len) < 0 || sa->sun_family != AF_UNIX || !sa->sun_path[0])
                 return;
-        if (c->socket_path && strcmp(sa.sun_path, c->socket_path) != 0) {
+        if (c->socket_path && strcmp(sa->sun_path, c->socket_path) != 0) {
                 log_warning("The socket from systemd is %s, not %s (socket.path, --socket): evmond serves %s; "
                             "set ListenStream= with `systemctl edit evmond.socket`, then restart it",
-                            sa.sun_path, c->socket_path, sa.sun_path);
+                            sa->sun_path, c->socket_path, sa->sun_path);
                 return;
         }
-        if (stat(sa.sun_path, &st) < 0)
+        if (stat(sa->sun_path, &st) < 0)
                 return;
         if ((st.st_mode & 07777) != c->socket_mode)
                 log_warning("The socket from systemd, %s, has mode %04o, not %04o (socket.mode): set SocketMode= "
                             "with `systemctl edit evmond.socket`, then restart it",
-                            sa.sun_path, (unsigned) (st.st_mode & 07777), (unsigned) c->socket_mode);
+                            sa->sun_path, (unsigned) (st.st_mode & 07777), (unsigned) c->socket_mode);
         if (c->socket_group && *c->socket_group && (g = getgrnam(c->socket_group)) && g->gr_gid != st.st_gid)
                 log_warning("The socket from systemd, %s, is not in group %s (socket.group): set SocketGroup= "
-                            "with `systemctl edit evmond.socket`, then restart it", sa.sun_path, c->socket_group);
+                            "with `systemctl edit evmond.socket`, then restart it", sa->sun_path, c->socket_group);
 }
 
 static int daemon_open_server(struct daemon *d) {

@@ -43,8 +43,8 @@ static int run_cleanup(struct daemon *d) {
 
         r = daemon_cleanup(d, &n, &m, &error);
         if (m > 0)
-                log_info("Removed the metrics file %s left by an evmond that did not stop cleanly",
-                         d->config->metrics_path);
+                log_info("Removed %u metrics file%s (%s, or a write's temporary beside it) left by an evmond "
+                         "that did not stop cleanly", m, m == 1 ? "" : "s", d->config->metrics_path);
         if (r < 0) {
                 log_error("%s", error ?: strerror(-r));
                 daemon_done(d);

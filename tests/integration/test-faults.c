@@ -148,7 +148,7 @@ static const char *tracefs_dir(void) {
  * it was killed in), and refuses while that evmond still runs. */
 static void test_cleanup_after_sigkill(void **state) {
         char target[PATH_MAX], config[4 * PATH_MAX], events[PATH_MAX], evmond[PATH_MAX];
-        char mdir[] = "/tmp/evmon-faults-metrics-XXXXXX", prom[PATH_MAX], prom_tmp[PATH_MAX];
+        char mdir[] = "/tmp/evmon-faults-metrics-XXXXXX", prom[PATH_MAX], prom_tmp[PATH_MAX], bystander[PATH_MAX];
         const char *tfs = tracefs_dir();
         char *text, *out = NULL;
         int status;
@@ -161,8 +161,11 @@ static void test_cleanup_after_sigkill(void **state) {
         itest_build_path("tests/integration/evmon-probe-target", target, sizeof(target));
         itest_build_path("evmond", evmond, sizeof(evmond));
         assert_non_null(mkdtemp(mdir));
-        snprintf(prom, sizeof(prom), "%s/evmon.prom", mdir);
-        snprintf(prom_tmp, sizeof(prom_tmp), "%s/evmon.prom.Xy12Z9", mdir);
+        /* A '*' in the path: --cleanup removes this file and its
+         * temporaries, not the bystander the '*' would match as a glob. */
+        snprintf(prom, sizeof(prom), "%s/evmon*.prom", mdir);
+        snprintf(prom_tmp, sizeof(prom_tmp), "%s/evmon*.prom.Xy12Z9", mdir);
+        snprintf(bystander, sizeof(bystander), "%s/evmon-other.prom.Ab34Cd", mdir);
         /* Two fetch-args: probes made through tracefs, in evmond's group. */
         snprintf(config, sizeof(config),
                  "{\"metrics\": {\"path\": \"%s\", \"interval_ms\": 1000},\n"
@@ -205,17 +208,22 @@ static void test_cleanup_after_sigkill(void **state) {
                 FILE *f = fopen(prom_tmp, "we");
                 assert_non_null(f);
                 fclose(f);
+                f = fopen(bystander, "we");
+                assert_non_null(f);
+                fclose(f);
         }
 
         {
                 const char *argv[] = { evmond, "--cleanup", "--config", daemon_.config, "--socket", daemon_.socket, NULL };
                 status = itest_run(argv, 30000, &out);
-                if (status != 0 || !strstr(out, "Removed 2 probes") || !strstr(out, "Removed the metrics file"))
+                if (status != 0 || !strstr(out, "Removed 2 probes") || !strstr(out, "Removed 2 metrics files"))
                         fail_msg("--cleanup after SIGKILL: exit %d: %s", status, out);
                 free(out);
         }
         if (access(prom, F_OK) == 0 || access(prom_tmp, F_OK) == 0)
                 fail_msg("--cleanup left the killed evmond's metrics file (%s) or its temporary", prom);
+        if (unlink(bystander) < 0)
+                fail_msg("--cleanup removed %s, which is not evmond's", bystander);
         assert_int_equal(rmdir(mdir), 0);
         text = read_text(events);
         if (count_lines_with(text, "/faults_entry ") + count_lines_with(text, "/faults_ret ") != 0)

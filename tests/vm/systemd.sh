@@ -376,7 +376,7 @@ evmon_probes | grep -q . || fail "no probe before the SIGKILL (nothing to prove)
 kill -KILL "$(main_pid)"
 wait_for 60 sh -c '! systemctl is-active -q evmond.service && [ "$(systemctl show -p SubState --value evmond.service)" = failed ]' ||
         fail "evmond.service not failed after SIGKILL: $(systemctl show -p ActiveState,SubState --value evmond.service | tr '\n' ' ')"
-[ ! -e $prom ] && ok "no $prom after the SIGKILL: $(journalctl -u evmond --no-pager -o cat | grep -m1 'Removed the metrics file')" ||
+[ ! -e $prom ] && ok "no $prom after the SIGKILL: $(journalctl -u evmond --no-pager -o cat | grep -m1 'Removed 1 metrics file')" ||
         fail "$prom left after evmond was killed (node-exporter serves a dead evmond's counters)"
 [ -z "$(evmon_probes)" ] && ok "no evmon probe after the SIGKILL" || fail "probes left after SIGKILL: $(evmon_probes)"
 rm -rf /run/systemd/system/evmond.service.d
