@@ -161,6 +161,11 @@ struct perfdata;
  * sections out of bounds), -EPROTONOSUPPORT for a variant this reader does
  * not take (perfdata_unsupported() says which). The caller owns *ret. */
 int perfdata_open(const char *path, struct perfdata **ret);
+/* The same; when a file of a --threads directory is at fault, its name in
+ * that directory goes to *RET_FAULT (the caller frees it; NULL when the
+ * error is not one file's): -EBADFD for one that is not a regular file (a
+ * FIFO, a device: never opened blocking, never read). */
+int perfdata_open_full(const char *path, struct perfdata **ret, char **ret_fault);
 /* The same on SIZE bytes at DATA, which must stay valid (and unchanged)
  * until perfdata_free(). */
 int perfdata_new(const void *data, size_t size, struct perfdata **ret);

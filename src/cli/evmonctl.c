@@ -866,6 +866,7 @@ static int cmd_decode(const char *path, const char *order) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(decode_events_done) struct decode_events d = {};
+        _cleanup_(freep) char *fault = NULL;
         struct perfdata_clock clock;
         struct perfdata_record pr;
         uint64_t n_bad = 0, n_unknown = 0, n_unparsed = 0;
@@ -884,7 +885,18 @@ static int cmd_decode(const char *path, const char *order) {
                           "(perf record -o - ... | evmonctl decode -) or name a FILE");
                 return 2;
         }
-        r = perfdata_open(path, &pd);
+        r = perfdata_open_full(path, &pd, &fault);
+        if (r < 0 && fault) {
+                /* One file of a --threads directory: data.N's name is
+                 * digits after "data.", safe to show as it is. */
+                if (r == -EBADFD)
+                        log_error("%s/%s is not a regular file (a FIFO, a device, or a link to one): not what "
+                                  "perf record --threads writes; remove it or decode a copy of the directory",
+                                  name, fault);
+                else
+                        log_error("cannot read %s/%s: %s", name, fault, strerror(-r));
+                return 1;
+        }
         if (r < 0)
                 return decode_open_error(path, r);
         (void) perfdata_set_order(pd, (enum perfdata_order) o);

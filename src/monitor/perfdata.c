@@ -1612,8 +1612,11 @@ static void dir_closep(DIR **d) {
 /* perf record --threads: after the data section, every data.N file in
  * DIR_FD (perf takes each regular "data.*" file, a symlink to one too,
  * util/data.c perf_data__open_dir, and leaves out empty ones), in N's
- * order. */
-static int open_dir_files(struct perfdata *pd, int dir_fd) {
+ * order. The directory may be anyone's: a data.N that is a FIFO would
+ * block open() for good and a device would be read without end, so each
+ * is opened with O_NONBLOCK and anything but a regular file (after the
+ * link) is refused with -EBADFD, its name in *RET_FAULT. */
+static int open_dir_files(struct perfdata *pd, int dir_fd, char **ret_fault) {
         _cleanup_(dir_closep) DIR *d = NULL;
         struct dirent *de;
         int fd;
@@ -1649,12 +1652,18 @@ static int open_dir_files(struct perfdata *pd, int dir_fd) {
                 n = strtoul(de->d_name + 5, &end, 10);
                 if (*end || errno || n > UINT32_MAX)
                         continue;
-                ffd = openat(dir_fd, de->d_name, O_RDONLY | O_CLOEXEC);
-                if (ffd < 0)
+                ffd = openat(dir_fd, de->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                if (ffd < 0) {
+                        *ret_fault = strdup(de->d_name);
                         return -errno;
+                }
                 if (fstat(ffd, &st) < 0)
                         return -errno;
-                if (!S_ISREG(st.st_mode) || st.st_size == 0)
+                if (!S_ISREG(st.st_mode)) {
+                        *ret_fault = strdup(de->d_name);
+                        return -EBADFD;
+                }
+                if (st.st_size == 0)
                         continue;
                 if ((uint64_t) st.st_size > SIZE_MAX)
                         return -EFBIG;
@@ -1680,13 +1689,20 @@ static int open_dir_files(struct perfdata *pd, int dir_fd) {
 }
 
 int perfdata_open(const char *path, struct perfdata **ret) {
+        _cleanup_(freep) char *fault = NULL;
+
+        return perfdata_open_full(path, ret, &fault);
+}
+
+int perfdata_open_full(const char *path, struct perfdata **ret, char **ret_fault) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(closep) int fd = -1, dir_fd = -1;
         struct stat st;
         int r;
 
-        if (!path || !ret)
+        if (!path || !ret || !ret_fault)
                 return -EINVAL;
+        *ret_fault = NULL;
         if (strcmp(path, "-") == 0) {
                 fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
                 if (fd < 0)
@@ -1702,11 +1718,17 @@ int perfdata_open(const char *path, struct perfdata **ret) {
                 /* perf record --threads or --kcore: a directory, whose
                  * header and first records are in "data". */
                 dir_fd = TAKE_FD(fd);
-                fd = openat(dir_fd, "data", O_RDONLY | O_CLOEXEC);
+                /* Named by the directory, not by the person: a FIFO or
+                 * device there is refused as a data.N is. */
+                fd = openat(dir_fd, "data", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
                 if (fd < 0)
                         return errno == ENOENT ? -EISDIR : -errno;
                 if (fstat(fd, &st) < 0)
                         return -errno;
+                if (!S_ISREG(st.st_mode)) {
+                        *ret_fault = strdup("data");
+                        return -EBADFD;
+                }
         }
 
         pd = calloc(1, sizeof(*pd));
@@ -1754,7 +1776,7 @@ int perfdata_open(const char *path, struct perfdata **ret) {
                         if (dir_fd < 0)
                                 return -errno;
                 }
-                r = open_dir_files(pd, dir_fd);
+                r = open_dir_files(pd, dir_fd, ret_fault);
                 if (r < 0)
                         return r;
         }

@@ -563,6 +563,26 @@ def threads(name, path, lines):
     linked, err = dump(links)
     if err or linked != lines:
         fail("%s: a directory of symlinks to its files reads differently" % name)
+    # A FIFO (and a link to a device) planted as data.N in a directory
+    # anyone may write: refused at once, naming it (open() waited for a
+    # writer for good).
+    for kind in ("fifo", "device"):
+        planted = path + "." + kind
+        shutil.copytree(path, planted, symlinks=True)
+        bad = os.path.join(planted, "data.%d" % (len(files) + 7))
+        if kind == "fifo":
+            os.mkfifo(bad)
+        else:
+            os.symlink("/dev/zero", bad)
+        try:
+            p = subprocess.run([EVMONCTL, "decode", planted], capture_output=True, timeout=10)
+        except subprocess.TimeoutExpired:
+            fail("%s: evmonctl decode hangs on a %s named %s" % (name, kind, os.path.basename(bad)))
+            continue
+        err = p.stderr.decode(errors="replace")
+        if p.returncode != 1 or bad + " is not a regular file" not in err:
+            fail("%s: a %s as %s: status %d, %s" % (name, kind, bad, p.returncode, err.strip()))
+        shutil.rmtree(planted)
     with open(os.path.join(path, "data"), "rb") as f:
         p = subprocess.run([EVMONCTL, "decode", "-"], capture_output=True, timeout=60, stdin=f)
     err = p.stderr.decode(errors="replace")
