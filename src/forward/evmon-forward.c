@@ -1352,20 +1352,77 @@ static void reader_close(struct reader *rd) {
         nats_Close();
 }
 
+static bool reader_tty;                 /* standard output is a terminal */
+static uint64_t reader_not_json;        /* payloads that were no JSON object, not printed */
+
+/* The payload as one JSON object, or NULL: all of its LEN bytes (one
+ * value, nothing after it but blanks). */
+static json_object *reader_parse(const char *data, size_t len) {
+        _cleanup_(json_tokener_freep) json_tokener *tok = json_tokener_new();
+        json_object *o;
+        size_t end;
+
+        if (!tok || len > INT_MAX)
+                return NULL;
+        o = json_tokener_parse_ex(tok, data, (int) len);
+        if (!o)
+                return NULL;
+        end = json_tokener_get_parse_end(tok);
+        while (end < len && strchr(" \t\r\n", data[end]))
+                end++;
+        if (end < len || !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* Anyone who may publish on evmon.> writes what is printed here, not
+ * only forwarders: the payload is escaped for a terminal in both views.
+ * With --json a line is one JSON object: a payload that is one is written
+ * as it is when it holds no control byte (no raw newline splits it, no
+ * ESC reaches a terminal), else encoded again by json-c, which escapes
+ * them; on a terminal DEL and the C1 controls are escaped too
+ * (human_put_json()). A payload that is no JSON object is not printed:
+ * counted, the first one said on standard error, the count at the end. */
 static void reader_print(natsMsg *m) {
         const char *data = natsMsg_GetData(m);
         int len = natsMsg_GetDataLength(m);
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        bool raw = true;
 
-        if (!data || !reader_wants(data, len))
+        if (!data || len < 0 || !reader_wants(data, len))
                 return;
-        if (arg_json) {
-                fwrite(data, 1, (size_t) len, stdout);
-                putchar('\n');
-        } else {
-                _cleanup_(json_object_putp) json_object *o = json_tokener_parse(data);
-                if (o)
-                        human_print(stdout, o);
+        o = reader_parse(data, (size_t) len);
+        if (!o) {
+                if (reader_not_json++ == 0)
+                        log_warning("a message on %s is no JSON object (%d bytes): not printed; such messages "
+                                    "are counted and the count said when the reader stops",
+                                    natsMsg_GetSubject(m), len);
+                return;
         }
+        if (!arg_json) {
+                human_print(stdout, o);
+                return;
+        }
+        for (int i = 0; i < len; i++)
+                if ((unsigned char) data[i] < 0x20) {
+                        raw = false;
+                        break;
+                }
+        if (raw && !reader_tty) {
+                fwrite(data, 1, (size_t) len, stdout);
+        } else {
+                const char *s = raw ? data : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+                size_t n = raw ? (size_t) len : strlen(s);
+
+                if (reader_tty)
+                        human_put_json(stdout, s, n);
+                else
+                        fwrite(s, 1, n, stdout);
+        }
+        putchar('\n');
 }
 
 static int run_read(void) {
@@ -1423,8 +1480,9 @@ static int run_read(void) {
                 ret = -EIO;
                 goto out;
         }
+        reader_tty = isatty(STDOUT_FILENO);
         if (arg_json < 0)
-                arg_json = !isatty(STDOUT_FILENO);
+                arg_json = !reader_tty;
 
         while (!stop) {
                 natsMsg *m = NULL;
@@ -1487,6 +1545,8 @@ static int run_read(void) {
                 }
         }
         fflush(stdout);
+        if (reader_not_json > 0)
+                log_warning("%" PRIu64 " messages were no JSON object and were not printed", reader_not_json);
 out:
         reader_close(&rd);
         return ret;

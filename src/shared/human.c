@@ -94,8 +94,14 @@ void human_print(FILE *f, json_object *o) {
         }
         if (json_object_object_get_ex(o, "time", &v)) {
                 const char *s = json_object_get_string(v), *tpos = strchr(s, 'T');
-                /* HH:MM:SS.micro of the RFC 3339 time */
-                fprintf(f, "%.15s ", tpos ? tpos + 1 : s);
+
+                /* HH:MM:SS.micro of the RFC 3339 time. Escaped like any
+                 * other string: evmon-forward --read shows what anyone
+                 * who may publish on NATS wrote, and a "time" of
+                 * ESC ]0;title BEL set the terminal's title. */
+                s = tpos ? tpos + 1 : s;
+                put_text(f, s, strnlen(s, 15), false);
+                fputc(' ', f);
         }
         if (json_object_object_get_ex(o, "cpu", &v))
                 fprintf(f, "cpu%d ", json_object_get_int(v));

@@ -66,6 +66,13 @@ overlap: --create of a stream JetStream will never make (another stream
    saying why and what to give (it tried again every second, for good,
    a log line each time).
 
+escapes: messages on evmon.> whose "time" and fields hold ESC ]0;title
+   BEL ESC [2J (as \\u escapes and as raw bytes) and one that is no JSON:
+   the reader on a terminal (readable and --json) and --json to a pipe
+   writes no control byte and only JSON lines; the one that is no JSON is
+   counted and said, not printed (the readable view set the terminal's
+   title and cleared it, --json wrote the payload as it was).
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -549,11 +556,78 @@ def scenario_overlap(procs, build):
         log(f"{' '.join(args)}: exit {rc}, {[l for l in out.splitlines() if 'cannot be made' in l][0]!r}")
 
 
+def read_on(build, url, stream, *args, tty=True, timeout=30):
+    """evmon-forward --read --no-follow of STREAM with its standard output
+    on a pseudo-terminal (TTY) or a pipe: (status, bytes written, stderr)."""
+    import pty
+    argv = [nf.forward_bin(build), "--read", "--nats", url, "--stream", stream, "--no-follow", *args]
+    if tty:
+        master, slave = pty.openpty()
+        p = subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE)
+        os.close(slave)
+        out = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:         # EIO: the reader is gone and all is read
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        err = p.stderr.read()
+        p.wait(timeout)
+        return p.returncode, out.replace(b"\r\n", b"\n"), err.decode(errors="replace")
+    p = subprocess.run(argv, capture_output=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def scenario_escapes(procs, build):
+    # Anyone who may publish on evmon.> writes what a reader prints: a
+    # "time" of ESC ]0;title BEL ESC [2J set the terminal's title and
+    # cleared its screen in the readable view, --json wrote the payload's
+    # bytes as they were to a terminal, and a payload that was no JSON at
+    # all went out as a "JSON line".
+    node = single_node(procs)
+    stream_create(node, num_replicas=1)
+    evil = "\x1b]0;owned\x07\x1b[2J"
+    payloads = [
+        # Valid JSON: the controls as \u escapes.
+        json.dumps({"type": "event", "event": "x:y", "host": "evil", "time": "T" + evil, "cpu": 0, "pid": 1,
+                    "fields": {"f": evil + "\u009b2J"}}).encode(),
+        # The controls as raw bytes inside a string (no JSON, but json-c takes it).
+        b'{"type":"event","event":"x:y","host":"evil","time":"T' + evil.encode() + b'","pid":2}',
+        # No JSON at all.
+        evil.encode() + b"\n{\"type\":\"forged\"}",
+    ]
+    for i, payload in enumerate(payloads):
+        ack = nf.js_publish(node.url(), f"evmon.evil.x.y{i}", f"evil-{i}", payload)
+        assert "error" not in ack, ack
+    controls = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
+    for args, tty in (((), True), (("--json",), True), (("--json",), False)):
+        rc, out, err = read_on(build, node.url(), STREAM, *args, tty=tty)
+        where = f"--read {' '.join(args)} on a {'terminal' if tty else 'pipe'}"
+        assert rc == 0, f"{where}: exit {rc}: {err}"
+        bad = controls.search(out)
+        assert not bad, f"{where}: a control byte {bad.group()!r} reaches the output: {out!r}"
+        lines = out.decode().splitlines()
+        if args:
+            parsed = [json.loads(l) for l in lines]   # every line is JSON
+            assert [o["pid"] for o in parsed] == [1, 2], f"{where}: {lines}"
+            assert parsed[0]["time"] == "T" + evil and parsed[1]["time"] == "T" + evil, f"{where}: {lines}"
+        else:
+            assert len(lines) == 2 and all("\\x1b]0;owned\\x07\\x1b[2J" in l for l in lines), f"{where}: {lines}"
+        assert "is no JSON object" in err and "1 messages were no JSON object" in err, f"{where}: {err}"
+        log(f"{where}: {len(lines)} lines, no control byte; the payload that is no JSON counted: "
+            f"{[l for l in err.splitlines() if 'no JSON' in l][-1]!r}")
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
              "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut,
              "nats-arg": scenario_nats_arg, "subscription": scenario_subscription,
-             "overlap": scenario_overlap}
+             "overlap": scenario_overlap, "escapes": scenario_escapes}
 
 
 def main():

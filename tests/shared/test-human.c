@@ -74,6 +74,14 @@ static void test_control_characters(void **state) {
          * C1 as \u00NN, so it stays JSON. */
         expect("{\"type\":\"probe\",\"path\":\"/tmp/\\u009b\\u007f\\u001b\\n\"}",
                "-- {\"type\":\"probe\",\"path\":\"/tmp/\\u009b\\u007f\\u001b\\n\"}\n");
+        /* evmon-forward --read shows what anyone who may publish on NATS
+         * wrote: a "time" of ESC ]0;title BEL ESC [2J set the terminal's
+         * title and cleared its screen. Every string is escaped, the
+         * time too. */
+        expect("{\"type\":\"event\",\"event\":\"x:y\",\"time\":\"T\\u001b]0;owned\\u0007\\u001b[2J\",\"cpu\":0,\"pid\":1}",
+               "\\x1b]0;owned\\x07\\x1b[2J cpu0 1 x:y\n");
+        expect("{\"type\":\"event\",\"event\":\"x:y\",\"time\":\"\\u009b2J\",\"pid\":1}",
+               "\\x9b2J 1 x:y\n");
         /* evmon-forward --read: the host first, escaped too. */
         expect("{\"type\":\"lost\",\"host\":\"web\\u001b1\",\"cpu\":1,\"count\":2}",
                "web\\x1b1 -- {\"type\":\"lost\",\"host\":\"web\\u001b1\",\"cpu\":1,\"count\":2}\n");
