@@ -217,6 +217,18 @@ struct fwd {
         bool big_said;
         int64_t refusal_said_at;        /* 0: the current refusal not logged yet */
         int64_t too_big_said_at[2];
+        uint64_t too_big_unsaid[2];     /* counted since the last log line saying so */
+        /* Dropped lines queued since the last log line saying so, and
+         * when that was: a server that drops every line would otherwise
+         * get a log line per dropped line. */
+        uint64_t dropped_unlogged;
+        int64_t dropped_logged_at;
+        /* The server's max_payload when even a dropped line did not fit
+         * it (0: it fit), that line's size, and when the count was last
+         * logged instead. */
+        int64_t unsayable_max;
+        size_t unsayable_len;
+        int64_t unsayable_logged_at;
 };
 
 static void fwd_wake_locked(struct fwd *f) {
@@ -384,11 +396,15 @@ static void fwd_push(struct fwd *f, const char *subject, const char *id, const c
 
 /* Queues a line the forwarder itself says (forwarder, dropped; built by
  * src/encode/, ending in '\n'): subject evmon.HOST._.TYPE, id
- * HOST.fwd.START.N. Returns what queue_push() did. */
+ * HOST.fwd.START.N. Returns what queue_push() did, or -EMSGSIZE (the
+ * size in f->unsayable_len) when it is larger than the server's
+ * max_payload: queued, it would be dropped and counted, and the dropped
+ * line saying so dropped in turn, for good. */
 static int fwd_say(struct fwd *f, const struct jbuf *line) {
         char subject[512], id[512];
         size_t len = line->len > 0 ? line->len - 1 : 0;
         struct line_info li;
+        int64_t max;
         int r;
 
         r = line_scan(line->data, len, &li);
@@ -400,6 +416,11 @@ static int fwd_say(struct fwd *f, const struct jbuf *line) {
         r = line_with_host(line->data, len, f->host_json, f->pbuf, LINE_MAX_BYTES + 1024);
         if (r < 0)
                 return r;
+        max = f->nc ? natsConnection_GetMaxPayload(f->nc) : 0;
+        if (max > 0 && r > max) {
+                f->unsayable_len = (size_t) r;
+                return -EMSGSIZE;
+        }
         snprintf(id, sizeof(id), "%s.fwd.%" PRIu64 ".%" PRIu64, arg_host, f->fwd_start_ns, ++f->fwd_lines);
         pthread_mutex_lock(&f->lock);
         r = queue_push(&f->q, subject, id, f->pbuf, (size_t) r);
@@ -417,15 +438,51 @@ static void fwd_say_event(struct fwd *f, const char *event, const char *detail) 
         }
 }
 
-/* After lines were dropped, says how many as soon as the line fits. */
+/* After lines were dropped, says how many as soon as the line fits, and
+ * logs it at most every REFUSAL_LOG_MS. When the server's max_payload is
+ * smaller than the dropped line itself, the loss cannot be said in the
+ * stream: said once, the count kept and logged at most every
+ * REFUSAL_LOG_MS, and said in a dropped line once a server takes it. */
 static void fwd_report_dropped(struct fwd *f) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
+        int64_t now = now_ms(), max;
+        int r;
 
         if (f->dropped == 0)
                 return;
-        if (encode_forwarder_dropped(&line, f->dropped) == 0 && fwd_say(f, &line) == 0) {
-                log_warning("%" PRIu64 " lines dropped (see above): queued a dropped line saying so", f->dropped);
-                f->dropped = 0;
+        max = f->nc ? natsConnection_GetMaxPayload(f->nc) : 0;
+        if (f->unsayable_max == 0 || max != f->unsayable_max) {
+                if (encode_forwarder_dropped(&line, f->dropped) < 0)
+                        return;
+                r = fwd_say(f, &line);
+                if (r == 0) {
+                        if (f->unsayable_max > 0)
+                                log_info("the NATS server takes the dropped line again (max_payload %" PRId64 " bytes)", max);
+                        f->unsayable_max = 0;
+                        f->dropped_unlogged += f->dropped;
+                        f->dropped = 0;
+                        if (f->dropped_logged_at == 0 || now - f->dropped_logged_at >= REFUSAL_LOG_MS) {
+                                log_warning("%" PRIu64 " lines dropped: queued dropped lines saying so",
+                                            f->dropped_unlogged);
+                                f->dropped_unlogged = 0;
+                                f->dropped_logged_at = now;
+                        }
+                        return;
+                }
+                if (r != -EMSGSIZE)
+                        return;
+                f->unsayable_max = max;
+                log_warning("the NATS server's max_payload (%" PRId64 " bytes) is smaller than even the forwarder's "
+                            "dropped line (%zu bytes): lost lines cannot be said in the stream; they are counted and "
+                            "logged here every %d s (raise max_payload on the servers)",
+                            max, f->unsayable_len, REFUSAL_LOG_MS / 1000);
+                f->unsayable_logged_at = now;
+                return;
+        }
+        if (now - f->unsayable_logged_at >= REFUSAL_LOG_MS) {
+                log_warning("%" PRIu64 " lines dropped and not said in the stream (max_payload %" PRId64 " bytes)",
+                            f->dropped, max);
+                f->unsayable_logged_at = now;
         }
 }
 
@@ -675,17 +732,19 @@ static void fwd_count_too_big(struct fwd *f) {
                         continue;
                 f->dropped += n[stream];
                 f->dropped_total += n[stream];
+                f->too_big_unsaid[stream] += n[stream];
                 if (f->too_big_said_at[stream] > 0 && now - f->too_big_said_at[stream] < REFUSAL_LOG_MS)
                         continue;
                 if (!stream)
                         log_warning("a line of %zu bytes is larger than the NATS server takes (max_payload %" PRId64
                                     " bytes); dropped and counted (%" PRIu64 " such lines since the last report)",
-                                    len, natsConnection_GetMaxPayload(f->nc), n[stream]);
+                                    len, natsConnection_GetMaxPayload(f->nc), f->too_big_unsaid[stream]);
                 else
                         log_warning("stream %s refuses a line larger than its max message size (JetStream error %d); "
                                     "dropped and counted (%" PRIu64 " such lines since the last report)",
-                                    arg_stream, JSStreamMessageExceedsMaximumErr, n[stream]);
+                                    arg_stream, JSStreamMessageExceedsMaximumErr, f->too_big_unsaid[stream]);
                 f->too_big_said_at[stream] = now;
+                f->too_big_unsaid[stream] = 0;
         }
 }
 

@@ -73,6 +73,13 @@ escapes: messages on evmon.> whose "time" and fields hold ESC ]0;title
    counted and said, not printed (the readable view set the terminal's
    title and cleared it, --json wrote the payload as it was).
 
+flood: a server whose max_payload is smaller than the forwarder's own
+   dropped line (48 bytes): the lines and the dropped lines saying so are
+   dropped, counted, and said in a bounded number of log lines (1,356 log
+   lines in 12 s, each dropped line dropping the next); with a max_payload
+   the dropped line fits (128 bytes) the loss is published in-band in
+   dropped lines that count every event made.
+
 Usage: test-forward-faults.py BUILD_DIR [SCENARIO...]
 (root, tracefs and nats-server, else 77)."""
 
@@ -623,11 +630,94 @@ def scenario_escapes(procs, build):
             f"{[l for l in err.splitlines() if 'no JSON' in l][-1]!r}")
 
 
+class CoreReader:
+    """A core NATS subscriber of evmon.> on loopback (NATS' text protocol),
+    collecting every message's payload in a thread."""
+
+    def __init__(self, url):
+        host, port = url.removeprefix("nats://").rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        self.f = self.sock.makefile("rb")
+        assert self.f.readline().startswith(b"INFO "), "no INFO from nats-server"
+        self.sock.sendall(b'CONNECT {"verbose":false,"pedantic":false}\r\nSUB evmon.> 1\r\nPING\r\n')
+        while not self.f.readline().startswith(b"PONG"):
+            pass
+        self.sock.settimeout(None)
+        self.payloads = []
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        try:
+            while True:
+                line = self.f.readline()
+                if not line:
+                    return
+                if line.startswith(b"PING"):
+                    self.sock.sendall(b"PONG\r\n")
+                elif line.startswith(b"MSG "):
+                    n = int(line.split()[-1])
+                    self.payloads.append(self.f.read(n + 2)[:n])
+        except OSError:
+            return
+
+    def close(self):
+        self.sock.close()
+
+
+def scenario_flood(procs, build):
+    # A server whose max_payload is smaller than every line: each line is
+    # dropped and counted, and the dropped line saying so is itself too
+    # large, dropped and counted, and said again: 1,356 log lines in 12 s
+    # and the loss never published. Now: the dropped line is not queued
+    # when it cannot fit; said once, the count logged at most every 30 s.
+    # Then a max_payload between the dropped line and the event lines: the
+    # loss arrives in-band in dropped lines that sum to what was made.
+    for max_payload, inband in ((48, False), (128, True)):
+        node = single_node(procs, f"max_payload: {max_payload}\n")
+        work = nf.Workload(procs)
+        evmond = nf.Evmond(procs, f"evmond-{max_payload}", build, {"events": [
+            {"tracepoint": GETPPID, "filter": f"common_pid == {work.pid}"}]})
+        evmond.start()
+        reader = CoreReader(node.url())
+        fwd = nf.forwarder(procs, build, f"forward-{max_payload}", evmond, node.url(), "flood")
+        nf.wait_for("the forwarder to connect", lambda: said(fwd, "connected to evmond"), timeout=30)
+        made = 3000
+        start = time.monotonic()
+        for _ in range(6):
+            work.run(made // 6)
+            time.sleep(1)
+        time.sleep(6)
+        secs = time.monotonic() - start
+        assert fwd.poll() is None, f"the forwarder exited: {open(fwd.log).read()[-2000:]}"
+        lines = open(fwd.log, errors="replace").read().splitlines()
+        assert procs.stop(fwd) == 0
+        for l in lines:
+            log(f"  {l}")
+        reader.close()
+        dropped = sum(json.loads(p).get("count", 0) for p in reader.payloads
+                      if b'"dropped"' in p and b'"evmon-forward"' in p)
+        events = sum(1 for p in reader.payloads if json.loads(p).get("type") == "event")
+        log(f"max_payload {max_payload}: {len(lines)} log lines in {secs:.0f} s, {len(reader.payloads)} messages, "
+            f"{events} events, dropped {dropped} said in-band")
+        assert len(lines) <= 6, f"max_payload {max_payload}: {len(lines)} log lines in {secs:.0f} s: " \
+            + "\n".join(lines[:20])
+        if inband:
+            assert events == 0 and dropped >= made, f"made {made}, {events} events arrived, dropped lines say {dropped}"
+        else:
+            assert not reader.payloads, f"published {reader.payloads[:3]} over max_payload {max_payload}"
+            assert said(fwd, rf"max_payload \({max_payload} bytes\) is smaller than .*dropped line"), \
+                "not said that losses cannot be published"
+        procs.stop(evmond.proc)
+        procs.stop(work.proc)
+        node.kill()
+
+
 SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
              "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut,
              "nats-arg": scenario_nats_arg, "subscription": scenario_subscription,
-             "overlap": scenario_overlap, "escapes": scenario_escapes}
+             "overlap": scenario_overlap, "escapes": scenario_escapes,
+             "flood": scenario_flood}
 
 
 def main():
