@@ -18,6 +18,12 @@
  * perfdata_open(), named by the directory or its "data" file, 2 MiB from
  * each file in turn as perf reads it.
  *
+ * Pipe mode from what cannot be mapped (perf record -o - | evmonctl
+ * decode -) is read as it arrives: perfdata_open() returns once perf's
+ * header records are in (up to its first kernel record), perfdata_next()
+ * reads the stream as far as the next record needs, and memory is the
+ * header, the largest record and the time-order queue, never the input.
+ *
  * Not read: the old "PERFFILE" layout (-EPROTONOSUPPORT, see
  * perfdata_unsupported()), a --threads header file without its directory
  * (standard input, perfdata_new()).
@@ -166,6 +172,10 @@ int perfdata_open(const char *path, struct perfdata **ret);
  * error is not one file's): -EBADFD for one that is not a regular file (a
  * FIFO, a device: never opened blocking, never read). */
 int perfdata_open_full(const char *path, struct perfdata **ret, char **ret_fault);
+/* Called by perfdata_next() on a stream (pipe mode on a pipe) before it
+ * waits for more input: the moment to show what was given so far. */
+typedef void (*perfdata_wait_t)(void *userdata);
+void perfdata_set_wait(struct perfdata *pd, perfdata_wait_t wait, void *userdata);
 /* The same on SIZE bytes at DATA, which must stay valid (and unchanged)
  * until perfdata_free(). */
 int perfdata_new(const void *data, size_t size, struct perfdata **ret);

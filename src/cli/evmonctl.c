@@ -764,6 +764,11 @@ static int decode_open_error(const char *path, int r) {
                 n = decode_head(path, head, sizeof(head));
                 if (n == 0)
                         log_error("%s is empty: no perf.data file (perf record -o FILE writes one)", name);
+                else if (n < 0 && strcmp(path, "-") == 0)
+                        /* A pipe: what was read is gone. */
+                        log_error("standard input is not perf.data: it does not begin with perf's \"PERFILE2\" "
+                                  "header, or its first records are damaged (perf record -o - ... | evmonctl "
+                                  "decode - reads what perf writes)");
                 else if (n > 0 && memcmp(head, "PERFILE2", MIN(n, 8)) != 0 && memcmp(head, "2ELIFREP", MIN(n, 8)) != 0)
                         log_error("%s is not a perf.data file: it does not begin with perf's \"PERFILE2\" "
                                   "(perf record -o FILE writes one, perf record -o - the pipe-mode data "
@@ -784,6 +789,16 @@ static int decode_flush(struct jbuf *line) {
                 return errno > 0 ? -errno : -EIO;
         line->len = 0;
         return 0;
+}
+
+/* perfdata_next() waits for a live stream (perf record -o - | evmonctl
+ * decode -): what came so far goes out first, so lines come as perf
+ * writes, not when it exits. A failed write is found by the next. */
+static void decode_wait(void *userdata) {
+        struct jbuf *line = userdata;
+
+        if (decode_flush(line) == 0)
+                (void) fflush(stdout);
 }
 
 struct decode_events {
@@ -909,8 +924,10 @@ static int cmd_decode(const char *path, const char *order) {
         if (decode_events_new(name, pd, &d) < 0)
                 return log_oom_cli();
 
-        /* Full buffering: this is a batch job. */
+        /* Full buffering: this is a batch job; a stream is flushed
+         * whenever the reader waits for it. */
         setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+        perfdata_set_wait(pd, decode_wait, &line);
         if (encode_perfdata_header(&line, pd) < 0)
                 return log_oom_cli();
         while ((r = perfdata_next(pd, &pr)) > 0) {

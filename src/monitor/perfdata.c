@@ -14,13 +14,22 @@
  * Everything is read in place from the mapped (or read) file through
  * bounds-checked cursors; a record is copied only when it is not 8-byte
  * aligned, must be byte-swapped, or waits in the time-order queue after
- * coming out of a compressed record. */
+ * coming out of a compressed record.
+ *
+ * A pipe-mode stream that cannot be mapped (perf record -o - | ...) is
+ * read as it arrives: the records up to the first kernel record (attrs,
+ * tracing data, features) make the header, the rest goes through a window
+ * that holds the record being read and what read() brought after it; a
+ * record waiting in the time-order queue is copied out of it. Memory is
+ * the header, the largest record and the time-order queue, not the
+ * input. */
 
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -76,6 +85,18 @@ struct file_header {
 #define PERFDATA_FEAT_DIR_FORMAT 24
 #define DIR_READER_MAX_SIZE (2u << 20)
 #define DIR_MAX_FILES 4096
+
+/* A stream: read() at most this much at a time; a record with its extra
+ * payload (AUXTRACE, tracing data) larger than STREAM_RECORD_MAX, or a
+ * header (the records before the first kernel record) larger than
+ * STREAM_HEADER_MAX, is damage, not data. */
+#define STREAM_READ (64u << 10)
+#define STREAM_RECORD_MAX (64u << 20)
+#define STREAM_HEADER_MAX (64u << 20)
+/* A stream idle this long after a FINISHED_ROUND gives out what waits in
+ * the time-order queue: perf writes a round at once, and the next one
+ * may be minutes away (a live perf record waits for events). */
+#define STREAM_IDLE_MS 200
 
 /* trace-cmd's tracing data (util/trace-event-info.c). */
 static const char tracing_magic[] = { 0x17, 0x08, 'D', 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -155,8 +176,9 @@ struct perfdata {
         uint64_t data_offset, data_size;
 
         /* reading: pos and data_end are those of the source being read,
-         * rbase its bytes */
+         * rbase its bytes from offset rbase_off on */
         const uint8_t *rbase;
+        uint64_t rbase_off;
         uint64_t data_start, data_end, pos;
         struct source *srcs;            /* [0] the data section, then the data.N files; NULL: just it */
         size_t n_srcs, cur_src;
@@ -190,6 +212,18 @@ struct perfdata {
         bool flushing;
         bool held;                      /* a FINISHED_ROUND waits for the flush it caused */
         struct perfdata_record held_pr;
+
+        /* a stream (pipe mode on a pipe): bytes [win_off, win_off +
+         * win_len) of it in win */
+        bool stream, in_eof, round_seen;
+        bool win_hold;                  /* keep what is before pos (the header is read) */
+        int in_fd;
+        bool in_fd_owned;
+        uint8_t *win;
+        size_t win_len, win_cap;
+        uint64_t win_off;
+        perfdata_wait_t wait;
+        void *wait_userdata;
 };
 
 /* A NUL-terminated string that ends inside the cursor. */
@@ -869,6 +903,92 @@ static bool source_rotate(struct perfdata *pd, bool done) {
         return false;
 }
 
+/* ---- a stream ---------------------------------------------------------- */
+
+/* Whether the stream has bytes to read now (or its end), waiting up to
+ * TIMEOUT_MS; the caller's wait hook first, when it would wait. */
+static bool stream_ready(struct perfdata *pd, int timeout_ms) {
+        struct pollfd pfd = { .fd = pd->in_fd, .events = POLLIN };
+
+        if (pd->in_eof)
+                return true;
+        if (poll(&pfd, 1, 0) > 0)
+                return true;
+        if (pd->wait)
+                pd->wait(pd->wait_userdata);
+        return timeout_ms != 0 && poll(&pfd, 1, timeout_ms) != 0;
+}
+
+/* Makes the NEED bytes at pd->pos readable (fewer only at the end of the
+ * input), reading no more than is there: a live stream is never waited
+ * on for bytes the next record does not need. What is before pd->pos is
+ * dropped: nothing points there (records that wait in the queue are
+ * copies, pd->stable is false for them). */
+static int stream_want(struct perfdata *pd, uint64_t need) {
+        while (pd->win_off + pd->win_len - pd->pos < need && !pd->in_eof) {
+                size_t drop = pd->win_hold ? 0 : (size_t) (pd->pos - pd->win_off);
+                uint64_t want = need + STREAM_READ;
+                ssize_t n;
+
+                if (drop > 0) {
+                        memmove(pd->win, pd->win + drop, pd->win_len - drop);
+                        pd->win_len -= drop;
+                        pd->win_off = pd->pos;
+                }
+                if (pd->win_cap < want) {
+                        uint8_t *w;
+
+                        /* Doubling: a file-mode perf.data is read whole. */
+                        want = want > 2 * (uint64_t) pd->win_cap ? want : 2 * (uint64_t) pd->win_cap;
+                        if (want > SIZE_MAX)
+                                return -EFBIG;
+                        w = realloc(pd->win, want);
+
+                        if (!w)
+                                return -ENOMEM;
+                        pd->win = w;
+                        pd->win_cap = want;
+                }
+                /* The caller's wait hook, when read() would wait. */
+                (void) stream_ready(pd, 0);
+                n = read(pd->in_fd, pd->win + pd->win_len, pd->win_cap - pd->win_len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        pd->in_eof = true;
+                pd->win_len += (size_t) n;
+        }
+        pd->rbase = pd->win;
+        pd->rbase_off = pd->win_off;
+        pd->data_end = pd->win_off + pd->win_len;
+        return 0;
+}
+
+/* Makes the whole record at pd->pos readable, its extra payload with it,
+ * as far as the input holds it; a header that is no record is left to
+ * the reader's checks. */
+static int stream_record(struct perfdata *pd) {
+        struct perf_event_header h;
+        uint64_t extra;
+        int r;
+
+        r = stream_want(pd, sizeof(h));
+        if (r < 0 || pd->data_end - pd->pos < sizeof(h))
+                return r;
+        read_header(pd, pd->win + (pd->pos - pd->win_off), &h);
+        if (h.size < sizeof(h))
+                return 0;
+        r = stream_want(pd, h.size);
+        if (r < 0 || pd->data_end - pd->pos < h.size)
+                return r;
+        if (record_payload(pd, &h, pd->win + (pd->pos - pd->win_off), &extra) < 0 ||
+            extra > STREAM_RECORD_MAX - h.size)
+                return 0;
+        return extra > 0 ? stream_want(pd, h.size + extra) : 0;
+}
+
 /* The next record in file order, COMPRESSED ones expanded; in a --threads
  * directory, from each file in turn as perf reads them. */
 static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_event_header *ret_h,
@@ -897,6 +1017,11 @@ static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_even
 
                 if (pd->n_srcs > 1 && pd->src_bytes >= DIR_READER_MAX_SIZE && pd->dpos >= pd->dlen)
                         source_rotate(pd, false);
+                if (pd->stream) {
+                        r = stream_record(pd);
+                        if (r < 0)
+                                return fail(pd, r, pd->pos);
+                }
                 if (pd->pos >= pd->data_end) {
                         if (pd->dpos < pd->dlen)
                                 return fail(pd, -EBADMSG, pd->doff);
@@ -912,7 +1037,7 @@ static int raw_next(struct perfdata *pd, const uint8_t **ret_p, struct perf_even
                 left = pd->data_end - pd->pos;
                 if (left < sizeof(h))
                         return fail(pd, -EBADMSG, pd->pos);
-                p = pd->rbase + pd->pos;
+                p = pd->rbase + (pd->pos - pd->rbase_off);
                 read_header(pd, p, &h);
                 if (h.size < sizeof(h) || h.size > left)
                         return fail(pd, -EBADMSG, pd->pos);
@@ -1011,7 +1136,8 @@ static int read_one(struct perfdata *pd, struct perfdata_record *ret, struct raw
         if (!user && find_event(pd, p, &h, &ev, &layout) < 0)
                 return fail(pd, -EBADMSG, offset);
 
-        *raw = (struct raw) { .offset = offset, .compressed = compressed, .stable = !compressed };
+        /* A stream's window moves on: what waits is copied. */
+        *raw = (struct raw) { .offset = offset, .compressed = compressed, .stable = !compressed && !pd->stream };
         if (pd->swap || (uintptr_t) p % 8 != 0) {
                 struct perf_event_header *c = (struct perf_event_header *) pd->bounce;
 
@@ -1265,6 +1391,17 @@ int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
                 }
                 if (pd->at_end)
                         return pd->error;
+                /* A live stream after a round: what waits is given out
+                 * once perf has nothing more to say for a while, not
+                 * when its next round comes (the next event). */
+                if (pd->stream && pd->round_seen && pd->n_pend > 0 &&
+                    pd->win_off + pd->win_len - pd->pos < sizeof(struct perf_event_header) &&
+                    !stream_ready(pd, STREAM_IDLE_MS)) {
+                        pd->round_seen = false;
+                        flush_start(pd, UINT64_MAX);
+                        pd->next_flush = pd->max_time;
+                        continue;
+                }
 
                 r = read_one(pd, &pr, &raw);
                 if (r <= 0) {
@@ -1273,6 +1410,7 @@ int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
                         flush_start(pd, UINT64_MAX);
                         continue;
                 }
+                pd->round_seen = pr.rec.type == PERFDATA_RECORD_FINISHED_ROUND;
                 if (pr.rec.type >= PERFDATA_RECORD_USER_TYPE_START) {
                         if (pr.rec.type != PERFDATA_RECORD_FINISHED_ROUND) {
                                 *ret = pr;
@@ -1354,7 +1492,8 @@ static void queue_clear(struct perfdata *pd) {
 }
 
 void perfdata_rewind(struct perfdata *pd) {
-        if (!pd)
+        /* What a stream gave is gone. */
+        if (!pd || pd->stream)
                 return;
         if (pd->n_srcs > 1) {
                 pd->srcs[pd->cur_src].zstd = pd->zstd;
@@ -1688,6 +1827,83 @@ static int open_dir_files(struct perfdata *pd, int dir_fd, char **ret_fault) {
         return 0;
 }
 
+/* What cannot be mapped. Pipe mode is read as it comes: its magic at
+ * once (400 MB of zeros failed after all of it was read, 411 MB), the
+ * records up to the first kernel record as the header, the rest as the
+ * reader asks. A file-mode perf.data needs its feature table at its end:
+ * read whole, as before. FD stays the caller's. */
+static int stream_open(struct perfdata *pd, int fd) {
+        uint64_t magic, pos;
+        int r;
+
+        pd->in_fd = fd;
+        pd->stream = true;
+        pd->win_hold = true;
+        r = stream_want(pd, PIPE_HEADER_SIZE);
+        if (r < 0)
+                return r;
+        if (pd->win_len < PIPE_HEADER_SIZE)
+                return -EBADMSG;
+        if (memcmp(pd->win, MAGIC1, 8) == 0)
+                return -EPROTONOSUPPORT;
+        magic = load_u64(pd->win);
+        if (magic == bswap_64(MAGIC2))
+                pd->swap = true;
+        else if (magic != MAGIC2)
+                return -EBADMSG;
+        if (file_u64(pd, pd->win + 8) != PIPE_HEADER_SIZE) {
+                /* File mode: all of it. */
+                while (!pd->in_eof) {
+                        if (pd->win_len > SIZE_MAX / 2)
+                                return -EFBIG;
+                        r = stream_want(pd, pd->win_len + 1);
+                        if (r < 0)
+                                return r;
+                }
+                pd->stream = false;
+                pd->in_fd = -1;
+                pd->buf = TAKE_PTR(pd->win);
+                pd->base = pd->buf;
+                pd->size = pd->win_len;
+                pd->win_len = pd->win_cap = 0;
+                return 0;
+        }
+
+        /* The header: perf's own records before the first kernel record
+         * (util/header.c perf_event__synthesize_for_pipe writes the attrs,
+         * event names, tracing data and features first). */
+        for (pos = PIPE_HEADER_SIZE;;) {
+                struct perf_event_header h;
+                uint64_t extra;
+
+                pd->pos = pos;
+                r = stream_record(pd);
+                if (r < 0)
+                        return r;
+                if (pd->data_end - pos < sizeof(h))
+                        break;
+                read_header(pd, pd->win + pos, &h);
+                /* perf's header records end where the records begin (and
+                 * a live perf may wait long after FINISHED_INIT). */
+                if (h.type < PERFDATA_RECORD_USER_TYPE_START || h.type == PERFDATA_RECORD_FINISHED_ROUND ||
+                    h.type == PERFDATA_RECORD_FINISHED_INIT || h.size < sizeof(h) || h.size > pd->data_end - pos ||
+                    record_payload(pd, &h, pd->win + pos, &extra) < 0 || extra > pd->data_end - pos - h.size)
+                        break;
+                pos += h.size + extra;
+                if (pos > STREAM_HEADER_MAX)
+                        return -EFBIG;
+        }
+        pd->buf = malloc(pos);
+        if (!pd->buf)
+                return -ENOMEM;
+        memcpy(pd->buf, pd->win, pos);
+        pd->base = pd->buf;
+        pd->size = pos;
+        pd->pos = 0;
+        pd->win_hold = false;
+        return 0;
+}
+
 int perfdata_open(const char *path, struct perfdata **ret) {
         _cleanup_(freep) char *fault = NULL;
 
@@ -1734,6 +1950,7 @@ int perfdata_open_full(const char *path, struct perfdata **ret, char **ret_fault
         pd = calloc(1, sizeof(*pd));
         if (!pd)
                 return -ENOMEM;
+        pd->in_fd = -1;
         if (S_ISREG(st.st_mode) && st.st_size > 0) {
                 if ((uint64_t) st.st_size > SIZE_MAX)
                         return -EFBIG;
@@ -1747,20 +1964,25 @@ int perfdata_open_full(const char *path, struct perfdata **ret, char **ret_fault
                 pd->size = pd->map_size;
         } else {
                 /* What cannot be mapped (a pipe, standard input). */
-                char *data = NULL;
-
-                r = read_full(fd, 0, &data, &pd->size);
+                r = stream_open(pd, fd);
                 if (r < 0)
                         return r;
-                pd->buf = data;
-                pd->base = pd->buf;
-                if (!pd->base)
-                        return -EBADMSG;
+                if (pd->stream) {
+                        pd->in_fd = TAKE_FD(fd);
+                        pd->in_fd_owned = true;
+                }
         }
 
         r = perfdata_parse(pd);
         if (r < 0)
                 return r;
+        if (pd->stream) {
+                /* Read on from the window, which holds the stream from its
+                 * start: the header's records are given as records too. */
+                pd->rbase = pd->win;
+                pd->rbase_off = pd->win_off;
+                pd->data_end = pd->win_off + pd->win_len;
+        }
         if (!pd->pipe && perfdata_has_feature(pd, PERFDATA_FEAT_DIR_FORMAT)) {
                 /* The samples are in the data.N files beside "data":
                  * read them too, also when "data" itself was named. */
@@ -1821,8 +2043,18 @@ struct perfdata *perfdata_free(struct perfdata *pd) {
         if (pd->map)
                 munmap(pd->map, pd->map_size);
         free(pd->buf);
+        free(pd->win);
+        if (pd->in_fd_owned)
+                safe_close(pd->in_fd);
         free(pd);
         return NULL;
+}
+
+void perfdata_set_wait(struct perfdata *pd, perfdata_wait_t wait, void *userdata) {
+        if (!pd)
+                return;
+        pd->wait = wait;
+        pd->wait_userdata = userdata;
 }
 
 size_t perfdata_n_events(const struct perfdata *pd) {

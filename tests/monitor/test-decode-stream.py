@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""evmonctl decode - reads pipe-mode perf.data as it arrives.
+
+live: perf record --no-buffering -o - -e sched:sched_process_exec -a --
+   sleep 6 | evmonctl decode -: the line of an exec made 1.5 s in comes
+   out within 2 s of the exec, while perf still runs (it came when perf
+   exited: everything was read before the first line).
+zeros: 400 MB of zeros on standard input: exit 1 at once, naming
+   "PERFILE2", having read less than 1 MiB, with a maximum RSS under
+   32 MiB (it read all 400 MB first: 411 MB RSS). The same after a valid
+   pipe header.
+same: a pipe-mode file through a pipe gives the lines reading it by
+   name gives, in each order.
+
+Usage: test-decode-stream.py EVMONCTL  (root, perf and the sched
+tracepoints for live and same, else those skip; 77 when none ran)."""
+
+import os
+import resource
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+EVMONCTL = sys.argv[1]
+failures = []
+ran = []
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    failures.append(msg)
+
+
+def have_perf():
+    return os.geteuid() == 0 and shutil.which("perf") and \
+        subprocess.run(["perf", "--version"], capture_output=True).returncode == 0 and \
+        os.path.exists("/sys/kernel/tracing/events/sched/sched_process_exec")
+
+
+def live(tmp):
+    marker = os.path.join(tmp, "evmon-stream-marker")
+    shutil.copy("/bin/true", marker)
+    perf = subprocess.Popen(["perf", "record", "-q", "--no-buffering", "-o", "-", "-e", "sched:sched_process_exec",
+                             "-a", "--", "sleep", "6"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    dec = subprocess.Popen([EVMONCTL, "decode", "-"], stdin=perf.stdout, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    perf.stdout.close()
+    try:
+        # The header line first, as soon as perf's header is in.
+        deadline = time.monotonic() + 5
+        out = b""
+        while b"\n" not in out and time.monotonic() < deadline:
+            if select.select([dec.stdout], [], [], 0.1)[0]:
+                chunk = os.read(dec.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                out += chunk
+        if b'"type":"header"' not in out.split(b"\n")[0]:
+            return fail("live: no header line within 5 s of perf's start: %r" % out[:200])
+        time.sleep(1.5)       # perf is past its start: the exec comes in a round of its own
+        start = time.monotonic()
+        for _ in range(3):
+            subprocess.run([marker], check=True)
+        seen = None
+        while time.monotonic() - start < 4:
+            if select.select([dec.stdout], [], [], 0.1)[0]:
+                chunk = os.read(dec.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                out += chunk
+                if marker.encode() in out:
+                    seen = time.monotonic() - start
+                    break
+        running = perf.poll() is None
+        if seen is None or seen > 2 or not running:
+            return fail("live: the exec's line %s, perf %s" %
+                        ("never came within 4 s" if seen is None else "came %.2f s after the exec" % seen,
+                         "still running" if running else "had exited"))
+        print("live: the exec's line %.2f s after the exec, perf still running" % seen, flush=True)
+    finally:
+        perf.wait(15)
+        rest, err = dec.communicate(timeout=15)
+    if dec.returncode != 0:
+        fail("live: evmonctl decode - exited %d: %s" % (dec.returncode, err.decode(errors="replace")))
+
+
+def feed(prefix, total):
+    """evmonctl decode - with PREFIX and then zeros, TOTAL bytes in all,
+    written by a thread: (exit status, stderr, bytes it took, max RSS in
+    KiB, seconds)."""
+    r, w = os.pipe()
+    start = time.monotonic()
+    p = subprocess.Popen([EVMONCTL, "decode", "-"], stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(r)
+    taken = [0]
+
+    def writer():
+        block = bytes(1 << 20)
+        data = prefix
+        try:
+            while taken[0] < total:
+                n = os.write(w, data or block[:min(len(block), total - taken[0])])
+                taken[0] += n
+                data = data[n:]
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(w)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    t.join()
+    return p.returncode, err.decode(errors="replace"), taken[0], ru.ru_maxrss, time.monotonic() - start
+
+
+def zeros():
+    total = 400 * 1000 * 1000
+    for name, prefix, want in (("zeros", b"", "PERFILE2"),
+                               ("a pipe header, then zeros", b"PERFILE2" + (16).to_bytes(8, "little"),
+                                "at byte 16 of the stream")):
+        rc, err, taken, rss, secs = feed(prefix, total)
+        print("%s: exit %d after %.2f s, %d bytes read of %d, max RSS %d KiB: %s" %
+              (name, rc, secs, taken, total, rss, err.strip().splitlines()[-1] if err.strip() else ""), flush=True)
+        if rc != 1 or want not in err:
+            fail("%s: exit %d, %s" % (name, rc, err.strip()))
+        # What a pipe holds, and evmonctl's one read, at most; not 400 MB.
+        if taken > 1 << 20:
+            fail("%s: %d bytes were read before the error" % (name, taken))
+        if rss > 32 << 10:
+            fail("%s: max RSS %d KiB" % (name, rss))
+
+
+def same(tmp):
+    path = os.path.join(tmp, "pipe.data")
+    with open(path, "wb") as f:
+        p = subprocess.run(["perf", "record", "-q", "-o", "-", "-a", "-e", "sched:sched_process_exec",
+                            "-e", "cpu-clock", "-F", "499", "-g", "--", "sh", "-c",
+                            "for i in 1 2 3 4 5 6 7 8; do ls / >/dev/null; done"],
+                           stdout=f, stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0:
+        return fail("same: perf record failed: %s" % p.stderr.decode(errors="replace"))
+    for order in ("time", "file", "causal"):
+        byname = subprocess.run([EVMONCTL, "decode", "--all", "--order", order, path], capture_output=True)
+        cat = subprocess.Popen(["cat", path], stdout=subprocess.PIPE)
+        piped = subprocess.run([EVMONCTL, "decode", "--all", "--order", order, "-"], stdin=cat.stdout,
+                               capture_output=True)
+        cat.wait()
+        if byname.returncode != 0 or piped.returncode != 0 or byname.stdout != piped.stdout:
+            fail("same: --order %s: by name (exit %d, %d lines) and through a pipe (exit %d, %d lines) differ: %s" %
+                 (order, byname.returncode, byname.stdout.count(b"\n"), piped.returncode,
+                  piped.stdout.count(b"\n"), piped.stderr.decode(errors="replace")))
+        else:
+            print("same: --order %s: %d lines alike" % (order, piped.stdout.count(b"\n")), flush=True)
+
+
+def main():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    tmp = tempfile.mkdtemp(prefix="evmon-decode-stream-")
+    try:
+        zeros()
+        ran.append("zeros")
+        if have_perf():
+            live(tmp)
+            same(tmp)
+            ran.extend(["live", "same"])
+        else:
+            print("live, same: skipped: they need root, perf and the sched tracepoints", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print("%d failed" % len(failures))
+        sys.exit(1)
+    print("passed: " + ", ".join(ran))
+
+
+if __name__ == "__main__":
+    main()
