@@ -1427,7 +1427,7 @@ static json_object *reader_parse(const char *data, size_t len) {
         if (!o)
                 return NULL;
         end = json_tokener_get_parse_end(tok);
-        while (end < len && strchr(" \t\r\n", data[end]))
+        while (end < len && data[end] != '\0' && strchr(" \t\r\n", data[end]))
                 end++;
         if (end < len || !json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
