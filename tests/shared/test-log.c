@@ -38,7 +38,7 @@ static void *worker(void *arg) {
 static char *stderr_of(void (*fn)(void)) {
         FILE *tmp = tmpfile();
         int saved = dup(STDERR_FILENO);
-        char *out = calloc(1, 4096);
+        char *out = calloc(1, 16384);
 
         assert_non_null(tmp);
         assert_true(saved >= 0);
@@ -50,7 +50,7 @@ static char *stderr_of(void (*fn)(void)) {
         assert_true(dup2(saved, STDERR_FILENO) >= 0);
         close(saved);
         rewind(tmp);
-        (void) !fread(out, 1, 4095, tmp);
+        (void) !fread(out, 1, 16383, tmp);
         fclose(tmp);
         return out;
 }
@@ -81,9 +81,66 @@ static void test_gate_own_thread(void **state) {
         free(out);
 }
 
+/* A file name as an attacker places it behind a followed path: a newline
+ * then an sd-daemon priority prefix and a forged line. */
+static const char forged_name[] = "x\n<0>evmond: Client 7 connected: pid 1, uid 0 (FORGED)\r\x1b]0;t\x07\\x0a";
+
+static void log_forged(void) {
+        log_warning("Followed path now %s", forged_name);
+}
+
+static void test_escape_controls(void **state) {
+        char *out;
+
+        (void) state;
+        out = stderr_of(log_forged);
+        /* One line, the name's newline and escapes spelled out; the
+         * backslash escaped too, so a name holding "\x0a" reads apart
+         * from one holding a newline. */
+        assert_string_equal(out, "test-log: Followed path now x\\n<0>evmond: Client 7 connected: "
+                                 "pid 1, uid 0 (FORGED)\\x0d\\x1b]0;t\\x07\\\\x0a\n");
+        free(out);
+}
+
+static void log_utf8_tab(void) {
+        log_info("caf\xc3\xa9\tok\x7f");
+}
+
+static void test_escape_keeps_utf8(void **state) {
+        char *out;
+
+        (void) state;
+        out = stderr_of(log_utf8_tab);
+        assert_string_equal(out, "test-log: caf\xc3\xa9\\tok\\x7f\n");
+        free(out);
+}
+
+static void log_long(void) {
+        char big[2100];
+
+        memset(big, '\n', sizeof(big) - 1);
+        big[sizeof(big) - 1] = 0;
+        log_info("%s", big);
+}
+
+static void test_escape_long(void **state) {
+        char *out;
+
+        (void) state;
+        out = stderr_of(log_long);
+        /* Truncated by the 2,048-byte format buffer, each newline spelled
+         * out whole, and only the line's own newline at the end. */
+        assert_int_equal(strlen(out), 2 * 2047 + strlen("test-log: ") + 1);
+        assert_ptr_equal(strchr(out, '\n'), out + strlen(out) - 1);
+        free(out);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_gate_own_thread),
+                cmocka_unit_test(test_escape_controls),
+                cmocka_unit_test(test_escape_keeps_utf8),
+                cmocka_unit_test(test_escape_long),
         };
 
         log_setup("test-log");
