@@ -13,6 +13,10 @@
 
 #include "request.h"
 
+/* Of the cgroups one subscribe's "cgroups" covers (those named and all
+ * below them): each is walked in the loop when the client subscribes. */
+#define SUBSCRIBE_CGROUPS_MAX 8192u
+
 /* What subscriptions are matched on, per line. */
 struct line_meta {
         unsigned idx;           /* the event's index */

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What a member of socket.group or socket.admin_group, not root, can make
+ * evmond do, tried as that member would (uid 65534 with the group as its
+ * only supplementary one, in a forked child):
+ *
+ * - pipelined subscribes naming a cgroup subtree of 1,000 cgroups 64
+ *   times each must not hold the loop: a root client's status is answered
+ *   within 1 s meanwhile (issue 26, hole 10: before, 3.3 s per subscribe
+ *   on 1,008 cgroups, a status waited 15 s behind six). */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+
+#define GETPGID "syscalls:sys_enter_getpgid"
+#define NOBODY 65534
+#define N_CGROUPS 1000
+#define N_PIPELINED 6
+
+static struct itest_daemon daemon_ = { .pid = -1 };
+static char group[64], admin_group[64];
+static gid_t gid, admin_gid;
+static char cgroup2[256];        /* the cgroup2 mount */
+static char subtree[320];        /* our test cgroups' parent, absolute */
+static char subtree_rel[64];     /* the same, relative to the mount */
+
+static int add_group(char *name, size_t size, const char *what, gid_t *ret) {
+        const char *argv[] = { "groupadd", "--system", name, NULL };
+        struct group *g;
+        char *out = NULL;
+        int r;
+
+        snprintf(name, size, "evmon%s%d", what, (int) getpid());
+        r = itest_run(argv, 20000, &out);
+        if (r != 0) {
+                fprintf(stderr, "groupadd %s failed (%d): %s\n", name, r, out ? out : "");
+                free(out);
+                name[0] = 0;
+                return -1;
+        }
+        free(out);
+        g = getgrnam(name);
+        if (!g)
+                return -1;
+        *ret = g->gr_gid;
+        return 0;
+}
+
+static void del_group(const char *name) {
+        const char *argv[] = { "groupdel", name, NULL };
+
+        if (name[0])
+                (void) itest_run(argv, 20000, NULL);
+}
+
+static void remove_cgroups(void) {
+        char path[512];
+
+        if (!subtree[0])
+                return;
+        for (int i = 0; i < N_CGROUPS; i++) {
+                snprintf(path, sizeof(path), "%s/g%d", subtree, i);
+                (void) rmdir(path);
+        }
+        (void) rmdir(subtree);
+}
+
+static int find_cgroup2(void) {
+        FILE *f = fopen("/proc/mounts", "re");
+        char dev[256], dir[256], type[64];
+        int found = 0;
+
+        if (!f)
+                return 0;
+        while (!found && fscanf(f, "%255s %255s %63s %*[^\n]", dev, dir, type) == 3)
+                if (strcmp(type, "cgroup2") == 0) {
+                        snprintf(cgroup2, sizeof(cgroup2), "%s", dir);
+                        found = 1;
+                }
+        fclose(f);
+        return found;
+}
+
+static int setup(void **state) {
+        char config[1024], path[512];
+        struct itest_daemon_opts opts = { .log_to_file = true };
+
+        (void) state;
+        if (add_group(group, sizeof(group), "sock", &gid) < 0 ||
+            add_group(admin_group, sizeof(admin_group), "adm", &admin_gid) < 0)
+                return -1;
+        snprintf(subtree_rel, sizeof(subtree_rel), "evmontest-members-%d", (int) getpid());
+        snprintf(subtree, sizeof(subtree), "%s/%s", cgroup2, subtree_rel);
+        if (mkdir(subtree, 0755) < 0) {
+                fprintf(stderr, "mkdir %s: %m\n", subtree);
+                subtree[0] = 0;
+                return -1;
+        }
+        for (int i = 0; i < N_CGROUPS; i++) {
+                snprintf(path, sizeof(path), "%s/g%d", subtree, i);
+                if (mkdir(path, 0755) < 0) {
+                        fprintf(stderr, "mkdir %s: %m\n", path);
+                        return -1;
+                }
+        }
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\"},\n"
+                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
+                 "}\n",
+                 group, admin_group);
+        if (itest_daemon_start_opts(&daemon_, config, &opts) < 0)
+                return -1;
+        /* The test's directory stands for /run/evmon (0755). */
+        return chmod(daemon_.dir, 0755);
+}
+
+static int teardown(void **state) {
+        (void) state;
+        itest_daemon_cleanup(&daemon_);
+        remove_cgroups();
+        del_group(group);
+        del_group(admin_group);
+        return 0;
+}
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* Forks a child that drops to uid/gid 65534 with the supplementary group
+ * G and returns FN's status as its exit code. */
+static pid_t fork_member(gid_t g, int (*fn)(void *), void *userdata) {
+        pid_t pid = itest_fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (setgroups(1, &g) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(100);
+                _exit(fn(userdata));
+        }
+        return pid;
+}
+
+static int wait_exit(pid_t pid) {
+        int status;
+
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* {"type":"subscribe","cgroups":[PATH × 64]} */
+static void subscribe_line(char *buf, size_t size, const char *path) {
+        size_t k = (size_t) snprintf(buf, size, "{\"type\":\"subscribe\",\"cgroups\":[");
+
+        for (int i = 0; i < 64; i++)
+                k += (size_t) snprintf(buf + k, size - k, "%s\"%s\"", i ? "," : "", path);
+        snprintf(buf + k, size - k, "]}\n");
+}
+
+static int pipelined_subscribes(void *userdata) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char line[8192];
+        int got = 0;
+        uint64_t t0 = now_ms();
+
+        (void) userdata;
+        if (!c || itest_client_connect(c, daemon_.socket) < 0)
+                return 2;
+        subscribe_line(line, sizeof(line), subtree_rel);
+        for (int i = 0; i < N_PIPELINED; i++)
+                if (itest_client_send(c, line) < 0)
+                        return 3;
+        /* Every one is answered (subscribed: the walk is bounded, not
+         * refused: 1,001 cgroups are within the limit). */
+        for (json_object *o; got < N_PIPELINED && (o = itest_client_next(c, 120000)); json_object_put(o))
+                if (strcmp(itest_str(o, "type"), "subscribed") == 0)
+                        got++;
+                else if (strcmp(itest_str(o, "type"), "error") == 0) {
+                        fprintf(stderr, "member's subscribe: %s\n", json_object_to_json_string(o));
+                        return 4;
+                }
+        fprintf(stderr, "%d subscribes answered in %" PRIu64 " ms\n", got, now_ms() - t0);
+        itest_client_close(c);
+        free(c);
+        return got == N_PIPELINED ? 0 : 5;
+}
+
+static void test_cgroup_subscribes_do_not_stall(void **state) {
+        struct itest_client *root = calloc(1, sizeof(*root));
+        json_object *o;
+        uint64_t t0, worst = 0;
+        pid_t pid;
+
+        (void) state;
+        assert_non_null(root);
+        assert_int_equal(itest_client_connect(root, daemon_.socket), 0);
+        o = itest_client_expect(root, "hello", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+
+        pid = fork_member(gid, pipelined_subscribes, NULL);
+        /* While the member's subscribes are in, root asks for status five
+         * times; each must come within 1 s. */
+        for (int i = 0; i < 5; i++) {
+                uint64_t dt;
+
+                usleep(20000);  /* pacing only: the member's lines go first */
+                t0 = now_ms();
+                assert_int_equal(itest_client_send(root, "{\"type\":\"status\"}\n"), 0);
+                o = itest_client_expect(root, "status", 60000);
+                assert_non_null(o);
+                json_object_put(o);
+                dt = now_ms() - t0;
+                if (dt > worst)
+                        worst = dt;
+        }
+        assert_int_equal(wait_exit(pid), 0);
+        fprintf(stderr, "worst status wait behind %d pipelined subscribes of 64 x %d cgroups: %" PRIu64 " ms\n",
+                N_PIPELINED, N_CGROUPS + 1, worst);
+        if (worst >= 1000)
+                fail_msg("a root status waited %" PRIu64 " ms behind a socket-group member's subscribes", worst);
+        itest_client_close(root);
+        free(root);
+}
+
+int main(void) {
+        static const char *const need[] = { "syscalls/sys_enter_getpgid", NULL };
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_cgroup_subscribes_do_not_stall),
+        };
+
+        itest_require(need);
+        if (!find_cgroup2()) {
+                fprintf(stderr, "SKIP: no cgroup2 file system is mounted\n");
+                return ITEST_SKIP;
+        }
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
