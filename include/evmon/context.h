@@ -36,16 +36,27 @@ struct ctx_container {
         enum ctx_runtime runtime;
         char id[CTX_CONTAINER_ID_MAX];  /* 64 hex digits, or the machine / LXC name */
         char pod[CTX_POD_UID_MAX];      /* Kubernetes pod uid with dashes, or "" */
+        /* Rootless: named under user@UID.service, the subtree systemd
+         * delegates to UID, so the id is as UID says; else uid is -1. */
+        bool rootless;
+        uid_t uid;
 };
 
 /* Parses a cgroup path (as /proc/PID/cgroup or a CGROUP record gives it,
- * "/system.slice/docker-<id>.scope") into the container it names: docker
- * (systemd and cgroupfs drivers), containerd (cri-containerd-, and bare
- * ids under kubepods), CRI-O, podman/libpod, systemd-nspawn and LXC/LXD,
- * with the Kubernetes pod uid when the path has one. The innermost
- * container wins. Returns 1 and fills *RET when the path names a
- * container or a pod, 0 (RET->runtime NONE, empty strings) when it names
- * none. Never guesses: conmon and LXC monitor cgroups are not containers. */
+ * "/system.slice/docker-<id>.scope") into the container it names, taken
+ * only from the places the runtimes put them: docker ("/docker/<id>",
+ * "/system.slice/docker-<id>.scope"), the kubelet's pods ("/kubepods/..."
+ * and "/kubepods.slice/..." with containerd, CRI-O or docker ids, and the
+ * pod uid), podman ("/machine.slice/libpod-<id>.scope", in a pod's slice,
+ * "/libpod_parent/..."), systemd-nspawn and machined's machines under
+ * "/machine.slice", LXC/LXD ("/lxc.payload.NAME", "/lxc/NAME"); inside a
+ * container the same layouts again (nested: the innermost wins). Rootless
+ * podman and docker ids anywhere below "/user.slice/user-UID.slice/
+ * user@UID.service" are marked rootless with that uid. A layout anywhere
+ * else (a user's delegated subtree) names none. Returns 1 and fills *RET
+ * when the path names a container or a pod, 0 (RET->runtime NONE, empty
+ * strings) when it names none. Never guesses: conmon and LXC monitor
+ * cgroups are not containers. */
 int ctx_container_parse(const char *path, size_t len, struct ctx_container *ret);
 const char *ctx_runtime_to_string(enum ctx_runtime r);
 

@@ -82,6 +82,7 @@ struct encode_context {
         int64_t ppid, uid;
         const char *cgroup;             /* "cgroup":"/…" */
         const char *container;          /* "container":"…" */
+        int64_t container_uid;          /* "container_uid":N, a rootless one's; -1: none */
         const char *pod;                /* "pod":"…", the Kubernetes pod uid */
         /* When not NULL: the keys above already written by
          * encode_context_put() (JSON_LEN bytes), copied as they are. */
@@ -91,7 +92,7 @@ struct encode_context {
 
 /* Worst-case bytes encode_context_put() writes for C. */
 size_t encode_context_max(const struct encode_context *c);
-/* Writes C's keys (,"proc":{…},"cgroup":…,"container":…,"pod":…; nothing
+/* Writes C's keys (,"proc":{…},"cgroup":…,"container":…,"container_uid":…,"pod":…; nothing
  * for what is not known) at P, which has encode_context_max() bytes;
  * returns the new end. */
 char *encode_context_put(char *p, const struct encode_context *c);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cgroup path → container id. Each runtime names the cgroup of a container
- * in its own way; the layouts recognized here are those the runtimes
- * write (docker's and containerd's cgroup drivers, CRI-O's and libpod's
- * systemd scopes, systemd-machined's units, LXC's payload cgroups), one
- * path component at a time, so a nested container's innermost id wins. */
+ * in its own way, at its own place in the tree; the layouts recognized
+ * here are those the runtimes write (docker's and containerd's cgroup
+ * drivers, CRI-O's and libpod's systemd scopes, systemd-machined's units,
+ * LXC's payload cgroups), and only there: a container's innermost nested
+ * one wins, and rootless ones are marked with the uid whose subtree
+ * named them. */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -148,75 +150,208 @@ static void set_id(struct ctx_container *r, enum ctx_runtime rt, struct comp id)
         r->id[id.n] = 0;
 }
 
-int ctx_container_parse(const char *path, size_t len, struct ctx_container *ret) {
-        struct ctx_container r = { .runtime = CTX_RUNTIME_NONE };
-        bool under_docker = false, under_libpod = false, under_pod = false, lxc_next = false;
-        size_t i = 0;
+static void set_name(struct ctx_container *r, enum ctx_runtime rt, const char *name) {
+        r->runtime = rt;
+        strcpy(r->id, name);
+}
 
-        if (!path)
-                len = 0;
-        while (i < len) {
-                struct comp c, id, rest;
-                char name[CTX_CONTAINER_ID_MAX];
+#define COMPS_MAX 64u
 
+/* The '/'-separated components of PATH[0..LEN), at most COMPS_MAX (the
+ * rest is left out: no layout is that deep). */
+static size_t split(const char *path, size_t len, struct comp *comps) {
+        size_t n = 0, i = 0;
+
+        while (i < len && n < COMPS_MAX) {
                 while (i < len && path[i] == '/')
                         i++;
                 if (i >= len)
                         break;
-                c.s = path + i;
+                comps[n].s = path + i;
                 while (i < len && path[i] != '/')
                         i++;
-                c.n = (size_t) (path + i - c.s);
+                comps[n].n = (size_t) (path + i - comps[n].s);
+                n++;
+        }
+        return n;
+}
 
-                if (lxc_next) {
-                        /* "/lxc/NAME" (LXC 1-3) and "/lxc.payload/NAME". */
-                        lxc_next = false;
-                        if (plain_name(c, name, sizeof(name))) {
-                                r.runtime = CTX_RUNTIME_LXC;
-                                strcpy(r.id, name);
-                                continue;
-                        }
+/* A kubelet container cgroup inside a pod's: the runtime's prefix, or a
+ * bare id (cgroupfs driver); conmon's is beside the container, not it. */
+static bool pod_container(struct comp c, struct ctx_container *r) {
+        struct comp id;
+
+        if (prefixed_id(c, "docker-", &id))
+                set_id(r, CTX_RUNTIME_DOCKER, id);
+        else if (prefixed_id(c, "cri-containerd-", &id))
+                set_id(r, CTX_RUNTIME_CONTAINERD, id);
+        else if (prefixed_id(c, "crio-", &id))
+                set_id(r, CTX_RUNTIME_CRIO, id);
+        else if (is_hex_id(c.s, c.n))
+                set_id(r, CTX_RUNTIME_KUBERNETES, c);
+        else
+                return false;
+        return true;
+}
+
+/* The kubelet's tree: "kubepods[/QOS]/pod<uid>/<id>" (cgroupfs driver) or
+ * "kubepods.slice[/kubepods-QOS.slice]/kubepods[-QOS]-pod<uid>.slice/
+ * <runtime>-<id>.scope" (systemd driver), from C[0]. The number of
+ * components taken, 0 when C is not one. */
+static size_t kubepods(const struct comp *c, size_t n, struct ctx_container *r) {
+        bool systemd = is(c[0], "kubepods.slice");
+        char pod[CTX_POD_UID_MAX];
+        size_t k = 1;
+
+        if (!systemd && !is(c[0], "kubepods"))
+                return 0;
+        if (k < n && (systemd ? is(c[k], "kubepods-burstable.slice") || is(c[k], "kubepods-besteffort.slice")
+                              : is(c[k], "burstable") || is(c[k], "besteffort")))
+                k++;
+        if (k >= n || has_prefix(c[k], "kubepods", NULL) != systemd || !pod_uid(c[k], pod))
+                return 0;
+        strcpy(r->pod, pod);
+        k++;
+        if (k < n && pod_container(c[k], r))
+                k++;
+        return k;
+}
+
+/* A container at the place its runtime puts it, the components from C[0]
+ * on: that place's cgroup root, or a container's own cgroup (whose root
+ * may run a runtime in it: docker-in-docker, LXD's nested docker). The
+ * number of components taken, 0 when none starts there. */
+static size_t at_place(const struct comp *c, size_t n, struct ctx_container *r) {
+        struct comp id, rest;
+        char name[CTX_CONTAINER_ID_MAX];
+        size_t k;
+
+        if (n == 0)
+                return 0;
+        k = kubepods(c, n, r);
+        if (k > 0)
+                return k;
+        /* LXC 4+ and LXD: "lxc.payload.NAME"; LXC 1-3: "lxc/NAME". */
+        if (has_prefix(c[0], "lxc.payload.", &rest) && plain_name(rest, name, sizeof(name))) {
+                set_name(r, CTX_RUNTIME_LXC, name);
+                return 1;
+        }
+        if (n < 2)
+                return 0;
+        if ((is(c[0], "lxc") || is(c[0], "lxc.payload")) && plain_name(c[1], name, sizeof(name))) {
+                set_name(r, CTX_RUNTIME_LXC, name);
+                return 2;
+        }
+        /* docker's cgroupfs driver, and its systemd driver. */
+        if (is(c[0], "docker") && is_hex_id(c[1].s, c[1].n)) {
+                set_id(r, CTX_RUNTIME_DOCKER, c[1]);
+                return 2;
+        }
+        if (is(c[0], "system.slice") && prefixed_id(c[1], "docker-", &id)) {
+                set_id(r, CTX_RUNTIME_DOCKER, id);
+                return 2;
+        }
+        /* podman's cgroupfs manager, a container or one in a pod. */
+        if (is(c[0], "libpod_parent")) {
+                k = 1;
+                if (has_prefix(c[1], "libpod_pod_", NULL) && n > 2)
+                        k = 2;
+                if (prefixed_id(c[k], "libpod-", &id))
+                        set_id(r, CTX_RUNTIME_PODMAN, id);
+                else if (is_hex_id(c[k].s, c[k].n))
+                        set_id(r, CTX_RUNTIME_PODMAN, c[k]);
+                else
+                        return 0;
+                return k + 1;
+        }
+        /* machined's slice: rootful podman (alone or in a pod's slice),
+         * systemd-nspawn's unit and registered machines' scopes. */
+        if (is(c[0], "machine.slice")) {
+                k = 1;
+                if (has_prefix(c[1], "machine-libpod_pod_", NULL) && has_suffix(c[1], ".slice", NULL) && n > 2)
+                        k = 2;
+                if (prefixed_id(c[k], "libpod-", &id)) {
+                        set_id(r, CTX_RUNTIME_PODMAN, id);
+                        return k + 1;
                 }
-                if (pod_uid(c, r.pod)) {
-                        under_pod = true;
+                if (k > 1)
+                        return 0;
+                if (has_prefix(c[1], "systemd-nspawn@", &rest) && has_suffix(rest, ".service", &rest) &&
+                    unit_unescape(rest, name, sizeof(name))) {
+                        set_name(r, CTX_RUNTIME_NSPAWN, name);
+                        return 2;
+                }
+                /* libvirt's "qemu-N-NAME" machines are VMs, not containers. */
+                if (has_prefix(c[1], "machine-", &rest) && has_suffix(rest, ".scope", &rest) &&
+                    unit_unescape(rest, name, sizeof(name)) && strncmp(name, "qemu-", 5) != 0) {
+                        set_name(r, CTX_RUNTIME_NSPAWN, name);
+                        return 2;
+                }
+        }
+        return 0;
+}
+
+/* The uid N of "user-N.slice" or "user@N.service". */
+static bool unit_uid(struct comp c, const char *prefix, const char *suffix, uid_t *ret) {
+        struct comp u;
+        uint64_t v = 0;
+
+        if (!has_prefix(c, prefix, &u) || !has_suffix(u, suffix, &u) || u.n == 0 || u.n > 10)
+                return false;
+        for (size_t i = 0; i < u.n; i++) {
+                if (u.s[i] < '0' || u.s[i] > '9' || (i == 0 && u.s[i] == '0' && u.n > 1))
+                        return false;
+                v = v * 10 + (uint64_t) (u.s[i] - '0');
+        }
+        if (v >= (uid_t) -1)
+                return false;
+        *ret = (uid_t) v;
+        return true;
+}
+
+/* Rootless podman and docker put their containers in the user's own
+ * manager (systemd delegates "user@UID.service" to UID), wherever that
+ * user likes: any component below names one, as the user chose it. */
+static bool rootless(const struct comp *c, size_t n, struct ctx_container *r) {
+        struct comp id;
+
+        r->runtime = CTX_RUNTIME_NONE;
+        for (size_t k = 0; k < n; k++) {
+                if (has_prefix(c[k], "libpod-conmon-", NULL))
                         continue;
-                }
-                if (has_prefix(c, "crio-conmon-", NULL) || has_prefix(c, "libpod-conmon-", NULL))
-                        continue;  /* the runtime's monitor process, outside the container */
-                if (prefixed_id(c, "docker-", &id))
-                        set_id(&r, CTX_RUNTIME_DOCKER, id);
-                else if (prefixed_id(c, "cri-containerd-", &id))
-                        set_id(&r, CTX_RUNTIME_CONTAINERD, id);
-                else if (prefixed_id(c, "crio-", &id))
-                        set_id(&r, CTX_RUNTIME_CRIO, id);
-                else if (prefixed_id(c, "libpod-", &id))
-                        set_id(&r, CTX_RUNTIME_PODMAN, id);
-                else if (is_hex_id(c.s, c.n))
-                        set_id(&r, under_docker   ? CTX_RUNTIME_DOCKER
-                                   : under_libpod ? CTX_RUNTIME_PODMAN
-                                   : under_pod    ? CTX_RUNTIME_KUBERNETES
-                                                  : CTX_RUNTIME_DOCKER,
-                               c);
-                else if (is(c, "docker"))
-                        under_docker = true;
-                else if (is(c, "libpod_parent"))
-                        under_libpod = true;
-                else if (is(c, "lxc") || is(c, "lxc.payload"))
-                        lxc_next = true;
-                else if (has_prefix(c, "lxc.payload.", &rest) && plain_name(rest, name, sizeof(name))) {
-                        r.runtime = CTX_RUNTIME_LXC;
-                        strcpy(r.id, name);
-                } else if (has_prefix(c, "systemd-nspawn@", &rest) && has_suffix(rest, ".service", &rest) &&
-                           unit_unescape(rest, name, sizeof(name))) {
-                        r.runtime = CTX_RUNTIME_NSPAWN;
-                        strcpy(r.id, name);
-                } else if (has_prefix(c, "machine-", &rest) && has_suffix(rest, ".scope", &rest) &&
-                           unit_unescape(rest, name, sizeof(name)) && strncmp(name, "qemu-", 5) != 0) {
-                        /* systemd-machined's scope of a registered machine;
-                         * libvirt's "qemu-N-NAME" ones are VMs, not containers. */
-                        r.runtime = CTX_RUNTIME_NSPAWN;
-                        strcpy(r.id, name);
-                }
+                if (prefixed_id(c[k], "libpod-", &id))
+                        set_id(r, CTX_RUNTIME_PODMAN, id);
+                else if (prefixed_id(c[k], "docker-", &id))
+                        set_id(r, CTX_RUNTIME_DOCKER, id);
+                else if (k > 0 && is(c[k - 1], "docker") && is_hex_id(c[k].s, c[k].n))
+                        set_id(r, CTX_RUNTIME_DOCKER, c[k]);
+        }
+        return r->runtime != CTX_RUNTIME_NONE;
+}
+
+int ctx_container_parse(const char *path, size_t len, struct ctx_container *ret) {
+        struct ctx_container r = { .runtime = CTX_RUNTIME_NONE, .uid = (uid_t) -1 };
+        struct comp c[COMPS_MAX];
+        uid_t u1, u2;
+        size_t n, at = 0, k;
+
+        n = split(path, path ? len : 0, c);
+        /* A cgroup is a container's only at the place its runtime puts it
+         * (issue 26: a user with a delegated subtree, "user@UID.service"
+         * or a service's Delegate=yes, makes any path below it: a
+         * ".../kubepods-pod<uid>.slice/cri-containerd-<id>.scope" there
+         * must not pass for that container). Inside a container the
+         * layouts start again at its cgroup, its root's cgroup root. */
+        while (at < n && (k = at_place(c + at, n - at, &r)) > 0) {
+                at += k;
+                if (r.runtime == CTX_RUNTIME_NONE)
+                        break;  /* a pod's own cgroup, or conmon's beside it */
+        }
+        if (r.runtime == CTX_RUNTIME_NONE && !r.pod[0] && n >= 3 && is(c[0], "user.slice") &&
+            unit_uid(c[1], "user-", ".slice", &u1) && unit_uid(c[2], "user@", ".service", &u2) && u1 == u2 &&
+            rootless(c + 3, n - 3, &r)) {
+                r.rootless = true;
+                r.uid = u1;
         }
         *ret = r;
         return r.runtime != CTX_RUNTIME_NONE || r.pod[0] ? 1 : 0;

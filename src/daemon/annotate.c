@@ -255,7 +255,7 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
 
         if (!x->table)
                 return false;
-        *ret = (struct encode_context) { .ppid = -1, .uid = -1 };
+        *ret = (struct encode_context) { .ppid = -1, .uid = -1, .container_uid = -1 };
         /* A served exec tracepoint fires before ours (the kernel calls a
          * tracepoint's newest perf event first): its line names the new
          * executable too. */
@@ -286,10 +286,13 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
         }
         if (ct) {
                 ret->container = ct->id[0] ? ct->id : NULL;
+                if (ret->container && ct->rootless)
+                        ret->container_uid = ct->uid;
                 ret->pod = ct->pod[0] ? ct->pod : NULL;
         }
         meta->comm = ret->comm;
         meta->container = ret->container;
+        meta->container_uid = ret->container_uid;
         if (x->cache) {
                 struct context_cache_slot *sl =
                         &x->cache[(((uintptr_t) p >> 4) ^ ((uintptr_t) g >> 3)) % CONTEXT_CACHE_SLOTS];

@@ -24,6 +24,7 @@ struct line_meta {
         uint64_t cgroup;        /* PERF_SAMPLE_CGROUP id, 0 when unknown */
         const char *comm;       /* the process's comm, NULL when unknown (context) */
         const char *container;  /* its container id, NULL when none or unknown */
+        int64_t container_uid;  /* a rootless container's uid (its id is that user's say); else -1 */
         /* The event's schema line (NULL: none) and which definition of
          * the event it describes: a client gets it before its first line
          * of each (server_match()). */
@@ -48,6 +49,26 @@ struct subscription {
 static inline bool subscription_has_event(const struct subscription *s, size_t idx) {
         return s->all_events ||
                ((idx >> 6) < s->n_event_bits && (s->event_bits[idx >> 6] & (UINT64_C(1) << (idx & 63))));
+}
+
+/* Whether ENTRY of a subscribe's containers takes ID. A rootless
+ * container's id is only as its user says (any user may name a cgroup
+ * "docker-<a rootful container's id>.scope" under user@UID.service), so
+ * it matches only an entry that names the user: "UID/ID-PREFIX". */
+static inline bool subscription_container_matches(const char *entry, const char *id, int64_t uid) {
+        if (uid >= 0) {
+                int64_t v = 0;
+                const char *e = entry;
+
+                if (*e < '0' || *e > '9')
+                        return false;
+                for (; *e >= '0' && *e <= '9' && v <= UINT32_MAX; e++)
+                        v = v * 10 + (*e - '0');
+                if (v != uid || *e != '/')
+                        return false;
+                entry = e + 1;
+        }
+        return strncmp(entry, id, strlen(entry)) == 0;
 }
 
 static inline bool subscription_matches(const struct subscription *s, const struct line_meta *m) {
@@ -88,7 +109,7 @@ static inline bool subscription_matches(const struct subscription *s, const stru
         if (s->containers) {
                 bool found = false;
                 for (char **p = s->containers; m->container && *p && !found; p++)
-                        found = strncmp(*p, m->container, strlen(*p)) == 0;
+                        found = subscription_container_matches(*p, m->container, m->container_uid);
                 if (!found)
                         return false;
         }

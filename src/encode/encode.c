@@ -268,8 +268,8 @@ static char *put_array(char *p, const struct encoder_field *ef, const struct fie
 }
 
 size_t encode_context_max(const struct encode_context *c) {
-        size_t n = sizeof(",\"proc\":{\"comm\":,\"exe\":,\"ppid\":,\"uid\":},\"cgroup\":,\"container\":,\"pod\":") +
-                   2 * JSON_INT_MAX;
+        size_t n = sizeof(",\"proc\":{\"comm\":,\"exe\":,\"ppid\":,\"uid\":},\"cgroup\":,\"container\":,\"container_uid\":,\"pod\":") +
+                   3 * JSON_INT_MAX;
 
         if (c->json)
                 return c->json_len;
@@ -322,6 +322,10 @@ char *encode_context_put(char *p, const struct encode_context *c) {
         if (c->container) {
                 p = json_put_literal(p, ",\"container\":");
                 p = json_put_string(p, c->container, strlen(c->container));
+                if (c->container_uid >= 0) {
+                        p = json_put_literal(p, ",\"container_uid\":");
+                        p = json_put_i64(p, c->container_uid);
+                }
         }
         if (c->pod) {
                 p = json_put_literal(p, ",\"pod\":");

@@ -23,6 +23,7 @@ static const struct row {
         const char *path;
         enum ctx_runtime runtime;
         const char *id, *pod;
+        int64_t uid;            /* rootless: the delegating uid; 0 here means rootful */
 } rows[] = {
         /* docker: systemd driver, cgroupfs driver, docker-in-docker */
         { "/system.slice/docker-" ID1 ".scope", CTX_RUNTIME_DOCKER, ID1, "" },
@@ -54,7 +55,7 @@ static const struct row {
         /* podman: rootful, rootless, a sub-cgroup inside, conmon, cgroupfs */
         { "/machine.slice/libpod-" ID1 ".scope", CTX_RUNTIME_PODMAN, ID1, "" },
         { "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID2 ".scope", CTX_RUNTIME_PODMAN, ID2,
-          "" },
+          "", 1000 },
         { "/machine.slice/libpod-" ID1 ".scope/container", CTX_RUNTIME_PODMAN, ID1, "" },
         { "/machine.slice/libpod-conmon-" ID1 ".scope", CTX_RUNTIME_NONE, "", "" },
         { "/libpod_parent/libpod-" ID1, CTX_RUNTIME_PODMAN, ID1, "" },
@@ -85,6 +86,52 @@ static const struct row {
         { "/kubepods/pod8d4e6f1a-2b3c-4d5e-8f9a", CTX_RUNTIME_NONE, "", "" },
         { "/system.slice/docker-.scope", CTX_RUNTIME_NONE, "", "" },
         { "/machine.slice/systemd-nspawn@.service", CTX_RUNTIME_NONE, "", "" },
+        /* podman: a container in a pod (systemd and cgroupfs managers) */
+        { "/machine.slice/machine-libpod_pod_" ID2 ".slice/libpod-" ID1 ".scope", CTX_RUNTIME_PODMAN, ID1, "" },
+        { "/libpod_parent/libpod_pod_" ID2 "/libpod-" ID1, CTX_RUNTIME_PODMAN, ID1, "" },
+        /* rootless docker (systemd driver, and its cgroupfs layout) and
+         * podman in a user's own slice: marked with the user's uid */
+        { "/user.slice/user-1000.slice/user@1000.service/user.slice/docker-" ID1 ".scope", CTX_RUNTIME_DOCKER, ID1,
+          "", 1000 },
+        { "/user.slice/user-1001.slice/user@1001.service/app.slice/docker.service/docker/" ID2, CTX_RUNTIME_DOCKER,
+          ID2, "", 1001 },
+        { "/user.slice/user-1000.slice/user@1000.service/app.slice/libpod-conmon-" ID1 ".scope", CTX_RUNTIME_NONE,
+          "", "" },
+
+        /* Spoofs (issue 26): a user with a delegated subtree makes any
+         * path below it; a layout there names no rootful container and
+         * no pod. Under user@UID.service, with a kubelet's path: */
+        { "/user.slice/user-1000.slice/user@1000.service/app.slice/kubepods-besteffort-pod" POD_
+          ".slice/cri-containerd-" ID1 ".scope",
+          CTX_RUNTIME_NONE, "", "" },
+        { "/user.slice/user-1000.slice/user@1000.service/app.slice/kubepods/pod" POD "/" ID1, CTX_RUNTIME_NONE, "",
+          "" },
+        { "/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-pod" POD_ ".slice/crio-" ID1 ".scope",
+          CTX_RUNTIME_NONE, "", "" },
+        /* ... rootful-looking docker, nspawn and LXC names there are the
+         * user's rootless claims at most (docker) or nothing */
+        { "/user.slice/user-1000.slice/user@1000.service/app.slice/system.slice/docker-" ID1 ".scope",
+          CTX_RUNTIME_DOCKER, ID1, "", 1000 },
+        { "/user.slice/user-1000.slice/user@1000.service/machine.slice/systemd-nspawn@web.service", CTX_RUNTIME_NONE,
+          "", "" },
+        { "/user.slice/user-1000.slice/user@1000.service/lxc.payload.web01", CTX_RUNTIME_NONE, "", "" },
+        /* a user slice whose uids disagree is no user's manager */
+        { "/user.slice/user-1000.slice/user@0.service/user.slice/docker-" ID1 ".scope", CTX_RUNTIME_NONE, "", "" },
+        /* a service with Delegate=yes, and a session scope */
+        { "/system.slice/evil.service/kubepods.slice/kubepods-pod" POD_ ".slice/cri-containerd-" ID1 ".scope",
+          CTX_RUNTIME_NONE, "", "" },
+        { "/system.slice/evil.service/docker/" ID1, CTX_RUNTIME_NONE, "", "" },
+        { "/system.slice/evil.service/system.slice/docker-" ID1 ".scope", CTX_RUNTIME_NONE, "", "" },
+        { "/user.slice/user-1000.slice/session-3.scope/docker/" ID1, CTX_RUNTIME_NONE, "", "" },
+        { "/user.slice/user-1000.slice/session-3.scope/lxc.payload.web01", CTX_RUNTIME_NONE, "", "" },
+        { "/init.scope/machine.slice/libpod-" ID1 ".scope", CTX_RUNTIME_NONE, "", "" },
+        /* kubepods in the wrong driver's shape, or a pod below a container
+         * of the wrong kind */
+        { "/kubepods/kubepods-pod" POD_ ".slice/" ID1, CTX_RUNTIME_NONE, "", "" },
+        { "/kubepods.slice/pod" POD "/" ID1, CTX_RUNTIME_NONE, "", "" },
+        /* inside a container, its root's claims start at its cgroup
+         * (nested runtimes), not deeper under a service of its own */
+        { "/system.slice/docker-" ID1 ".scope/system.slice/evil.service/docker/" ID2, CTX_RUNTIME_DOCKER, ID1, "" },
 };
 
 static void test_table(void **state) {
@@ -98,6 +145,8 @@ static void test_table(void **state) {
                 assert_int_equal(c.runtime, w->runtime);
                 assert_string_equal(c.id, w->id);
                 assert_string_equal(c.pod, w->pod);
+                assert_int_equal(c.rootless, w->uid != 0);
+                assert_int_equal((int64_t) c.uid, w->uid != 0 ? w->uid : (int64_t) (uid_t) -1);
         }
 }
 

@@ -183,12 +183,38 @@ static void test_subscribe_context(void **state) {
         assert_int_equal(parse("{\"type\":\"subscribe\",\"comms\":[\"ngin*\",\"sshd\"],\"containers\":[\"3f2a1b9c8d7e\"]}",
                                &req, &error), 1);
         assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
-        assert_true(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx", .container = id }));
-        assert_true(subscription_matches(&sub, &(struct line_meta) { .comm = "sshd", .container = id }));
-        assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "sshd-session", .container = id }));
-        assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx", .container = "3f2a" }));
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx", .container = id, .container_uid = -1 }));
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .comm = "sshd", .container = id, .container_uid = -1 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "sshd-session", .container = id, .container_uid = -1 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx", .container = "3f2a", .container_uid = -1 }));
         assert_false(subscription_matches(&sub, &(struct line_meta) { .comm = "nginx" }));
-        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = -1 }));
+}
+
+/* A rootless container's id is its user's say (issue 26: uid 1000 names a
+ * cgroup "docker-<root's container id>.scope" in its user@1000.service):
+ * a plain entry never takes it, only "UID/PREFIX" naming that user. */
+static void test_subscribe_rootless_container(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(subscription_done) struct subscription sub = {};
+        _cleanup_(freep) char *error = NULL;
+        const char *id = "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a";
+
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"containers\":[\"3f2a1b9c8d7e\"]}", &req, &error), 1);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = -1 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = 1000 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = 0 }));
+        request_done(&req);
+        subscription_done(&sub);
+
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"containers\":[\"1000/3f2a\",\"1001/\"]}", &req, &error), 1);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = 1000 }));
+        assert_true(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = 1001 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = 100 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = 10001 }));
+        assert_false(subscription_matches(&sub, &(struct line_meta) { .container = id, .container_uid = -1 }));
 }
 
 static void test_subscribe_refused(void **state) {
@@ -270,6 +296,7 @@ int main(void) {
                 cmocka_unit_test(test_control),
                 cmocka_unit_test(test_subscribe),
                 cmocka_unit_test(test_subscribe_context),
+                cmocka_unit_test(test_subscribe_rootless_container),
                 cmocka_unit_test(test_subscribe_refused),
                 cmocka_unit_test(test_subscribe_limits),
                 cmocka_unit_test(test_defaults),

@@ -348,9 +348,9 @@ static void test_sample_context_frames(void **state) {
                 { "main", 0x12, "/tmp/a \"b\"" }, { NULL, 0, "/lib/x.so" }, {},
         };
         const struct encode_context full = { .comm = "ng\"inx", .exe = "/usr/sbin/nginx", .ppid = 1, .uid = 33,
-                                             .cgroup = "/system.slice/x", .container = "abc", .pod = "p-1" };
-        const struct encode_context some = { .comm = "bash", .ppid = -1, .uid = -1 };
-        const struct encode_context none = { .ppid = -1, .uid = -1, .cgroup = "/" };
+                                             .cgroup = "/system.slice/x", .container = "abc", .container_uid = -1, .pod = "p-1" };
+        const struct encode_context some = { .comm = "bash", .ppid = -1, .uid = -1, .container_uid = -1 };
+        const struct encode_context none = { .ppid = -1, .uid = -1, .container_uid = -1, .cgroup = "/" };
         struct perf_sample s;
         struct raw r;
 
@@ -1089,6 +1089,22 @@ static void test_record_no_sample_id(void **state) {
         jbuf_done(&b);
 }
 
+/* A rootless container's id comes with the uid whose subtree named it. */
+static void test_context_container_uid(void **state) {
+        const struct encode_context c = { .ppid = -1, .uid = -1, .container = "abc", .container_uid = 1000 };
+        const struct encode_context rootful = { .ppid = -1, .uid = -1, .container = "abc", .container_uid = -1 };
+        char buf[256], *end;
+
+        (void) state;
+        assert_true(encode_context_max(&c) <= sizeof(buf));
+        end = encode_context_put(buf, &c);
+        *end = 0;
+        assert_string_equal(buf, ",\"container\":\"abc\",\"container_uid\":1000");
+        end = encode_context_put(buf, &rootful);
+        *end = 0;
+        assert_string_equal(buf, ",\"container\":\"abc\"");
+}
+
 static void test_record_names(void **state) {
         assert_string_equal(encode_record_name(PERF_RECORD_SWITCH_CPU_WIDE), "switch_cpu_wide");
         assert_string_equal(encode_record_name(PERF_RECORD_BPF_EVENT), "bpf_event");
@@ -1329,6 +1345,7 @@ int main(void) {
                 cmocka_unit_test(test_record_unknown),
                 cmocka_unit_test(test_record_no_sample_id),
                 cmocka_unit_test(test_record_names),
+                cmocka_unit_test(test_context_container_uid),
                 cmocka_unit_test(test_random),
         };
 

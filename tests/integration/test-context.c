@@ -3,9 +3,13 @@
  * named program exec'd by this test carries its comm, executable, parent
  * and uid; its second thread's events carry the process; a prctl rename
  * shows from then on; moved through cgroups made here in the docker,
- * containerd (under a pod), CRI-O, podman and nspawn layouts, its events
- * carry each one's container id, and a subscription by an id gets exactly
- * that container's events; cpu-clock callchains name its functions
+ * containerd (under a pod), CRI-O, podman and nspawn layouts at the
+ * places those runtimes put them, its events carry each one's container
+ * id, and a subscription by an id gets exactly that container's events;
+ * the same layouts below a subtree of the test's (as a user with a
+ * delegated cgroup would make them, issue 26) name no container, and a
+ * rootless podman one under user@UID.service carries container_uid and
+ * reaches only a subscription by "UID/ID"; cpu-clock callchains name its functions
  * (checked against nm) and kernel functions (against /proc/kallsyms).
  * Root, tracefs and the getpgid tracepoint, else 77; the cgroup part
  * needs a cgroup2 mount and is skipped without one. */
@@ -15,6 +19,7 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -278,17 +283,30 @@ static void test_off(void **state) {
 #define ID_PODMAN "aaaabbbbccccddddeeeeffff0000111122223333444455556666777788889999"
 #define POD "8d4e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a"
 
+#define POD_SLICE "kubepods-besteffort-pod8d4e6f1a_2b3c_4d5e_8f9a_0b1c2d3e4f5a.slice/"
+
+/* TOP: made at the cgroup2 root, where the runtime puts it; else below
+ * the test's own subtree (cg_root), as anyone with a delegated subtree
+ * could. UID: a rootless container's user, else -1. */
 static const struct layout {
         const char *rel, *id, *pod;
+        int64_t uid;
+        bool top;
 } layouts[] = {
-        { "system.slice/docker-" ID_DOCKER ".scope", ID_DOCKER, NULL },
-        { "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod8d4e6f1a_2b3c_4d5e_8f9a_0b1c2d3e4f5a.slice/"
-          "cri-containerd-" ID_CTRD ".scope",
-          ID_CTRD, POD },
-        { "kubepods/burstable/pod" POD "/crio-" ID_CRIO, ID_CRIO, POD },
-        { "machine.slice/libpod-" ID_PODMAN ".scope", ID_PODMAN, NULL },
-        { "machine.slice/systemd-nspawn@evtest.service", "evtest", NULL },
-        { "system.slice/plain.service", NULL, NULL },
+        { "system.slice/docker-" ID_DOCKER ".scope", ID_DOCKER, NULL, -1, true },
+        { "kubepods.slice/kubepods-besteffort.slice/" POD_SLICE "cri-containerd-" ID_CTRD ".scope", ID_CTRD, POD, -1,
+          true },
+        { "kubepods/burstable/pod" POD "/crio-" ID_CRIO, ID_CRIO, POD, -1, true },
+        { "machine.slice/libpod-" ID_PODMAN ".scope", ID_PODMAN, NULL, -1, true },
+        { "machine.slice/systemd-nspawn@evtest.service", "evtest", NULL, -1, true },
+        { "system.slice/plain.service", NULL, NULL, -1, false },
+        /* spoofs: the same layouts below the test's subtree */
+        { "kubepods.slice/kubepods-besteffort.slice/" POD_SLICE "cri-containerd-" ID_CTRD ".scope", NULL, NULL, -1,
+          false },
+        { "system.slice/docker-" ID_DOCKER ".scope", NULL, NULL, -1, false },
+        /* rootless podman with the rootful one's id: the user's say */
+        { "user.slice/user-65534.slice/user@65534.service/app.slice/libpod-" ID_PODMAN ".scope", ID_PODMAN, NULL, 65534,
+          true },
 };
 #define N_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
@@ -313,12 +331,16 @@ static void check_cg_line(json_object *o, void *ud) {
         mark = get_int(o, "fields.pid");
         assert_true(mark >= MARK_CGROUP && mark < MARK_CGROUP + (int64_t) N_LAYOUTS);
         i = (size_t) (mark - MARK_CGROUP);
-        snprintf(want, sizeof(want), "%s/%s", cg_root + strlen(cg_mount), layouts[i].rel);
+        snprintf(want, sizeof(want), "%s/%s", layouts[i].top ? "" : cg_root + strlen(cg_mount), layouts[i].rel);
         assert_string_equal(get_str(o, "cgroup") ?: "(none)", want);
         if (layouts[i].id)
                 assert_string_equal(get_str(o, "container") ?: "(none)", layouts[i].id);
         else
                 assert_null(get(o, "container"));
+        if (layouts[i].uid >= 0)
+                assert_int_equal(get_int(o, "container_uid"), layouts[i].uid);
+        else
+                assert_null(get(o, "container_uid"));
         if (layouts[i].pod)
                 assert_string_equal(get_str(o, "pod") ?: "(none)", layouts[i].pod);
         else
@@ -327,22 +349,39 @@ static void check_cg_line(json_object *o, void *ud) {
         k->n[i]++;
 }
 
+/* The cgroups made at the root (outside cg_root), in order: removed
+ * deepest first, and none that was there before. */
+static char made[64][1024];
+static size_t n_made;
+
 static void mkdirs(const char *path) {
         char p[1024];
 
         snprintf(p, sizeof(p), "%s", path);
-        for (char *s = p + strlen(cg_mount) + 1; (s = strchr(s, '/')); s++) {
-                *s = 0;
-                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+        for (char *s = p + strlen(cg_mount) + 1;; s++) {
+                bool last = !(s = strchr(s, '/'));
+
+                if (!last)
+                        *s = 0;
+                if (mkdir(p, 0755) == 0) {
+                        if (strncmp(p, cg_root, strlen(cg_root)) != 0) {
+                                assert_true(n_made < sizeof(made) / sizeof(made[0]));
+                                snprintf(made[n_made++], sizeof(made[0]), "%s", p);
+                        }
+                } else if (errno != EEXIST)
                         fail_msg("mkdir %s: %m", p);
+                if (last)
+                        break;
                 *s = '/';
         }
-        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                fail_msg("mkdir %s: %m", p);
 }
 
 static void cgroups_remove(void) {
         char cmd[1200];
+
+        while (n_made > 0)
+                if (rmdir(made[--n_made]) < 0)
+                        fprintf(stderr, "warning: could not remove %s: %m\n", made[n_made]);
 
         /* rmdir only (cgroupfs has no files to delete), deepest first */
         snprintf(cmd, sizeof(cmd), "find %s -depth -type d -exec rmdir {} + 2>/dev/null", cg_root);
@@ -371,7 +410,7 @@ static void test_containers(void **state) {
         assert_int_equal(itest_daemon_start(&daemon_, config), 0);
         /* Made while evmond runs: it learns them from CGROUP records. */
         for (size_t i = 0; i < N_LAYOUTS; i++) {
-                snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", cg_root, layouts[i].rel);
+                snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", layouts[i].top ? cg_mount : cg_root, layouts[i].rel);
                 mkdirs(dirs[i]);
                 args[i + 1] = dirs[i];
         }
@@ -380,9 +419,14 @@ static void test_containers(void **state) {
                 by_id[i] = NULL;
                 if (!layouts[i].id)
                         continue;
-                /* docker's by its short id, as `docker ps` shows it */
-                snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"containers\":[\"%.*s\"]}\n",
-                         i == 0 ? 12 : (int) strlen(layouts[i].id), layouts[i].id);
+                /* docker's by its short id, as `docker ps` shows it; a
+                 * rootless one's as "UID/ID" */
+                if (layouts[i].uid >= 0)
+                        snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"containers\":[\"%" PRId64 "/%s\"]}\n",
+                                 layouts[i].uid, layouts[i].id);
+                else
+                        snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"containers\":[\"%.*s\"]}\n",
+                                 i == 0 ? 12 : (int) strlen(layouts[i].id), layouts[i].id);
                 by_id[i] = client_new(line);
         }
         none = client_new("{\"type\":\"subscribe\",\"containers\":[\"0000000000000000\"]}\n");
