@@ -363,8 +363,64 @@ static int dup_string(json_object *o, char **ret) {
         return 0;
 }
 
+static int get_names(struct parser *ps, json_object *o, const char *path, const char *key, const char ***ret);
+static int get_bool(struct parser *ps, json_object *o, const char *path, const char *key, bool *ret);
+
+/* socket.admin_add: {"kinds": [KIND...], "paths": [PATTERN...], "fetch": BOOL}. */
+static int parse_admin_add(struct parser *ps, struct config *c, json_object *o) {
+        static const char *const keys[] = { "kinds", "paths", "fetch", NULL };
+        _cleanup_(freep) const char **kinds = NULL, **paths = NULL;
+        struct admin_add *a = &c->admin_add;
+        char child[128];
+        int r;
+
+        r = check_keys(ps, o, "socket.admin_add", keys);
+        if (r < 0)
+                return r;
+        if ((r = get_names(ps, o, "socket.admin_add", "kinds", &kinds)) < 0 ||
+            (r = get_names(ps, o, "socket.admin_add", "paths", &paths)) < 0 ||
+            (r = get_bool(ps, o, "socket.admin_add", "fetch", &a->fetch)) < 0)
+                return r;
+        for (size_t i = 0; kinds && kinds[i]; i++) {
+                size_t k;
+
+                for (k = 0; k < _EVENT_KIND_MAX; k++)
+                        if (strcmp(kinds[i], event_kind_table[k]) == 0)
+                                break;
+                snprintf(child, sizeof(child), "socket.admin_add.kinds[%zu]", i);
+                if (k == _EVENT_KIND_MAX)
+                        return fail(ps, child, "unknown event kind \"%s\" (known: tracepoint, kprobe, kretprobe, "
+                                    "uprobe, uretprobe, software, hardware, cache, raw, breakpoint, pmu)", kinds[i]);
+                a->kinds |= 1u << k;
+        }
+        if (paths) {
+                size_t n = 0;
+
+                while (paths[n])
+                        n++;
+                a->paths = calloc(n + 1, sizeof(char *));
+                if (!a->paths)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        snprintf(child, sizeof(child), "socket.admin_add.paths[%zu]", i);
+                        /* Matched against the binary's real path: a
+                         * relative pattern would match nothing. */
+                        if (paths[i][0] != '/')
+                                return fail(ps, child, "\"%s\" must be an absolute path or pattern such as "
+                                            "\"/usr/bin/*\"", paths[i]);
+                        a->paths[i] = strdup(paths[i]);
+                        if (!a->paths[i])
+                                return -ENOMEM;
+                }
+        }
+        if ((a->kinds & (1u << EVENT_UPROBE | 1u << EVENT_URETPROBE)) && !a->paths)
+                return fail(ps, "socket.admin_add.paths", "uprobes are in socket.admin_add.kinds, but no \"paths\" "
+                            "says which binaries (e.g. [\"/usr/bin/*\"])");
+        return 0;
+}
+
 static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
-        static const char *const keys[] = { "path", "mode", "group", "admin_group", NULL };
+        static const char *const keys[] = { "path", "mode", "group", "admin_group", "admin_add", NULL };
         json_object *v;
         int r;
 
@@ -410,6 +466,16 @@ static int parse_socket(struct parser *ps, struct config *c, json_object *o) {
                 return r;
         if (v) {
                 r = dup_string(v, &c->socket_admin_group);
+                if (r < 0)
+                        return r;
+        }
+        r = get_typed(ps, o, "socket", "admin_add", json_type_object, &v);
+        if (r < 0)
+                return r;
+        if (v) {
+                if (!c->socket_admin_group)
+                        return fail(ps, "socket.admin_add", "there is no socket.admin_group for it to limit");
+                r = parse_admin_add(ps, c, v);
                 if (r < 0)
                         return r;
         }
@@ -1243,6 +1309,7 @@ int config_copy(const struct config *src, size_t extra, struct config **ret) {
         *c = *src;
         c->path = c->socket_path = c->socket_group = c->socket_admin_group = c->clock_name = c->metrics_path = NULL;
         c->cgroups = c->cgroups_where = NULL;
+        c->admin_add.paths = NULL;
         c->pids = NULL;
         c->events = NULL;
         c->n_events = 0;
@@ -1251,6 +1318,7 @@ int config_copy(const struct config *src, size_t extra, struct config **ret) {
             strdup_or_null(src->socket_admin_group, &c->socket_admin_group) < 0 ||
             strdup_or_null(src->clock_name, &c->clock_name) < 0 ||
             strdup_or_null(src->metrics_path, &c->metrics_path) < 0 || strv_copy(src->cgroups, &c->cgroups) < 0 ||
+            strv_copy(src->admin_add.paths, &c->admin_add.paths) < 0 ||
             strv_copy(src->cgroups_where, &c->cgroups_where) < 0)
                 return -ENOMEM;
         if (src->n_pids) {
@@ -1282,6 +1350,7 @@ struct config *config_free(struct config *c) {
         free(c->metrics_path);
         strv_free(c->cgroups);
         strv_free(c->cgroups_where);
+        strv_free(c->admin_add.paths);
         free(c->pids);
         for (size_t i = 0; i < c->n_events; i++)
                 event_config_done(&c->events[i]);

@@ -71,12 +71,23 @@ struct event_config {
         bool symbols;           /* "symbols": true: name the callchain's frames */
 };
 
+/* socket.admin_add: what a member of socket.admin_group who is not root
+ * may `add` at run time. Adding a probe with fetch-args reads any
+ * process's memory (uprobes) or the kernel's (kprobes) as root does, so
+ * without this key such a member adds nothing. */
+struct admin_add {
+        unsigned kinds;         /* bit (1 << enum event_kind) per kind allowed; 0: none */
+        char **paths;           /* fnmatch(3) patterns of uprobe binaries (real paths); NULL: none */
+        bool fetch;             /* fetch-args, stack_user, regs_user, regs_intr */
+};
+
 struct config {
         char *path;             /* file name, or "<built-in default>" */
         char *socket_path;
         mode_t socket_mode;
         char *socket_group;
         char *socket_admin_group;   /* may reload (and control) evmond beside root; NULL: root only */
+        struct admin_add admin_add; /* socket.admin_add */
         unsigned ring_pages;
         unsigned flush_ms;      /* while samples arrive, deliver within this long */
         unsigned busy_flush_ms; /* ... stretched up to this while they pour in */

@@ -118,9 +118,10 @@ int daemon_apply(struct daemon *d, struct config *nc, bool from_file, const char
 /* Tells every client the events now served (a config line). */
 void daemon_announce(struct daemon *d);
 /* Runtime control (runtime.c): REQ (add, remove, enable, disable,
- * filter) from the admin CRED, applied; its result line in LINE. Errors
- * for the client in *ret_error. */
-int daemon_control(struct daemon *d, const struct request *req, const struct ucred *cred, struct jbuf *line,
+ * filter) from the admin PEER, applied; its result line in LINE. An add
+ * from a PEER that is not root is held to socket.admin_add. Errors for
+ * the client in *ret_error. */
+int daemon_control(struct daemon *d, const struct request *req, const struct peer *peer, struct jbuf *line,
                    char **ret_error);
 /* daemon_reload() with systemd told (RELOADING=1, then READY=1 and the
  * status) and a failure logged. */

@@ -146,9 +146,9 @@ static int ops_reload(void *userdata, const struct ucred *cred, struct jbuf *lin
         return encode_reload(line, r >= 0, error, names, d->n_events);
 }
 
-static int ops_control(void *userdata, const struct request *req, const struct ucred *cred, struct jbuf *line,
+static int ops_control(void *userdata, const struct request *req, const struct peer *peer, struct jbuf *line,
                        char **ret_error) {
-        return daemon_control(userdata, req, cred, line, ret_error);
+        return daemon_control(userdata, req, peer, line, ret_error);
 }
 
 const struct server_ops daemon_server_ops = {

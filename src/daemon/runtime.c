@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
 #include "follow.h"
+#include "peer.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
 
@@ -54,9 +56,90 @@ static int apply(struct daemon *d, struct config *nc, const char *request, const
         return encode_result(line, request, (const char *const *) &n, 1);
 }
 
-static int control_add(struct daemon *d, const struct request *req, const struct ucred *cred, struct jbuf *line,
+/* Whether the uprobe binary of E may be probed for PEER by POLICY: its
+ * real path matches one of POLICY's paths and PEER could read it itself
+ * (evmond opens it with CAP_DAC_READ_SEARCH). E's target is rewritten to
+ * name the real path, so a symlink the peer changes after this check
+ * does not steer the probe. */
+static int admin_add_uprobe(const struct admin_add *policy, struct event_config *e, const struct peer *peer,
+                            const char *config_path, char **ret_error) {
+        _cleanup_(probe_target_done) struct probe_target t = {};
+        _cleanup_(freep) char *real = NULL, *component = NULL, *target = NULL;
+        const char *location;
+        bool listed = false;
+        uid_t uid = peer->cred.uid;
+        int r;
+
+        r = probe_parse_target(probe_kind_of(e->kind), e->target, &t, ret_error);
+        if (r < 0)
+                return r;
+        real = realpath(t.path, NULL);
+        if (!real) {
+                r = -errno;
+                return error_set(ret_error, r, "add: %s: %s", t.path, strerror(-r));
+        }
+        for (char **p = policy->paths; p && *p && !listed; p++)
+                listed = fnmatch(*p, real, FNM_PATHNAME) == 0;
+        if (!listed)
+                return error_set(ret_error, -EPERM, "add: uid %u may not probe %s: no pattern in socket.admin_add.paths "
+                                 "(%s) matches it (root may add it, or list it there)",
+                                 (unsigned) uid, real, config_path);
+        r = peer_may_read(peer, real, &component);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return error_set(ret_error, -EPERM, "add: uid %u may not probe %s: %s (%s); evmond probes for a member "
+                                 "of socket.admin_group only binaries that member could read itself",
+                                 (unsigned) uid, real, component ?: real,
+                                 r == -EPERM       ? "that uid may replace it between this check and the probe"
+                                 : r == -EOPNOTSUPP ? "it has a POSIX ACL, which evmond does not judge"
+                                 : r == -EACCES     ? "not readable or searchable by that uid"
+                                                    : strerror(-r));
+        location = strrchr(e->target, ':');
+        if (asprintf(&target, "%s%s", real, location) < 0)
+                return -ENOMEM;
+        free(e->target);
+        e->target = TAKE_PTR(target);
+        return 0;
+}
+
+/* What a member of socket.admin_group who is not root may add
+ * (socket.admin_add): probes with fetch-args, and perf samples of user
+ * stacks or registers, read memory that member could not (any process's,
+ * or the kernel's), so each kind, each uprobe binary and any such read
+ * must be allowed there. */
+static int admin_add_check(const struct config *c, struct event_config *e, const struct peer *peer,
+                           char **ret_error) {
+        const struct admin_add *policy = &c->admin_add;
+        const char *kind = event_kind_to_string(e->kind);
+        uid_t uid = peer->cred.uid;
+
+        if (peer->cred.uid == 0)
+                return 0;
+        if (policy->kinds == 0)
+                return error_set(ret_error, -EPERM, "add: uid %u may not add events: only root may, unless "
+                                 "socket.admin_add in %s lists what members of socket.admin_group may add (a "
+                                 "probe with fetch-args reads any process's memory)",
+                                 (unsigned) uid, c->path);
+        if (!(policy->kinds & (1u << e->kind)))
+                return error_set(ret_error, -EPERM, "add: uid %u may not add a %s: socket.admin_add.kinds in %s does "
+                                 "not list it", (unsigned) uid, kind, c->path);
+        if (!policy->fetch &&
+            (e->fetch || (event_kind_is_perf(e->kind) && (e->attr.sample_type & (PERF_SAMPLE_STACK_USER |
+                                                                                PERF_SAMPLE_REGS_USER |
+                                                                                PERF_SAMPLE_REGS_INTR)))))
+                return error_set(ret_error, -EPERM, "add: uid %u may not add a %s that reads memory or registers "
+                                 "(fetch-args, stack_user, regs_user, regs_intr): socket.admin_add.fetch in %s is "
+                                 "not true", (unsigned) uid, kind, c->path);
+        if (e->kind == EVENT_UPROBE || e->kind == EVENT_URETPROBE)
+                return admin_add_uprobe(policy, e, peer, c->path, ret_error);
+        return 0;
+}
+
+static int control_add(struct daemon *d, const struct request *req, const struct peer *peer, struct jbuf *line,
                        char **ret_error) {
         _cleanup_(config_freep) struct config *nc = NULL;
+        const struct ucred *cred = &peer->cred;
         struct event_config *e;
         int r;
 
@@ -68,6 +151,12 @@ static int control_add(struct daemon *d, const struct request *req, const struct
         if (r < 0)
                 return r;
         nc->n_events++;
+        r = admin_add_check(d->config, e, peer, ret_error);
+        if (r < 0) {
+                log_notice("Refused add of %s by uid %u (pid %d): %s", e->wire_name, (unsigned) cred->uid,
+                           (int) cred->pid, *ret_error ?: strerror(-r));
+                return r;
+        }
         if (find_event(d, e->wire_name) >= 0)
                 return error_set(ret_error, -EEXIST, "add: \"%s\" is served already (remove it first, or give the "
                                  "entry another \"name\")", e->wire_name);
@@ -172,11 +261,13 @@ static int control_switch(struct daemon *d, const struct request *req, const str
         return encode_result(line, request, names, n);
 }
 
-int daemon_control(struct daemon *d, const struct request *req, const struct ucred *cred, struct jbuf *line,
+int daemon_control(struct daemon *d, const struct request *req, const struct peer *peer, struct jbuf *line,
                    char **ret_error) {
+        const struct ucred *cred = &peer->cred;
+
         switch (req->type) {
         case REQUEST_ADD:
-                return control_add(d, req, cred, line, ret_error);
+                return control_add(d, req, peer, line, ret_error);
         case REQUEST_REMOVE:
                 return control_remove(d, req, cred, line, ret_error);
         case REQUEST_FILTER:

@@ -243,11 +243,18 @@ static int server_reload(struct server *s, struct client *c) {
 static int server_control(struct server *s, struct client *c, const struct request *req) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(freep) char *error = NULL;
+        struct peer peer;
         int r;
 
         if (!s->ops->control)
                 return server_reply_error(c, "runtime control is not available here");
-        r = s->ops->control(s->userdata, req, &c->cred, &line, &error);
+        /* Read now, not kept per client: only runtime control needs the
+         * groups (an add judged by what the peer could read itself). */
+        r = peer_from_fd(c->fd, &peer);
+        if (r < 0)
+                return server_reply_error(c, "cannot read the peer's credentials");
+        peer.cred = c->cred;
+        r = s->ops->control(s->userdata, req, &peer, &line, &error);
         if (r == -ENOMEM && !error)
                 return r;
         if (r < 0)

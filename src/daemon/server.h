@@ -14,6 +14,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
+#include "peer.h"
 #include "subscription.h"
 
 struct server;
@@ -29,9 +30,9 @@ struct server_ops {
         int (*status)(void *userdata, struct jbuf *line);
         int (*reload)(void *userdata, const struct ucred *cred, struct jbuf *line);
         /* Runtime control (add, remove, enable, disable, filter) from an
-         * admin CRED: its result line to LINE, or an error for the client
-         * in *ret_error. */
-        int (*control)(void *userdata, const struct request *req, const struct ucred *cred, struct jbuf *line,
+         * admin PEER (root, or in socket.admin_group): its result line to
+         * LINE, or an error for the client in *ret_error. */
+        int (*control)(void *userdata, const struct request *req, const struct peer *peer, struct jbuf *line,
                        char **ret_error);
 };
 

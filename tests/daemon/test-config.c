@@ -375,10 +375,56 @@ static void test_context(void **state) {
             ":2: events[0].symbols: ", "is a perf event option");
 }
 
+/* socket.admin_add: what a non-root member of socket.admin_group may add
+ * at run time (issue 26: that member could add a uprobe with fetch-args
+ * on any binary and read root's memory). Unset: nothing. */
+static void test_admin_add(void **state) {
+        struct config *c;
+
+        c = parse_ok("{\"socket\": {\"admin_group\": \"wheel\"}, " EV1 "}");
+        assert_int_equal(c->admin_add.kinds, 0);
+        assert_null(c->admin_add.paths);
+        assert_false(c->admin_add.fetch);
+        config_free(c);
+        c = parse_ok("{\"socket\": {\"admin_group\": \"wheel\", \"admin_add\": {\"kinds\": [\"tracepoint\", \"uprobe\"], "
+                     "\"paths\": [\"/usr/bin/*\", \"/opt/app/bin/server\"], \"fetch\": true}}, " EV1 "}");
+        assert_int_equal(c->admin_add.kinds, 1u << EVENT_TRACEPOINT | 1u << EVENT_UPROBE);
+        assert_string_equal(c->admin_add.paths[0], "/usr/bin/*");
+        assert_string_equal(c->admin_add.paths[1], "/opt/app/bin/server");
+        assert_null(c->admin_add.paths[2]);
+        assert_true(c->admin_add.fetch);
+        {
+                /* A runtime change keeps it (config_copy()). */
+                struct config *d = NULL;
+
+                assert_int_equal(config_copy(c, 1, &d), 0);
+                assert_int_equal(d->admin_add.kinds, c->admin_add.kinds);
+                assert_string_equal(d->admin_add.paths[1], "/opt/app/bin/server");
+                assert_true(d->admin_add.paths[1] != c->admin_add.paths[1]);
+                config_free(d);
+        }
+        config_free(c);
+
+        BAD("{\n \"socket\": {\"admin_add\": {\"kinds\": [\"tracepoint\"]}},\n " EV1 "}", ":2: socket.admin_add: ",
+            "there is no socket.admin_group for it to limit");
+        BAD("{\n \"socket\": {\"admin_group\": \"wheel\",\n  \"admin_add\": {\"kinds\": [\"tracepoint\",\n   \"kprobes\"]}},\n " EV1 "}",
+            ":4: socket.admin_add.kinds[1]: ", "unknown event kind \"kprobes\" (known: tracepoint, kprobe,");
+        BAD("{\n \"socket\": {\"admin_group\": \"wheel\",\n  \"admin_add\": {\"kinds\": [\"uprobe\"]}},\n " EV1 "}",
+            ":3: socket.admin_add", "no \"paths\" says which binaries");
+        BAD("{\n \"socket\": {\"admin_group\": \"wheel\",\n  \"admin_add\": {\"kinds\": [\"uprobe\"],\n   \"paths\": [\"bin/*\"]}},\n " EV1 "}",
+            ":4: socket.admin_add.paths[0]: ", "must be an absolute path or pattern");
+        BAD("{\n \"socket\": {\"admin_group\": \"wheel\",\n  \"admin_add\": {\"fetch\": \"yes\"}},\n " EV1 "}",
+            ":3: socket.admin_add.fetch: ", "expected boolean");
+        BAD("{\n \"socket\": {\"admin_group\": \"wheel\",\n  \"admin_add\": {\"binaries\": []}},\n " EV1 "}",
+            ":3: socket.admin_add.binaries: ", "(known here: kinds, paths, fetch)");
+        BAD("{\n \"socket\": {\"admin_group\": \"wheel\",\n  \"admin_add\": true},\n " EV1 "}",
+            ":3: socket.admin_add: ", "expected object, got boolean");
+}
+
 static void test_unknown_keys(void **state) {
         BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context, metrics, order)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
-            ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group)");
+            ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group, admin_add)");
         BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
         BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, max_per_uid, queue_kib)");
         BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids)");
@@ -812,6 +858,7 @@ int main(void) {
                 cmocka_unit_test(test_trailing),
                 cmocka_unit_test(test_root),
                 cmocka_unit_test(test_unknown_keys),
+                cmocka_unit_test(test_admin_add),
                 cmocka_unit_test(test_types),
                 cmocka_unit_test(test_ring),
                 cmocka_unit_test(test_socket),

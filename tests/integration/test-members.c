@@ -6,7 +6,13 @@
  * - pipelined subscribes naming a cgroup subtree of 1,000 cgroups 64
  *   times each must not hold the loop: a root client's status is answered
  *   within 1 s meanwhile (issue 26, hole 10: before, 3.3 s per subscribe
- *   on 1,008 cgroups, a status waited 15 s behind six). */
+ *   on 1,008 cgroups, a status waited 15 s behind six);
+ * - an admin-group member cannot add a uprobe with a "+0(%di):string"
+ *   fetch-arg on a root-only binary (hole 2: evmond opened it with
+ *   CAP_DAC_READ_SEARCH and the member got root's arguments), nor
+ *   anything else, unless socket.admin_add allows it; where it does, only
+ *   the kinds and binaries it lists, and only binaries the member could
+ *   read itself, named by their real path (not a symlink's). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +46,7 @@ static gid_t gid, admin_gid;
 static char cgroup2[256];        /* the cgroup2 mount */
 static char subtree[320];        /* our test cgroups' parent, absolute */
 static char subtree_rel[64];     /* the same, relative to the mount */
+static char bins[128];           /* binaries to probe: pub/ (0755), secret/ (0700) */
 
 static int add_group(char *name, size_t size, const char *what, gid_t *ret) {
         const char *argv[] = { "groupadd", "--system", name, NULL };
@@ -127,12 +135,34 @@ static int setup(void **state) {
                  group, admin_group);
         if (itest_daemon_start_opts(&daemon_, config, &opts) < 0)
                 return -1;
+        /* The probe target, copied where root alone may read it and where
+         * anyone may; a symlink among the readable ones to the former. */
+        {
+                char target[512], cmd[4096];
+
+                snprintf(bins, sizeof(bins), "/tmp/evmon-members-%d", (int) getpid());
+                itest_build_path("tests/integration/evmon-probe-target", target, sizeof(target));
+                snprintf(cmd, sizeof(cmd),
+                         "set -e; umask 022; mkdir -p %1$s/pub %1$s/secret; chmod 0755 %1$s %1$s/pub; "
+                         "chmod 0700 %1$s/secret; cp %2$s %1$s/pub/prog; cp %2$s %1$s/secret/prog; "
+                         "cp %2$s %1$s/pub/mine; chmod 0700 %1$s/pub/mine; "
+                         "ln -s %1$s/secret/prog %1$s/pub/link",
+                         bins, target);
+                if (system(cmd) != 0)
+                        return -1;
+        }
         /* The test's directory stands for /run/evmon (0755). */
         return chmod(daemon_.dir, 0755);
 }
 
 static int teardown(void **state) {
+        char cmd[256];
+
         (void) state;
+        if (bins[0]) {
+                snprintf(cmd, sizeof(cmd), "rm -rf %s", bins);
+                (void) !system(cmd);
+        }
         itest_daemon_cleanup(&daemon_);
         remove_cgroups();
         del_group(group);
@@ -148,13 +178,15 @@ static uint64_t now_ms(void) {
 }
 
 /* Forks a child that drops to uid/gid 65534 with the supplementary group
- * G and returns FN's status as its exit code. */
+ * G (and the socket's group, which connecting takes) and returns FN's
+ * status as its exit code. */
 static pid_t fork_member(gid_t g, int (*fn)(void *), void *userdata) {
         pid_t pid = itest_fork();
+        gid_t groups[2] = { gid, g };
 
         assert_true(pid >= 0);
         if (pid == 0) {
-                if (setgroups(1, &g) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                if (setgroups(g == gid ? 1 : 2, groups) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
                     setresuid(NOBODY, NOBODY, NOBODY) < 0)
                         _exit(100);
                 _exit(fn(userdata));
@@ -245,10 +277,158 @@ static void test_cgroup_subscribes_do_not_stall(void **state) {
         free(root);
 }
 
+/* The member's request LINE to evmond at SOCKET, its answer (a result or
+ * an error line) back through a pipe. */
+struct member_request {
+        const char *socket, *line;
+        int fd;
+};
+
+static int member_request_run(void *userdata) {
+        struct member_request *m = userdata;
+        struct itest_client *c = calloc(1, sizeof(*c));
+        json_object *o;
+        const char *s;
+
+        if (!c || itest_client_connect(c, m->socket) < 0)
+                return 2;
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        if (itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[]}\n") < 0 ||
+            itest_client_send(c, m->line) < 0)
+                return 3;
+        json_object_put(itest_client_expect(c, "subscribed", 5000));
+        for (;;) {
+                o = itest_client_next(c, 10000);
+                if (!o)
+                        return 4;
+                if (strcmp(itest_str(o, "type"), "result") == 0 || strcmp(itest_str(o, "type"), "error") == 0)
+                        break;
+                json_object_put(o);
+        }
+        s = json_object_to_json_string(o);
+        if (write(m->fd, s, strlen(s)) < 0)
+                return 5;
+        json_object_put(o);
+        return 0;
+}
+
+/* The answer to LINE sent by an admin-group member (caller frees). */
+static char *member_request(const char *socket, const char *line) {
+        struct member_request m = { .socket = socket, .line = line };
+        char *buf = calloc(1, 8192);
+        int p[2];
+        pid_t pid;
+
+        assert_non_null(buf);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        m.fd = p[1];
+        pid = fork_member(admin_gid, member_request_run, &m);
+        close(p[1]);
+        assert_int_equal(wait_exit(pid), 0);
+        assert_true(read(p[0], buf, 8191) > 0);
+        close(p[0]);
+        return buf;
+}
+
+static void expect_member(const char *socket, const char *line, const char *type, const char *want) {
+        char *answer = member_request(socket, line);
+
+        fprintf(stderr, "member: %s-> %s\n", line, answer);
+        if (!strstr(answer, type) || (want && !strstr(answer, want)))
+                fail_msg("%s: wanted a %s line with \"%s\", got %s", line, type, want ? want : "", answer);
+        free(answer);
+}
+
+/* Uprobe lines of NAME in uprobe_events (-1: no uprobe_events). */
+static int uprobe_lines(const char *name) {
+        FILE *f = fopen("/sys/kernel/tracing/uprobe_events", "re");
+        char *line = NULL, want[128];
+        size_t n = 0;
+        int count = 0;
+
+        if (!f)
+                f = fopen("/sys/kernel/debug/tracing/uprobe_events", "re");
+        if (!f)
+                return -1;
+        snprintf(want, sizeof(want), "/%s ", name);
+        while (getline(&line, &n, f) > 0)
+                count += strstr(line, want) != NULL;
+        free(line);
+        fclose(f);
+        return count;
+}
+
+#define ADD_UPROBE(path, name) \
+        "{\"type\":\"add\",\"event\":{\"uprobe\":\"" path ":evmon_probe_target\",\"name\":\"" name \
+        "\",\"fetch\":[\"arg=+0(%%di):string\"]}}\n"
+
+/* Without socket.admin_add: the member adds nothing, and the root-only
+ * binary above all. */
+static void test_admin_adds_nothing_by_default(void **state) {
+        char line[1024];
+
+        (void) state;
+        if (uprobe_lines("x") < 0)
+                skip();  /* no uprobe_events here */
+        snprintf(line, sizeof(line), ADD_UPROBE("%s/secret/prog", "memb_secret"), bins);
+        expect_member(daemon_.socket, line, "error", "only root may");
+        assert_int_equal(uprobe_lines("memb_secret"), 0);
+        expect_member(daemon_.socket, "{\"type\":\"add\",\"event\":{\"tracepoint\":\"syscalls:sys_enter_getsid\"}}\n",
+                      "error", "socket.admin_add");
+}
+
+/* With socket.admin_add: its kinds, its paths, binaries the member can
+ * read, by their real path. */
+static void test_admin_add_policy(void **state) {
+        struct itest_daemon d2 = { .pid = -1 };
+        struct itest_daemon_opts opts = { .log_to_file = true };
+        char config[2048], line[1024];
+
+        (void) state;
+        if (uprobe_lines("x") < 0)
+                skip();
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
+                 "             \"admin_add\": {\"kinds\": [\"tracepoint\", \"uprobe\"], \"paths\": [\"%s/pub/*\"],"
+                 " \"fetch\": true}},\n"
+                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
+                 "}\n",
+                 group, admin_group, bins);
+        assert_int_equal(itest_daemon_start_opts(&d2, config, &opts), 0);
+        assert_int_equal(chmod(d2.dir, 0755), 0);
+
+        /* Listed and readable: served, then removed. */
+        snprintf(line, sizeof(line), ADD_UPROBE("%s/pub/prog", "memb_pub"), bins);
+        expect_member(d2.socket, line, "result", "uprobe:memb_pub");
+        assert_int_equal(uprobe_lines("memb_pub"), 1);
+        expect_member(d2.socket, "{\"type\":\"remove\",\"event\":\"uprobe:memb_pub\"}\n", "result", NULL);
+        /* Listed, but root's alone (0700), and a symlink to the secret
+         * one (its real path is not listed). */
+        snprintf(line, sizeof(line), ADD_UPROBE("%s/pub/mine", "memb_mine"), bins);
+        expect_member(d2.socket, line, "error", "not readable or searchable by that uid");
+        snprintf(line, sizeof(line), ADD_UPROBE("%s/pub/link", "memb_link"), bins);
+        expect_member(d2.socket, line, "error", "no pattern in socket.admin_add.paths");
+        snprintf(line, sizeof(line), ADD_UPROBE("%s/secret/prog", "memb_secret"), bins);
+        expect_member(d2.socket, line, "error", "no pattern in socket.admin_add.paths");
+        assert_int_equal(uprobe_lines("memb_mine") + uprobe_lines("memb_link") + uprobe_lines("memb_secret"), 0);
+        /* A kind not listed. */
+        expect_member(d2.socket, "{\"type\":\"add\",\"event\":{\"kprobe\":\"do_sys_openat2\",\"name\":\"memb_k\","
+                      "\"fetch\":[\"f=+0(%si):string\"]}}\n",
+                      "error", "socket.admin_add.kinds");
+        /* A tracepoint is. */
+        expect_member(d2.socket, "{\"type\":\"add\",\"event\":{\"tracepoint\":\"syscalls:sys_enter_getsid\"}}\n",
+                      "result", "syscalls:sys_enter_getsid");
+        assert_int_equal(itest_daemon_stop(&d2), 0);
+        itest_daemon_cleanup(&d2);
+}
+
 int main(void) {
-        static const char *const need[] = { "syscalls/sys_enter_getpgid", NULL };
+        static const char *const need[] = { "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cgroup_subscribes_do_not_stall),
+                cmocka_unit_test(test_admin_adds_nothing_by_default),
+                cmocka_unit_test(test_admin_add_policy),
         };
 
         itest_require(need);
