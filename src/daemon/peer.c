@@ -80,12 +80,13 @@ int peer_may_read(const struct peer *p, const char *path, char **ret_component) 
                         return fail_at(buf, -errno, ret_component);
                 if (has_acl(buf))
                         return fail_at(buf, -EOPNOTSUPP, ret_component);
-                /* P may write the directory that holds this component:
-                 * it could rename it away and put another in its place
-                 * between this check and the kernel's lookup (unless the
-                 * sticky bit keeps it to what P owns). */
-                if ((class_bits(p, &dir) & 2) &&
-                    (!(dir.st_mode & S_ISVTX) || dir.st_uid == p->cred.uid || st.st_uid == p->cred.uid))
+                /* P may write the directory that holds this component (or
+                 * owns it, and may chmod it so): it could rename the
+                 * component away and put another in its place between
+                 * this check and the kernel's lookup, unless the sticky
+                 * bit keeps it to what P owns. */
+                if (dir.st_uid == p->cred.uid ||
+                    ((class_bits(p, &dir) & 2) && (!(dir.st_mode & S_ISVTX) || st.st_uid == p->cred.uid)))
                         return fail_at(buf, -EPERM, ret_component);
                 if (!last) {
                         if (!S_ISDIR(st.st_mode))

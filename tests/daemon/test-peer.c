@@ -79,6 +79,8 @@ static void test_may_read(void **state) {
         mk("sticky/mine", false, 0755, NOBODY, NOBODY);
         mk("home", true, 0755, NOBODY, NOBODY);
         mk("home/prog", false, 0755, 0, 0);
+        mk("owned", true, 0555, NOBODY, NOBODY);
+        mk("owned/prog", false, 0755, 0, 0);
 
         assert_int_equal(check(&p, "pub/prog", NULL), 0);
         assert_int_equal(check(&p, "pub/secret", "pub/secret"), -EACCES);
@@ -91,6 +93,8 @@ static void test_may_read(void **state) {
         /* A directory the peer may write: it could swap the file. */
         assert_int_equal(check(&p, "open/prog", "open/prog"), -EPERM);
         assert_int_equal(check(&p, "home/prog", "home/prog"), -EPERM);
+        /* Read-only, but the peer's: it may chmod it writable first. */
+        assert_int_equal(check(&p, "owned/prog", "owned/prog"), -EPERM);
         /* Sticky: only what the peer owns could it swap. */
         assert_int_equal(check(&p, "sticky/root", NULL), 0);
         assert_int_equal(check(&p, "sticky/mine", "sticky/mine"), -EPERM);
