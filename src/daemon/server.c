@@ -34,6 +34,14 @@
 #define CLIENT_LOG_BURST 20u
 #define CLIENT_LOG_PER_SEC 5u
 
+/* Subscribes with "cgroups" from a uid that is not root or an admin's:
+ * each walks up to SUBSCRIBE_CGROUPS_MAX cgroups in the loop (~100 ms
+ * at the bound on this VM), so one uid gets WALK_BURST at once, then
+ * WALK_PER_SEC a second, and cannot hold the loop for more than about a
+ * fifth of each second however many clients it opens. */
+#define WALK_BURST 4u
+#define WALK_PER_SEC 2u
+
 struct server {
         sd_event *event;
         struct server_opts opts;  /* its strings point to the copies below */
@@ -53,6 +61,7 @@ struct server {
         uint64_t next_id;
         uint64_t dropped_total;   /* of clients that are gone */
         struct ratelimit_uids log_budget;   /* lines about clients, per uid */
+        struct ratelimit_uids walk_budget;  /* subscribes that walk cgroups, per uid */
         bool log_as_client;       /* the log gate is on, for the uid below */
         uid_t log_uid;
 
@@ -199,6 +208,9 @@ static int server_send_subscribed(struct server *s, struct client *c, const stru
         return server_reply(c, &line);
 }
 
+static void walk_refused(uid_t uid, bool others, uint64_t n, uint64_t since_usec, void *userdata) {
+}
+
 static int server_subscribe(struct server *s, struct client *c, struct request *req) {
         _cleanup_(freep) const char **names = NULL;
         _cleanup_(freep) char *error = NULL;
@@ -206,6 +218,16 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
         size_t n;
         int r;
 
+        if (req->cgroups && !c->admin && !ratelimit_uids_below(&s->walk_budget, c->cred.uid, now_usec())) {
+                /* Counted nowhere else: reset, so the uid keeps its slot. */
+                ratelimit_uids_suppressed(&s->walk_budget, walk_refused, NULL);
+                char msg[256];
+
+                snprintf(msg, sizeof(msg), "subscribe: too many subscribes with \"cgroups\" from this uid (%u at "
+                         "once, then %u a second: each walks the cgroup tree); send it again in a moment",
+                         WALK_BURST, WALK_PER_SEC);
+                return server_reply_error(c, msg);
+        }
         names = server_event_names(s, &n);
         if (!names)
                 return -ENOMEM;
@@ -737,6 +759,7 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
         s->userdata = userdata;
         s->listen_fd = -1;
         ratelimit_uids_init(&s->log_budget, CLIENT_LOG_BURST, CLIENT_LOG_PER_SEC);
+        ratelimit_uids_init(&s->walk_budget, WALK_BURST, WALK_PER_SEC);
         /* Copies: the caller's config is freed by the first reload, and
          * every refusal names the group (a use after free under ASan). */
         if ((opts->path && !(s->opts_path = strdup(opts->path))) ||
