@@ -66,6 +66,11 @@ struct probe_spec {
         const char *target;
         char **fetch;
         size_t n_fetch;
+        /* uprobes: TARGET is PATH:0xFILEOFFSET already resolved against an
+         * open file, PATH typically "/proc/self/fd/N": handed to the kernel
+         * as it is, neither realpath() nor ELF lookup, so the probe lands on
+         * that fd's inode whatever is at the file's path meanwhile. */
+        bool target_resolved;
 };
 
 /* A parsed target. A resolved uprobe target has symbol NULL, path the
@@ -180,6 +185,36 @@ int probe_pmu_format(const struct format *reference, enum probe_kind kind, const
 
 /* ---- elf.c: symbol -> file offset for uprobes ------------------------ */
 
+/* A probe target, a followed path, any ELF file a user can name or place
+ * is untrusted: ELF files larger than this are refused (-EFBIG), so what
+ * is read of one is bounded. The largest programs and libraries with
+ * their symbol tables are well under it. */
+#define ELF_SIZE_MAX ((int64_t) 1 << 30)
+
+/* elf_open_regular() flags: refuse PATH when its last component is a
+ * symbolic link (-ELOOP) instead of following it. */
+#define ELF_OPEN_NOFOLLOW 1u
+
+struct stat;
+
+/* Opens PATH (relative to DIRFD unless absolute; AT_FDCWD) for reading as
+ * an untrusted file: looked at through an O_PATH fd first, so that no
+ * FIFO or device is ever opened; refused unless a regular file (-EINVAL,
+ * naming what it is) of at most ELF_SIZE_MAX bytes (-EFBIG); then opened
+ * O_RDONLY|O_NONBLOCK|O_CLOEXEC, the same inode. Returns the fd (caller
+ * closes) and, in *ret_st (may be NULL), its fstat(). Errors name NAME
+ * (NULL: PATH) in *ret_error. */
+int elf_open_regular(int dirfd, const char *path, const char *name, unsigned flags, struct stat *ret_st,
+                     char **ret_error);
+
+/* elf_resolve_symbol() on an open file (elf_open_regular()): NAME is what
+ * messages call it. Reads with pread(), not mmap(): the file's owner may
+ * truncate it meanwhile. */
+int elf_resolve_symbol_fd(int fd, const char *name, const char *symbol, uint64_t *ret_offset, char **ret_error);
+
+/* elf_build_id() on an open file, as above. */
+int elf_build_id_fd(int fd, const char *name, char **ret_hex, char **ret_error);
+
 /* Resolves SYMBOL in the ELF executable or shared object PATH (symlinks
  * followed) to the file offset uprobe_events and the uprobe PMU take:
  * st_value - p_vaddr + p_offset of the PT_LOAD segment holding it. Looks
@@ -188,7 +223,8 @@ int probe_pmu_format(const struct format *reference, enum probe_kind kind, const
  * default version (name@@V) wins over older ones (name@V). For an IFUNC
  * the address is its resolver's, which runs once at load time, not the
  * implementation's. *ret_real_path (may be NULL) gets the realpath() of
- * PATH.
+ * PATH. The file at the real path is opened with elf_open_regular()
+ * (no link followed there, a FIFO or device refused: -EINVAL).
  *
  * Errors: -ENOENT no such file, or no such symbol; -ENOEXEC not an ELF
  * executable or shared object; -ENODATA no symbol table at all (stripped);
@@ -200,7 +236,8 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
 /* The GNU build id of the ELF file PATH (its NT_GNU_BUILD_ID note, what
  * `readelf -n` shows as "Build ID") in lower-case hex, in *ret_hex (the
  * caller frees). It tells two builds of one program apart where a path
- * cannot: a uprobe's file replaced by an upgrade. Errors: -errno of open();
+ * cannot: a uprobe's file replaced by an upgrade. Opened with
+ * elf_open_regular() (links followed). Errors: -errno of open();
  * -ENOEXEC not an ELF file; -ENODATA no build id note; -EBADMSG a malformed
  * one. Each with a message in *ret_error. */
 int elf_build_id(const char *path, char **ret_hex, char **ret_error);

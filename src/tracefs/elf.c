@@ -13,6 +13,7 @@
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -169,10 +170,92 @@ static int pick(const struct matches *ms, GElf_Addr *ret) {
         return 0;
 }
 
-int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offset,
-                       char **ret_real_path, char **ret_error) {
-        _cleanup_(freep) char *real = NULL;
-        _cleanup_(closep) int fd = -1;
+/* What a file that is not a regular one is, for a message. */
+static const char *file_type_name(mode_t m) {
+        switch (m & S_IFMT) {
+        case S_IFIFO: return "a FIFO";
+        case S_IFDIR: return "a directory";
+        case S_IFCHR: return "a character device";
+        case S_IFBLK: return "a block device";
+        case S_IFSOCK: return "a socket";
+        case S_IFLNK: return "a symbolic link";
+        default: return "of an unknown type";
+        }
+}
+
+int elf_open_regular(int dirfd, const char *path, const char *name, unsigned flags, struct stat *ret_st,
+                     char **ret_error) {
+        _cleanup_(closep) int pfd = -1, fd = -1;
+        char proc[64];
+        struct stat st, st2;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        if (!path || !*path)
+                return error_set(ret_error, -EINVAL, "empty path");
+        if (!name)
+                name = path;
+        /* O_PATH first: opening a FIFO, even with O_NONBLOCK, would wake a
+         * writer blocked in its open(), and opening a device node may act
+         * (a tape rewinds). An O_PATH fd opens nothing. */
+        pfd = openat(dirfd, path, O_PATH | O_CLOEXEC | ((flags & ELF_OPEN_NOFOLLOW) ? O_NOFOLLOW : 0));
+        if (pfd < 0) {
+                r = negative_errno();
+                return error_set(ret_error, r, "%s: %s", name, strerror(-r));
+        }
+        if (fstat(pfd, &st) < 0) {
+                r = negative_errno();
+                return error_set(ret_error, r, "%s: %s", name, strerror(-r));
+        }
+        if (S_ISLNK(st.st_mode))
+                /* O_PATH|O_NOFOLLOW opens the link itself. */
+                return error_set(ret_error, -ELOOP, "%s is a symbolic link, which is not followed here", name);
+        if (!S_ISREG(st.st_mode))
+                return error_set(ret_error, -EINVAL, "%s is %s, not a regular file; a probe target must be an ELF file",
+                                 name, file_type_name(st.st_mode));
+        if (st.st_size > ELF_SIZE_MAX)
+                return error_set(ret_error, -EFBIG, "%s is %jd bytes, more than the %jd evmon reads of an ELF file",
+                                 name, (intmax_t) st.st_size, (intmax_t) ELF_SIZE_MAX);
+        /* Reopening the O_PATH fd through /proc gives the very inode
+         * checked above. O_NONBLOCK stays: a regular file ignores it. */
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+                r = negative_errno();
+                return error_set(ret_error, r, "%s: %s", name, strerror(-r));
+        }
+        if (fstat(fd, &st2) < 0) {
+                r = negative_errno();
+                return error_set(ret_error, r, "%s: %s", name, strerror(-r));
+        }
+        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode))
+                return error_set(ret_error, -ESTALE, "%s changed while it was opened", name);
+        if (ret_st)
+                *ret_st = st2;
+        return TAKE_FD(fd);
+}
+
+/* libelf on FD. ELF_C_READ, not ELF_C_READ_MMAP: a file its owner
+ * truncates while it is mapped would kill the reader with SIGBUS; with
+ * ELF_C_READ libelf reads the headers now and each section when it is
+ * asked for, with pread(). */
+static int elf_begin_fd(int fd, const char *name, Elf **ret, char **ret_error) {
+        Elf *e;
+
+        if (elf_version(EV_CURRENT) == EV_NONE)
+                return error_set(ret_error, -ENOTSUP, "libelf: %s", elf_errmsg(-1));
+        e = elf_begin(fd, ELF_C_READ, NULL);
+        if (!e || elf_kind(e) != ELF_K_ELF) {
+                if (e)
+                        elf_end(e);
+                return error_set(ret_error, -ENOEXEC, "%s is not an ELF file", name);
+        }
+        *ret = e;
+        return 0;
+}
+
+int elf_resolve_symbol_fd(int fd, const char *name, const char *symbol, uint64_t *ret_offset, char **ret_error) {
         _cleanup_(elf_endp) Elf *e = NULL;
         struct symtab symtab = {}, dynsym = {};
         Elf_Scn *versym_scn = NULL;
@@ -182,28 +265,18 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
         GElf_Phdr ph;
         GElf_Addr addr;
         Elf_Scn *scn = NULL;
+        const char *real = name;
         int r;
 
         if (ret_error)
                 *ret_error = NULL;
-        if (!path || !*path || !symbol || !*symbol)
-                return error_set(ret_error, -EINVAL, "empty path or symbol");
+        if (fd < 0 || !name || !symbol || !*symbol)
+                return error_set(ret_error, -EINVAL, "no file or empty symbol");
 
-        real = realpath(path, NULL);
-        if (!real) {
-                r = negative_errno();
-                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
-        }
-        fd = open(real, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                r = negative_errno();
-                return error_set(ret_error, r, "%s: %s", real, strerror(-r));
-        }
-
-        if (elf_version(EV_CURRENT) == EV_NONE)
-                return error_set(ret_error, -ENOTSUP, "libelf: %s", elf_errmsg(-1));
-        e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+        r = elf_begin_fd(fd, name, &e, ret_error);
+        if (r < 0)
+                return r;
+        if (!gelf_getehdr(e, &eh))
                 return error_set(ret_error, -ENOEXEC, "%s is not an ELF file", real);
         if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
                 return error_set(ret_error, -ENOEXEC,
@@ -263,13 +336,38 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
                             symbol, real, (uint64_t) addr);
 
         *ret_offset = addr - ph.p_vaddr + ph.p_offset;
+        return 0;
+}
+
+int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offset,
+                       char **ret_real_path, char **ret_error) {
+        _cleanup_(freep) char *real = NULL;
+        _cleanup_(closep) int fd = -1;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        if (!path || !*path || !symbol || !*symbol)
+                return error_set(ret_error, -EINVAL, "empty path or symbol");
+
+        real = realpath(path, NULL);
+        if (!real) {
+                r = negative_errno();
+                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
+        }
+        /* The real path has no link left: one planted since is not followed. */
+        fd = elf_open_regular(AT_FDCWD, real, NULL, ELF_OPEN_NOFOLLOW, NULL, ret_error);
+        if (fd < 0)
+                return fd;
+        r = elf_resolve_symbol_fd(fd, real, symbol, ret_offset, ret_error);
+        if (r < 0)
+                return r;
         if (ret_real_path)
                 *ret_real_path = TAKE_PTR(real);
         return 0;
 }
 
-int elf_build_id(const char *path, char **ret_hex, char **ret_error) {
-        _cleanup_(closep) int fd = -1;
+int elf_build_id_fd(int fd, const char *path, char **ret_hex, char **ret_error) {
         _cleanup_(elf_endp) Elf *e = NULL;
         const uint8_t *id;
         ssize_t n;
@@ -278,16 +376,9 @@ int elf_build_id(const char *path, char **ret_hex, char **ret_error) {
 
         if (ret_error)
                 *ret_error = NULL;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                r = negative_errno();
-                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
-        }
-        if (elf_version(EV_CURRENT) == EV_NONE)
-                return error_set(ret_error, -ENOTSUP, "libelf: %s", elf_errmsg(-1));
-        e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (!e || elf_kind(e) != ELF_K_ELF)
-                return error_set(ret_error, -ENOEXEC, "%s is not an ELF file", path);
+        r = elf_begin_fd(fd, path, &e, ret_error);
+        if (r < 0)
+                return r;
         /* libdw's reader of the NT_GNU_BUILD_ID note: the notes of the
          * program headers, else of the sections (a stripped file keeps
          * either). */
@@ -303,4 +394,15 @@ int elf_build_id(const char *path, char **ret_hex, char **ret_error) {
                 sprintf(hex + 2 * i, "%02x", id[i]);
         *ret_hex = hex;
         return 0;
+}
+
+int elf_build_id(const char *path, char **ret_hex, char **ret_error) {
+        _cleanup_(closep) int fd = -1;
+
+        if (ret_error)
+                *ret_error = NULL;
+        fd = elf_open_regular(AT_FDCWD, path, NULL, 0, NULL, ret_error);
+        if (fd < 0)
+                return fd;
+        return elf_build_id_fd(fd, path, ret_hex, ret_error);
 }

@@ -194,11 +194,19 @@ int probe_resolve_target(enum probe_kind kind, const char *target, struct probe_
                 } else {
                         /* The kernel follows symlinks too, but the record
                          * of what we probed should name the real file. */
+                        _cleanup_(closep) int fd = -1;
+
                         real = realpath(t.path, NULL);
                         if (!real) {
                                 r = negative_errno();
                                 return error_set(ret_error, r, "%s: %s", t.path, strerror(-r));
                         }
+                        /* Refused here, with a message that names it,
+                         * rather than as a bare EINVAL from the kernel: a
+                         * FIFO, a directory, a device. */
+                        fd = elf_open_regular(AT_FDCWD, real, NULL, ELF_OPEN_NOFOLLOW, NULL, ret_error);
+                        if (fd < 0)
+                                return fd;
                 }
                 free(t.path);
                 t.path = TAKE_PTR(real);
@@ -206,6 +214,24 @@ int probe_resolve_target(enum probe_kind kind, const char *target, struct probe_
 
         *ret = t;
         t = (struct probe_target) {};
+        return 0;
+}
+
+/* P's target as the kernel is to get it: resolved here, or, when the
+ * caller resolved it against an open file (target_resolved), only parsed. */
+static int spec_resolve_target(const struct probe_spec *p, struct probe_target *ret, char **ret_error) {
+        int r;
+
+        if (!p->target_resolved || !probe_kind_is_uprobe(p->kind))
+                return probe_resolve_target(p->kind, p->target, ret, ret_error);
+        r = probe_parse_target(p->kind, p->target, ret, ret_error);
+        if (r < 0)
+                return r;
+        if (ret->symbol) {
+                probe_target_done(ret);
+                return error_set(ret_error, -EINVAL, "uprobe target \"%s\": a resolved target takes a file offset",
+                                 p->target);
+        }
         return 0;
 }
 
@@ -256,7 +282,7 @@ int probe_format_command(const char *group, const struct probe_spec *p, char **r
         r = check_spec(group, p, ret_error);
         if (r < 0)
                 return r;
-        r = probe_resolve_target(p->kind, p->target, &t, ret_error);
+        r = spec_resolve_target(p, &t, ret_error);
         if (r < 0)
                 return r;
         if (t.path && !word_is_valid(t.path))
@@ -689,7 +715,7 @@ int probe_pmu_attr(const char *sysfs, const struct probe_spec *p, struct probe_p
                 pmu.config = mask;
         }
 
-        r = probe_resolve_target(p->kind, p->target, &t, ret_error);
+        r = spec_resolve_target(p, &t, ret_error);
         if (r < 0)
                 return r;
 

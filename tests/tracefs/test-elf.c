@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -336,6 +337,81 @@ static void test_build_id(void **state) {
         assert_non_null(strstr(err, "/nonexistent/evmon/binary"));
 }
 
+/* Issue 26: a FIFO where a probe target is named (config, admin add,
+ * followed path) is refused at once, naming it, instead of blocking the
+ * caller in open() until a writer comes. alarm(): on the old code the
+ * test dies of SIGALRM rather than hanging. */
+static void test_fifo(void **state) {
+        char dir[] = "/tmp/evmon-test-elf-XXXXXX", fifo[64], target[96];
+        _cleanup_(probe_target_done) struct probe_target t = {};
+        char *err = NULL, *hex = NULL;
+        uint64_t off;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(fifo, sizeof(fifo), "%s/prog", dir);
+        assert_int_equal(mkfifo(fifo, 0644), 0);
+        alarm(10);
+        assert_int_equal(elf_resolve_symbol(fifo, "evmon_target", &off, NULL, &err), -EINVAL);
+        assert_non_null(strstr(err, "not a regular file"));
+        assert_non_null(strstr(err, fifo));
+        free(err);
+        assert_int_equal(elf_build_id(fifo, &hex, &err), -EINVAL);
+        assert_non_null(strstr(err, "is a FIFO, not a regular file"));
+        free(err);
+        /* An offset target reads nothing of the file, but is refused alike. */
+        snprintf(target, sizeof(target), "%s:0x1000", fifo);
+        assert_int_equal(probe_resolve_target(PROBE_UPROBE, target, &t, &err), -EINVAL);
+        assert_non_null(strstr(err, "not a regular file"));
+        free(err);
+        assert_int_equal(elf_open_regular(AT_FDCWD, dir, NULL, 0, NULL, &err), -EINVAL);
+        assert_non_null(strstr(err, "is a directory"));
+        free(err);
+        alarm(0);
+        unlink(fifo);
+        rmdir(dir);
+}
+
+/* elf_open_regular(): a link is refused with ELF_OPEN_NOFOLLOW, followed
+ * without; the fd entry points give what the path ones give. */
+static void test_open_regular(void **state) {
+        char dir[] = "/tmp/evmon-test-elf-XXXXXX", link[64];
+        _cleanup_(freep) char *hex = NULL, *hex_fd = NULL;
+        char *err = NULL;
+        uint64_t off, off_fd;
+        struct stat st, st2;
+        int fd, dfd;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(link, sizeof(link), "%s/prog", dir);
+        assert_int_equal(symlink(env("PROBE_TARGET"), link), 0);
+        dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(elf_open_regular(dfd, "prog", link, ELF_OPEN_NOFOLLOW, NULL, &err), -ELOOP);
+        assert_non_null(strstr(err, "symbolic link"));
+        assert_non_null(strstr(err, link));
+        free(err);
+        fd = elf_open_regular(dfd, "prog", NULL, 0, &st, &err);
+        assert_true(fd >= 0);
+        assert_null(err);
+        assert_int_equal(stat(env("PROBE_TARGET"), &st2), 0);
+        assert_true(st.st_ino == st2.st_ino && st.st_dev == st2.st_dev);
+        assert_int_equal(fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK), O_RDONLY | O_NONBLOCK);
+        assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        assert_int_equal(elf_resolve_symbol_fd(fd, "prog", "evmon_target", &off_fd, NULL), 0);
+        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &off, NULL, NULL), 0);
+        assert_true(off == off_fd);
+        assert_int_equal(elf_build_id_fd(fd, "prog", &hex_fd, NULL), 0);
+        assert_int_equal(elf_build_id(env("PROBE_TARGET"), &hex, NULL), 0);
+        assert_string_equal(hex, hex_fd);
+        assert_int_equal(elf_resolve_symbol_fd(fd, "prog", "no_such_symbol_here", &off_fd, &err), -ENOENT);
+        assert_non_null(strstr(err, "prog"));
+        free(err);
+        close(fd);
+        close(dfd);
+        unlink(link);
+        rmdir(dir);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pie),
@@ -344,6 +420,8 @@ int main(void) {
                 cmocka_unit_test(test_symlink),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_build_id),
+                cmocka_unit_test(test_fifo),
+                cmocka_unit_test(test_open_regular),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
