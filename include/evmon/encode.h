@@ -160,12 +160,14 @@ int encode_error(struct jbuf *b, const char *message);
  * to every client. */
 int encode_config(struct jbuf *b, const char *const *events, size_t n_events);
 
-/* {"type":"probe","event":…,"status":"attached"|"symbol_missing"|"failed",
- * "path":…,"inode":N,"build_id":"hex"|null,"attached":N[,"error":…]}: a
- * uprobe's file was replaced at its path; what became of the probe. */
+/* {"type":"probe","event":…,"status":"attached"|"symbol_missing"|"failed"|
+ * "refused"|"detached","path":…,"inode":N[,"uid":N],"build_id":"hex"|null,
+ * "attached":N[,"error":…]}: a uprobe's file was replaced at its path;
+ * what became of the probe. */
 struct encode_probe {
         const char *event, *path, *status, *build_id, *error;
         uint64_t inode;
+        int64_t uid;            /* the file's owner; < 0: not said */
         size_t attachments;     /* the files the probe is in now */
 };
 int encode_probe(struct jbuf *b, const struct encode_probe *p);

@@ -162,6 +162,8 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                          * ({"type":"disable"}, evmonctl disable). */
                         .enabled = d->events[i]->handle >= 0 && !d->events[i]->disabled,
                         .symbol_missing = d->events[i]->follow ? follow_missing(d->events[i]->follow) != NULL : -1,
+                        .follow_refused = follow_n_refused(d->events[i]->follow),
+                        .follow_detached = follow_n_detached(d->events[i]->follow),
                 };
         /* The present CPUs: a host's room for hot-added ones is no news. */
         for (size_t i = 0; i < n_rings; i++)

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "evmon/cleanup.h"
 
@@ -26,5 +27,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct follow *, follow_free);
 void follow_set_enabled(struct follow *f, bool enabled);
 /* The files the probe is in now (the first and those that followed). */
 size_t follow_n_attached(const struct follow *f);
+/* Files found at the path and refused (not a regular file, or not of the
+ * configured file's owner or root), and files no longer probed because
+ * more than FOLLOW_ATTACH_MAX (16) were, since the start. */
+uint64_t follow_n_refused(const struct follow *f);
+uint64_t follow_n_detached(const struct follow *f);
 /* Why the file at the path now is not probed (its symbol is gone), or NULL. */
 const char *follow_missing(const struct follow *f);

@@ -71,6 +71,25 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                 put_label_value(f, m->events[i].name);
                 fprintf(f, "} %d\n", m->events[i].symbol_missing > 0 ? 1 : 0);
         }
+        put_family(f, "evmon_probe_follow_refused_total", "counter",
+                   "Files found at a followed uprobe's path and not probed: not a regular file (a link, a FIFO), "
+                   "owned by neither root nor the configured file's owner, or past the limit of files probed.");
+        for (size_t i = 0; i < m->n_events; i++) {
+                if (m->events[i].symbol_missing < 0)
+                        continue;
+                fputs("evmon_probe_follow_refused_total{event=", f);
+                put_label_value(f, m->events[i].name);
+                fprintf(f, "} %" PRIu64 "\n", m->events[i].follow_refused);
+        }
+        put_family(f, "evmon_probe_follow_detached_total", "counter",
+                   "Files a followed uprobe was taken out of because more than 16 were probed at once.");
+        for (size_t i = 0; i < m->n_events; i++) {
+                if (m->events[i].symbol_missing < 0)
+                        continue;
+                fputs("evmon_probe_follow_detached_total{event=", f);
+                put_label_value(f, m->events[i].name);
+                fprintf(f, "} %" PRIu64 "\n", m->events[i].follow_detached);
+        }
         put_family(f, "evmon_lost_total", "counter", "Records the kernel could not write to the CPU's ring.");
         for (size_t i = 0; i < m->n_cpus; i++)
                 fprintf(f, "evmon_lost_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].lost);

@@ -19,6 +19,8 @@ struct metrics_event {
         bool enabled;                 /* its perf fds are enabled */
         int symbol_missing;           /* a uprobe that follows its binary: 1 while the file at its
                                        * path lacks the symbol, else 0; < 0: not such a probe */
+        uint64_t follow_refused;      /* such a probe: files found at its path and refused */
+        uint64_t follow_detached;     /* such a probe: files no longer probed, past the limit */
 };
 
 struct metrics_cpu {

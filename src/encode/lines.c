@@ -165,6 +165,7 @@ int encode_probe(struct jbuf *b, const struct encode_probe *p) {
             !add(o, "status", json_object_new_string(p->status)) ||
             !add(o, "path", json_object_new_string(p->path)) ||
             !add(o, "inode", json_object_new_int64((int64_t) p->inode)) ||
+            (p->uid >= 0 && !add(o, "uid", json_object_new_int64(p->uid))) ||
             (p->build_id ? !add(o, "build_id", json_object_new_string(p->build_id))
                          : json_object_object_add(o, "build_id", NULL) != 0) ||
             !add(o, "attached", json_object_new_int64((int64_t) p->attachments)))

@@ -26,7 +26,7 @@ static void test_format(void **state) {
                 { .name = "kprobe:open", .kind = "kprobe", .count = 0, .undecodable = 0, .enabled = false,
                   .symbol_missing = -1 },
                 { .name = "uprobe:target", .kind = "uprobe", .count = 3, .undecodable = 0, .enabled = true,
-                  .symbol_missing = 1 },
+                  .symbol_missing = 1, .follow_refused = 3, .follow_detached = 2 },
         };
         const struct metrics_cpu cpus[] = { { .cpu = 0, .lost = 7, .malformed = 0 },
                                             { .cpu = 3, .lost = 0, .malformed = 2, .offline = true, .gaps = 4 } };
@@ -58,6 +58,12 @@ static void test_format(void **state) {
                 "# HELP evmon_probe_symbol_missing 1 while the file at a followed uprobe's path (replaced since) lacks its symbol, else 0.\n"
                 "# TYPE evmon_probe_symbol_missing gauge\n"
                 "evmon_probe_symbol_missing{event=\"uprobe:target\"} 1\n"
+                "# HELP evmon_probe_follow_refused_total Files found at a followed uprobe's path and not probed: not a regular file (a link, a FIFO), owned by neither root nor the configured file's owner, or past the limit of files probed.\n"
+                "# TYPE evmon_probe_follow_refused_total counter\n"
+                "evmon_probe_follow_refused_total{event=\"uprobe:target\"} 3\n"
+                "# HELP evmon_probe_follow_detached_total Files a followed uprobe was taken out of because more than 16 were probed at once.\n"
+                "# TYPE evmon_probe_follow_detached_total counter\n"
+                "evmon_probe_follow_detached_total{event=\"uprobe:target\"} 2\n"
                 "# HELP evmon_lost_total Records the kernel could not write to the CPU's ring.\n"
                 "# TYPE evmon_lost_total counter\n"
                 "evmon_lost_total{cpu=\"0\"} 7\n"
