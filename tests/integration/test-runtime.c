@@ -6,7 +6,8 @@
  * keeps its connection; bad requests get the reason (the kernel's words
  * for a filter, the unknown key and the known ones) and change nothing; every change reaches the watcher as a
  * config line and is logged with the requester's uid and pid; a reload
- * and a restart serve the file again. */
+ * and a restart serve the file again; a uprobe at a FIFO is refused at
+ * once. */
 
 #include <errno.h>
 #include <limits.h>
@@ -677,6 +678,31 @@ static void test_uprobe_add_remove(void **state) {
         assert_int_equal(probe_lines(group, "rtbad"), 0);
 }
 
+/* Issue 26 hole 8: an admin "add" of a uprobe whose path is a FIFO is an
+ * error naming it, at once (dd1d0cc blocked the loop in open() until a
+ * writer came: no answer in control()'s 10 s), whether the target names a
+ * symbol or a file offset; a "status" is answered right after. */
+static void test_uprobe_add_fifo(void **state) {
+        char fifo[128], line[512];
+        json_object *o;
+
+        snprintf(fifo, sizeof(fifo), "%s/prog", daemon_.dir);
+        assert_int_equal(mkfifo(fifo, 0644), 0);
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s:evmon_probe_target\",\"name\":\"rtfifo\","
+                 "\"fetch\":[\"n=%%si:s64\"]}}\n", fifo);
+        expect_error(line, "is a FIFO, not a regular file");
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s:evmon_probe_target\",\"name\":\"rtfifo\"}}\n",
+                 fifo);
+        expect_error(line, "is a FIFO, not a regular file");
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s:0x1000\",\"name\":\"rtfifo\"}}\n", fifo);
+        expect_error(line, "is a FIFO, not a regular file");
+        assert_int_equal(itest_client_send(admin, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(admin, "status", 1000);
+        assert_non_null(o);
+        json_object_put(o);
+        unlink(fifo);
+}
+
 /* A counting software event added at run time: its counter lines start
  * (the counter timer follows the events now served). */
 static void test_software_counter(void **state) {
@@ -744,6 +770,7 @@ int main(void) {
                 cmocka_unit_test(test_unknown_keys),
                 cmocka_unit_test(test_non_admin_refused),
                 cmocka_unit_test(test_uprobe_add_remove),
+                cmocka_unit_test(test_uprobe_add_fifo),
                 cmocka_unit_test(test_software_counter),
                 cmocka_unit_test(test_evmonctl),
                 cmocka_unit_test(test_reload_serves_the_file),
