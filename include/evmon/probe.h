@@ -190,6 +190,10 @@ int probe_pmu_format(const struct format *reference, enum probe_kind kind, const
  * is read of one is bounded. The largest programs and libraries with
  * their symbol tables are well under it. */
 #define ELF_SIZE_MAX ((int64_t) 1 << 30)
+/* And of what libelf reads whole for a lookup (symbol and string tables,
+ * symbol versions, notes), each section at most this (-EFBIG): what a
+ * lookup holds in memory at once stays a few of these. */
+#define ELF_SECTION_MAX ((int64_t) 256 << 20)
 
 /* elf_open_regular() flags: refuse PATH when its last component is a
  * symbolic link (-ELOOP) instead of following it. */
@@ -209,7 +213,7 @@ int elf_open_regular(int dirfd, const char *path, const char *name, unsigned fla
 
 /* elf_resolve_symbol() on an open file (elf_open_regular()): NAME is what
  * messages call it. Reads with pread(), not mmap(): the file's owner may
- * truncate it meanwhile. */
+ * truncate it meanwhile. -EFBIG for a section past ELF_SECTION_MAX. */
 int elf_resolve_symbol_fd(int fd, const char *name, const char *symbol, uint64_t *ret_offset, char **ret_error);
 
 /* elf_build_id() on an open file, as above. */

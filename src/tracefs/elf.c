@@ -255,6 +255,40 @@ static int elf_begin_fd(int fd, const char *name, Elf **ret, char **ret_error) {
         return 0;
 }
 
+/* libelf reads a section it is asked for whole (symbol and string tables,
+ * notes): whoever wrote the file chose their sizes, so each that may be
+ * read is refused past ELF_SECTION_MAX, which bounds the memory a lookup
+ * takes and the time it reads. */
+static int check_sizes(Elf *e, const char *name, char **ret_error) {
+        Elf_Scn *scn = NULL;
+        size_t n;
+
+        while ((scn = elf_nextscn(e, scn))) {
+                GElf_Shdr sh;
+
+                if (!gelf_getshdr(scn, &sh))
+                        continue;
+                if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_STRTAB &&
+                    sh.sh_type != SHT_GNU_versym && sh.sh_type != SHT_NOTE)
+                        continue;
+                if (sh.sh_size > (uint64_t) ELF_SECTION_MAX)
+                        return error_set(ret_error, -EFBIG, "%s has a section (type %" PRIu32 ") of %" PRIu64
+                                         " bytes, more than the %jd evmon reads", name, (uint32_t) sh.sh_type,
+                                         (uint64_t) sh.sh_size, (intmax_t) ELF_SECTION_MAX);
+        }
+        if (elf_getphdrnum(e, &n) < 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                GElf_Phdr ph;
+
+                if (gelf_getphdr(e, (int) i, &ph) && ph.p_type == PT_NOTE && ph.p_filesz > (uint64_t) ELF_SECTION_MAX)
+                        return error_set(ret_error, -EFBIG, "%s has a note segment of %" PRIu64
+                                         " bytes, more than the %jd evmon reads", name, (uint64_t) ph.p_filesz,
+                                         (intmax_t) ELF_SECTION_MAX);
+        }
+        return 0;
+}
+
 int elf_resolve_symbol_fd(int fd, const char *name, const char *symbol, uint64_t *ret_offset, char **ret_error) {
         _cleanup_(elf_endp) Elf *e = NULL;
         struct symtab symtab = {}, dynsym = {};
@@ -274,6 +308,9 @@ int elf_resolve_symbol_fd(int fd, const char *name, const char *symbol, uint64_t
                 return error_set(ret_error, -EINVAL, "no file or empty symbol");
 
         r = elf_begin_fd(fd, name, &e, ret_error);
+        if (r < 0)
+                return r;
+        r = check_sizes(e, name, ret_error);
         if (r < 0)
                 return r;
         if (!gelf_getehdr(e, &eh))
@@ -377,6 +414,9 @@ int elf_build_id_fd(int fd, const char *path, char **ret_hex, char **ret_error) 
         if (ret_error)
                 *ret_error = NULL;
         r = elf_begin_fd(fd, path, &e, ret_error);
+        if (r < 0)
+                return r;
+        r = check_sizes(e, path, ret_error);
         if (r < 0)
                 return r;
         /* libdw's reader of the NT_GNU_BUILD_ID note: the notes of the

@@ -7,6 +7,7 @@
 
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -412,6 +413,45 @@ static void test_open_regular(void **state) {
         rmdir(dir);
 }
 
+/* A symbol table larger than ELF_SECTION_MAX is not read (libelf would
+ * read it whole): the header of a copy claims 512 MiB for .symtab. */
+static void test_section_bound(void **state) {
+        char tmpl[] = "/tmp/evmon-test-elf-XXXXXX";
+        _cleanup_(freep) char *cmd = NULL;
+        Elf64_Ehdr eh;
+        Elf64_Shdr sh;
+        char *err = NULL;
+        uint64_t off;
+        bool patched = false;
+        int fd;
+
+        fd = mkstemp(tmpl);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_true(asprintf(&cmd, "cp '%s' '%s'", env("PROBE_TARGET"), tmpl) > 0);
+        assert_int_equal(system(cmd), 0);
+        fd = open(tmpl, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, &eh, sizeof(eh), 0), (ssize_t) sizeof(eh));
+        assert_int_equal(eh.e_ident[EI_CLASS], ELFCLASS64);
+        for (unsigned i = 0; i < eh.e_shnum; i++) {
+                off_t at = (off_t) (eh.e_shoff + (uint64_t) i * eh.e_shentsize);
+
+                assert_int_equal(pread(fd, &sh, sizeof(sh), at), (ssize_t) sizeof(sh));
+                if (sh.sh_type != SHT_SYMTAB)
+                        continue;
+                sh.sh_size = (uint64_t) 512 << 20;
+                assert_int_equal(pwrite(fd, &sh, sizeof(sh), at), (ssize_t) sizeof(sh));
+                patched = true;
+        }
+        close(fd);
+        assert_true(patched);
+        assert_int_equal(elf_resolve_symbol(tmpl, "evmon_target", &off, NULL, &err), -EFBIG);
+        assert_non_null(strstr(err, "536870912 bytes, more than the 268435456 evmon reads"));
+        free(err);
+        unlink(tmpl);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pie),
@@ -422,6 +462,7 @@ int main(void) {
                 cmocka_unit_test(test_build_id),
                 cmocka_unit_test(test_fifo),
                 cmocka_unit_test(test_open_regular),
+                cmocka_unit_test(test_section_bound),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
