@@ -565,7 +565,9 @@ void follow_stop(struct follow *f) {
         if (!f)
                 return;
         f->watch = sd_event_source_disable_unref(f->watch);
-        f->log_timer = sd_event_source_disable_unref(f->log_timer);
+        /* What the budget held back is said before the probe goes. */
+        if (f->log_timer)
+                (void) on_log_timer(f->log_timer, 0, f);
         for (size_t i = 0; i < f->n_files; i++)
                 follow_file_undo(f, &f->files[i]);
 }
