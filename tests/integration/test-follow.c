@@ -733,6 +733,8 @@ static void test_follow_churn(void **state) {
         int fds0, fds1, n_cpus = (int) sysconf(_SC_NPROCESSORS_ONLN), lines, status;
         int cmd[2], ack[2], n_attached = 0, n_detached = 0, n_busy = 0, max_attached = 0, r;
         int64_t files[2] = { -1, -1 }, stop_ms;
+        char group[80];
+        int left = 0;
         bool detached_metric;
         struct churn_args args;
         struct timespec t0;
@@ -816,6 +818,7 @@ static void test_follow_churn(void **state) {
         o = itest_client_expect(c, "status", 1000);
         assert_non_null(o);
         fprintf(stderr, "status after %" PRId64 " ms\n", elapsed_ms(&t0));
+        snprintf(group, sizeof(group), "%s/", itest_str(o, "probe_group"));
         assert_true(json_object_object_get_ex(o, "events", &a));
         for (size_t i = 0; i < json_object_array_length(a); i++) {
                 json_object *e = json_object_array_get_idx(a, i);
@@ -840,6 +843,19 @@ static void test_follow_churn(void **state) {
         r = itest_daemon_stop(&daemon_);
         stop_ms = elapsed_ms(&t0);
         fprintf(stderr, "stopped in %" PRId64 " ms (status %d)\n", stop_ms, r);
+        /* The followers' tracefs probes went too (they name the file as
+         * /proc/self/fd/N: found by the group). */
+        {
+                FILE *f = fopen("/sys/kernel/tracing/uprobe_events", "re");
+                char line[1024];
+
+                assert_non_null(f);
+                while (fgets(line, sizeof(line), f))
+                        if (strstr(line, group))
+                                left++;
+                fclose(f);
+                fprintf(stderr, "probes of %s left after the stop: %d\n", group, left);
+        }
 
         assert_int_equal(max_attached, FOLLOW_ATTACH_MAX);
         assert_true(n_attached >= 2 * (FOLLOW_ATTACH_MAX - 1));
@@ -854,6 +870,7 @@ static void test_follow_churn(void **state) {
         assert_true(lines <= 2 * 10);
         assert_int_equal(r, 0);
         assert_true(stop_ms < 5000);
+        assert_int_equal(left, 0);
 }
 
 int main(void) {
