@@ -61,13 +61,19 @@ static uint64_t now_ns(void) {
 }
 
 /* The uprobe target: not inlined, not cloned, with an observable side effect
- * so the compiler keeps every call.  Exported so `nm` finds it. */
-__attribute__((noinline, noclone, used, visibility("default")))
+ * so the compiler keeps every call.  Exported so `nm` finds it. noclone is
+ * GCC's (clang clones nothing it does not inline, and warns on the name). */
+#if defined(__clang__)
+#define EVMON_NOCLONE
+#else
+#define EVMON_NOCLONE noclone,
+#endif
+__attribute__((noinline, EVMON_NOCLONE used, visibility("default")))
 long evmon_bench_target(const char *s, long n);
 
 static volatile long bench_sink;
 
-__attribute__((noinline, noclone, used, visibility("default")))
+__attribute__((noinline, EVMON_NOCLONE used, visibility("default")))
 long evmon_bench_target(const char *s, long n) {
         __asm__ volatile("" : : "r"(s), "r"(n) : "memory");
         bench_sink += n + (s ? s[0] : 0);

@@ -235,7 +235,6 @@ static void expect_error(const char *path, const char *symbol, int error, const 
 }
 
 static void test_errors(void **state) {
-        _cleanup_(freep) char *text = NULL;
         char tmpl[] = "/tmp/evmon-test-elf-XXXXXX";
         int fd;
 
