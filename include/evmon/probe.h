@@ -211,6 +211,16 @@ struct stat;
 int elf_open_regular(int dirfd, const char *path, const char *name, unsigned flags, struct stat *ret_st,
                      char **ret_error);
 
+/* Opens the probe target PATH (absolute) as elf_open_regular() does, its
+ * symbolic links followed one by one in the directories the walk holds:
+ * a link owned by a user other than root is followed only to a file of
+ * that user (-EPERM otherwise, naming the link and both owners), so that
+ * whoever may write a directory on the way cannot point a probe at
+ * another's file. Returns the fd, and the directory fd that holds the file
+ * (O_PATH; may be NULL), the real path (may be NULL) and fstat() (may be
+ * NULL). */
+int elf_open_target(const char *path, int *ret_dir_fd, char **ret_real, struct stat *ret_st, char **ret_error);
+
 /* elf_resolve_symbol() on an open file (elf_open_regular()): NAME is what
  * messages call it. Reads with pread(), not mmap(): the file's owner may
  * truncate it meanwhile. -EFBIG for a section past ELF_SECTION_MAX. */
@@ -226,9 +236,9 @@ int elf_build_id_fd(int fd, const char *name, char **ret_hex, char **ret_error);
  * else any defined symbol in an executable segment. In .dynsym a name's
  * default version (name@@V) wins over older ones (name@V). For an IFUNC
  * the address is its resolver's, which runs once at load time, not the
- * implementation's. *ret_real_path (may be NULL) gets the realpath() of
- * PATH. The file at the real path is opened with elf_open_regular()
- * (no link followed there, a FIFO or device refused: -EINVAL).
+ * implementation's. *ret_real_path (may be NULL) gets the real path of
+ * PATH. The file is opened with elf_open_target() (a user's link to
+ * another's file refused: -EPERM; a FIFO or device: -EINVAL).
  *
  * Errors: -ENOENT no such file, or no such symbol; -ENOEXEC not an ELF
  * executable or shared object; -ENODATA no symbol table at all (stripped);

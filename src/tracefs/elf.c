@@ -236,6 +236,171 @@ int elf_open_regular(int dirfd, const char *path, const char *name, unsigned fla
         return TAKE_FD(fd);
 }
 
+/* The path walk of elf_open_target(): at most this many symbolic links,
+ * as the kernel's own walk (MAXSYMLINKS). */
+#define WALK_LINKS_MAX 40
+
+/* Appends "/COMP" to the real path REAL (LEN bytes of PATH_MAX). */
+static int real_push(char *real, size_t *len, const char *comp, size_t n) {
+        if (*len + 1 + n >= PATH_MAX)
+                return -ENAMETOOLONG;
+        real[(*len)++] = '/';
+        memcpy(real + *len, comp, n);
+        *len += n;
+        real[*len] = 0;
+        return 0;
+}
+
+int elf_open_target(const char *path, int *ret_dir_fd, char **ret_real, struct stat *ret_st, char **ret_error) {
+        _cleanup_(closep) int dir = -1, pfd = -1, fd = -1;
+        _cleanup_(freep) char *rest = NULL, *real = NULL, *link_path = NULL, *buf = NULL;
+        uid_t link_uid = 0;
+        unsigned links = 0;
+        size_t len = 0;
+        struct stat st;
+        char *p;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        if (!path || path[0] != '/')
+                return error_set(ret_error, -EINVAL, "%s: the path must be absolute", path ?: "");
+        rest = strdup(path);
+        real = malloc(PATH_MAX);
+        buf = malloc(PATH_MAX);
+        if (!rest || !real || !buf)
+                return -ENOMEM;
+        real[0] = 0;
+        dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return negative_errno();
+        /* One component at a time, each opened O_PATH|O_NOFOLLOW in the
+         * directory fd the walk holds: what is checked is what is opened,
+         * whatever is renamed meanwhile. A link is read and walked here, so
+         * that who placed it is known. */
+        p = rest;
+        for (;;) {
+                const char *comp;
+                size_t n;
+                bool last;
+
+                while (*p == '/')
+                        p++;
+                if (!*p)
+                        return error_set(ret_error, -EINVAL, "%s is a directory, not a regular file; a probe target "
+                                         "must be an ELF file", path);
+                comp = p;
+                n = strcspn(p, "/");
+                p += n;
+                if (*p)
+                        *p++ = 0;
+                while (*p == '/')
+                        p++;
+                last = !*p;
+                if (strcmp(comp, ".") == 0 && !last)
+                        continue;
+                if (strcmp(comp, "..") == 0 && !last) {
+                        char *slash = strrchr(real, '/');
+
+                        pfd = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (pfd < 0) {
+                                r = negative_errno();
+                                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
+                        }
+                        close(dir);
+                        dir = TAKE_FD(pfd);
+                        if (slash) {
+                                *slash = 0;
+                                len = (size_t) (slash - real);
+                        }
+                        continue;
+                }
+                pfd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (pfd < 0 || fstat(pfd, &st) < 0) {
+                        r = negative_errno();
+                        return error_set(ret_error, r, "%s: %s", path, strerror(-r));
+                }
+                if (S_ISLNK(st.st_mode)) {
+                        ssize_t k;
+                        char *next;
+
+                        if (++links > WALK_LINKS_MAX)
+                                return error_set(ret_error, -ELOOP, "%s: more than %d symbolic links", path,
+                                                 WALK_LINKS_MAX);
+                        /* A link of a user's leads only to that user's
+                         * files: whoever may write a directory on the way
+                         * could otherwise point root's probe at any file
+                         * (issue 26). Links of two users: refused. */
+                        if (st.st_uid != 0) {
+                                if (link_uid != 0 && link_uid != st.st_uid)
+                                        return error_set(ret_error, -EPERM, "%s: the way to it has symbolic links of "
+                                                         "uid %u and uid %u; name the file itself", path,
+                                                         (unsigned) link_uid, (unsigned) st.st_uid);
+                                link_uid = st.st_uid;
+                                free(link_path);
+                                if (asprintf(&link_path, "%s/%.*s", real, (int) n, comp) < 0) {
+                                        link_path = NULL;
+                                        return -ENOMEM;
+                                }
+                        }
+                        k = readlinkat(pfd, "", buf, PATH_MAX);
+                        if (k < 0) {
+                                r = negative_errno();
+                                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
+                        }
+                        if (k == 0 || k >= PATH_MAX)
+                                return error_set(ret_error, -ENAMETOOLONG, "%s: a symbolic link on the way is empty "
+                                                 "or too long", path);
+                        buf[k] = 0;
+                        pfd = safe_close(pfd);
+                        if (asprintf(&next, "%s/%s", buf, p) < 0)
+                                return -ENOMEM;
+                        free(rest);
+                        rest = p = next;
+                        if (buf[0] == '/') {
+                                close(dir);
+                                dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (dir < 0)
+                                        return negative_errno();
+                                real[0] = 0;
+                                len = 0;
+                        }
+                        continue;
+                }
+                r = real_push(real, &len, comp, n);
+                if (r < 0)
+                        return error_set(ret_error, r, "%s: %s", path, strerror(-r));
+                if (!last) {
+                        if (!S_ISDIR(st.st_mode))
+                                return error_set(ret_error, -ENOTDIR, "%s: %s is not a directory", path, real);
+                        close(dir);
+                        dir = TAKE_FD(pfd);
+                        continue;
+                }
+                break;
+        }
+        if (link_uid != 0 && S_ISREG(st.st_mode) && st.st_uid != link_uid)
+                return error_set(ret_error, -EPERM, "%s leads through %s, a symbolic link of uid %u, to %s, a file "
+                                 "of uid %u: a link that is not root's is followed only to its owner's own files; "
+                                 "name the file itself", path, link_path, (unsigned) link_uid, real,
+                                 (unsigned) st.st_uid);
+        /* The last component, in the directory held: checked and reopened
+         * as any untrusted file. */
+        pfd = safe_close(pfd);
+        fd = elf_open_regular(dir, strrchr(real, '/') + 1, real, ELF_OPEN_NOFOLLOW, &st, ret_error);
+        if (fd < 0)
+                return fd;
+        if (link_uid != 0 && st.st_uid != link_uid)
+                return error_set(ret_error, -ESTALE, "%s changed while it was opened", real);
+        if (ret_st)
+                *ret_st = st;
+        if (ret_dir_fd)
+                *ret_dir_fd = TAKE_FD(dir);
+        if (ret_real)
+                *ret_real = TAKE_PTR(real);
+        return TAKE_FD(fd);
+}
+
 /* libelf on FD. ELF_C_READ, not ELF_C_READ_MMAP: a file its owner
  * truncates while it is mapped would kill the reader with SIGBUS; with
  * ELF_C_READ libelf reads the headers now and each section when it is
@@ -387,13 +552,7 @@ int elf_resolve_symbol(const char *path, const char *symbol, uint64_t *ret_offse
         if (!path || !*path || !symbol || !*symbol)
                 return error_set(ret_error, -EINVAL, "empty path or symbol");
 
-        real = realpath(path, NULL);
-        if (!real) {
-                r = negative_errno();
-                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
-        }
-        /* The real path has no link left: one planted since is not followed. */
-        fd = elf_open_regular(AT_FDCWD, real, NULL, ELF_OPEN_NOFOLLOW, NULL, ret_error);
+        fd = elf_open_target(path, NULL, &real, NULL, ret_error);
         if (fd < 0)
                 return fd;
         r = elf_resolve_symbol_fd(fd, real, symbol, ret_offset, ret_error);

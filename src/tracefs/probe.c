@@ -196,15 +196,11 @@ int probe_resolve_target(enum probe_kind kind, const char *target, struct probe_
                          * of what we probed should name the real file. */
                         _cleanup_(closep) int fd = -1;
 
-                        real = realpath(t.path, NULL);
-                        if (!real) {
-                                r = negative_errno();
-                                return error_set(ret_error, r, "%s: %s", t.path, strerror(-r));
-                        }
                         /* Refused here, with a message that names it,
                          * rather than as a bare EINVAL from the kernel: a
-                         * FIFO, a directory, a device. */
-                        fd = elf_open_regular(AT_FDCWD, real, NULL, ELF_OPEN_NOFOLLOW, NULL, ret_error);
+                         * FIFO, a directory, a device, a user's link to
+                         * another's file. */
+                        fd = elf_open_target(t.path, NULL, &real, NULL, ret_error);
                         if (fd < 0)
                                 return fd;
                 }

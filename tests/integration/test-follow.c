@@ -631,6 +631,64 @@ static void test_fifo_at_start(void **state) {
         itest_daemon_cleanup(&d);
 }
 
+/* Hole 1 at start (and at a reload, an admin add, --check-config): nobody,
+ * who owns the directory of the configured file, puts a link to a
+ * root-only program there before evmond reads its config. evmond used to
+ * follow it (realpath()) and probe the victim: now a user's link is
+ * followed only to that user's own files, and the event is refused,
+ * naming the link and both owners. A link of nobody's to nobody's own file
+ * is still followed. */
+static void test_link_at_start(void **state) {
+        char path[128], victim[128], own[128], config_path[160], config[1024], evmond[PATH_MAX];
+        struct itest_daemon d = { .pid = -1 };
+        char *out = NULL;
+        FILE *f;
+        int r;
+
+        snprintf(victim_dir, sizeof(victim_dir), "/tmp/evmon-victim-%d", (int) getpid());
+        assert_int_equal(mkdir(victim_dir, 0700), 0);
+        snprintf(victim, sizeof(victim), "%s/prog", victim_dir);
+        replace(build1, victim);
+        snprintf(dir_, sizeof(dir_), "/tmp/evmon-follow-%d", (int) getpid());
+        assert_int_equal(mkdir(dir_, 0755), 0);
+        assert_int_equal(chown(dir_, NOBODY, NOBODY), 0);
+        snprintf(path, sizeof(path), "%s/target", dir_);
+        snprintf(own, sizeof(own), "%s/own", dir_);
+        replace(build1, own);
+        assert_int_equal(chown(own, NOBODY, NOBODY), 0);
+        assert_int_equal(as_nobody(plant_symlink, victim), 0);
+
+        snprintf(config, sizeof(config),
+                 "{\"events\": [{\"uprobe\": \"%s:evmon_probe_target\", \"name\": \"call\"}]}\n", path);
+        snprintf(config_path, sizeof(config_path), "%s.json", dir_);
+        f = fopen(config_path, "we");
+        assert_non_null(f);
+        fputs(config, f);
+        fclose(f);
+        itest_build_path("evmond", evmond, sizeof(evmond));
+        r = itest_run((const char *const[]) { evmond, "--check-config", "--config", config_path, NULL }, 20000, &out);
+        fprintf(stderr, "--check-config, nobody's link to root's file: status %d: %s\n", r, out);
+        assert_int_equal(r, 2);
+        assert_non_null(strstr(out, "events[0]"));
+        assert_non_null(strstr(out, "a symbolic link of uid 65534"));
+        assert_non_null(strstr(out, victim));
+        free(out);
+
+        /* evmond does not start probing the victim. */
+        r = itest_daemon_start(&d, config);
+        fprintf(stderr, "start: %d\n", r);
+        assert_int_equal(r, -ECHILD);
+        itest_daemon_cleanup(&d);
+
+        /* nobody's link to nobody's own file: followed, as before. */
+        assert_int_equal(as_nobody(plant_symlink, own), 0);
+        r = itest_run((const char *const[]) { evmond, "--check-config", "--config", config_path, NULL }, 20000, &out);
+        fprintf(stderr, "--check-config, nobody's link to nobody's file: status %d: %s\n", r, out);
+        assert_int_equal(r, 0);
+        free(out);
+        unlink(config_path);
+}
+
 #define PACED 40
 #define BURST 300
 
@@ -879,6 +937,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_follow_symlink, teardown_attack),
                 cmocka_unit_test_teardown(test_follow_fifo, teardown_attack),
                 cmocka_unit_test_teardown(test_fifo_at_start, teardown_attack),
+                cmocka_unit_test_teardown(test_link_at_start, teardown_attack),
                 cmocka_unit_test_teardown(test_follow_churn, teardown_attack),
         };
 

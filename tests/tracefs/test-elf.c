@@ -451,6 +451,54 @@ static void test_section_bound(void **state) {
         unlink(tmpl);
 }
 
+/* Issue 26: a link of a user's (lchown(), as if that user made it in a
+ * directory it may write) leads only to that user's files: to root's
+ * probe-target it is refused, naming the link and both owners, whether it
+ * is the last component or a parent directory on the way. Root's links
+ * are followed as before. Needs root for lchown(): 77 otherwise. */
+static void test_user_link(void **state) {
+        char dir[] = "/tmp/evmon-test-elf-XXXXXX", link[64], sub[64], via[PATH_MAX];
+        _cleanup_(freep) char *real = NULL;
+        char *err = NULL, *bin_dir = NULL;
+        uint64_t off, want;
+        int fd;
+
+        if (geteuid() != 0)
+                skip();
+        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &want, NULL, NULL), 0);
+        assert_non_null(mkdtemp(dir));
+        snprintf(link, sizeof(link), "%s/prog", dir);
+        assert_int_equal(symlink(env("PROBE_TARGET"), link), 0);
+        /* root's link: followed. */
+        assert_int_equal(elf_resolve_symbol(link, "evmon_target", &off, &real, &err), 0);
+        assert_int_equal(off, want);
+        assert_null(err);
+        /* nobody's link to root's file: refused. */
+        assert_int_equal(lchown(link, 65534, 65534), 0);
+        assert_int_equal(elf_resolve_symbol(link, "evmon_target", &off, NULL, &err), -EPERM);
+        assert_non_null(strstr(err, "a symbolic link of uid 65534"));
+        assert_non_null(strstr(err, link));
+        free(err);
+        fd = elf_open_target(link, NULL, NULL, NULL, &err);
+        assert_int_equal(fd, -EPERM);
+        free(err);
+        /* nobody's link in place of a parent directory. */
+        bin_dir = strdup(env("PROBE_TARGET"));
+        assert_non_null(bin_dir);
+        *strrchr(bin_dir, '/') = 0;
+        snprintf(sub, sizeof(sub), "%s/sub", dir);
+        assert_int_equal(symlink(bin_dir, sub), 0);
+        assert_int_equal(lchown(sub, 65534, 65534), 0);
+        snprintf(via, sizeof(via), "%s/%s", sub, strrchr(env("PROBE_TARGET"), '/') + 1);
+        assert_int_equal(elf_resolve_symbol(via, "evmon_target", &off, NULL, &err), -EPERM);
+        assert_non_null(strstr(err, sub));
+        free(err);
+        free(bin_dir);
+        unlink(sub);
+        unlink(link);
+        rmdir(dir);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pie),
@@ -461,6 +509,7 @@ int main(void) {
                 cmocka_unit_test(test_build_id),
                 cmocka_unit_test(test_fifo),
                 cmocka_unit_test(test_open_regular),
+                cmocka_unit_test(test_user_link),
                 cmocka_unit_test(test_section_bound),
         };
 
