@@ -4,6 +4,7 @@
  * probe) and freed. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +80,10 @@ struct daemon_event *daemon_event_free(struct daemon_event *ev) {
         jbuf_done(&ev->schema);
         format_free(ev->format);
         probe_pmu_done(&ev->pmu);
+        safe_close(ev->target_fd);
+        safe_close(ev->target_dir_fd);
+        free(ev->target_path);
+        free(ev->target);
         free(ev->probe_name);
         free(ev->definition);
         free(ev->wire_name);
@@ -164,6 +169,37 @@ static int event_source_probe_pmu(struct daemon *d, struct daemon_event *ev, con
         return 0;
 }
 
+/* Opens EV's uprobe file once, as an untrusted one (a user's link to
+ * another's file, a FIFO, a directory refused: issue 26), and resolves its
+ * symbol in that open file: EV's target is then "/proc/self/fd/N:0xOFF". */
+static int event_open_target(struct daemon_event *ev, char **ret_error) {
+        const struct event_config *ec = ev->cfg;
+        _cleanup_(probe_target_done) struct probe_target t = {};
+        _cleanup_(freep) char *err = NULL;
+        uint64_t off = 0;
+        int r;
+
+        r = probe_parse_target(ev->probe_kind, ec->target, &t, &err);
+        if (r >= 0) {
+                r = elf_open_target(t.path, &ev->target_dir_fd, &ev->target_path, NULL, &err);
+                if (r >= 0)
+                        ev->target_fd = r;
+        }
+        if (r >= 0 && t.symbol) {
+                free(err);
+                err = NULL;
+                r = elf_resolve_symbol_fd(ev->target_fd, ev->target_path, t.symbol, &off, &err);
+        }
+        if (r >= 0 && asprintf(&ev->target, "/proc/self/fd/%d:0x%" PRIx64, ev->target_fd, t.offset + off) < 0) {
+                ev->target = NULL;
+                r = -ENOMEM;
+        }
+        if (r < 0)
+                return error_set(ret_error, r == -ENOMEM ? r : -EINVAL, "%s: cannot set up %s \"%s\": %s", ec->where,
+                                 event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r));
+        return 0;
+}
+
 static int event_source_probe(struct daemon *d, struct daemon_event *ev, char **ret_error) {
         const struct event_config *ec = ev->cfg;
         struct probe_spec spec = {
@@ -175,8 +211,16 @@ static int event_source_probe(struct daemon *d, struct daemon_event *ev, char **
         };
         uint32_t type;
         uint64_t mask;
+        int r;
 
         ev->probe_kind = spec.kind;
+        if (probe_kind_is_uprobe(spec.kind)) {
+                r = event_open_target(ev, ret_error);
+                if (r < 0)
+                        return r;
+                spec.target = ev->target;
+                spec.target_resolved = true;
+        }
         if (spec.n_fetch == 0 && probe_pmu_type(NULL, spec.kind, &type, &mask) >= 0)
                 return event_source_probe_pmu(d, ev, &spec, ret_error);
         return daemon_event_add_probe(d, ev, &spec, ret_error);
@@ -203,7 +247,7 @@ int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_ev
         ev = calloc(1, sizeof(*ev));
         if (!ev)
                 return -ENOMEM;
-        ev->handle = -1;
+        ev->handle = ev->target_fd = ev->target_dir_fd = -1;
         ev->cfg = ec;
         ev->wire_name = strdup(ec->wire_name);
         ev->definition = event_definition(ec);
@@ -232,7 +276,8 @@ int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_ev
 static int daemon_event_pmu_fallback(struct daemon *d, struct daemon_event *ev, char **ret_error) {
         struct probe_spec spec = {
                 .kind = ev->probe_kind,
-                .target = ev->cfg->target,
+                .target = ev->target ?: ev->cfg->target,
+                .target_resolved = ev->target,
         };
         int r;
 

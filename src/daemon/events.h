@@ -54,6 +54,15 @@ struct daemon_event {
         bool runtime;                 /* added or changed at run time, not from the file */
         bool disabled;                /* disabled at run time */
         struct follow *follow;        /* uprobes: the probed file, watched (follow.c) */
+        /* Uprobes: the configured file, opened and checked as the probe is
+         * made (elf_open_target()) and held while the event lives: the
+         * kernel is handed "/proc/self/fd/N" of it (target), for tracefs
+         * and for each CPU's PMU event alike, so the probe lands on the
+         * inode checked, whatever the path holds by then. Its directory
+         * (O_PATH, for follow.c) and its real path; -1 and NULL otherwise. */
+        int target_fd, target_dir_fd;
+        char *target_path;
+        char *target;
 };
 
 /* Everything that makes two config entries the same event: an event whose

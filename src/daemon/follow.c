@@ -507,15 +507,16 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ie, void *
 int follow_start(struct daemon *d, struct daemon_event *ev) {
         _cleanup_(follow_freep) struct follow *f = NULL;
         _cleanup_(probe_target_done) struct probe_target t = {};
-        _cleanup_(freep) char *dir = NULL;
-        _cleanup_(closep) int fd = -1;
+        _cleanup_(freep) char *watch = NULL;
         struct follow_file *ff;
         struct stat st;
         char *slash;
-        int r;
+        int r, fd;
 
         if (!probe_kind_is_uprobe(ev->probe_kind) || d->check_only || ev->follow)
                 return 0;
+        if (ev->target_fd < 0 || ev->target_dir_fd < 0 || !ev->target_path)
+                return -EBADF;
         r = probe_parse_target(ev->probe_kind, ev->cfg->target, &t, NULL);
         if (r < 0)
                 return r;
@@ -526,22 +527,24 @@ int follow_start(struct daemon *d, struct daemon_event *ev) {
         f->ev = ev;
         f->dir_fd = -1;
         f->offset = t.offset;
-        f->path = realpath(t.path, NULL);
+        /* The file the event's own probe is in, opened and checked when it
+         * was made (elf_open_target()), and the directory that held it:
+         * no path is looked up again, so nothing renamed meanwhile over
+         * the file, its directory or a parent steers what is followed. */
+        f->path = strdup(ev->target_path);
         if (!f->path)
-                return -errno;
+                return -ENOMEM;
         if (t.symbol && !(f->symbol = strdup(t.symbol)))
                 return -ENOMEM;
         slash = strrchr(f->path, '/');
-        if (!slash || !(f->base = strdup(slash + 1)) || !(dir = strndup(f->path, (size_t) (slash - f->path) ?: 1)))
+        if (!slash || !(f->base = strdup(slash + 1)))
                 return -ENOMEM;
-        /* The directory, held: whatever is renamed over it or its parents
-         * later, the path is looked up in this one. */
-        f->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        f->dir_fd = fcntl(ev->target_dir_fd, F_DUPFD_CLOEXEC, 3);
         if (f->dir_fd < 0)
                 return -errno;
-        fd = elf_open_regular(f->dir_fd, f->base, f->path, ELF_OPEN_NOFOLLOW, &st, NULL);
-        if (fd < 0)
-                return fd;
+        fd = ev->target_fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
         ff = follow_add_file(f, &st);
         if (!ff)
                 return -ENOMEM;
@@ -551,7 +554,11 @@ int follow_start(struct daemon *d, struct daemon_event *ev) {
         /* A package manager writes the new file beside the old and renames
          * it over (IN_MOVED_TO); cp and install write in place or create
          * (IN_CREATE, IN_CLOSE_WRITE). */
-        r = sd_event_add_inotify(d->event, &f->watch, dir, IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR,
+        if (asprintf(&watch, "/proc/self/fd/%d", f->dir_fd) < 0) {
+                watch = NULL;
+                return -ENOMEM;
+        }
+        r = sd_event_add_inotify(d->event, &f->watch, watch, IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR,
                                  on_inotify, f);
         if (r < 0)
                 return r;
