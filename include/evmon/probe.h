@@ -226,6 +226,12 @@ int elf_open_target(const char *path, int *ret_dir_fd, char **ret_real, struct s
  * truncate it meanwhile. -EFBIG for a section past ELF_SECTION_MAX. */
 int elf_resolve_symbol_fd(int fd, const char *name, const char *symbol, uint64_t *ret_offset, char **ret_error);
 
+/* The bytes a symbol lookup and a build id read of the open file FD would
+ * read whole (symbol, string and version tables, notes), from its headers
+ * alone, in *ret_bytes: what the file's writer chose, which a caller that
+ * looks up files others place bounds over time. -ENOEXEC: not ELF. */
+int elf_read_size_fd(int fd, const char *name, uint64_t *ret_bytes, char **ret_error);
+
 /* elf_build_id() on an open file, as above. */
 int elf_build_id_fd(int fd, const char *name, char **ret_hex, char **ret_error);
 

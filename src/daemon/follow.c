@@ -51,6 +51,14 @@
 #define FOLLOW_FILES_MAX 64
 /* Log lines per followed probe: FOLLOW_LOG_BURST in FOLLOW_LOG_INTERVAL,
  * then one line that counts the rest at the interval's end. */
+/* ELF tables read per followed probe (ELF_SECTION_MAX bounds each one):
+ * at most FOLLOW_READ_BUDGET bytes in FOLLOW_READ_INTERVAL. A lookup takes
+ * about a second of the loop per GiB, and a sparse file of 20 KiB on the
+ * disk can claim 512 MiB of tables; the file's owner may rename one file
+ * to and fro, each time a lookup. Past it, a file is refused, looked at
+ * anew when it changes. */
+#define FOLLOW_READ_BUDGET (UINT64_C(512) << 20)
+#define FOLLOW_READ_INTERVAL_USEC (60 * 1000000ULL)
 #define FOLLOW_LOG_BURST 4
 #define FOLLOW_LOG_INTERVAL_USEC (10 * 1000000ULL)
 
@@ -93,6 +101,7 @@ struct follow {
         char *missing;                /* why the symbol is not in the file at the path now */
         uint64_t n_refused, n_detached;
         uint64_t last_detach;         /* when a file was last dropped (now_usec()) */
+        uint64_t read_start, read_bytes; /* the read budget: its window's start, bytes read since */
         /* The log budget: lines in the window that began at log_start,
          * and those held back, said by log_timer at its end. */
         uint64_t log_start;
@@ -385,6 +394,24 @@ static size_t follow_make_room(struct follow *f, int *ret) {
         return i;
 }
 
+/* Whether the ELF tables of FD may be read now, within the read budget;
+ * counts them if so. A file that is no ELF reads nothing (the lookup says
+ * why). -EBUSY past the budget. */
+static int follow_read_below(struct follow *f, int fd) {
+        uint64_t now = now_usec(), bytes;
+
+        if (elf_read_size_fd(fd, f->path, &bytes, NULL) < 0)
+                return 0;
+        if (now - f->read_start >= FOLLOW_READ_INTERVAL_USEC) {
+                f->read_start = now;
+                f->read_bytes = 0;
+        }
+        if (bytes > FOLLOW_READ_BUDGET - f->read_bytes)
+                return -EBUSY;
+        f->read_bytes += bytes;
+        return 0;
+}
+
 static void follow_refuse(struct follow *f, struct follow_file *ff, const char *why) {
         ff->refused = true;
         f->n_refused++;
@@ -441,6 +468,24 @@ static void follow_check(struct follow *f, uint32_t mask) {
 
                 snprintf(why, sizeof(why), "owned by uid %u, neither root nor uid %u, the owner of the file configured",
                          (unsigned) st.st_uid, (unsigned) f->owner);
+                follow_refuse(f, ff, why);
+                return;
+        }
+        r = follow_read_below(f, fd);
+        if (r < 0) {
+                char why[200];
+
+                snprintf(why, sizeof(why), "its ELF tables would take more than the %" PRIu64 " MiB evmond reads of "
+                         "the files at this path in %.0f s; it is looked at anew when it changes",
+                         FOLLOW_READ_BUDGET >> 20, FOLLOW_READ_INTERVAL_USEC / 1e6);
+                if (again) {
+                        /* Known, and said: only marked refused, so that a
+                         * change brings a new look. */
+                        ff->refused = true;
+                        ff->ctime = st.st_ctim;
+                        return;
+                }
+                ff->ctime = st.st_ctim;
                 follow_refuse(f, ff, why);
                 return;
         }

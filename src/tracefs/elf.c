@@ -454,6 +454,40 @@ static int check_sizes(Elf *e, const char *name, char **ret_error) {
         return 0;
 }
 
+int elf_read_size_fd(int fd, const char *name, uint64_t *ret_bytes, char **ret_error) {
+        _cleanup_(elf_endp) Elf *e = NULL;
+        Elf_Scn *scn = NULL;
+        uint64_t sum = 0;
+        size_t n;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
+        r = elf_begin_fd(fd, name, &e, ret_error);
+        if (r < 0)
+                return r;
+        /* What check_sizes() bounds one by one: the sections and note
+         * segments a lookup and a build id read would read whole. */
+        while ((scn = elf_nextscn(e, scn))) {
+                GElf_Shdr sh;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+                        continue;
+                if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_STRTAB ||
+                    sh.sh_type == SHT_GNU_versym || sh.sh_type == SHT_NOTE)
+                        sum += sh.sh_size < UINT64_MAX - sum ? sh.sh_size : UINT64_MAX - sum;
+        }
+        if (elf_getphdrnum(e, &n) >= 0)
+                for (size_t i = 0; i < n; i++) {
+                        GElf_Phdr ph;
+
+                        if (gelf_getphdr(e, (int) i, &ph) && ph.p_type == PT_NOTE)
+                                sum += ph.p_filesz < UINT64_MAX - sum ? ph.p_filesz : UINT64_MAX - sum;
+                }
+        *ret_bytes = sum;
+        return 0;
+}
+
 int elf_resolve_symbol_fd(int fd, const char *name, const char *symbol, uint64_t *ret_offset, char **ret_error) {
         _cleanup_(elf_endp) Elf *e = NULL;
         struct symtab symtab = {}, dynsym = {};

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elf.h>
 
 #include "itest.h"
 
@@ -689,6 +690,120 @@ static void test_link_at_start(void **state) {
         unlink(config_path);
 }
 
+/* A copy of build1 at PATH whose .symtab and .strtab headers claim 255 MiB
+ * each, in a hole past the end of the code: 1 GiB long, some 20 KiB on the
+ * disk, and no evmon_probe_target in it. */
+static void make_sparse_elf(const char *path) {
+        unsigned char *b;
+        Elf64_Ehdr *eh;
+        off_t pos = (off_t) 512 << 20;
+        struct stat st;
+        int in, out;
+
+        in = open(build1, O_RDONLY | O_CLOEXEC);
+        assert_true(in >= 0);
+        assert_int_equal(fstat(in, &st), 0);
+        b = malloc((size_t) st.st_size);
+        assert_non_null(b);
+        assert_int_equal(read(in, b, (size_t) st.st_size), st.st_size);
+        close(in);
+        eh = (Elf64_Ehdr *) b;
+        for (unsigned i = 0; i < eh->e_shnum; i++) {
+                Elf64_Shdr *sh = (Elf64_Shdr *) (b + eh->e_shoff + (size_t) i * eh->e_shentsize), *str;
+
+                if (sh->sh_type != SHT_SYMTAB)
+                        continue;
+                str = (Elf64_Shdr *) (b + eh->e_shoff + (size_t) sh->sh_link * eh->e_shentsize);
+                sh->sh_offset = (Elf64_Off) pos;
+                str->sh_offset = (Elf64_Off) pos + ((Elf64_Off) 256 << 20);
+                sh->sh_size = str->sh_size = (Elf64_Xword) 255 << 20;
+        }
+        out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        assert_true(out >= 0);
+        assert_int_equal(write(out, b, (size_t) st.st_size), st.st_size);
+        assert_int_equal(ftruncate(out, ((off_t) 1 << 30) - 1), 0);
+        close(out);
+        free(b);
+}
+
+#define TOFRO 10
+
+/* mv target .x && mv .x target, TOFRO times, as the file's owner. */
+static int to_and_fro(void *arg) {
+        char x[128], p[128];
+
+        snprintf(x, sizeof(x), "%s/.x", dir_);
+        snprintf(p, sizeof(p), "%s/target", dir_);
+        for (int i = 0; i < TOFRO; i++)
+                if (rename(p, x) < 0 || rename(x, p) < 0)
+                        return 1;
+        return 0;
+}
+
+/* PID's CPU time (user and system), in ms. */
+static int64_t cpu_ms(pid_t pid) {
+        char path[64], buf[1024], *p;
+        unsigned long ut, st;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_non_null(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        /* After "(comm)": state is field 3, utime 14, stime 15. */
+        p = strrchr(buf, ')');
+        assert_non_null(p);
+        assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st), 2);
+        return (int64_t) (ut + st) * 1000 / sysconf(_SC_CLK_TCK);
+}
+
+/* nobody owns the followed file (as root's config named it): a sparse file
+ * of its own whose symbol and string tables claim 255 MiB each makes evmond
+ * read and hold 510 MiB for a lookup, in its loop, half a second; renamed
+ * to and fro, each rename brought a lookup again, for each followed probe:
+ * on 82b0e6f evmond's loop spent some 11 s of CPU after 10 round trips,
+ * with the rings undrained meanwhile. Lookups now have a read budget per
+ * followed probe: 512 MiB in 60 s, one such lookup each. */
+static void test_follow_sparse(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char path[128], sparse[128];
+        int64_t cpu0, cpu, last = -1;
+        json_object *o;
+
+        assert_non_null(c);
+        attack_setup(c, path, sizeof(path), false);
+        snprintf(sparse, sizeof(sparse), "%s/.s", dir_);
+        make_sparse_elf(sparse);
+        assert_int_equal(chown(sparse, NOBODY, NOBODY), 0);
+        cpu0 = cpu_ms(daemon_.pid);
+        assert_int_equal(rename(sparse, path), 0);
+        assert_int_equal(as_nobody(to_and_fro, NULL), 0);
+        /* Until evmond is idle: its CPU time still for a second. */
+        for (int i = 0; i < 120; i++) {
+                struct timespec ts = { .tv_nsec = 500000000 };
+
+                assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+                o = itest_client_expect(c, "status", 60000);
+                assert_non_null(o);
+                json_object_put(o);
+                cpu = cpu_ms(daemon_.pid);
+                if (cpu == last)
+                        break;
+                last = cpu;
+                nanosleep(&ts, NULL);
+        }
+        fprintf(stderr, "a sparse 1 GiB ELF file placed and renamed %d times: %" PRId64 " ms of evmond's CPU\n",
+                2 * TOFRO, last - cpu0);
+        /* Two followed probes, one lookup each within the budget: about
+         * 1 s; without the budget 2 x (1 + TOFRO) lookups. */
+        assert_true(last - cpu0 < 4000);
+
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
 #define PACED 40
 #define BURST 300
 
@@ -938,6 +1053,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_follow_fifo, teardown_attack),
                 cmocka_unit_test_teardown(test_fifo_at_start, teardown_attack),
                 cmocka_unit_test_teardown(test_link_at_start, teardown_attack),
+                cmocka_unit_test_teardown(test_follow_sparse, teardown_attack),
                 cmocka_unit_test_teardown(test_follow_churn, teardown_attack),
         };
 
