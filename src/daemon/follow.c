@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -77,6 +78,9 @@ struct follow_file {
         bool symbol_missing;          /* seen, nothing attached */
         bool failed;                  /* the kernel refused the probe there */
         bool refused;                 /* not a regular file of the right owner: never probed */
+        char *why;                    /* why it was refused, as said */
+        struct statx_timestamp btime; /* when the inode was made, where the file system says (has_btime) */
+        bool has_btime;
         int fd;                       /* the open file while probed: /proc/self/fd/N names it to the kernel */
         int handle;                   /* monitor handle of the extra attachment, -1 for the first */
         uint64_t seq;                 /* order of attachment */
@@ -197,6 +201,7 @@ const char *follow_missing(const struct follow *f) {
 
 static void follow_file_done(struct follow_file *ff) {
         free(ff->build_id);
+        free(ff->why);
         format_free(ff->format);
         probe_pmu_done(&ff->pmu);
         if (ff->fd >= 0)
@@ -414,6 +419,13 @@ static int follow_read_below(struct follow *f, int fd) {
 
 static void follow_refuse(struct follow *f, struct follow_file *ff, const char *why) {
         ff->refused = true;
+        /* Said already about this inode: renamed to and fro, a file's
+         * ctime changes, not the verdict, and each rename would be a line
+         * to every client (26,153 in 5 s for one link). */
+        if (ff->why && strcmp(ff->why, why) == 0)
+                return;
+        free(ff->why);
+        ff->why = strdup(why);
         f->n_refused++;
         follow_log(f, LOG_WARNING, "%s: %s was replaced (inode %ju, uid %u), and the new file is not probed: %s",
                    f->ev->wire_name, f->path, (uintmax_t) ff->ino, (unsigned) ff->uid, why);
@@ -427,7 +439,8 @@ static void follow_check(struct follow *f, uint32_t mask) {
         _cleanup_(freep) char *err = NULL;
         _cleanup_(closep) int fd = -1;
         struct follow_file *ff = NULL;
-        bool again = false;
+        bool again = false, fresh = false, have_btime;
+        struct statx sx;
         struct stat st;
         uint64_t off = f->offset, sym = 0;
         size_t idx, gone;
@@ -443,21 +456,48 @@ static void follow_check(struct follow *f, uint32_t mask) {
         for (size_t i = 0; i < f->n_files && !ff; i++)
                 if (f->files[i].dev == st.st_dev && f->files[i].ino == st.st_ino)
                         ff = &f->files[i];
-        if (ff && ff->refused && (ff->ctime.tv_sec != st.st_ctim.tv_sec || ff->ctime.tv_nsec != st.st_ctim.tv_nsec)) {
+        /* The birth time of the inode looked at: of the open file, or of
+         * what the path holds if still the same (else it moved on, and
+         * the event of its coming back is next). */
+        if (fd >= 0)
+                r = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, &sx);
+        else
+                r = statx(f->dir_fd, f->base, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, &sx);
+        if (r < 0 && fd < 0)
+                return;
+        if (r >= 0 && (sx.stx_ino != (uint64_t) st.st_ino || makedev(sx.stx_dev_major, sx.stx_dev_minor) != st.st_dev))
+                return;
+        have_btime = r >= 0 && (sx.stx_mask & STATX_BTIME);
+        if (ff && ff->refused && (ff->ctime.tv_sec != st.st_ctim.tv_sec || ff->ctime.tv_nsec != st.st_ctim.tv_nsec) &&
+            !(have_btime && ff->has_btime && ff->btime.tv_sec == sx.stx_btime.tv_sec &&
+              ff->btime.tv_nsec == sx.stx_btime.tv_nsec)) {
                 /* No fd holds a refused file: its inode number may be a
-                 * new file's by now. A file that changed is looked at
-                 * anew. */
+                 * new file's by now (its birth time says so where the
+                 * file system keeps one). A new file is looked at anew. */
                 follow_forget(f, (size_t) (ff - f->files));
                 ff = NULL;
+        } else if (ff && ff->refused && (ff->ctime.tv_sec != st.st_ctim.tv_sec || ff->ctime.tv_nsec != st.st_ctim.tv_nsec)) {
+                /* The same file, changed (renamed to and fro, chown,
+                 * chmod): looked at anew, in the same record, where what
+                 * was said of it stays, so that the same refusal is not
+                 * said again. */
+                ff->refused = ff->symbol_missing = ff->failed = false;
+                ff->uid = st.st_uid;
+                ff->ctime = st.st_ctim;
+                ff->build_id = mfree(ff->build_id);
+                fresh = true;
         }
-        if (ff) {
+        if (ff && !fresh) {
                 if (!ff->symbol_missing || ff->failed || ff->refused)
                         return;
                 again = true;
-        } else {
+        } else if (!ff) {
                 ff = follow_add_file(f, &st);
                 if (!ff)
                         return;
+                ff->has_btime = have_btime;
+                if (have_btime)
+                        ff->btime = sx.stx_btime;
         }
         if (fd < 0) {
                 follow_refuse(f, ff, err ?: strerror(-fd));
