@@ -41,6 +41,14 @@
  * fifth of each second however many clients it opens. */
 #define WALK_BURST 4u
 #define WALK_PER_SEC 2u
+/* ... and all such uids together get WALK_ALL_BURST at once, then
+ * WALK_ALL_PER_SEC a second: a member with many uids (a subuid range,
+ * each uid its own SO_PEERCRED) had a bucket per uid, 16 and a shared
+ * one, 68 walks at once. At the bound that is at most ~800 ms at once
+ * and ~40% of each second, whoever asks; a uid past it is told to ask
+ * again, as past its own. */
+#define WALK_ALL_BURST 8u
+#define WALK_ALL_PER_SEC 4u
 
 struct server {
         sd_event *event;
@@ -62,6 +70,7 @@ struct server {
         uint64_t dropped_total;   /* of clients that are gone */
         struct ratelimit_uids log_budget;   /* lines about clients, per uid */
         struct ratelimit_uids walk_budget;  /* subscribes that walk cgroups, per uid */
+        struct ratelimit walk_all;          /* the same, all uids but root's and admins' */
         bool log_as_client;       /* the log gate is on, for the uid below */
         uid_t log_uid;
 
@@ -226,6 +235,15 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
                 snprintf(msg, sizeof(msg), "subscribe: too many subscribes with \"cgroups\" from this uid (%u at "
                          "once, then %u a second: each walks the cgroup tree); send it again in a moment",
                          WALK_BURST, WALK_PER_SEC);
+                return server_reply_error(c, msg);
+        }
+        if (req->cgroups && !c->admin && !ratelimit_below(&s->walk_all, WALK_ALL_BURST, WALK_ALL_PER_SEC, now_usec())) {
+                char msg[256];
+
+                (void) ratelimit_take_suppressed(&s->walk_all, NULL);
+                snprintf(msg, sizeof(msg), "subscribe: too many subscribes with \"cgroups\" from all uids (%u at "
+                         "once, then %u a second, for clients not root or in socket.admin_group: each walks the "
+                         "cgroup tree); send it again in a moment", WALK_ALL_BURST, WALK_ALL_PER_SEC);
                 return server_reply_error(c, msg);
         }
         names = server_event_names(s, &n);
@@ -760,6 +778,7 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
         s->listen_fd = -1;
         ratelimit_uids_init(&s->log_budget, CLIENT_LOG_BURST, CLIENT_LOG_PER_SEC);
         ratelimit_uids_init(&s->walk_budget, WALK_BURST, WALK_PER_SEC);
+        ratelimit_init(&s->walk_all, WALK_ALL_BURST, now_usec());
         /* Copies: the caller's config is freed by the first reload, and
          * every refusal names the group (a use after free under ASan). */
         if ((opts->path && !(s->opts_path = strdup(opts->path))) ||

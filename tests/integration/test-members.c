@@ -180,18 +180,22 @@ static uint64_t now_ms(void) {
 /* Forks a child that drops to uid/gid 65534 with the supplementary group
  * G (and the socket's group, which connecting takes) and returns FN's
  * status as its exit code. */
-static pid_t fork_member(gid_t g, int (*fn)(void *), void *userdata) {
+static pid_t fork_member_uid(uid_t uid, gid_t g, int (*fn)(void *), void *userdata) {
         pid_t pid = itest_fork();
         gid_t groups[2] = { gid, g };
 
         assert_true(pid >= 0);
         if (pid == 0) {
                 if (setgroups(g == gid ? 1 : 2, groups) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                    setresuid(uid, uid, uid) < 0)
                         _exit(100);
                 _exit(fn(userdata));
         }
         return pid;
+}
+
+static pid_t fork_member(gid_t g, int (*fn)(void *), void *userdata) {
+        return fork_member_uid(NOBODY, g, fn, userdata);
 }
 
 static int wait_exit(pid_t pid) {
@@ -231,7 +235,7 @@ static int pipelined_subscribes(void *userdata) {
                 if (strcmp(itest_str(o, "type"), "subscribed") == 0)
                         got++;
                 else if (strcmp(itest_str(o, "type"), "error") == 0) {
-                        if (!strstr(itest_str(o, "error"), "too many subscribes with \"cgroups\" from this uid")) {
+                        if (!strstr(itest_str(o, "error"), "too many subscribes with \"cgroups\" from")) {
                                 fprintf(stderr, "member's subscribe: %s\n", json_object_to_json_string(o));
                                 return 4;
                         }
@@ -278,6 +282,95 @@ static void test_cgroup_subscribes_do_not_stall(void **state) {
                 N_PIPELINED, N_CGROUPS + 1, worst);
         if (worst >= 1000)
                 fail_msg("a root status waited %" PRIu64 " ms behind a socket-group member's subscribes", worst);
+        itest_client_close(root);
+        free(root);
+}
+
+/* One of many socket-group members: 4 pipelined subscribes (its own
+ * uid's burst) of the subtree; the exit code is how many were served,
+ * 10 and up when something else went wrong. */
+static int four_subscribes(void *userdata) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char line[8192];
+        int got = 0, refused = 0;
+
+        (void) userdata;
+        if (!c || itest_client_connect(c, daemon_.socket) < 0)
+                return 10;
+        subscribe_line(line, sizeof(line), subtree_rel);
+        for (int i = 0; i < 4; i++)
+                if (itest_client_send(c, line) < 0)
+                        return 11;
+        for (json_object *o; got + refused < 4 && (o = itest_client_next(c, 120000)); json_object_put(o))
+                if (strcmp(itest_str(o, "type"), "subscribed") == 0)
+                        got++;
+                else if (strcmp(itest_str(o, "type"), "error") == 0) {
+                        if (!strstr(itest_str(o, "error"), "too many subscribes with \"cgroups\"")) {
+                                fprintf(stderr, "member's subscribe: %s\n", json_object_to_json_string(o));
+                                return 12;
+                        }
+                        refused++;
+                }
+        itest_client_close(c);
+        free(c);
+        return got + refused == 4 ? got : 13;
+}
+
+/* The per-uid budget of cgroup walks is per uid: a member with many uids
+ * (a subuid range for rootless containers is one newuidmap away, and
+ * SO_PEERCRED gives each its own uid) had a fresh bucket for each, 16
+ * buckets and a shared one, 4 walks at once from each: 68 walks of up to
+ * SUBSCRIBE_CGROUPS_MAX cgroups, ~100 ms each, in one burst. Walks from
+ * all such uids together now have one bucket too. */
+static void test_cgroup_subscribes_many_uids(void **state) {
+        struct itest_client *root = calloc(1, sizeof(*root));
+        enum { N_UIDS = 24 };
+        pid_t pids[N_UIDS];
+        uint64_t t0, start, worst = 0, elapsed;
+        unsigned served = 0, allowed;
+        json_object *o;
+
+        (void) state;
+        assert_non_null(root);
+        assert_int_equal(itest_client_connect(root, daemon_.socket), 0);
+        o = itest_client_expect(root, "hello", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        /* Past the first test's walks: the buckets are full again. */
+        usleep(2500000);
+
+        start = now_ms();
+        for (int i = 0; i < N_UIDS; i++)
+                pids[i] = fork_member_uid(70000 + (uid_t) getpid() % 1000 * 100 + (uid_t) i, gid, four_subscribes, NULL);
+        for (int i = 0; i < 5; i++) {
+                uint64_t dt;
+
+                usleep(20000);  /* pacing only */
+                t0 = now_ms();
+                assert_int_equal(itest_client_send(root, "{\"type\":\"status\"}\n"), 0);
+                o = itest_client_expect(root, "status", 60000);
+                assert_non_null(o);
+                json_object_put(o);
+                dt = now_ms() - t0;
+                if (dt > worst)
+                        worst = dt;
+        }
+        for (int i = 0; i < N_UIDS; i++) {
+                int n = wait_exit(pids[i]);
+
+                assert_in_range(n, 0, 4);
+                served += (unsigned) n;
+        }
+        elapsed = now_ms() - start;
+        /* The shared bucket: WALK_ALL_BURST at once, WALK_ALL_PER_SEC a
+         * second after that (server.c), each second begun counted. */
+        allowed = 8 + 4 * (unsigned) ((elapsed + 999) / 1000);
+        fprintf(stderr, "%d uids x 4 subscribes of 64 x %d cgroups: %u walked in %" PRIu64 " ms (at most %u "
+                "allowed); worst root status wait %" PRIu64 " ms\n",
+                N_UIDS, N_CGROUPS + 1, served, elapsed, allowed, worst);
+        if (served > allowed)
+                fail_msg("%u subscribes with \"cgroups\" from %d uids walked in %" PRIu64 " ms; at most %u may",
+                         served, N_UIDS, elapsed, allowed);
         itest_client_close(root);
         free(root);
 }
@@ -432,6 +525,7 @@ int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cgroup_subscribes_do_not_stall),
+                cmocka_unit_test(test_cgroup_subscribes_many_uids),
                 cmocka_unit_test(test_admin_adds_nothing_by_default),
                 cmocka_unit_test(test_admin_add_policy),
         };
