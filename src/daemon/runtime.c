@@ -73,6 +73,16 @@ static int admin_add_uprobe(const struct admin_add *policy, struct event_config 
         r = probe_parse_target(probe_kind_of(e->kind), e->target, &t, ret_error);
         if (r < 0)
                 return r;
+        /* The breakpoint replaces a byte of the binary in every process
+         * that runs it; inside an instruction it changes what root's
+         * program computes (an immediate, a displacement), fetch-args or
+         * not. Only a function's entry is an instruction's start that
+         * evmond knows (elf.c takes function symbols, or code). */
+        if (!t.symbol || t.offset != 0)
+                return error_set(ret_error, -EPERM, "add: uid %u may not probe %s at an offset (\"%s\"): a member of "
+                                 "socket.admin_group may probe a function's entry only (PATH:SYMBOL), since a "
+                                 "breakpoint inside an instruction changes what the probed program does",
+                                 (unsigned) uid, t.path, e->target);
         real = realpath(t.path, NULL);
         if (!real) {
                 r = -errno;

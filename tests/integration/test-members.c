@@ -521,6 +521,51 @@ static void test_admin_add_policy(void **state) {
         itest_daemon_cleanup(&d2);
 }
 
+/* A uprobe's breakpoint replaces a byte of the binary in every process
+ * that runs it: at an offset that is not an instruction's first byte it
+ * changes that instruction (an immediate, a displacement), and root's
+ * program computes something else (issue 26, hole 1's harm). A member
+ * may not pick the offset, fetch-args or not: only a function's entry. */
+static void test_admin_add_no_offsets(void **state) {
+        struct itest_daemon d3 = { .pid = -1 };
+        struct itest_daemon_opts opts = { .log_to_file = true };
+        char config[2048], line[1024];
+
+        (void) state;
+        if (uprobe_lines("x") < 0)
+                skip();
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
+                 "             \"admin_add\": {\"kinds\": [\"uprobe\", \"uretprobe\"], \"paths\": [\"%s/pub/*\"]}},\n"
+                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
+                 "}\n",
+                 group, admin_group, bins);
+        assert_int_equal(itest_daemon_start_opts(&d3, config, &opts), 0);
+        assert_int_equal(chmod(d3.dir, 0755), 0);
+
+        snprintf(line, sizeof(line),
+                 "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s/pub/prog:0x1001\",\"name\":\"memb_off\"}}\n", bins);
+        expect_member(d3.socket, line, "error", "function's entry");
+        snprintf(line, sizeof(line),
+                 "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s/pub/prog:evmon_probe_target+1\","
+                 "\"name\":\"memb_symoff\"}}\n", bins);
+        expect_member(d3.socket, line, "error", "function's entry");
+        snprintf(line, sizeof(line),
+                 "{\"type\":\"add\",\"event\":{\"uretprobe\":\"%s/pub/prog:0x1001\",\"name\":\"memb_roff\"}}\n",
+                 bins);
+        expect_member(d3.socket, line, "error", "function's entry");
+        assert_int_equal(uprobe_lines("memb_off") + uprobe_lines("memb_symoff") + uprobe_lines("memb_roff"), 0);
+        /* The function's entry is. */
+        snprintf(line, sizeof(line),
+                 "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s/pub/prog:evmon_probe_target\",\"name\":\"memb_fn\"}}\n",
+                 bins);
+        expect_member(d3.socket, line, "result", "uprobe:memb_fn");
+        assert_int_equal(uprobe_lines("memb_fn"), 1);
+        assert_int_equal(itest_daemon_stop(&d3), 0);
+        itest_daemon_cleanup(&d3);
+}
+
 int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
         const struct CMUnitTest tests[] = {
@@ -528,6 +573,7 @@ int main(void) {
                 cmocka_unit_test(test_cgroup_subscribes_many_uids),
                 cmocka_unit_test(test_admin_adds_nothing_by_default),
                 cmocka_unit_test(test_admin_add_policy),
+                cmocka_unit_test(test_admin_add_no_offsets),
         };
 
         itest_require(need);
