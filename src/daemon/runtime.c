@@ -141,6 +141,21 @@ static int admin_add_check(const struct config *c, struct event_config *e, const
                 return error_set(ret_error, -EPERM, "add: uid %u may not add a %s that reads memory or registers "
                                  "(fetch-args, stack_user, regs_user, regs_intr): socket.admin_add.fetch in %s is "
                                  "not true", (unsigned) uid, kind, c->path);
+        /* A user callchain is the kernel's frame-pointer walk: 16 bytes
+         * of the sampled process's stack per frame, at its saved rbp,
+         * which code built without frame pointers uses for data. A
+         * physical address the kernel gives to privileged callers only
+         * (perf_allow_kernel()); evmond is one. */
+        if (!policy->fetch && event_kind_is_perf(e->kind) && (e->attr.sample_type & PERF_SAMPLE_CALLCHAIN) &&
+            !e->attr.exclude_callchain_user)
+                return error_set(ret_error, -EPERM, "add: uid %u may not add a %s with user callchains (the "
+                                 "frame-pointer walk reads each sampled process's stack): socket.admin_add.fetch "
+                                 "in %s is not true; \"callchain\": {\"user\": false} takes the kernel's frames only",
+                                 (unsigned) uid, kind, c->path);
+        if (!policy->fetch && event_kind_is_perf(e->kind) && (e->attr.sample_type & PERF_SAMPLE_PHYS_ADDR))
+                return error_set(ret_error, -EPERM, "add: uid %u may not add a %s that samples phys_addr (physical "
+                                 "addresses, which the kernel gives privileged callers only): "
+                                 "socket.admin_add.fetch in %s is not true", (unsigned) uid, kind, c->path);
         if (e->kind == EVENT_UPROBE || e->kind == EVENT_URETPROBE)
                 return admin_add_uprobe(policy, e, peer, c->path, ret_error);
         return 0;

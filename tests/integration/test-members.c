@@ -537,7 +537,8 @@ static void test_admin_add_no_offsets(void **state) {
         snprintf(config, sizeof(config),
                  "{\n"
                  "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
-                 "             \"admin_add\": {\"kinds\": [\"uprobe\", \"uretprobe\"], \"paths\": [\"%s/pub/*\"]}},\n"
+                 "             \"admin_add\": {\"kinds\": [\"uprobe\", \"uretprobe\", \"software\"], "
+                 "\"paths\": [\"%s/pub/*\"]}},\n"
                  "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
                  "}\n",
                  group, admin_group, bins);
@@ -562,6 +563,21 @@ static void test_admin_add_no_offsets(void **state) {
                  bins);
         expect_member(d3.socket, line, "result", "uprobe:memb_fn");
         assert_int_equal(uprobe_lines("memb_fn"), 1);
+
+        /* Without "fetch": no user callchain (the kernel's frame-pointer
+         * walk reads 16 bytes of the sampled process's stack at each
+         * frame, any process's, root's too: its saved rbp, when the code
+         * uses rbp for data, points the walk at what it likes), and no
+         * physical addresses (the kernel gives those to privileged
+         * callers only). Kernel-only callchains are served. */
+        expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"software\":\"cpu-clock\",\"name\":\"memb_cc\","
+                      "\"sample\":[\"tid\",\"callchain\"]}}\n", "error", "callchain");
+        expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"software\":\"cpu-clock\",\"name\":\"memb_cc2\","
+                      "\"callchain\":{\"kernel\":false}}}\n", "error", "callchain");
+        expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"software\":\"page-faults\",\"name\":\"memb_pa\","
+                      "\"sample\":[\"tid\",\"addr\",\"phys_addr\"]}}\n", "error", "phys_addr");
+        expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"software\":\"cpu-clock\",\"name\":\"memb_kc\","
+                      "\"callchain\":{\"user\":false}}}\n", "result", "memb_kc");
         assert_int_equal(itest_daemon_stop(&d3), 0);
         itest_daemon_cleanup(&d3);
 }
