@@ -49,8 +49,9 @@ struct ctx_container {
  * and "/kubepods.slice/..." with containerd, CRI-O or docker ids, and the
  * pod uid), podman ("/machine.slice/libpod-<id>.scope", in a pod's slice,
  * "/libpod_parent/..."), systemd-nspawn and machined's machines under
- * "/machine.slice", LXC/LXD ("/lxc.payload.NAME", "/lxc/NAME"); inside a
- * container the same layouts again (nested: the innermost wins). Rootless
+ * "/machine.slice", LXC/LXD ("/lxc.payload.NAME", "/lxc/NAME"); a runtime
+ * inside a container names nothing (the outermost wins: below its cgroup
+ * the container's root, maybe no root on the host, says). Rootless
  * podman and docker ids anywhere below "/user.slice/user-UID.slice/
  * user@UID.service" are marked rootless with that uid. A layout anywhere
  * else (a user's delegated subtree) names none. Returns 1 and fills *RET

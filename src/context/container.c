@@ -3,9 +3,9 @@
  * in its own way, at its own place in the tree; the layouts recognized
  * here are those the runtimes write (docker's and containerd's cgroup
  * drivers, CRI-O's and libpod's systemd scopes, systemd-machined's units,
- * LXC's payload cgroups), and only there: a container's innermost nested
- * one wins, and rootless ones are marked with the uid whose subtree
- * named them. */
+ * LXC's payload cgroups), and only there: the outermost container wins
+ * (what is below it is its root's to name), and rootless ones are marked
+ * with the uid whose subtree named them. */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -218,9 +218,8 @@ static size_t kubepods(const struct comp *c, size_t n, struct ctx_container *r) 
 }
 
 /* A container at the place its runtime puts it, the components from C[0]
- * on: that place's cgroup root, or a container's own cgroup (whose root
- * may run a runtime in it: docker-in-docker, LXD's nested docker). The
- * number of components taken, 0 when none starts there. */
+ * on (the cgroup root). The number of components taken, 0 when none
+ * starts there. */
 static size_t at_place(const struct comp *c, size_t n, struct ctx_container *r) {
         struct comp id, rest;
         char name[CTX_CONTAINER_ID_MAX];
@@ -333,20 +332,22 @@ int ctx_container_parse(const char *path, size_t len, struct ctx_container *ret)
         struct ctx_container r = { .runtime = CTX_RUNTIME_NONE, .uid = (uid_t) -1 };
         struct comp c[COMPS_MAX];
         uid_t u1, u2;
-        size_t n, at = 0, k;
+        size_t n;
 
         n = split(path, path ? len : 0, c);
         /* A cgroup is a container's only at the place its runtime puts it
          * (issue 26: a user with a delegated subtree, "user@UID.service"
          * or a service's Delegate=yes, makes any path below it: a
          * ".../kubepods-pod<uid>.slice/cri-containerd-<id>.scope" there
-         * must not pass for that container). Inside a container the
-         * layouts start again at its cgroup, its root's cgroup root. */
-        while (at < n && (k = at_place(c + at, n - at, &r)) > 0) {
-                at += k;
-                if (r.runtime == CTX_RUNTIME_NONE)
-                        break;  /* a pod's own cgroup, or conmon's beside it */
-        }
+         * must not pass for that container). A container's own subtree
+         * is delegated to it in turn: its root (LXD's or nspawn's with a
+         * user namespace is no root on the host) makes any path below,
+         * "/lxc.payload.c1/docker/<another container's id>" among them,
+         * so a runtime inside a container (docker-in-docker, LXD's
+         * nested docker, kind's kubelet) names nothing: the line is the
+         * outer container's, as the host's runtime says, and its cgroup
+         * path shows the rest. */
+        (void) at_place(c, n, &r);
         if (r.runtime == CTX_RUNTIME_NONE && !r.pod[0] && n >= 3 && is(c[0], "user.slice") &&
             unit_uid(c[1], "user-", ".slice", &u1) && unit_uid(c[2], "user@", ".service", &u2) && u1 == u2 &&
             rootless(c + 3, n - 3, &r)) {

@@ -28,7 +28,7 @@ static const struct row {
         /* docker: systemd driver, cgroupfs driver, docker-in-docker */
         { "/system.slice/docker-" ID1 ".scope", CTX_RUNTIME_DOCKER, ID1, "" },
         { "/docker/" ID1, CTX_RUNTIME_DOCKER, ID1, "" },
-        { "/docker/" ID1 "/docker/" ID2, CTX_RUNTIME_DOCKER, ID2, "" },
+        { "/docker/" ID1 "/docker/" ID2, CTX_RUNTIME_DOCKER, ID1, "" },
         /* the daemon itself is no container */
         { "/system.slice/docker.service", CTX_RUNTIME_NONE, "", "" },
         { "/system.slice/containerd.service", CTX_RUNTIME_NONE, "", "" },
@@ -71,8 +71,17 @@ static const struct row {
         { "/lxc.payload.web01/system.slice/cron.service", CTX_RUNTIME_LXC, "web01", "" },
         { "/lxc.payload/web01", CTX_RUNTIME_LXC, "web01", "" },
         { "/lxc.monitor.web01", CTX_RUNTIME_NONE, "", "" },
-        /* docker in an LXC container: the innermost wins */
-        { "/lxc.payload.web01/docker/" ID1, CTX_RUNTIME_DOCKER, ID1, "" },
+        /* a runtime inside a container (docker in LXD, kind's kubelet in
+         * docker): the outermost wins. The inner cgroups are the outer
+         * container's root's to make, and LXD's or nspawn's root is no
+         * root on the host: it could name any other container's id. */
+        { "/lxc.payload.web01/docker/" ID1, CTX_RUNTIME_LXC, "web01", "" },
+        { "/lxc.payload.web01/system.slice/docker-" ID2 ".scope", CTX_RUNTIME_LXC, "web01", "" },
+        { "/machine.slice/systemd-nspawn@web.service/payload/docker/" ID2, CTX_RUNTIME_NSPAWN, "web", "" },
+        { "/machine.slice/systemd-nspawn@web.service/docker/" ID2, CTX_RUNTIME_NSPAWN, "web", "" },
+        { "/docker/" ID1 "/kubepods/besteffort/pod" POD "/" ID2, CTX_RUNTIME_DOCKER, ID1, "" },
+        { "/system.slice/docker-" ID1 ".scope/kubepods.slice/kubepods-pod" POD_ ".slice/cri-containerd-" ID2 ".scope",
+          CTX_RUNTIME_DOCKER, ID1, "" },
         /* nothing */
         { "/", CTX_RUNTIME_NONE, "", "" },
         { "", CTX_RUNTIME_NONE, "", "" },
