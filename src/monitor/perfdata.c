@@ -927,7 +927,7 @@ static bool stream_ready(struct perfdata *pd, int timeout_ms) {
 static int stream_want(struct perfdata *pd, uint64_t need) {
         while (pd->win_off + pd->win_len - pd->pos < need && !pd->in_eof) {
                 size_t drop = pd->win_hold ? 0 : (size_t) (pd->pos - pd->win_off);
-                uint64_t want = need + STREAM_READ;
+                uint64_t want;
                 ssize_t n;
 
                 if (drop > 0) {
@@ -935,6 +935,11 @@ static int stream_want(struct perfdata *pd, uint64_t need) {
                         pd->win_len -= drop;
                         pd->win_off = pd->pos;
                 }
+                /* Room for what is held before pd->pos too (the header
+                 * while stream_open() reads it): sized by NEED alone, a
+                 * window filled to its end read 0 bytes, taken as the
+                 * input's end (a header of 128 KiB and more failed). */
+                want = (pd->pos - pd->win_off) + need + STREAM_READ;
                 if (pd->win_cap < want) {
                         uint8_t *w;
 

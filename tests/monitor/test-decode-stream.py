@@ -12,6 +12,10 @@ zeros: 400 MB of zeros on standard input: exit 1 at once, naming
    pipe header.
 same: a pipe-mode file through a pipe gives the lines reading it by
    name gives, in each order.
+header: a pipe stream whose header (perf's records before the first
+   kernel record) is over 128 KiB (2,000 attrs, 288 KB) gives its 2,000
+   events (it stopped as "damaged or truncated" at byte 131,056: a
+   window filled to its end read 0 bytes, taken as the end).
 
 Usage: test-decode-stream.py EVMONCTL  (root, perf and the sched
 tracepoints for live and same, else those skip; 77 when none ran)."""
@@ -161,12 +165,58 @@ def same(tmp):
             print("same: --order %s: %d lines alike" % (order, piped.stdout.count(b"\n")), flush=True)
 
 
+def attrs_stream(n, updates):
+    """A pipe-mode stream of N software events with one id each (an
+    EVENT_UPDATE naming each after it when UPDATES), then FINISHED_ROUND."""
+    out = [b"PERFILE2" + (16).to_bytes(8, "little")]
+    for i in range(n):
+        attr = bytearray(128)
+        # type 1 (software), size 128, config 0, period 1, sample_type
+        # IP|TID|TIME|ID
+        attr[0:4] = (1).to_bytes(4, "little")
+        attr[4:8] = (128).to_bytes(4, "little")
+        attr[16:24] = (1).to_bytes(8, "little")
+        attr[24:32] = (0x47).to_bytes(8, "little")
+        out.append((64).to_bytes(4, "little") + (0).to_bytes(2, "little") + (8 + 128 + 8).to_bytes(2, "little") +
+                   bytes(attr) + (1000 + i).to_bytes(8, "little"))
+        if updates:
+            name = b"e%07d\0" % i
+            out.append((78).to_bytes(4, "little") + (0).to_bytes(2, "little") +
+                       (8 + 16 + len(name)).to_bytes(2, "little") + (2).to_bytes(8, "little") +
+                       (1000 + i).to_bytes(8, "little") + name)
+    out.append((68).to_bytes(4, "little") + (0).to_bytes(2, "little") + (8).to_bytes(2, "little"))
+    return b"".join(out)
+
+
+def attrs(n=32000, cases=(False, True), what="attrs"):
+    limit = 10 * float(os.environ.get("EVMON_TEST_TIME_SCALE", "1"))
+    for updates in cases:
+        data = attrs_stream(n, updates)
+        start = time.monotonic()
+        try:
+            p = subprocess.run([EVMONCTL, "decode", "-"], input=data, capture_output=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            fail("%s: %d attrs%s (%d bytes) not decoded within %.0f s" %
+                 (what, n, " with updates" if updates else "", len(data), limit))
+            continue
+        secs = time.monotonic() - start
+        head = p.stdout.split(b"\n", 1)[0]
+        print("%s: %d attrs%s, %d bytes: exit %d after %.2f s, %d events in the header" %
+              (what, n, " with updates" if updates else "", len(data), p.returncode, secs, head.count(b'"ids"')),
+              flush=True)
+        if p.returncode != 0 or head.count(b'"ids"') != n:
+            fail("%s: exit %d, %d events: %s" % (what, p.returncode, head.count(b'"ids"'),
+                                                    p.stderr.decode(errors="replace").strip()))
+
+
 def main():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     tmp = tempfile.mkdtemp(prefix="evmon-decode-stream-")
     try:
         zeros()
         ran.append("zeros")
+        attrs(2000, (False,), "header")
+        ran.append("header")
         if have_perf():
             live(tmp)
             same(tmp)
