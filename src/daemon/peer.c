@@ -15,10 +15,15 @@ int peer_from_fd(int fd, struct peer *ret) {
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &ret->cred, &len) < 0)
                 return -errno;
         len = sizeof(ret->groups);
-        /* More groups than fit (ERANGE): judged by those that fit, which
-         * can only refuse what more groups would allow. */
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, ret->groups, &len) < 0)
+        /* More groups than fit (ERANGE), or none told (a kernel before
+         * 4.13): a group left out may deny what "other" allows (mode 0604
+         * of that group), so nothing is judged for such a peer
+         * (peer_may_read() refuses); its groups that fit still count
+         * for what they grant elsewhere. */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, ret->groups, &len) < 0) {
+                ret->groups_unknown = true;
                 len = errno == ERANGE ? sizeof(ret->groups) : 0;
+        }
         ret->n_groups = len / sizeof(gid_t);
         return 0;
 }
@@ -58,6 +63,8 @@ int peer_may_read(const struct peer *p, const char *path, char **ret_component) 
         struct stat dir, st;
 
         *ret_component = NULL;
+        if (p->groups_unknown)
+                return fail_at("/", -E2BIG, ret_component);
         /* A realpath(3): absolute, no "//", ".", ".." or trailing '/'. */
         if (path[0] != '/' || strstr(path, "//") || strstr(path, "/./") || strstr(path, "/../") ||
             (strlen(path) > 1 && path[strlen(path) - 1] == '/'))

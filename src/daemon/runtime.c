@@ -104,6 +104,8 @@ static int admin_add_uprobe(const struct admin_add *policy, struct event_config 
                                  r == -EPERM       ? "that uid may replace it between this check and the probe"
                                  : r == -EOPNOTSUPP ? "it has a POSIX ACL, which evmond does not judge"
                                  : r == -EACCES     ? "not readable or searchable by that uid"
+                                 : r == -E2BIG      ? "that client is in more supplementary groups than evmond "
+                                                      "reads, and a group left out may deny it"
                                                     : strerror(-r));
         location = strrchr(e->target, ':');
         if (asprintf(&target, "%s%s", real, location) < 0)

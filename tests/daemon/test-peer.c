@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -149,6 +153,56 @@ static int setup(void **state) {
         return chmod(dir, 0755);
 }
 
+/* A peer in more supplementary groups than struct peer holds: the
+ * kernel judges a file of one of its groups by the group's bits, even
+ * when they give less than the other bits (0604: the group may not
+ * read). Judged by the groups that fit, it was "other", and read. The
+ * peer connects from a forked child with 300 groups, the file's last. */
+static void test_many_groups(void **state) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct peer p;
+        char *component = NULL, path[256];
+        int lfd, fd, status;
+        pid_t pid;
+
+        (void) state;
+        mk("many", true, 0755, 0, 0);
+        mk("many/prog", false, 0604, 0, GROUP);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", dir);
+        assert_true((lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+        assert_int_equal(bind(lfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(chmod(sa.sun_path, 0777), 0);
+        assert_int_equal(listen(lfd, 1), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                gid_t groups[300];
+                int cfd;
+
+                for (int i = 0; i < 299; i++)
+                        groups[i] = 50000 + (gid_t) i;
+                groups[299] = GROUP;
+                if (setgroups(300, groups) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(2);
+                cfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (cfd < 0 || connect(cfd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        _exit(3);
+                (void) !read(cfd, path, 1);  /* until the parent is done */
+                _exit(0);
+        }
+        assert_true((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0);
+        assert_int_equal(peer_from_fd(fd, &p), 0);
+        snprintf(path, sizeof(path), "%s/many/prog", dir);
+        /* Not readable by that peer, whatever the reason given. */
+        assert_true(peer_may_read(&p, path, &component) < 0);
+        free(component);
+        close(fd);
+        close(lfd);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static int teardown(void **state) {
         char cmd[128];
 
@@ -162,6 +216,7 @@ int main(void) {
                 cmocka_unit_test(test_may_read),
                 cmocka_unit_test(test_not_canonical),
                 cmocka_unit_test(test_acl),
+                cmocka_unit_test(test_many_groups),
         };
 
         if (geteuid() != 0) {
