@@ -628,6 +628,15 @@ static int parse_targets(struct parser *ps, struct config *c, json_object *o) {
         return 0;
 }
 
+/* Whether S holds a C0 control, DEL or a C1 control (U+0080..U+009F,
+ * 0xc2 0x80..0x9f in UTF-8: U+009B is CSI to many terminals). */
+static bool has_control(const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+                        return true;
+        return false;
+}
+
 static bool valid_name(const char *s) {
         if (!*s || !(isalpha((unsigned char) *s) || *s == '_'))
                 return false;
@@ -876,8 +885,8 @@ static int parse_perf_entry(struct parser *ps, const char *path, const char *chi
                 const char *n = json_object_get_string(v);
 
                 snprintf(key, sizeof(key), "%s.name", path);
-                if (!*n || strpbrk(n, " \t\n\""))
-                        return fail(ps, key, "must be a non-empty name without spaces or quotes");
+                if (!*n || strpbrk(n, " \"") || has_control(n))
+                        return fail(ps, key, "must be a non-empty name without spaces, quotes or control characters");
                 e->wire_name = strdup(n);
         } else if (asprintf(&e->wire_name, "%s:%s", event_kind_table[e->kind], s) < 0)
                 e->wire_name = NULL;

@@ -646,6 +646,18 @@ static void test_perf_events(void **state) {
         BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"access\": \"w\"}]}", ":2: events[0]: ",
             "\"access\" and \"len\" are for breakpoints");
         BAD("{\n \"counters\": {\"interval_ms\": 1}, " EV1 "}", ":2: counters.interval_ms: ", "out of range");
+        /* A name goes to every client's hello and to evmonctl status on
+         * a terminal, and a member of socket.admin_group may choose it
+         * (socket.admin_add): no terminal control in it, C1 included
+         * (U+009B is CSI). */
+        BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"name\": \"x\\u001b]0;t\\u0007\"}]}",
+            ":3: events[0].name: ", "control characters");
+        BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"name\": \"x\\u009b2J\"}]}",
+            ":3: events[0].name: ", "control characters");
+        BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"name\": \"x\\r\"}]}", ":3: events[0].name: ",
+            "control characters");
+        BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"name\": \"x\\u007f\"}]}",
+            ":3: events[0].name: ", "control characters");
 }
 
 static void test_targets_clock(void **state) {
