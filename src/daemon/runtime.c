@@ -158,6 +158,28 @@ static int admin_add_check(const struct config *c, struct event_config *e, const
                 return error_set(ret_error, -EPERM, "add: uid %u may not add a %s that samples phys_addr (physical "
                                  "addresses, which the kernel gives privileged callers only): "
                                  "socket.admin_add.fetch in %s is not true", (unsigned) uid, kind, c->path);
+        if (e->kind == EVENT_PMU) {
+                static const struct { enum probe_kind kind; const char *entry; } probe_pmus[] = {
+                        { PROBE_KPROBE, "a kprobe or kretprobe entry" },
+                        { PROBE_UPROBE, "a uprobe or uretprobe entry" },
+                };
+
+                /* The kprobe and uprobe PMUs make probes: config1 names
+                 * the symbol or binary, config2 a kernel address or a
+                 * file offset. As a "pmu" entry they would pass by
+                 * "kinds", "paths" and the function-entry rule. */
+                for (size_t i = 0; i < ELEMENTSOF(probe_pmus); i++) {
+                        uint32_t type;
+                        uint64_t mask;
+
+                        if (probe_pmu_type(NULL, probe_pmus[i].kind, &type, &mask) == 0 && e->attr.type == type)
+                                return error_set(ret_error, -EPERM, "add: uid %u may not add a pmu entry of the %s "
+                                                 "PMU, which makes probes: add %s, which socket.admin_add in %s "
+                                                 "judges", (unsigned) uid,
+                                                 probe_pmus[i].kind == PROBE_KPROBE ? "kprobe" : "uprobe",
+                                                 probe_pmus[i].entry, c->path);
+                }
+        }
         if (e->kind == EVENT_UPROBE || e->kind == EVENT_URETPROBE)
                 return admin_add_uprobe(policy, e, peer, c->path, ret_error);
         return 0;

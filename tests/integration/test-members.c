@@ -537,7 +537,7 @@ static void test_admin_add_no_offsets(void **state) {
         snprintf(config, sizeof(config),
                  "{\n"
                  "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
-                 "             \"admin_add\": {\"kinds\": [\"uprobe\", \"uretprobe\", \"software\"], "
+                 "             \"admin_add\": {\"kinds\": [\"uprobe\", \"uretprobe\", \"software\", \"pmu\"], "
                  "\"paths\": [\"%s/pub/*\"]}},\n"
                  "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
                  "}\n",
@@ -578,6 +578,16 @@ static void test_admin_add_no_offsets(void **state) {
                       "\"sample\":[\"tid\",\"addr\",\"phys_addr\"]}}\n", "error", "phys_addr");
         expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"software\":\"cpu-clock\",\"name\":\"memb_kc\","
                       "\"callchain\":{\"user\":false}}}\n", "result", "memb_kc");
+        /* "pmu" is no way around "kinds" and "paths": the kprobe and
+         * uprobe PMUs make probes (perf_event_open's config1 names the
+         * symbol or binary, config2 a kernel address or file offset). */
+        if (access("/sys/bus/event_source/devices/uprobe/type", F_OK) == 0)
+                expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"pmu\":\"uprobe//\",\"name\":\"memb_upmu\","
+                              "\"config1\":\"0x1000\",\"config2\":\"0x1001\"}}\n", "error",
+                              "a uprobe or uretprobe entry");
+        if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0)
+                expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"pmu\":\"kprobe//\",\"name\":\"memb_kpmu\","
+                              "\"config2\":\"0xffffffff81000000\"}}\n", "error", "a kprobe or kretprobe entry");
         assert_int_equal(itest_daemon_stop(&d3), 0);
         itest_daemon_cleanup(&d3);
 }
