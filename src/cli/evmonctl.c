@@ -784,8 +784,19 @@ static int decode_open_error(const char *path, int r) {
         return 1;
 }
 
+static int decode_terminal = -1;
+
+/* A perf.data is anyone's to write: its comms and file names are valid
+ * UTF-8 that the JSON passes raw, C1 controls among them (U+009B is
+ * CSI). On a terminal they go out escaped, as watch --json does. */
 static int decode_flush(struct jbuf *line) {
-        if (line->len > 0 && fwrite(line->data, 1, line->len, stdout) != line->len)
+        if (decode_terminal < 0)
+                decode_terminal = isatty(STDOUT_FILENO);
+        if (line->len > 0 && decode_terminal) {
+                human_put_json(stdout, line->data, line->len);
+                if (fflush(stdout) == EOF)
+                        return errno > 0 ? -errno : -EIO;
+        } else if (line->len > 0 && fwrite(line->data, 1, line->len, stdout) != line->len)
                 return errno > 0 ? -errno : -EIO;
         line->len = 0;
         return 0;

@@ -20,6 +20,10 @@ attrs: a pipe stream of 32,000 HEADER_ATTR records (4.6 MB, one id
    each) is decoded within 10 s (each attr sorted every id so far
    again: 37 s here; the 64 MiB a header may hold, ~466,000 attrs,
    would take hours), and with an EVENT_UPDATE after each attr alike.
+terminal: decode on a terminal writes no C1 control: a crafted COMM
+   record whose comm holds U+009B (CSI) and U+009D (OSC), valid UTF-8
+   that the JSON passes raw, comes out as \u009b and \u009d (it went
+   out raw, as "watch --json" on a terminal does not).
 
 Usage: test-decode-stream.py EVMONCTL  (root, perf and the sched
 tracepoints for live and same, else those skip; 77 when none ran)."""
@@ -213,12 +217,57 @@ def attrs(n=32000, cases=(False, True), what="attrs"):
                                                     p.stderr.decode(errors="replace").strip()))
 
 
+def terminal(tmp):
+    import pty
+    path = os.path.join(tmp, "c1.data")
+    attr = bytearray(128)
+    attr[0:4] = (1).to_bytes(4, "little")        # software
+    attr[4:8] = (128).to_bytes(4, "little")
+    attr[8:16] = (9).to_bytes(8, "little")       # dummy
+    attr[16:24] = (1).to_bytes(8, "little")
+    attr[24:32] = (0x6).to_bytes(8, "little")    # TID|TIME
+    comm = b"x\xc2\x9b2J\xc2\x9d0;t\x07\0"
+    comm += b"\0" * (-len(comm) % 8)
+    data = (b"PERFILE2" + (16).to_bytes(8, "little") +
+            (64).to_bytes(4, "little") + (0).to_bytes(2, "little") + (8 + 128 + 8).to_bytes(2, "little") +
+            bytes(attr) + (77).to_bytes(8, "little") +
+            (3).to_bytes(4, "little") + (0).to_bytes(2, "little") + (16 + len(comm)).to_bytes(2, "little") +
+            (1234).to_bytes(4, "little") + (1234).to_bytes(4, "little") + comm +
+            (68).to_bytes(4, "little") + (0).to_bytes(2, "little") + (8).to_bytes(2, "little"))
+    with open(path, "wb") as f:
+        f.write(data)
+    master, slave = pty.openpty()
+    p = subprocess.Popen([EVMONCTL, "decode", "--all", path], stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait()
+    os.close(master)
+    line = [x for x in out.split(b"\n") if b'"comm"' in x]
+    print("terminal: exit %d, the comm line: %r" % (p.returncode, line[0][:160] if line else None), flush=True)
+    if p.returncode != 0 or not line:
+        return fail("terminal: exit %d, no comm line" % p.returncode)
+    if b"\xc2\x9b" in out or b"\xc2\x9d" in out or b"\x1b" in out or b"\x07" in out:
+        fail("terminal: a control character went to the terminal raw")
+    if b"\\u009b" not in out:
+        fail("terminal: no \\u009b in the comm line")
+
+
 def main():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     tmp = tempfile.mkdtemp(prefix="evmon-decode-stream-")
     try:
         zeros()
         ran.append("zeros")
+        terminal(tmp)
+        ran.append("terminal")
         attrs(2000, (False,), "header")
         ran.append("header")
         attrs()
