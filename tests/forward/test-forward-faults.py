@@ -609,7 +609,10 @@ def scenario_escapes(procs, build):
         evil.encode() + b"\n{\"type\":\"forged\"}",
     ]
     for i, payload in enumerate(payloads):
-        ack = nf.js_publish(node.url(), f"evmon.evil.x.y{i}", f"evil-{i}", payload)
+        # The one that is no JSON is named on stderr by its subject, which
+        # is the publisher's too: U+009B (CSI) in it, and ESC.
+        subject = f"evmon.evil.x.y{i}" + ("\u009b2J\x1b[1m" if i == 2 else "")
+        ack = nf.js_publish(node.url(), subject, f"evil-{i}", payload)
         assert "error" not in ack, ack
     controls = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
     for args, tty in (((), True), (("--json",), True), (("--json",), False)):
@@ -626,6 +629,8 @@ def scenario_escapes(procs, build):
         else:
             assert len(lines) == 2 and all("\\x1b]0;owned\\x07\\x1b[2J" in l for l in lines), f"{where}: {lines}"
         assert "is no JSON object" in err and "1 messages were no JSON object" in err, f"{where}: {err}"
+        bad = controls.search(err.encode())
+        assert not bad, f"{where}: a control byte {bad.group()!r} reaches stderr: {err!r}"
         log(f"{where}: {len(lines)} lines, no control byte; the payload that is no JSON counted: "
             f"{[l for l in err.splitlines() if 'no JSON' in l][-1]!r}")
 

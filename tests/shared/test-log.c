@@ -115,6 +115,23 @@ static void test_escape_keeps_utf8(void **state) {
         free(out);
 }
 
+/* C1 controls: U+009B (CSI) as UTF-8, and the bare byte 0x9b, which is
+ * CSI to a terminal in an 8-bit locale (a file name or a NATS subject is
+ * anyone's bytes: evmon-forward --read logs the subject of a payload it
+ * cannot print). Valid UTF-8 around them stays. */
+static void log_c1(void) {
+        log_info("subject evmon.\xc2\x9b" "2J.\x9b" "0m.\xc3\xa9.\xe2\x82\xac.\xc3");
+}
+
+static void test_escape_c1(void **state) {
+        char *out;
+
+        (void) state;
+        out = stderr_of(log_c1);
+        assert_string_equal(out, "test-log: subject evmon.\\xc2\\x9b2J.\\x9b0m.\xc3\xa9.\xe2\x82\xac.\\xc3\n");
+        free(out);
+}
+
 static void log_long(void) {
         char big[2100];
 
@@ -140,6 +157,7 @@ int main(void) {
                 cmocka_unit_test(test_gate_own_thread),
                 cmocka_unit_test(test_escape_controls),
                 cmocka_unit_test(test_escape_keeps_utf8),
+                cmocka_unit_test(test_escape_c1),
                 cmocka_unit_test(test_escape_long),
         };
 
