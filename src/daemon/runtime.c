@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,13 +116,45 @@ static int admin_add_uprobe(const struct admin_add *policy, struct event_config 
         return 0;
 }
 
+/* Whether SYSTEM:NAME is a dynamic event in tracefs at DIR: a kprobe,
+ * uprobe, eprobe or synthetic event someone made (perf probe, bpftrace,
+ * an admin's shell), whose fields are the fetch-args its maker chose.
+ * Its lines in dynamic_events (or kprobe_events and uprobe_events, before
+ * 5.5) are "TYPE:GROUP/EVENT ...". */
+static bool tracefs_is_dynamic(const char *dir, const char *system, const char *name) {
+        static const char *const files[] = { "dynamic_events", "kprobe_events", "uprobe_events" };
+        size_t ls = strlen(system), ln = strlen(name);
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_(fclosep) FILE *f = NULL;
+                char path[PATH_MAX], line[4096];
+
+                snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+                f = fopen(path, "re");
+                if (!f)
+                        continue;
+                while (fgets(line, sizeof(line), f)) {
+                        const char *g = strchr(line, ':');
+
+                        if (g && strncmp(g + 1, system, ls) == 0 && g[1 + ls] == '/' &&
+                            strncmp(g + 2 + ls, name, ln) == 0 && strchr(" \n", g[2 + ls + ln]))
+                                return true;
+                }
+                /* dynamic_events lists them all; the others are read
+                 * only where it is missing. */
+                if (i == 0)
+                        return false;
+        }
+        return false;
+}
+
 /* What a member of socket.admin_group who is not root may add
  * (socket.admin_add): probes with fetch-args, and perf samples of user
  * stacks or registers, read memory that member could not (any process's,
  * or the kernel's), so each kind, each uprobe binary and any such read
  * must be allowed there. */
-static int admin_add_check(const struct config *c, struct event_config *e, const struct peer *peer,
-                           char **ret_error) {
+static int admin_add_check(const struct config *c, const char *tracefs_dir, struct event_config *e,
+                           const struct peer *peer, char **ret_error) {
         const struct admin_add *policy = &c->admin_add;
         const char *kind = event_kind_to_string(e->kind);
         uid_t uid = peer->cred.uid;
@@ -158,6 +191,12 @@ static int admin_add_check(const struct config *c, struct event_config *e, const
                 return error_set(ret_error, -EPERM, "add: uid %u may not add a %s that samples phys_addr (physical "
                                  "addresses, which the kernel gives privileged callers only): "
                                  "socket.admin_add.fetch in %s is not true", (unsigned) uid, kind, c->path);
+        if (!policy->fetch && e->kind == EVENT_TRACEPOINT && tracefs_dir &&
+            tracefs_is_dynamic(tracefs_dir, e->system, e->name))
+                return error_set(ret_error, -EPERM, "add: uid %u may not add %s: it is a dynamic event (a kprobe, "
+                                 "uprobe, eprobe or synthetic event someone made), whose fields are the fetch-args "
+                                 "its maker chose, and socket.admin_add.fetch in %s is not true",
+                                 (unsigned) uid, e->wire_name, c->path);
         if (e->kind == EVENT_PMU) {
                 static const struct { enum probe_kind kind; const char *entry; } probe_pmus[] = {
                         { PROBE_KPROBE, "a kprobe or kretprobe entry" },
@@ -200,7 +239,7 @@ static int control_add(struct daemon *d, const struct request *req, const struct
         if (r < 0)
                 return r;
         nc->n_events++;
-        r = admin_add_check(d->config, e, peer, ret_error);
+        r = admin_add_check(d->config, d->tracefs ? tracefs_path(d->tracefs) : NULL, e, peer, ret_error);
         if (r < 0) {
                 log_notice("Refused add of %s by uid %u (pid %d): %s", e->wire_name, (unsigned) cred->uid,
                            (int) cred->pid, *ret_error ?: strerror(-r));

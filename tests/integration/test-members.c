@@ -592,6 +592,58 @@ static void test_admin_add_no_offsets(void **state) {
         itest_daemon_cleanup(&d3);
 }
 
+/* Appends LINE to tracefs FILE (uprobe_events); 0 or -errno. */
+static int tracefs_append(const char *file, const char *line) {
+        char path[128];
+        int fd, r = 0;
+
+        snprintf(path, sizeof(path), "/sys/kernel/tracing/%s", file);
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, line, strlen(line)) < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+/* A dynamic event someone else made (perf probe, bpftrace, another
+ * tool; root here) is a tracepoint to evmond, and its fields are the
+ * fetch-args its maker chose: "+0(%di):string" of every process that
+ * runs the binary. A member without socket.admin_add.fetch may not add
+ * it as a "tracepoint" entry. */
+static void test_admin_add_dynamic_tracepoint(void **state) {
+        struct itest_daemon d5 = { .pid = -1 };
+        struct itest_daemon_opts opts = { .log_to_file = true };
+        char config[2048], line[1024], grp[32], target[256];
+
+        (void) state;
+        if (uprobe_lines("x") < 0)
+                skip();
+        snprintf(grp, sizeof(grp), "evmt%d", (int) getpid());
+        snprintf(target, sizeof(target), "%s/pub/prog", bins);
+        snprintf(line, sizeof(line), "p:%s/memb_dyn %s:0x1001 arg=+0(%%di):string\n", grp, target);
+        assert_int_equal(tracefs_append("uprobe_events", line), 0);
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
+                 "             \"admin_add\": {\"kinds\": [\"tracepoint\"]}},\n"
+                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
+                 "}\n",
+                 group, admin_group);
+        assert_int_equal(itest_daemon_start_opts(&d5, config, &opts), 0);
+        assert_int_equal(chmod(d5.dir, 0755), 0);
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"tracepoint\":\"%s:memb_dyn\"}}\n", grp);
+        expect_member(d5.socket, line, "error", "dynamic event");
+        /* A kernel tracepoint is served. */
+        expect_member(d5.socket, "{\"type\":\"add\",\"event\":{\"tracepoint\":\"syscalls:sys_enter_getsid\"}}\n",
+                      "result", "syscalls:sys_enter_getsid");
+        assert_int_equal(itest_daemon_stop(&d5), 0);
+        itest_daemon_cleanup(&d5);
+        snprintf(line, sizeof(line), "-:%s/memb_dyn\n", grp);
+        assert_int_equal(tracefs_append("uprobe_events", line), 0);
+}
+
 int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
         const struct CMUnitTest tests[] = {
@@ -600,6 +652,7 @@ int main(void) {
                 cmocka_unit_test(test_admin_adds_nothing_by_default),
                 cmocka_unit_test(test_admin_add_policy),
                 cmocka_unit_test(test_admin_add_no_offsets),
+                cmocka_unit_test(test_admin_add_dynamic_tracepoint),
         };
 
         itest_require(need);
