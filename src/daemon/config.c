@@ -821,8 +821,16 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
         r = get_typed(ps, o, path, "group", json_type_string, &v);
         if (r < 0)
                 return r;
-        if (v && !(e->group = strdup(json_object_get_string(v))))
-                return -ENOMEM;
+        if (v) {
+                char key[96];
+
+                snprintf(key, sizeof(key), "%s.group", path);
+                if (!*json_object_get_string(v) || has_control(json_object_get_string(v)))
+                        return fail(ps, key, "must be a non-empty name without control characters (it goes into "
+                                    "counter lines)");
+                if (!(e->group = strdup(json_object_get_string(v))))
+                        return -ENOMEM;
+        }
         return parse_perf_attr(ps, path, o, &spec, e);
 }
 

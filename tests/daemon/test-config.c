@@ -658,6 +658,8 @@ static void test_perf_events(void **state) {
             "control characters");
         BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"name\": \"x\\u007f\"}]}",
             ":3: events[0].name: ", "control characters");
+        BAD("{\n \"events\": [{\"software\": \"dummy\", \"count\": true,\n  \"group\": \"g\\u009b2J\"}]}",
+            ":3: events[0].group: ", "control characters");
 }
 
 static void test_targets_clock(void **state) {
