@@ -4,7 +4,7 @@
 /* src/context/: who and where an event comes from. The process table kept
  * from the kernel's own records (FORK, EXIT, COMM with COMM_EXEC, CGROUP)
  * and the exec tracepoint's filename, seeded from /proc; cgroup id → path
- * → container id; callchain symbolization (kallsyms, libdwfl). Knows
+ * → container id; callchain symbolization (kallsyms; ELF files in a sandboxed helper). Knows
  * nothing of sockets, config files or JSON. Functions return 0 (or a
  * count) on success and -errno on failure; none prints. */
 
@@ -193,15 +193,75 @@ struct ctx_frame {
         const char *sym;                /* NULL when not known */
         uint64_t off;                   /* ip - symbol start */
         const char *module;             /* "[kernel.kallsyms]", "[ext4]", a file path; NULL when not known */
+        const char *note;               /* why SYM is NULL when the symbolizer lost it (a static string) */
 };
 
 /* Names kernel address IP. Returns 0 and fills *RET, -ENOENT. */
 int ctx_kallsyms_lookup(const struct ctx_kallsyms *k, uint64_t ip, struct ctx_frame *ret);
 
+/* ---- symtab.c: an ELF file's load segments and function symbols ------- */
+
+/* What the sandboxed symbolizer (evmon-symbolizer) sends back for one
+ * file, and what the daemon's cache keeps: the file at its link addresses,
+ * so a frame's file offset maps through SEGS to an address in SYMS. */
+#define CTX_SYMTAB_MAX_SEGS 16
+#define CTX_SYMTAB_TRUNCATED  (1u << 0)   /* more symbols or names than the limits */
+#define CTX_SYMTAB_DEBUGDATA  (1u << 1)   /* .gnu_debugdata not read: too large or bad */
+
+struct ctx_symtab_seg {
+        uint64_t offset, filesz, vaddr;
+};
+
+struct ctx_symtab_sym {
+        uint64_t addr, size;
+        uint32_t name;                  /* offset in names */
+        uint32_t reserved;
+};
+
+struct ctx_symtab {
+        uint32_t flags, n_segs;
+        struct ctx_symtab_seg segs[CTX_SYMTAB_MAX_SEGS];
+        uint64_t n_syms, names_len;
+        struct ctx_symtab_sym *syms;    /* sorted by addr */
+        char *names;                    /* NUL-terminated names, packed */
+};
+
+struct ctx_symtab_limits {
+        uint64_t max_syms;              /* default 1 M */
+        uint64_t max_names;             /* bytes, default 32 MiB */
+        uint64_t max_debugdata;         /* bytes of decompressed .gnu_debugdata, default 64 MiB */
+};
+
+/* Reads the ELF file at FD (or, with FD < 0, the SIZE bytes at DATA): its
+ * PT_LOAD segments and its function symbols from .symtab, else .dynsym and
+ * the .symtab of the xz-compressed .gnu_debugdata (minidebuginfo). No
+ * other file is opened: separate debug files are not looked for. Untrusted
+ * input: meant to run in the sandboxed helper, and fuzzed. Caller owns
+ * *ret. -ENOEXEC for no ELF or no PT_LOAD. */
+int ctx_symtab_read(int fd, const void *data, size_t size, const struct ctx_symtab_limits *lim,
+                    struct ctx_symtab **ret);
+struct ctx_symtab *ctx_symtab_free(struct ctx_symtab *t);
+/* libelf's set-up, for a caller that must do it before a sandbox. */
+int ctx_symtab_init(void);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_symtab *, ctx_symtab_free);
+/* Checks a table that came from outside (the helper): sorted, every name
+ * inside NAMES, NAMES ending in a NUL. 0 or -EBADMSG. */
+int ctx_symtab_check(const struct ctx_symtab *t);
+/* The function holding ADDR (the last one starting at or below it, if
+ * ADDR is inside its size; a size of 0 reaches to the next), or NULL. */
+const struct ctx_symtab_sym *ctx_symtab_find(const struct ctx_symtab *t, uint64_t addr);
+/* The bytes T holds (what the daemon's cache counts). */
+size_t ctx_symtab_bytes(const struct ctx_symtab *t);
+
+/* ---- symbols.c: frames → names through the sandboxed helper ------------ */
+
 struct ctx_symbols;
 
 struct ctx_symbols_opts {
-        unsigned max_modules;           /* ELF files kept open (default 64) */
+        unsigned max_modules;           /* ELF files' tables kept (default 256) */
+        uint64_t max_bytes;             /* bytes those tables may hold (default 64 MiB) */
+        const char *helper;             /* evmon-symbolizer's path; $EVMON_SYMBOLIZER, else the installed one */
+        unsigned timeout_ms;            /* per file (default 1000) */
         unsigned max_procs;             /* processes whose maps are kept (default 256) */
         unsigned max_maps;              /* executable mappings per process (default 512) */
         const char *proc_root;          /* "/proc" when NULL */
@@ -216,9 +276,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_symbols *, ctx_symbols_free);
  * included: their frames are left empty) of process PID into RET (NR
  * entries). User frames go through the process's mappings (MMAP2 records
  * given to ctx_symbols_mmap(), else /proc/PID/maps read once per process)
- * and the ELF files' symbol tables (libdwfl: .symtab, .dynsym, minidebug
- * info, separate debug files by build id). Strings stay valid until the
- * next call. Returns the number of frames named. */
+ * and the mapped files' symbol tables, which the sandboxed helper reads
+ * (ctx_symtab_read(): .symtab, .dynsym, minidebuginfo; no separate debug
+ * files). A file the helper could not read in time has no names and its
+ * frames a note. Strings stay valid until the next call. Returns the
+ * number of frames named. */
 int ctx_symbols_resolve(struct ctx_symbols *s, pid_t pid, const uint64_t *ips, uint64_t nr,
                         struct ctx_frame *ret);
 /* An executable MMAP2 record of PID; exec (COMM_EXEC) and exit forget a
@@ -229,5 +291,8 @@ void ctx_symbols_forget(struct ctx_symbols *s, pid_t pid);
 
 struct ctx_symbols_stats {
         uint64_t modules, procs, named, unnamed;
+        uint64_t cache_bytes;           /* the modules' tables */
+        uint64_t helper_starts, helper_timeouts, helper_crashes;
+        uint64_t refused;               /* mapped files not opened: not a regular file, another inode */
 };
 void ctx_symbols_stats(const struct ctx_symbols *s, struct ctx_symbols_stats *ret);

@@ -1,52 +1,76 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Callchain frames → "sym+off" in a module. Kernel frames by /proc/kallsyms
  * (kallsyms.c); user frames by the process's executable mappings (MMAP2
- * records, else /proc/PID/maps) and elfutils' libdwfl on the mapped file,
- * which reads .symtab or .dynsym, the minidebuginfo of .gnu_debugdata and
- * separate debug files found by build id or debuglink.
+ * records, else /proc/PID/maps) and the mapped file's symbol table.
  *
- * Both caches are bounded and evict the least recently used: max_modules
- * open ELF files keyed by device and inode (one Dwfl each, the file at its
- * link addresses, so a frame's address in it is its file offset mapped
- * through the PT_LOAD headers), and the mappings of max_procs processes,
- * at most max_maps each. A cache miss reads /proc or opens a file; a hit
- * allocates nothing. */
+ * The mapped files are users': their ELF is parsed by evmon-symbolizer, a
+ * sandboxed helper process (evmon-symbolizer.c), never here, in the root
+ * daemon's loop (issue 26: a FIFO named by .gnu_debuglink hung the loop,
+ * an xz bomb in .gnu_debugdata grew it by a GiB). This side opens the file
+ * itself through the process's root, without following a last link and
+ * without blocking, takes only a regular file of the mapped inode, and
+ * passes the fd over a socketpair (SCM_RIGHTS). The helper answers with
+ * the load segments and the sorted function symbols; this side checks the
+ * answer and keeps it. Each answer is awaited at most timeout_ms: a helper
+ * that is late or dies is killed, restarted after a back-off, and the file
+ * is tried again a minute later; its frames meanwhile carry a note saying
+ * why they have no name.
+ *
+ * Both caches are bounded and evict the least recently used: the tables
+ * of max_modules files keyed by inode, holding at most max_bytes in all,
+ * and the mappings of max_procs processes, at most max_maps each. A cache
+ * miss reads /proc or asks the helper; a hit allocates nothing. */
 
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "evmon/context.h"
 #include "evmon/io.h"
+#include "symbolizer.h"
 
-#define MAX_SEGS 16
+#ifndef EVMON_SYMBOLIZER_PATH
+#define EVMON_SYMBOLIZER_PATH "/usr/libexec/evmon/evmon-symbolizer"
+#endif
 
-struct seg {
-        uint64_t offset, filesz, vaddr;
-};
+#define NSEC_PER_SEC UINT64_C(1000000000)
+#define NSEC_PER_MSEC UINT64_C(1000000)
+/* A file the helper failed on is asked for again after this. */
+#define RETRY_NS (60 * NSEC_PER_SEC)
+/* The helper's restart back-off: doubles per failure up to the maximum,
+ * back to the minimum after a quiet while. A stream of crafted files then
+ * costs the loop at most one timeout per maximum back-off. */
+#define BACKOFF_MIN_NS NSEC_PER_SEC
+#define BACKOFF_MAX_NS (64 * NSEC_PER_SEC)
+#define BACKOFF_QUIET_NS (300 * NSEC_PER_SEC)
 
-struct fsym {
-        uint64_t addr, size;
-        const char *name;               /* libdwfl's, valid while the Dwfl lives */
-};
+/* The notes a frame gets when its file's names were lost (protocol.md). */
+static const char NOTE_TIMEOUT[] = "helper timed out";
+static const char NOTE_CRASHED[] = "helper failed";
+static const char NOTE_RESTART[] = "helper restarting";
+static const char NOTE_NOT_REGULAR[] = "not a regular file";
+static const char NOTE_TOO_LARGE[] = "symbol table over the cache bound";
+static const char NOTE_TRUNCATED[] = "symbol table truncated";
 
 struct mod {
         uint64_t dev, ino, last_use;
-        struct fsym *syms;              /* function symbols sorted by address */
-        size_t n_syms;
-        Dwfl *dwfl;
-        Dwfl_Module *m;
+        uint64_t retry_ns;              /* failed: when to ask the helper again (0: never) */
+        struct ctx_symtab *tab;         /* NULL: failed */
+        size_t bytes;
         char *path;
-        struct seg segs[MAX_SEGS];
-        unsigned n_segs;
-        bool failed;                    /* no ELF there: remembered so it is not reopened */
+        const char *note;               /* why there is no table, NULL when that is not news */
+        bool used;
 };
 
 struct umap {
@@ -67,164 +91,361 @@ struct uproc {
 struct ctx_symbols {
         struct ctx_symbols_opts o;
         char *proc_root;
+        char *helper;
         struct ctx_kallsyms *kallsyms;
         struct mod *mods;
         struct uproc *procs;
         uint64_t clock;
         struct ctx_symbols_stats st;
-        char *debuginfo_path;
-        Dwfl_Callbacks cb;
+        int helper_fd;
+        pid_t helper_pid;
+        uint32_t next_id;
+        uint64_t restart_ns, backoff_ns, last_failure_ns;
 };
+
+static uint64_t now_mono(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
+}
+
+/* ---- the helper ---------------------------------------------------------- */
+
+static void helper_stop(struct ctx_symbols *s) {
+        if (s->helper_fd >= 0)
+                close(s->helper_fd);
+        s->helper_fd = -1;
+        if (s->helper_pid > 0) {
+                (void) kill(s->helper_pid, SIGKILL);
+                (void) waitpid(s->helper_pid, NULL, 0);
+        }
+        s->helper_pid = 0;
+}
+
+/* The helper failed (late, dead, nonsense): killed, and not started again
+ * before the back-off has passed. */
+static void helper_failed(struct ctx_symbols *s, bool timeout) {
+        uint64_t now = now_mono();
+
+        helper_stop(s);
+        if (timeout)
+                s->st.helper_timeouts++;
+        else
+                s->st.helper_crashes++;
+        if (!s->backoff_ns || now - s->last_failure_ns > BACKOFF_QUIET_NS)
+                s->backoff_ns = BACKOFF_MIN_NS;
+        else if (s->backoff_ns < BACKOFF_MAX_NS)
+                s->backoff_ns *= 2;
+        s->last_failure_ns = now;
+        s->restart_ns = now + s->backoff_ns;
+}
+
+static int helper_start(struct ctx_symbols *s) {
+        _cleanup_(closep) int devnull = -1;
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        int sv[2], r;
+        char *argv[] = { (char *) "evmon-symbolizer", NULL };
+        extern char **environ;
+
+        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (devnull < 0)
+                return -errno;
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        sigemptyset(&none);
+        sigfillset(&all);
+        posix_spawn_file_actions_init(&fa);
+        posix_spawnattr_init(&attr);
+        /* The helper's fd 3 is its end; 0 and 1 are /dev/null; stderr
+         * stays the daemon's (the journal) for a failed sandbox set-up. */
+        posix_spawn_file_actions_adddup2(&fa, sv[1], SYMBOLIZER_FD);
+        posix_spawn_file_actions_adddup2(&fa, devnull, 0);
+        posix_spawn_file_actions_adddup2(&fa, devnull, 1);
+        /* The loop blocks the signals it takes by signalfd: the helper
+         * must die of SIGXCPU and SIGPIPE. */
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &all);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        r = -posix_spawn(&s->helper_pid, s->helper, &fa, &attr, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        close(sv[1]);
+        if (r < 0) {
+                close(sv[0]);
+                s->helper_pid = 0;
+                return r;
+        }
+        if (fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
+                r = -errno;
+                s->helper_fd = sv[0];
+                helper_stop(s);
+                return r;
+        }
+        s->helper_fd = sv[0];
+        s->st.helper_starts++;
+        return 0;
+}
+
+/* Reads N bytes before DEADLINE (CLOCK_MONOTONIC ns). -ETIMEDOUT, -EPIPE
+ * at the end of the stream. */
+static int helper_read(struct ctx_symbols *s, void *buf, size_t n, uint64_t deadline) {
+        char *p = buf;
+
+        while (n > 0) {
+                ssize_t k = recv(s->helper_fd, p, n, MSG_DONTWAIT);
+                uint64_t now;
+                int r;
+
+                if (k > 0) {
+                        p += k;
+                        n -= (size_t) k;
+                        continue;
+                }
+                if (k == 0)
+                        return -EPIPE;
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN)
+                        return -errno;
+                now = now_mono();
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                r = poll(&(struct pollfd) { .fd = s->helper_fd, .events = POLLIN },
+                         1, (int) ((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+        }
+        return 0;
+}
+
+static int helper_send(struct ctx_symbols *s, int fd, uint32_t id) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct symbolizer_request req = { SYMBOLIZER_MAGIC, id };
+        struct iovec iov = { &req, sizeof(req) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        ssize_t n;
+
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        do
+                n = sendmsg(s->helper_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == sizeof(req) ? 0 : -EPIPE;
+}
+
+/* The table of the file at FD, from the helper. -ENOEXEC and the like for
+ * a file that is no ELF (the helper's word), -ETIMEDOUT, -EPIPE (the
+ * helper failed: killed), -EAGAIN (not restarted yet). *RET_NOTE says
+ * what a frame should carry. */
+static int helper_index(struct ctx_symbols *s, int fd, struct ctx_symtab **ret, const char **ret_note) {
+        _cleanup_(ctx_symtab_freep) struct ctx_symtab *t = NULL;
+        struct symbolizer_reply rep;
+        uint64_t deadline;
+        uint32_t id;
+        int r;
+
+        if (s->helper_fd < 0) {
+                if (now_mono() < s->restart_ns) {
+                        *ret_note = NOTE_RESTART;
+                        return -EAGAIN;
+                }
+                r = helper_start(s);
+                if (r < 0) {
+                        /* Not there (a build without it, a wrong path): as
+                         * a crash, so the back-off spares the loop. */
+                        helper_failed(s, false);
+                        *ret_note = NOTE_CRASHED;
+                        return r;
+                }
+        }
+        id = ++s->next_id;
+        deadline = now_mono() + (uint64_t) s->o.timeout_ms * NSEC_PER_MSEC;
+        r = helper_send(s, fd, id);
+        if (r >= 0)
+                r = helper_read(s, &rep, sizeof(rep), deadline);
+        if (r >= 0 && (rep.magic != SYMBOLIZER_MAGIC || rep.id != id))
+                r = -EBADMSG;
+        if (r >= 0 && rep.error < 0) {
+                *ret_note = NULL;
+                return rep.error < -4095 ? -EIO : rep.error;
+        }
+        if (r >= 0) {
+                t = calloc(1, sizeof(*t));
+                if (!t)
+                        return -ENOMEM;  /* nothing unread: the helper goes on */
+                t->flags = rep.flags;
+                t->n_segs = rep.n_segs;
+                memcpy(t->segs, rep.segs, sizeof(t->segs));
+                t->n_syms = rep.n_syms;
+                t->names_len = rep.names_len;
+                /* The helper's own limits (ctx_symtab_read()'s defaults)
+                 * bound what it may send: more is a lie. */
+                if (t->n_segs > CTX_SYMTAB_MAX_SEGS || t->n_syms > (UINT64_C(1) << 20) ||
+                    t->names_len > (UINT64_C(32) << 20))
+                        r = -EBADMSG;
+        }
+        if (r >= 0 && t->n_syms) {
+                t->syms = malloc((size_t) t->n_syms * sizeof(*t->syms));
+                t->names = malloc((size_t) t->names_len);
+                /* Without room the answer stays unread: the helper is
+                 * restarted as if it had failed. */
+                r = !t->syms || !t->names ? -ENOMEM : 0;
+                if (r >= 0)
+                        r = helper_read(s, t->syms, (size_t) t->n_syms * sizeof(*t->syms), deadline);
+                if (r >= 0)
+                        r = helper_read(s, t->names, (size_t) t->names_len, deadline);
+        } else if (r >= 0 && t->names_len)
+                r = -EBADMSG;
+        if (r >= 0)
+                r = ctx_symtab_check(t);
+        if (r < 0) {
+                helper_failed(s, r == -ETIMEDOUT);
+                *ret_note = r == -ETIMEDOUT ? NOTE_TIMEOUT : NOTE_CRASHED;
+                return r == -ETIMEDOUT ? r : -EPIPE;
+        }
+        *ret = TAKE_PTR(t);
+        return 0;
+}
 
 /* ---- modules ------------------------------------------------------------ */
 
-static void mod_clear(struct mod *m) {
-        if (m->dwfl)
-                dwfl_end(m->dwfl);
-        free(m->syms);
+static void mod_clear(struct ctx_symbols *s, struct mod *m) {
+        s->st.cache_bytes -= m->bytes;
+        ctx_symtab_free(m->tab);
         free(m->path);
         *m = (struct mod) {};
 }
 
-static int cmp_fsym(const void *a, const void *b) {
-        const struct fsym *x = a, *y = b;
-
-        return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The module's function symbols, read through libdwfl (the best table it
- * finds: .symtab, minidebuginfo, a separate debug file; else .dynsym) and
- * sorted once: dwfl_module_addrinfo() scans every symbol per call, which
- * measured at a third of evmond's CPU with symbols on (libc has
- * thousands). */
-static int mod_index(struct mod *m) {
-        int n = dwfl_module_getsymtab(m->m);
-
-        if (n <= 0)
-                return 0;  /* no symbols: frames name the file only */
-        m->syms = calloc((size_t) n, sizeof(*m->syms));
-        if (!m->syms)
-                return -ENOMEM;
-        for (int i = 1; i < n; i++) {
-                GElf_Sym sym;
-                GElf_Addr addr;
-                GElf_Word shndx;
-                const char *name = dwfl_module_getsym_info(m->m, i, &sym, &addr, &shndx, NULL, NULL);
-
-                if (!name || !*name || shndx == SHN_UNDEF ||
-                    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
-                        continue;
-                m->syms[m->n_syms++] = (struct fsym) { addr, sym.st_size, name };
-        }
-        qsort(m->syms, m->n_syms, sizeof(*m->syms), cmp_fsym);
-        return 0;
-}
-
-/* The function holding ADDR: the last one starting at or below it, if
- * ADDR is inside its size (a size of 0 reaches to the next one). */
-static const struct fsym *mod_find(const struct mod *m, uint64_t addr) {
-        size_t lo = 0, hi = m->n_syms;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (m->syms[mid].addr <= addr)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        /* Aliases share an address: any of them has the size. */
-        for (size_t i = lo; i > 0 && m->syms[i - 1].addr == m->syms[lo - 1].addr; i--) {
-                const struct fsym *f = &m->syms[i - 1];
-
-                if (addr < f->addr + f->size)
-                        return f;
-        }
-        if (lo > 0 && m->syms[lo - 1].size == 0)
-                return &m->syms[lo - 1];
-        return NULL;
-}
-
-static int mod_load(struct ctx_symbols *s, struct mod *m, const char *path, int fd) {
-        GElf_Addr bias;
-        size_t n_ph;
-        Elf *elf;
-
-        m->dwfl = dwfl_begin(&s->cb);
-        if (!m->dwfl) {
-                close(fd);
-                return -ENOMEM;
-        }
-        dwfl_report_begin(m->dwfl);
-        /* At its link addresses (ET_DYN placed at its p_vaddr): the address
-         * of a file offset is then the segment's own arithmetic. fd is
-         * the library's from here. */
-        m->m = dwfl_report_elf(m->dwfl, path, path, fd, 0, true);
-        dwfl_report_end(m->dwfl, NULL, NULL);
-        if (!m->m)
-                return -ENOEXEC;
-        elf = dwfl_module_getelf(m->m, &bias);
-        if (!elf || elf_getphdrnum(elf, &n_ph) < 0)
-                return -ENOEXEC;
-        for (size_t i = 0; i < n_ph && m->n_segs < MAX_SEGS; i++) {
-                GElf_Phdr ph;
-
-                if (!gelf_getphdr(elf, (int) i, &ph) || ph.p_type != PT_LOAD)
-                        continue;
-                m->segs[m->n_segs++] = (struct seg) { ph.p_offset, ph.p_filesz, ph.p_vaddr + bias };
-        }
-        if (!m->n_segs)
-                return -ENOEXEC;
-        return mod_index(m);
-}
-
-static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint64_t ino, const char *path) {
-        struct mod *m = NULL, *lru = &s->mods[0];
-        char buf[PATH_MAX + 64];
+/* The mapped file, opened as this process may not be steered into: the
+ * last component not followed, no open that blocks (a FIFO, a lease), and
+ * only a regular file of the mapped inode (the inode alone: overlay file
+ * systems show another device in the maps than fstat() does). O_PATH
+ * first, so nothing but a regular file is ever opened for reading. */
+static int open_mapped(const char *path, uint64_t ino) {
+        _cleanup_(closep) int pfd = -1;
+        char buf[64];
         struct stat st;
         int fd;
+
+        pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (pfd < 0)
+                return -errno;
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if (st.st_ino != ino)
+                return -ESTALE;
+        snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pfd);
+        fd = open(buf, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Frees the least recently used tables until BYTES more fit in max_bytes. */
+static void mods_make_room(struct ctx_symbols *s, const struct mod *keep, size_t bytes) {
+        while (s->st.cache_bytes + bytes > s->o.max_bytes) {
+                struct mod *lru = NULL;
+
+                for (unsigned i = 0; i < s->o.max_modules; i++) {
+                        struct mod *x = &s->mods[i];
+
+                        if (x != keep && x->tab && (!lru || x->last_use < lru->last_use))
+                                lru = x;
+                }
+                if (!lru)
+                        return;
+                mod_clear(s, lru);
+        }
+}
+
+static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint64_t ino, const char *path,
+                           const char **ret_note) {
+        struct mod *m = NULL, *lru = NULL;
+        _cleanup_(closep) int fd = -1;
+        struct ctx_symtab *t = NULL;
+        char buf[PATH_MAX + 64];
+        uint64_t now;
+        int r;
 
         for (unsigned i = 0; i < s->o.max_modules; i++) {
                 struct mod *x = &s->mods[i];
 
-                if ((x->dwfl || x->failed) && x->dev == dev && x->ino == ino) {
-                        x->last_use = ++s->clock;
-                        return x->failed ? NULL : x;
+                if (x->used && x->dev == dev && x->ino == ino) {
+                        m = x;
+                        break;
                 }
-                if (x->last_use < lru->last_use)
+                if (!lru || (lru->used && (!x->used || x->last_use < lru->last_use)))
                         lru = x;
         }
-        m = lru;
-        mod_clear(m);
-        m->dev = dev;
-        m->ino = ino;
-        m->last_use = ++s->clock;
+        if (m) {
+                m->last_use = ++s->clock;
+                if (m->tab)
+                        return m;
+                *ret_note = m->note;
+                if (!m->retry_ns || now_mono() < m->retry_ns)
+                        return NULL;
+        } else {
+                m = lru;
+                mod_clear(s, m);
+                m->used = true;
+                m->dev = dev;
+                m->ino = ino;
+                m->last_use = ++s->clock;
+                m->path = strdup(path);
+                if (!m->path) {
+                        mod_clear(s, m);
+                        return NULL;
+                }
+        }
+        m->note = NULL;
+        m->retry_ns = 0;
         /* Through the process's root, so a container's files are its own;
-         * the inode must be the mapped one (a file replaced since is not). */
+         * else (the process is gone) the path as it is here, under the
+         * same checks. */
         snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, (int) pid, path);
-        fd = open(buf, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-        /* The inode alone: overlay file systems show another device in
-         * the maps than stat() does. */
-        if (fd < 0 || fstat(fd, &st) < 0 || st.st_ino != ino) {
-                if (fd >= 0)
-                        close(fd);
-                m->failed = true;
+        fd = open_mapped(buf, ino);
+        if (fd == -ENOENT || fd == -ESRCH)
+                fd = open_mapped(path, ino);
+        if (fd < 0) {
+                if (fd == -EBADFD || fd == -ELOOP) {
+                        m->note = NOTE_NOT_REGULAR;
+                        s->st.refused++;
+                } else if (fd == -ESTALE)
+                        s->st.refused++;
+                *ret_note = m->note;
                 return NULL;
         }
-        m->path = strdup(path);
-        if (!m->path || mod_load(s, m, path, fd) < 0) {
-                uint64_t d = m->dev, i = m->ino, u = m->last_use;
-
-                mod_clear(m);
-                m->dev = d;
-                m->ino = i;
-                m->last_use = u;
-                m->failed = true;
+        r = helper_index(s, fd, &t, &m->note);
+        *ret_note = m->note;
+        if (r < 0) {
+                now = now_mono();
+                if (r == -EAGAIN)
+                        m->retry_ns = s->restart_ns > now ? s->restart_ns : now + 1;
+                else if (r == -ETIMEDOUT || r == -EPIPE)
+                        m->retry_ns = now + RETRY_NS;
                 return NULL;
         }
-        s->st.modules++;
+        m->bytes = ctx_symtab_bytes(t);
+        if (m->bytes > s->o.max_bytes) {
+                ctx_symtab_free(t);
+                m->bytes = 0;
+                m->note = *ret_note = NOTE_TOO_LARGE;
+                return NULL;
+        }
+        mods_make_room(s, m, m->bytes);
+        m->tab = t;
+        s->st.cache_bytes += m->bytes;
         return m;
 }
 
@@ -373,8 +594,9 @@ void ctx_symbols_forget(struct ctx_symbols *s, pid_t pid) {
 
 static int user_frame(struct ctx_symbols *s, struct uproc *p, uint64_t ip, struct ctx_frame *ret) {
         const struct umap *u = umap_find(p, ip);
+        const struct ctx_symtab_sym *f;
+        const struct ctx_symtab *t;
         uint64_t off, addr = 0;
-        const struct fsym *f;
         struct mod *m;
         bool found = false;
 
@@ -386,24 +608,26 @@ static int user_frame(struct ctx_symbols *s, struct uproc *p, uint64_t ip, struc
         }
         if (!u)
                 return -ENOENT;
-        m = mod_get(s, p->pid, u->dev, u->ino, p->names + u->path);
+        m = mod_get(s, p->pid, u->dev, u->ino, p->names + u->path, &ret->note);
         ret->module = p->names + u->path;
         if (!m)
                 return -ENOENT;
+        t = m->tab;
+        ret->module = m->path;
         off = ip - u->start + u->pgoff;
-        for (unsigned i = 0; i < m->n_segs; i++)
-                if (off >= m->segs[i].offset && off < m->segs[i].offset + m->segs[i].filesz) {
-                        addr = off - m->segs[i].offset + m->segs[i].vaddr;
+        for (unsigned i = 0; i < t->n_segs; i++)
+                if (off - t->segs[i].offset < t->segs[i].filesz) {
+                        addr = off - t->segs[i].offset + t->segs[i].vaddr;
                         found = true;
                         break;
                 }
-        if (!found)
+        f = found ? ctx_symtab_find(t, addr) : NULL;
+        if (!f) {
+                if (t->flags & CTX_SYMTAB_TRUNCATED)
+                        ret->note = NOTE_TRUNCATED;
                 return -ENOENT;
-        f = mod_find(m, addr);
-        ret->module = m->path;
-        if (!f)
-                return -ENOENT;
-        ret->sym = f->name;
+        }
+        ret->sym = t->names + f->name;
         ret->off = addr - f->addr;
         return 0;
 }
@@ -453,35 +677,39 @@ void ctx_symbols_stats(const struct ctx_symbols *s, struct ctx_symbols_stats *re
         ret->modules = 0;
         ret->procs = 0;
         for (unsigned i = 0; i < s->o.max_modules; i++)
-                ret->modules += s->mods[i].dwfl != NULL;
+                ret->modules += s->mods[i].tab != NULL;
         for (unsigned i = 0; i < s->o.max_procs; i++)
                 ret->procs += s->procs[i].used;
 }
 
 int ctx_symbols_new(const struct ctx_symbols_opts *opts, struct ctx_symbols **ret) {
         _cleanup_(ctx_symbols_freep) struct ctx_symbols *s = calloc(1, sizeof(*s));
+        const char *helper;
         int r;
 
         if (!s)
                 return -ENOMEM;
         s->o = opts ? *opts : (struct ctx_symbols_opts) {};
+        s->helper_fd = -1;
         if (!s->o.max_modules)
-                s->o.max_modules = 64;
+                s->o.max_modules = 256;
+        if (!s->o.max_bytes)
+                s->o.max_bytes = UINT64_C(64) << 20;
+        if (!s->o.timeout_ms)
+                s->o.timeout_ms = 1000;
         if (!s->o.max_procs)
                 s->o.max_procs = 256;
         if (!s->o.max_maps)
                 s->o.max_maps = 512;
         s->proc_root = strdup(s->o.proc_root ? s->o.proc_root : "/proc");
+        /* The daemon's environment is root's: the variable is for tests
+         * and for a helper installed elsewhere. */
+        helper = s->o.helper ?: getenv("EVMON_SYMBOLIZER");
+        s->helper = strdup(helper && *helper ? helper : EVMON_SYMBOLIZER_PATH);
         s->mods = calloc(s->o.max_modules, sizeof(*s->mods));
         s->procs = calloc(s->o.max_procs, sizeof(*s->procs));
-        if (!s->proc_root || !s->mods || !s->procs)
+        if (!s->proc_root || !s->helper || !s->mods || !s->procs)
                 return -ENOMEM;
-        s->cb = (Dwfl_Callbacks) {
-                .find_elf = dwfl_build_id_find_elf,
-                .find_debuginfo = dwfl_standard_find_debuginfo,
-                .section_address = dwfl_offline_section_address,
-                .debuginfo_path = &s->debuginfo_path,
-        };
         if (s->o.kernel) {
                 r = ctx_kallsyms_load(NULL, &s->kallsyms);
                 if (r < 0)
@@ -494,9 +722,10 @@ int ctx_symbols_new(const struct ctx_symbols_opts *opts, struct ctx_symbols **re
 struct ctx_symbols *ctx_symbols_free(struct ctx_symbols *s) {
         if (!s)
                 return NULL;
+        helper_stop(s);
         if (s->mods)
                 for (unsigned i = 0; i < s->o.max_modules; i++)
-                        mod_clear(&s->mods[i]);
+                        mod_clear(s, &s->mods[i]);
         if (s->procs)
                 for (unsigned i = 0; i < s->o.max_procs; i++)
                         uproc_clear(&s->procs[i]);
@@ -504,6 +733,7 @@ struct ctx_symbols *ctx_symbols_free(struct ctx_symbols *s) {
         free(s->procs);
         ctx_kallsyms_free(s->kallsyms);
         free(s->proc_root);
+        free(s->helper);
         free(s);
         return NULL;
 }

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* evmon-symbolizer: reads the symbol tables of ELF files for evmond, in a
+ * sandbox, as systemd-coredump analyses an untrusted core apart from the
+ * privileged process. The files are users' (any process's executable and
+ * libraries): their parser runs here, never in the daemon's loop, where a
+ * crafted file hung it (a FIFO for a debug link) and grew it by a GiB (an
+ * xz bomb in .gnu_debugdata); issue 26, holes 6 and 7.
+ *
+ * Started by evmond with its socket at fd 3 and nothing else; before it
+ * reads any request it gives up everything: root's uid (for nobody's),
+ * every capability, new privileges, dumpability (no ptrace by other
+ * processes of nobody, which could take the files' fds), and all system
+ * calls but the few reading an fd and answering need (seccomp). Its
+ * memory is bounded by RLIMIT_AS, its CPU time by RLIMIT_CPU; evmond
+ * bounds each answer's wall time and kills it past that. It opens no
+ * file: evmond opens each one and passes the fd. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "evmon/context.h"
+#include "evmon/io.h"
+#include "symbolizer.h"
+
+#define NOBODY 65534
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+#ifdef SANITIZED
+/* LeakSanitizer's exit check needs ptrace and threads, which the filter
+ * refuses; the sanitized tests check this code's leaks in-process
+ * (test-symtab, fuzz-symtab). */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void) {
+        return 1;
+}
+#endif
+
+#if defined(__x86_64__)
+#define SECCOMP_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SECCOMP_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#define SECCOMP_ARCH AUDIT_ARCH_I386
+#endif
+
+#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static int sandbox_seccomp(void) {
+#ifdef SECCOMP_ARCH
+        struct sock_filter f[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                ALLOW(SYS_read), ALLOW(SYS_write), ALLOW(SYS_writev), ALLOW(SYS_pread64),
+                ALLOW(SYS_recvmsg), ALLOW(SYS_sendmsg), ALLOW(SYS_close), ALLOW(SYS_lseek),
+                ALLOW(SYS_fstat), ALLOW(SYS_newfstatat),
+                ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap), ALLOW(SYS_brk),
+                ALLOW(SYS_madvise), ALLOW(SYS_mprotect), ALLOW(SYS_futex), ALLOW(SYS_getrandom),
+                ALLOW(SYS_clock_gettime), ALLOW(SYS_rt_sigreturn), ALLOW(SYS_rt_sigprocmask),
+                ALLOW(SYS_exit), ALLOW(SYS_exit_group),
+                /* Everything else fails with EPERM: open, socket, kill,
+                 * ptrace, execve, clone, ... */
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        };
+        struct sock_fprog prog = { .len = (unsigned short) (sizeof(f) / sizeof(f[0])), .filter = f };
+
+        if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+                return -errno;
+        return 0;
+#else
+        return -EOPNOTSUPP;
+#endif
+}
+
+static int sandbox(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct caps[2] = {};
+        struct rlimit nofile = { 16, 16 }, cpu = { 30, 31 }, zero = { 0, 0 };
+        int r;
+
+        /* The daemon's fds are O_CLOEXEC; this makes sure of it. */
+        if (syscall(SYS_close_range, SYMBOLIZER_FD + 1, ~0U, 0) < 0)
+                return -errno;
+#ifndef SANITIZED
+        /* The sanitizers' shadow memory is terabytes of address space. */
+        struct rlimit as = { 512 << 20, 512 << 20 };
+
+        if (setrlimit(RLIMIT_AS, &as) < 0)
+                return -errno;
+#endif
+        if (setrlimit(RLIMIT_CPU, &cpu) < 0 || setrlimit(RLIMIT_NOFILE, &nofile) < 0 ||
+            setrlimit(RLIMIT_FSIZE, &zero) < 0 || setrlimit(RLIMIT_CORE, &zero) < 0)
+                return -errno;
+        if (getuid() == 0 || geteuid() == 0 || getgid() == 0 || getegid() == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        return -errno;
+        }
+        /* A non-root daemon's ambient or inherited capabilities go too. */
+        (void) prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        if (syscall(SYS_capset, &h, caps) < 0)
+                return -errno;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return -errno;
+        /* libelf's and malloc's set-up before the filter. */
+        if (ctx_symtab_init() < 0)
+                return -ENOTSUP;
+        r = sandbox_seccomp();
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+/* One request: 0 with *ret_fd, 0 with -1 at the end, or -errno. */
+static int receive(struct symbolizer_request *req, int *ret_fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control = {};
+        struct iovec iov = { req, sizeof(*req) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        ssize_t n;
+        int fd = -1;
+
+        do
+                n = recvmsg(SYMBOLIZER_FD, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n == 0) {
+                *ret_fd = -1;
+                return 0;
+        }
+        if (n < 0)
+                return -errno;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                        int x;
+
+                        memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (fd < 0)
+                                fd = x;
+                        else
+                                close(x);
+                }
+        }
+        if ((size_t) n != sizeof(*req) || req->magic != SYMBOLIZER_MAGIC || fd < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -EBADMSG;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+static int answer(uint32_t id, int error, const struct ctx_symtab *t) {
+        struct symbolizer_reply rep = { .magic = SYMBOLIZER_MAGIC, .id = id, .error = error };
+        int r;
+
+        if (t) {
+                rep.flags = t->flags;
+                rep.n_segs = t->n_segs;
+                memcpy(rep.segs, t->segs, sizeof(rep.segs));
+                rep.n_syms = t->n_syms;
+                rep.names_len = t->names_len;
+        }
+        r = loop_write(SYMBOLIZER_FD, &rep, sizeof(rep));
+        if (r >= 0 && t && t->n_syms)
+                r = loop_write(SYMBOLIZER_FD, t->syms, (size_t) t->n_syms * sizeof(*t->syms));
+        if (r >= 0 && t && t->names_len)
+                r = loop_write(SYMBOLIZER_FD, t->names, (size_t) t->names_len);
+        return r;
+}
+
+int main(int argc, char **argv) {
+        int r = sandbox();
+
+        if (r < 0) {
+                fprintf(stderr, "evmon-symbolizer: cannot set up its sandbox: %s\n", strerror(-r));
+                return 1;
+        }
+        for (;;) {
+                _cleanup_(ctx_symtab_freep) struct ctx_symtab *t = NULL;
+                struct symbolizer_request req;
+                int fd = -1;
+
+                r = receive(&req, &fd);
+                if (r < 0)
+                        return 1;
+                if (fd < 0)
+                        return 0;
+                r = ctx_symtab_read(fd, NULL, 0, NULL, &t);
+                close(fd);
+                if (answer(req.id, r < 0 ? r : 0, t) < 0)
+                        return 1;
+        }
+}
