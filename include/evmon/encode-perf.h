@@ -42,6 +42,7 @@ struct encode_frame {
         const char *sym;
         uint64_t off;
         const char *module;
+        const char *note;               /* without SYM: why the symbolizer lost it ("symbols"), or NULL */
 };
 
 /* The same with FRAMES (s->callchain.nr entries, or NULL): each callchain

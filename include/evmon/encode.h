@@ -212,6 +212,7 @@ struct encode_status_context {
         uint64_t bound_bytes;
         bool symbols;                   /* the symbol caches below are in use */
         uint64_t sym_modules, sym_procs, sym_named, sym_unnamed;
+        uint64_t sym_cache_bytes, sym_helper_starts, sym_helper_timeouts, sym_helper_crashes, sym_refused;
 };
 
 struct encode_status {

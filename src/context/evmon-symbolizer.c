@@ -7,8 +7,8 @@
  * xz bomb in .gnu_debugdata); issue 26, holes 6 and 7.
  *
  * Started by evmond with its socket at fd 3 and nothing else; before it
- * reads any request it gives up everything: root's uid (for nobody's),
- * every capability, new privileges, dumpability (no ptrace by other
+ * reads any request it gives up everything: root's uid (for nobody's,
+ * where it still may), every capability, new privileges, dumpability (no ptrace by other
  * processes of nobody, which could take the files' fds), and all system
  * calls but the few reading an fd and answering need (seccomp). Its
  * memory is bounded by RLIMIT_AS, its CPU time by RLIMIT_CPU; evmond
@@ -113,9 +113,14 @@ static int sandbox(void) {
         if (setrlimit(RLIMIT_CPU, &cpu) < 0 || setrlimit(RLIMIT_NOFILE, &nofile) < 0 ||
             setrlimit(RLIMIT_FSIZE, &zero) < 0 || setrlimit(RLIMIT_CORE, &zero) < 0)
                 return -errno;
+        /* Root's uid for nobody's where that may be done: evmond starts
+         * the helper after its own drop, which kept no CAP_SETUID (and
+         * its unit's filter refuses setresuid), so there the helper stays
+         * uid 0 without a capability, where the filter below leaves it no
+         * call that names a file or another process. */
         if (getuid() == 0 || geteuid() == 0 || getgid() == 0 || getegid() == 0) {
-                if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                if ((setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                     setresuid(NOBODY, NOBODY, NOBODY) < 0) && errno != EPERM)
                         return -errno;
         }
         /* A non-root daemon's ambient or inherited capabilities go too. */

@@ -60,8 +60,10 @@ static const char NOTE_TIMEOUT[] = "helper timed out";
 static const char NOTE_CRASHED[] = "helper failed";
 static const char NOTE_RESTART[] = "helper restarting";
 static const char NOTE_NOT_REGULAR[] = "not a regular file";
+static const char NOTE_REPLACED[] = "file replaced";
 static const char NOTE_TOO_LARGE[] = "symbol table over the cache bound";
 static const char NOTE_TRUNCATED[] = "symbol table truncated";
+static const char NOTE_DEBUGDATA[] = "minidebuginfo over its bound";
 
 struct mod {
         uint64_t dev, ino, last_use;
@@ -415,14 +417,19 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
          * same checks. */
         snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, (int) pid, path);
         fd = open_mapped(buf, ino);
-        if (fd == -ENOENT || fd == -ESRCH)
+        /* Also where /proc/PID/root is closed to us: it takes ptrace
+         * access, which the daemon's dropped capabilities lack for a
+         * process of another user or with more capabilities. */
+        if (fd < 0 && fd != -EBADFD && fd != -ESTALE && fd != -ELOOP)
                 fd = open_mapped(path, ino);
         if (fd < 0) {
                 if (fd == -EBADFD || fd == -ELOOP) {
                         m->note = NOTE_NOT_REGULAR;
                         s->st.refused++;
-                } else if (fd == -ESTALE)
+                } else if (fd == -ESTALE) {
+                        m->note = NOTE_REPLACED;
                         s->st.refused++;
+                }
                 *ret_note = m->note;
                 return NULL;
         }
@@ -625,6 +632,8 @@ static int user_frame(struct ctx_symbols *s, struct uproc *p, uint64_t ip, struc
         if (!f) {
                 if (t->flags & CTX_SYMTAB_TRUNCATED)
                         ret->note = NOTE_TRUNCATED;
+                else if (t->flags & CTX_SYMTAB_DEBUGDATA)
+                        ret->note = NOTE_DEBUGDATA;
                 return -ENOENT;
         }
         ret->sym = t->names + f->name;

@@ -235,7 +235,8 @@ static const struct encode_frame *symbolize(struct daemon *d, const struct perf_
         }
         (void) ctx_symbols_resolve(x->symbols, (pid_t) s->pid, s->callchain.ips, nr, x->cframes);
         for (uint64_t i = 0; i < nr; i++)
-                x->frames[i] = (struct encode_frame) { x->cframes[i].sym, x->cframes[i].off, x->cframes[i].module };
+                x->frames[i] = (struct encode_frame) { x->cframes[i].sym, x->cframes[i].off, x->cframes[i].module,
+                                                     x->cframes[i].note };
         return x->frames;
 }
 

@@ -144,6 +144,7 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
         size_t n_rings = monitor_n_rings(d->monitor), n_clients = 0, n_cpus = 0;
         size_t closing_jobs, closing_fds;
         int64_t procs = -1;
+        struct ctx_symbols_stats ss = {};
         _cleanup_(freep) struct metrics_event *events = calloc(d->n_events ?: 1, sizeof(*events));
         _cleanup_(freep) struct metrics_cpu *cpus = calloc(n_rings ?: 1, sizeof(*cpus));
         _cleanup_(freep) struct encode_status_client *st = NULL;
@@ -195,6 +196,8 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                 procs = (int64_t) cs.procs;
         }
         async_stats(&closing_jobs, &closing_fds);
+        if (d->ctx.symbols)
+                ctx_symbols_stats(d->ctx.symbols, &ss);
         return metrics_format(&(struct metrics) {
                         .events = events,
                         .n_events = d->n_events,
@@ -211,6 +214,12 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                         .order_late = d->config->order_time && monitor_order_stats(d->monitor) ?
                                       (int64_t) monitor_order_stats(d->monitor)->late : -1,
                         .closing_fds = closing_fds,
+                        .symbols = d->ctx.symbols,
+                        .sym_modules = ss.modules,
+                        .sym_cache_bytes = ss.cache_bytes,
+                        .sym_helper_starts = ss.helper_starts,
+                        .sym_helper_timeouts = ss.helper_timeouts,
+                        .sym_helper_crashes = ss.helper_crashes,
                 }, ret, ret_size);
 }
 

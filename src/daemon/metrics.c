@@ -128,6 +128,21 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
         put_family(f, "evmon_closing_fds", "gauge",
                    "Perf fds of removed events that the worker thread has yet to close.");
         fprintf(f, "evmon_closing_fds %" PRIu64 "\n", m->closing_fds);
+        if (m->symbols) {
+                put_family(f, "evmon_symbols_modules", "gauge", "ELF files whose symbol tables evmond keeps.");
+                fprintf(f, "evmon_symbols_modules %" PRIu64 "\n", m->sym_modules);
+                put_family(f, "evmon_symbols_cache_bytes", "gauge", "Bytes those symbol tables hold.");
+                fprintf(f, "evmon_symbols_cache_bytes %" PRIu64 "\n", m->sym_cache_bytes);
+                put_family(f, "evmon_symbolizer_starts_total", "counter",
+                           "Times evmond started its sandboxed symbolizer (evmon-symbolizer).");
+                fprintf(f, "evmon_symbolizer_starts_total %" PRIu64 "\n", m->sym_helper_starts);
+                put_family(f, "evmon_symbolizer_timeouts_total", "counter",
+                           "Times the symbolizer was killed for answering late (its file's frames lost their names).");
+                fprintf(f, "evmon_symbolizer_timeouts_total %" PRIu64 "\n", m->sym_helper_timeouts);
+                put_family(f, "evmon_symbolizer_failures_total", "counter",
+                           "Times the symbolizer died or answered nonsense (its file's frames lost their names).");
+                fprintf(f, "evmon_symbolizer_failures_total %" PRIu64 "\n", m->sym_helper_crashes);
+        }
         put_family(f, "evmon_start_time_seconds", "gauge", "When evmond started, in seconds since 1970.");
         fprintf(f, "evmon_start_time_seconds %" PRIu64 ".%06" PRIu64 "\n",
                 m->start_time_usec / 1000000, m->start_time_usec % 1000000);

@@ -52,6 +52,9 @@ struct metrics {
         int64_t process_table;        /* entries; < 0: there is no process table */
         int64_t order_late;           /* lines handed out after a later one; < 0: arrival order */
         uint64_t closing_fds;         /* removed events' fds the worker thread has yet to close */
+        bool symbols;                 /* the symbolizer below is in use */
+        uint64_t sym_modules, sym_cache_bytes;
+        uint64_t sym_helper_starts, sym_helper_timeouts, sym_helper_crashes;
 };
 
 /* Formats M in Prometheus' text exposition format (version 0.0.4): a

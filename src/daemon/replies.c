@@ -55,6 +55,11 @@ static void status_context(struct daemon *d, struct encode_status_context *ret) 
                 ret->sym_procs = ss.procs;
                 ret->sym_named = ss.named;
                 ret->sym_unnamed = ss.unnamed;
+                ret->sym_cache_bytes = ss.cache_bytes;
+                ret->sym_helper_starts = ss.helper_starts;
+                ret->sym_helper_timeouts = ss.helper_timeouts;
+                ret->sym_helper_crashes = ss.helper_crashes;
+                ret->sym_refused = ss.refused;
         }
 }
 

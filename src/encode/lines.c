@@ -310,7 +310,12 @@ static json_object *status_context(const struct encode_status_context *c) {
                     !add(s, "modules", json_object_new_int64((int64_t) c->sym_modules)) ||
                     !add(s, "procs", json_object_new_int64((int64_t) c->sym_procs)) ||
                     !add(s, "named", json_object_new_int64((int64_t) c->sym_named)) ||
-                    !add(s, "unnamed", json_object_new_int64((int64_t) c->sym_unnamed)))
+                    !add(s, "unnamed", json_object_new_int64((int64_t) c->sym_unnamed)) ||
+                    !add(s, "cache_bytes", json_object_new_int64((int64_t) c->sym_cache_bytes)) ||
+                    !add(s, "helper_starts", json_object_new_int64((int64_t) c->sym_helper_starts)) ||
+                    !add(s, "helper_timeouts", json_object_new_int64((int64_t) c->sym_helper_timeouts)) ||
+                    !add(s, "helper_failures", json_object_new_int64((int64_t) c->sym_helper_crashes)) ||
+                    !add(s, "refused", json_object_new_int64((int64_t) c->sym_refused)))
                         return json_object_put(o), NULL;
         }
         return o;

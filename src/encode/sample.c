@@ -268,7 +268,7 @@ size_t encode_callchain_max(uint64_t nr) {
 /* One frame's name: {"sym":"name+0xoff","module":"/path"}, either key
  * left out when not known, null when neither is. */
 static char *put_frame(char *p, const struct encode_frame *f) {
-        if (!f->sym && !f->module)
+        if (!f->sym && !f->module && !f->note)
                 return json_put_literal(p, "null");
         *p++ = '{';
         if (f->sym) {
@@ -304,6 +304,12 @@ static char *put_frame(char *p, const struct encode_frame *f) {
                 p = json_put_literal(p, "\"module\":");
                 p = json_put_string(p, f->module, strlen(f->module));
         }
+        if (f->note && !f->sym) {
+                if (f->module)
+                        *p++ = ',';
+                p = json_put_literal(p, "\"symbols\":");
+                p = json_put_string(p, f->note, strlen(f->note));
+        }
         *p++ = '}';
         return p;
 }
@@ -319,6 +325,8 @@ size_t encode_frames_max(const struct encode_frame *frames, uint64_t nr) {
                         n += json_escaped_max(strlen(frames[i].sym));
                 if (frames[i].module)
                         n += json_escaped_max(strlen(frames[i].module));
+                if (frames[i].note)
+                        n += sizeof(",\"symbols\":") + json_escaped_max(strlen(frames[i].note));
         }
         /* ,"syms":[] per segment, at most one per frame and one more */
         return n + ((size_t) nr + 1) * sizeof(",\"syms\":[]");

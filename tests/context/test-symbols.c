@@ -113,6 +113,10 @@ static void test_user(void **state) {
         assert_int_equal(st.modules, 1);
         assert_int_equal(st.procs, 1);
         assert_int_equal(st.named, 4);
+        /* Read by one sandboxed helper, its table counted in bytes. */
+        assert_int_equal(st.helper_starts, 1);
+        assert_int_equal(st.helper_timeouts + st.helper_crashes, 0);
+        assert_true(st.cache_bytes > 0);
         /* a shared library's function, named in its file (libc's, or
          * the sanitizer runtime's interceptor) */
         ips[1] = (uint64_t) (uintptr_t) &snprintf;

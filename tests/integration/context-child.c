@@ -6,13 +6,16 @@
  *          thread, MARK_RENAMED after prctl(PR_SET_NAME, "evctx-renamed")
  *   cgroups DIR...: moves itself into each DIR in turn, MARK_CGROUP + k there
  *   busy MS: spins MS milliseconds in evctx_busy_outer → evctx_busy_inner,
- *            half of it in the kernel (getppid), for callchain samples */
+ *            half of it in the kernel (getppid), for callchain samples
+ *   flee MS: renames its executable to PATH.moved, makes a FIFO at PATH,
+ *            then spins as busy does (test-symbolizer) */
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +89,19 @@ int main(int argc, char **argv) {
                 evctx_busy_outer(now() + atoi(argv[2]) / 1000.0);
                 return 0;
         }
-        fprintf(stderr, "usage: %s basic | cgroups DIR... | busy MS\n", argv[0]);
+        if (argc >= 3 && strcmp(argv[1], "flee") == 0) {
+                /* test-symbolizer's attacker: moves its own executable away
+                 * and leaves a FIFO at the path its exec was recorded by. */
+                char moved[4096];
+
+                snprintf(moved, sizeof(moved), "%s.moved", argv[0]);
+                if (rename(argv[0], moved) < 0 || mkfifo(argv[0], 0644) < 0) {
+                        perror(argv[0]);
+                        return 2;
+                }
+                evctx_busy_outer(now() + atoi(argv[2]) / 1000.0);
+                return 0;
+        }
+        fprintf(stderr, "usage: %s basic | cgroups DIR... | busy MS | flee MS\n", argv[0]);
         return 2;
 }

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Symbolization of users' files, attacked (issue 26, holes 6 and 7). An
+ * unprivileged user (nobody) runs a copy of evmon-context-child, crafted
+ * as it likes in a directory of its own, while evmond samples callchains
+ * with "symbols": true and a client watches it:
+ *   debuglink-fifo: stripped, its .gnu_debuglink naming a FIFO beside it
+ *   debuglink-zero: the same, the debug file a link to /dev/zero
+ *   renamed-exe:    it moves its executable away and leaves a FIFO at the
+ *                   path its exec was recorded by
+ *   xz-bomb:        stripped, .gnu_debugdata the xz of 256 MiB of zeros
+ *   many-symbols:   six files of 400,000 function symbols each
+ *   helper-timeout, helper-crash: evmon-symbolizer replaced by a program
+ *                   that never answers, or dies
+ * Each: evmond answers a status request within a second while it is under
+ * way, its RSS stays bounded, FIFOs are never opened, and the frames say
+ * what was lost. Root, objcopy, strip and xz, else 77. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "itest.h"
+
+#define NOBODY 65534
+
+static struct itest_daemon daemon_ = { .pid = -1 };
+static char tmp[] = "/tmp/evmon-sym-XXXXXX";
+static char child_src[512];
+static int scale = 1;
+
+static const char config[] =
+        "{\"ring\": {\"pages\": 256}, \"events\": [{\"software\": \"cpu-clock\", \"period\": 1000000,\n"
+        "  \"sample\": [\"callchain\"], \"symbols\": true}]}\n";
+
+static uint64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static json_object *get(json_object *o, const char *key) {
+        json_object *v;
+
+        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *get_str(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+
+        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static void sh(const char *fmt, ...) {
+        char cmd[4096];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        if (system(cmd) != 0)
+                fail_msg("failed: %s", cmd);
+}
+
+static bool have(const char *tool) {
+        char cmd[256];
+
+        snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+        return system(cmd) == 0;
+}
+
+/* kB of evmond's VmRSS or VmHWM. */
+static long vm_kib(pid_t pid, const char *key) {
+        char path[64], line[256];
+        long kib = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, key, strlen(key)) == 0 && line[strlen(key)] == ':')
+                        kib = atol(line + strlen(key) + 1);
+        fclose(f);
+        return kib;
+}
+
+static int setup(void **state) {
+        static const char *const need[] = { "sched/sched_process_exec", NULL };
+        const char *e = getenv("EVMON_TEST_TIME_SCALE");
+
+        itest_require(need);
+        if (!have("objcopy") || !have("strip") || !have("xz")) {
+                fprintf(stderr, "SKIP: objcopy, strip and xz (binutils, xz-utils) are needed\n");
+                exit(77);
+        }
+        if (e && atoi(e) > 1)
+                scale = atoi(e);
+        assert_non_null(mkdtemp(tmp));
+        /* The attacker's own directory. */
+        assert_int_equal(chmod(tmp, 0755), 0);
+        assert_int_equal(chown(tmp, NOBODY, NOBODY), 0);
+        itest_build_path("tests/integration/evmon-context-child", child_src, sizeof(child_src));
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[600];
+
+        itest_daemon_cleanup(&daemon_);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A copy of the child at DIR/NAME, the attacker's. */
+static void make_prog(char *path, size_t size, const char *name) {
+        snprintf(path, size, "%s/%s-%d", tmp, name, (int) (getpid() % 100000));
+        sh("cp %s %s && chown %d:%d %s", child_src, path, NOBODY, NOBODY, path);
+}
+
+/* Runs PATH MODE MS as nobody, not waited for. */
+static pid_t attack(const char *path, const char *mode, const char *ms) {
+        pid_t pid = itest_fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+                    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+                        _exit(126);
+                execl(path, path, mode, ms, (char *) NULL);
+                _exit(127);
+        }
+        return pid;
+}
+
+struct outcome {
+        int lines;                      /* the attacker's event lines */
+        long status_ms;                 /* a status request's answer took, -1: none */
+        int frames_in_prog;             /* frames in the attacker's file */
+        char note[64];                  /* the last "symbols" note of such a frame */
+        int notes;
+        json_object *status;            /* the last status line (caller puts it) */
+};
+
+static void check_frames(json_object *o, const char *prog, struct outcome *out) {
+        json_object *cc = get(get(o, "sample"), "callchain");
+
+        for (size_t i = 0; cc && i < json_object_array_length(cc); i++) {
+                json_object *syms = get(json_object_array_get_idx(cc, i), "syms");
+
+                assert_non_null(syms);
+                for (size_t j = 0; j < json_object_array_length(syms); j++) {
+                        json_object *f = json_object_array_get_idx(syms, j);
+                        const char *module = get_str(f, "module"), *note = get_str(f, "symbols");
+
+                        if (!module || strncmp(module, prog, strlen(prog)) != 0)
+                                continue;
+                        out->frames_in_prog++;
+                        if (note) {
+                                snprintf(out->note, sizeof(out->note), "%s", note);
+                                out->notes++;
+                        }
+                }
+        }
+}
+
+/* Starts the attacker, waits for its first line, times a status request
+ * on another connection meanwhile, and reads its lines to its end. */
+static void run_attack(const char *prog, const char *mode, const char *ms, struct outcome *out) {
+        struct itest_client c, st;
+        json_object *o;
+        uint64_t t0, end;
+        pid_t pid;
+        int status;
+
+        *out = (struct outcome) { .status_ms = -1 };
+        assert_int_equal(itest_client_connect(&c, daemon_.socket), 0);
+        assert_int_equal(itest_client_connect(&st, daemon_.socket), 0);
+        json_object_put(itest_client_expect(&c, "hello", 5000));
+        json_object_put(itest_client_expect(&st, "hello", 5000));
+        assert_int_equal(itest_client_send(&c, "{\"type\":\"subscribe\",\"comms\":[\"evsym-*\"]}\n"), 0);
+        json_object_put(itest_client_expect(&c, "subscribed", 5000));
+        pid = attack(prog, mode, ms);
+        /* Its first line: the loop has met its file. */
+        end = now_ms() + 10000 * (uint64_t) scale;
+        while (!out->lines && now_ms() < end && (o = itest_client_next(&c, 1000))) {
+                if (strcmp(itest_str(o, "type"), "event") == 0 && itest_int(o, "pid") == pid) {
+                        out->lines++;
+                        check_frames(o, prog, out);
+                }
+                json_object_put(o);
+        }
+        t0 = now_ms();
+        assert_int_equal(itest_client_send(&st, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(&st, "status", 5000);
+        if (o) {
+                out->status_ms = (long) (now_ms() - t0);
+                out->status = o;
+        }
+        /* The rest of its lines, to its end. */
+        while ((o = itest_client_next(&c, 1500))) {
+                if (strcmp(itest_str(o, "type"), "event") == 0 && itest_int(o, "pid") == pid) {
+                        out->lines++;
+                        check_frames(o, prog, out);
+                }
+                json_object_put(o);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        itest_client_close(&c);
+        itest_client_close(&st);
+        fprintf(stderr, "%s %s: %d lines, status answered in %ld ms, %d frames in its file, %d noted (\"%s\")\n",
+                prog, mode, out->lines, out->status_ms, out->frames_in_prog, out->notes, out->note);
+}
+
+/* No reader has FIFO open: evmond never opened it (an open for reading
+ * blocked in there would be one). */
+static void assert_fifo_unopened(const char *fifo) {
+        int fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+        if (fd >= 0) {
+                close(fd);
+                fail_msg("%s has a reader: evmond opened it", fifo);
+        }
+        assert_int_equal(errno, ENXIO);
+}
+
+static void assert_responsive(const struct outcome *out) {
+        assert_true(out->lines > 0);
+        assert_true(out->status_ms >= 0);
+        assert_true(out->status_ms < 1000 * scale);
+}
+
+static void daemon_start(void) {
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+}
+
+static void daemon_stop(void) {
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        itest_daemon_cleanup(&daemon_);
+}
+
+/* A stripped copy whose .gnu_debuglink names PATH.debug, then made
+ * a FIFO or a link to /dev/zero by its owner. */
+static void test_debuglink(bool fifo) {
+        char prog[300], debug[320];
+        struct outcome out;
+
+        make_prog(prog, sizeof(prog), fifo ? "evsym-dlf" : "evsym-dlz");
+        snprintf(debug, sizeof(debug), "%s.debug", prog);
+        sh("objcopy --only-keep-debug %s %s && strip --strip-all %s && objcopy --add-gnu-debuglink=%s %s",
+           prog, debug, prog, debug, prog);
+        assert_int_equal(unlink(debug), 0);
+        if (fifo)
+                assert_int_equal(mkfifo(debug, 0644), 0);
+        else
+                assert_int_equal(symlink("/dev/zero", debug), 0);
+        assert_int_equal(lchown(debug, NOBODY, NOBODY), 0);
+        daemon_start();
+        run_attack(prog, "busy", "1500", &out);
+        assert_responsive(&out);
+        if (fifo)
+                assert_fifo_unopened(debug);
+        json_object_put(out.status);
+        daemon_stop();
+}
+
+static void test_debuglink_fifo(void **state) {
+        test_debuglink(true);
+}
+
+static void test_debuglink_zero(void **state) {
+        test_debuglink(false);
+}
+
+static void test_renamed_exe(void **state) {
+        char prog[300];
+        struct outcome out;
+
+        make_prog(prog, sizeof(prog), "evsym-mv");
+        daemon_start();
+        run_attack(prog, "flee", "1500", &out);
+        assert_responsive(&out);
+        assert_fifo_unopened(prog);
+        /* Its frames name the path the exec was recorded by, and why
+         * they have no name. */
+        assert_true(out.frames_in_prog > 0);
+        assert_string_equal(out.note, "not a regular file");
+        json_object_put(out.status);
+        daemon_stop();
+}
+
+static void test_xz_bomb(void **state) {
+        char prog[300], xz[320];
+        struct outcome out;
+        long rss0, hwm0, rss1, hwm1;
+
+        make_prog(prog, sizeof(prog), "evsym-xz");
+        snprintf(xz, sizeof(xz), "%s.xz", prog);
+        sh("head -c 256M /dev/zero | xz -0 -T1 > %s && strip --strip-all %s && "
+           "objcopy --add-section .gnu_debugdata=%s %s && rm -f %s", xz, prog, xz, prog, xz);
+        daemon_start();
+        rss0 = vm_kib(daemon_.pid, "VmRSS");
+        hwm0 = vm_kib(daemon_.pid, "VmHWM");
+        run_attack(prog, "busy", "1500", &out);
+        rss1 = vm_kib(daemon_.pid, "VmRSS");
+        hwm1 = vm_kib(daemon_.pid, "VmHWM");
+        fprintf(stderr, "evmond: VmRSS %ld -> %ld kB, VmHWM %ld -> %ld kB\n", rss0, rss1, hwm0, hwm1);
+        assert_responsive(&out);
+        /* The old evmond decompressed all of it, in itself (+256 MiB). */
+        assert_true(hwm1 - hwm0 < 32 * 1024);
+        assert_true(out.frames_in_prog > 0);
+        assert_string_equal(out.note, "minidebuginfo over its bound");
+        json_object_put(out.status);
+        daemon_stop();
+}
+
+static void test_many_symbols(void **state) {
+        char args[300], prog[300];
+        struct outcome out;
+        long rss0, rss1, hwm1;
+        json_object *syms;
+        int64_t cache;
+        FILE *f;
+
+        /* 400,000 function symbols, 15 MB: ~13 MB of table each. */
+        snprintf(args, sizeof(args), "%s/syms.txt", tmp);
+        f = fopen(args, "we");
+        assert_non_null(f);
+        for (int i = 0; i < 400000; i++)
+                fprintf(f, "--add-symbol=evsym_f%06d=.text:0x%x,function,global\n", i, (i * 16) & 0xfff);
+        assert_int_equal(fclose(f), 0);
+        daemon_start();
+        rss0 = vm_kib(daemon_.pid, "VmRSS");
+        for (int k = 0; k < 6; k++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "evsym-s%d", k);
+                make_prog(prog, sizeof(prog), name);
+                sh("objcopy @%s %s", args, prog);
+                run_attack(prog, "busy", "600", &out);
+                assert_responsive(&out);
+                syms = get(get(out.status, "context"), "symbols");
+                assert_non_null(syms);
+                assert_non_null(get(syms, "cache_bytes"));
+                cache = json_object_get_int64(get(syms, "cache_bytes"));
+                fprintf(stderr, "status: %" PRId64 " modules, %" PRId64 " bytes of symbol tables\n",
+                        json_object_get_int64(get(syms, "modules")), cache);
+                /* Bounded in bytes: 64 MiB by default. */
+                assert_true(cache > 0 && cache <= 64 << 20);
+                json_object_put(out.status);
+        }
+        rss1 = vm_kib(daemon_.pid, "VmRSS");
+        hwm1 = vm_kib(daemon_.pid, "VmHWM");
+        fprintf(stderr, "evmond: VmRSS %ld -> %ld kB (VmHWM %ld kB) after six files of 400,000 symbols\n", rss0,
+                rss1, hwm1);
+        /* The tables (64 MiB at most) and one answer in flight. */
+        assert_true(rss1 - rss0 < 96 * 1024);
+        daemon_stop();
+}
+
+/* evmon-symbolizer replaced by SCRIPT: frames lose their names and say
+ * why; the loop waits a second at most, once per back-off. */
+static void test_helper(const char *script, const char *want, const char *counter) {
+        char helper[300], prog[300], *old = getenv("EVMON_SYMBOLIZER") ? strdup(getenv("EVMON_SYMBOLIZER")) : NULL;
+        json_object *syms;
+        struct outcome out;
+        FILE *f;
+
+        snprintf(helper, sizeof(helper), "%s/helper-%s", tmp, counter);
+        f = fopen(helper, "we");
+        assert_non_null(f);
+        fprintf(f, "#!/bin/sh\n%s\n", script);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(chmod(helper, 0755), 0);
+        make_prog(prog, sizeof(prog), "evsym-h");
+        setenv("EVMON_SYMBOLIZER", helper, 1);
+        daemon_start();
+        if (old)
+                setenv("EVMON_SYMBOLIZER", old, 1);
+        else
+                unsetenv("EVMON_SYMBOLIZER");
+        free(old);
+        run_attack(prog, "busy", "2500", &out);
+        assert_responsive(&out);
+        assert_true(out.notes > 0);
+        /* The first frame's note is the failure; later ones may be the
+         * back-off's "helper restarting". */
+        if (strcmp(out.note, want) != 0)
+                assert_string_equal(out.note, "helper restarting");
+        syms = get(get(out.status, "context"), "symbols");
+        assert_non_null(syms);
+        assert_non_null(get(syms, counter));
+        assert_true(json_object_get_int64(get(syms, counter)) >= 1);
+        json_object_put(out.status);
+        daemon_stop();
+}
+
+static void test_helper_timeout(void **state) {
+        test_helper("exec sleep 60", "helper timed out", "helper_timeouts");
+}
+
+static void test_helper_crash(void **state) {
+        test_helper("exit 1", "helper failed", "helper_failures");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_debuglink_fifo),
+                cmocka_unit_test(test_debuglink_zero),
+                cmocka_unit_test(test_renamed_exe),
+                cmocka_unit_test(test_xz_bomb),
+                cmocka_unit_test(test_many_symbols),
+                cmocka_unit_test(test_helper_timeout),
+                cmocka_unit_test(test_helper_crash),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
