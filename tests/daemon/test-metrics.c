@@ -116,7 +116,9 @@ static void test_escape_and_empty(void **state) {
         const struct metrics_event events[] = {
                 { .name = "uprobe:a\"b\\c\nd", .kind = "uprobe", .count = 1, .enabled = true },
         };
-        struct metrics m = { .events = events, .n_events = 1, .process_table = 17, .order_late = 2 };
+        struct metrics m = { .events = events, .n_events = 1, .process_table = 17, .order_late = 2,
+                             .symbols = true, .sym_modules = 3, .sym_cache_bytes = 4096, .sym_helper_starts = 2,
+                             .sym_helper_timeouts = 1, .sym_helper_crashes = 0 };
         _cleanup_(freep) char *text = NULL, *empty = NULL;
         size_t size;
 
@@ -124,11 +126,18 @@ static void test_escape_and_empty(void **state) {
         assert_non_null(strstr(text, "evmon_events_total{event=\"uprobe:a\\\"b\\\\c\\nd\"} 1\n"));
         assert_non_null(strstr(text, "# TYPE evmon_process_table_entries gauge\nevmon_process_table_entries 17\n"));
         assert_non_null(strstr(text, "# TYPE evmon_order_late_total counter\nevmon_order_late_total 2\n"));
+        /* The sandboxed symbolizer's cache and restarts (issue 26). */
+        assert_non_null(strstr(text, "# TYPE evmon_symbols_cache_bytes gauge\nevmon_symbols_cache_bytes 4096\n"));
+        assert_non_null(strstr(text, "\nevmon_symbols_modules 3\n"));
+        assert_non_null(strstr(text, "# TYPE evmon_symbolizer_starts_total counter\nevmon_symbolizer_starts_total 2\n"));
+        assert_non_null(strstr(text, "\nevmon_symbolizer_timeouts_total 1\n"));
+        assert_non_null(strstr(text, "\nevmon_symbolizer_failures_total 0\n"));
 
         m = (struct metrics) { .process_table = -1, .order_late = -1 };
         assert_int_equal(metrics_format(&m, &empty, &size), 0);
         assert_null(strstr(empty, "process_table"));
         assert_null(strstr(empty, "order_late"));
+        assert_null(strstr(empty, "evmon_symbol"));
         assert_non_null(strstr(empty, "# TYPE evmon_events_total counter\n# HELP evmon_undecodable_total"));
         assert_non_null(strstr(empty, "\nevmon_clients 0\n"));
         assert_non_null(strstr(empty, "\nevmon_start_time_seconds 0.000000\n"));
