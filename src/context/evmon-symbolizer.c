@@ -75,7 +75,12 @@ static int sandbox_seccomp(void) {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
                 ALLOW(SYS_read), ALLOW(SYS_write), ALLOW(SYS_writev), ALLOW(SYS_pread64),
                 ALLOW(SYS_recvmsg), ALLOW(SYS_sendmsg), ALLOW(SYS_close), ALLOW(SYS_lseek),
-                ALLOW(SYS_fstat), ALLOW(SYS_newfstatat),
+#ifdef SYS_fstat
+                ALLOW(SYS_fstat),
+#endif
+#ifdef SYS_newfstatat
+                ALLOW(SYS_newfstatat),
+#endif
                 ALLOW(SYS_mmap), ALLOW(SYS_munmap), ALLOW(SYS_mremap), ALLOW(SYS_brk),
                 ALLOW(SYS_madvise), ALLOW(SYS_mprotect), ALLOW(SYS_futex), ALLOW(SYS_getrandom),
                 ALLOW(SYS_clock_gettime), ALLOW(SYS_rt_sigreturn), ALLOW(SYS_rt_sigprocmask),
