@@ -261,7 +261,10 @@ struct ctx_symbols_opts {
         unsigned max_modules;           /* ELF files' tables kept (default 256) */
         uint64_t max_bytes;             /* bytes those tables may hold (default 64 MiB) */
         const char *helper;             /* evmon-symbolizer's path; $EVMON_SYMBOLIZER, else the installed one */
-        unsigned timeout_ms;            /* per file (default 1000) */
+        unsigned timeout_ms;            /* the helper is killed past this per file; $EVMON_SYMBOLIZER_TIMEOUT_MS,
+                                         * else 2000 */
+        unsigned wait_ms;               /* a frame waits for its file's table at most this (default 100);
+                                         * its file's frames meanwhile are "symbols pending" */
         unsigned max_procs;             /* processes whose maps are kept (default 256) */
         unsigned max_maps;              /* executable mappings per process (default 512) */
         const char *proc_root;          /* "/proc" when NULL */

@@ -11,10 +11,14 @@
  * without blocking, takes only a regular file of the mapped inode, and
  * passes the fd over a socketpair (SCM_RIGHTS). The helper answers with
  * the load segments and the sorted function symbols; this side checks the
- * answer and keeps it. Each answer is awaited at most timeout_ms: a helper
- * that is late or dies is killed, restarted after a back-off, and the file
- * is tried again a minute later; its frames meanwhile carry a note saying
- * why they have no name.
+ * answer and keeps it. The helper works on one file at a time; the frame
+ * that asked waits for the answer at most wait_ms (100 ms), later frames
+ * take it as it comes in (read without blocking), and past timeout_ms
+ * (2 s) the helper is killed, restarted after a back-off, and the file
+ * asked for again a minute later. Frames of a file without its table
+ * meanwhile carry a note saying why they have no name ("symbols
+ * pending", "helper timed out", ...). The loop so waits at most wait_ms
+ * per file it meets, and a file made to be slow costs it that once.
  *
  * Both caches are bounded and evict the least recently used: the tables
  * of max_modules files keyed by inode, holding at most max_bytes in all,
@@ -48,6 +52,8 @@
 #define NSEC_PER_MSEC UINT64_C(1000000)
 /* A file the helper failed on is asked for again after this. */
 #define RETRY_NS (60 * NSEC_PER_SEC)
+/* A file met while the helper works on another is asked for after this. */
+#define BUSY_RETRY_NS (10 * NSEC_PER_MSEC)
 /* The helper's restart back-off: doubles per failure up to the maximum,
  * back to the minimum after a quiet while. A stream of crafted files then
  * costs the loop at most one timeout per maximum back-off. */
@@ -58,7 +64,8 @@
 /* The notes a frame gets when its file's names were lost (protocol.md). */
 static const char NOTE_TIMEOUT[] = "helper timed out";
 static const char NOTE_CRASHED[] = "helper failed";
-static const char NOTE_RESTART[] = "helper restarting";
+static const char NOTE_BUSY[] = "helper busy";
+static const char NOTE_PENDING[] = "symbols pending";
 static const char NOTE_NOT_REGULAR[] = "not a regular file";
 static const char NOTE_REPLACED[] = "file replaced";
 static const char NOTE_TOO_LARGE[] = "symbol table over the cache bound";
@@ -68,11 +75,25 @@ static const char NOTE_DEBUGDATA[] = "minidebuginfo over its bound";
 struct mod {
         uint64_t dev, ino, last_use;
         uint64_t retry_ns;              /* failed: when to ask the helper again (0: never) */
-        struct ctx_symtab *tab;         /* NULL: failed */
+        struct ctx_symtab *tab;         /* NULL: failed or pending */
         size_t bytes;
         char *path;
         const char *note;               /* why there is no table, NULL when that is not news */
-        bool used;
+        bool used, pending;             /* pending: the helper's answer is awaited */
+};
+
+/* The one request the helper works on, and what has come of its answer:
+ * read as it comes, so the loop waits for it only wait_ms, and the
+ * helper is killed past its deadline. */
+struct pending {
+        bool active;
+        uint32_t id;
+        uint64_t dev, ino;              /* the module it is for */
+        uint64_t deadline;
+        int error;                      /* the helper's answer: no table (no ELF) */
+        struct symbolizer_reply rep;
+        size_t rep_got, body_got;
+        struct ctx_symtab *t;
 };
 
 struct umap {
@@ -101,8 +122,10 @@ struct ctx_symbols {
         struct ctx_symbols_stats st;
         int helper_fd;
         pid_t helper_pid;
+        struct pending pending;
         uint32_t next_id;
         uint64_t restart_ns, backoff_ns, last_failure_ns;
+        const char *down_note;          /* why the helper is down in its back-off */
 };
 
 static uint64_t now_mono(void) {
@@ -141,6 +164,7 @@ static void helper_failed(struct ctx_symbols *s, bool timeout) {
                 s->backoff_ns *= 2;
         s->last_failure_ns = now;
         s->restart_ns = now + s->backoff_ns;
+        s->down_note = timeout ? NOTE_TIMEOUT : NOTE_CRASHED;
 }
 
 static int helper_start(struct ctx_symbols *s) {
@@ -191,19 +215,46 @@ static int helper_start(struct ctx_symbols *s) {
         return 0;
 }
 
-/* Reads N bytes before DEADLINE (CLOCK_MONOTONIC ns). -ETIMEDOUT, -EPIPE
- * at the end of the stream. */
-static int helper_read(struct ctx_symbols *s, void *buf, size_t n, uint64_t deadline) {
-        char *p = buf;
+static int pending_begin_body(struct ctx_symbols *s);
 
-        while (n > 0) {
-                ssize_t k = recv(s->helper_fd, p, n, MSG_DONTWAIT);
+/* Reads what has come of the pending answer, waiting until UNTIL
+ * (CLOCK_MONOTONIC ns; 0: not at all). 1: complete, 0: not yet, -errno:
+ * the helper failed (-EPIPE at the end of the stream, -EBADMSG). */
+static int helper_pump(struct ctx_symbols *s, uint64_t until) {
+        struct pending *q = &s->pending;
+
+        for (;;) {
+                struct ctx_symtab *t = q->t;
+                char *buf;
+                size_t want;
+                ssize_t k;
                 uint64_t now;
-                int r;
 
+                if (q->rep_got < sizeof(q->rep)) {
+                        buf = (char *) &q->rep + q->rep_got;
+                        want = sizeof(q->rep) - q->rep_got;
+                } else if (q->body_got < t->n_syms * sizeof(*t->syms)) {
+                        buf = (char *) t->syms + q->body_got;
+                        want = t->n_syms * sizeof(*t->syms) - q->body_got;
+                } else if (q->body_got - t->n_syms * sizeof(*t->syms) < t->names_len) {
+                        size_t at = q->body_got - t->n_syms * sizeof(*t->syms);
+
+                        buf = t->names + at;
+                        want = t->names_len - at;
+                } else
+                        return 1;
+                k = recv(s->helper_fd, buf, want, MSG_DONTWAIT);
                 if (k > 0) {
-                        p += k;
-                        n -= (size_t) k;
+                        if (q->rep_got < sizeof(q->rep)) {
+                                q->rep_got += (size_t) k;
+                                if (q->rep_got == sizeof(q->rep)) {
+                                        int r = pending_begin_body(s);
+
+                                        if (r <= 0)
+                                                return r < 0 ? r : 1;  /* an error; or no body, done */
+                                }
+                        } else
+                                q->body_got += (size_t) k;
                         continue;
                 }
                 if (k == 0)
@@ -213,14 +264,12 @@ static int helper_read(struct ctx_symbols *s, void *buf, size_t n, uint64_t dead
                 if (errno != EAGAIN)
                         return -errno;
                 now = now_mono();
-                if (now >= deadline)
-                        return -ETIMEDOUT;
-                r = poll(&(struct pollfd) { .fd = s->helper_fd, .events = POLLIN },
-                         1, (int) ((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
-                if (r < 0 && errno != EINTR)
+                if (now >= until)
+                        return 0;
+                if (poll(&(struct pollfd) { .fd = s->helper_fd, .events = POLLIN }, 1,
+                         (int) ((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
                         return -errno;
         }
-        return 0;
 }
 
 static int helper_send(struct ctx_symbols *s, int fd, uint32_t id) {
@@ -246,20 +295,60 @@ static int helper_send(struct ctx_symbols *s, int fd, uint32_t id) {
         return n == sizeof(req) ? 0 : -EPIPE;
 }
 
-/* The table of the file at FD, from the helper. -ENOEXEC and the like for
- * a file that is no ELF (the helper's word), -ETIMEDOUT, -EPIPE (the
- * helper failed: killed), -EAGAIN (not restarted yet). *RET_NOTE says
- * what a frame should carry. */
-static int helper_index(struct ctx_symbols *s, int fd, struct ctx_symtab **ret, const char **ret_note) {
-        _cleanup_(ctx_symtab_freep) struct ctx_symtab *t = NULL;
-        struct symbolizer_reply rep;
-        uint64_t deadline;
-        uint32_t id;
+/* The answer's header is in: its table, to be filled by the body. 1:
+ * there is a body to read, 0: the answer is complete (the helper's error,
+ * or a table without symbols), -EBADMSG. */
+static int pending_begin_body(struct ctx_symbols *s) {
+        struct pending *q = &s->pending;
+        const struct symbolizer_reply *rep = &q->rep;
+        struct ctx_symtab *t;
+
+        if (rep->magic != SYMBOLIZER_MAGIC || rep->id != q->id)
+                return -EBADMSG;
+        if (rep->error < 0) {
+                q->error = rep->error < -4095 ? -EIO : rep->error;
+                return 0;
+        }
+        /* The helper's own limits (ctx_symtab_read()'s defaults) bound
+         * what it may send: more is a lie. */
+        if (rep->n_segs > CTX_SYMTAB_MAX_SEGS || rep->n_syms > (UINT64_C(1) << 20) ||
+            rep->names_len > (UINT64_C(32) << 20) || (!rep->n_syms) != (!rep->names_len))
+                return -EBADMSG;
+        t = q->t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->flags = rep->flags;
+        t->n_segs = rep->n_segs;
+        memcpy(t->segs, rep->segs, sizeof(t->segs));
+        t->n_syms = rep->n_syms;
+        t->names_len = rep->names_len;
+        if (!t->n_syms)
+                return 0;
+        /* Without room the answer stays unread: the helper is restarted
+         * as if it had failed. */
+        t->syms = malloc((size_t) t->n_syms * sizeof(*t->syms));
+        t->names = malloc((size_t) t->names_len);
+        return t->syms && t->names ? 1 : -ENOMEM;
+}
+
+static void pending_clear(struct ctx_symbols *s) {
+        ctx_symtab_free(s->pending.t);
+        s->pending = (struct pending) {};
+}
+
+/* Asks the helper for the table of the file at FD, for the module DEV,
+ * INO. -EAGAIN while it is not restarted yet or busy with another file. */
+static int helper_request(struct ctx_symbols *s, int fd, uint64_t dev, uint64_t ino, const char **ret_note) {
         int r;
 
+        if (s->pending.active) {
+                *ret_note = NOTE_BUSY;
+                return -EAGAIN;
+        }
         if (s->helper_fd < 0) {
                 if (now_mono() < s->restart_ns) {
-                        *ret_note = NOTE_RESTART;
+                        /* In the back-off: what brought it down. */
+                        *ret_note = s->down_note;
                         return -EAGAIN;
                 }
                 r = helper_start(s);
@@ -271,52 +360,17 @@ static int helper_index(struct ctx_symbols *s, int fd, struct ctx_symtab **ret, 
                         return r;
                 }
         }
-        id = ++s->next_id;
-        deadline = now_mono() + (uint64_t) s->o.timeout_ms * NSEC_PER_MSEC;
-        r = helper_send(s, fd, id);
-        if (r >= 0)
-                r = helper_read(s, &rep, sizeof(rep), deadline);
-        if (r >= 0 && (rep.magic != SYMBOLIZER_MAGIC || rep.id != id))
-                r = -EBADMSG;
-        if (r >= 0 && rep.error < 0) {
-                *ret_note = NULL;
-                return rep.error < -4095 ? -EIO : rep.error;
-        }
-        if (r >= 0) {
-                t = calloc(1, sizeof(*t));
-                if (!t)
-                        return -ENOMEM;  /* nothing unread: the helper goes on */
-                t->flags = rep.flags;
-                t->n_segs = rep.n_segs;
-                memcpy(t->segs, rep.segs, sizeof(t->segs));
-                t->n_syms = rep.n_syms;
-                t->names_len = rep.names_len;
-                /* The helper's own limits (ctx_symtab_read()'s defaults)
-                 * bound what it may send: more is a lie. */
-                if (t->n_segs > CTX_SYMTAB_MAX_SEGS || t->n_syms > (UINT64_C(1) << 20) ||
-                    t->names_len > (UINT64_C(32) << 20))
-                        r = -EBADMSG;
-        }
-        if (r >= 0 && t->n_syms) {
-                t->syms = malloc((size_t) t->n_syms * sizeof(*t->syms));
-                t->names = malloc((size_t) t->names_len);
-                /* Without room the answer stays unread: the helper is
-                 * restarted as if it had failed. */
-                r = !t->syms || !t->names ? -ENOMEM : 0;
-                if (r >= 0)
-                        r = helper_read(s, t->syms, (size_t) t->n_syms * sizeof(*t->syms), deadline);
-                if (r >= 0)
-                        r = helper_read(s, t->names, (size_t) t->names_len, deadline);
-        } else if (r >= 0 && t->names_len)
-                r = -EBADMSG;
-        if (r >= 0)
-                r = ctx_symtab_check(t);
+        s->pending = (struct pending) {
+                .active = true, .id = ++s->next_id, .dev = dev, .ino = ino,
+                .deadline = now_mono() + (uint64_t) s->o.timeout_ms * NSEC_PER_MSEC,
+        };
+        r = helper_send(s, fd, s->pending.id);
         if (r < 0) {
-                helper_failed(s, r == -ETIMEDOUT);
-                *ret_note = r == -ETIMEDOUT ? NOTE_TIMEOUT : NOTE_CRASHED;
-                return r == -ETIMEDOUT ? r : -EPIPE;
+                pending_clear(s);
+                helper_failed(s, false);
+                *ret_note = NOTE_CRASHED;
+                return -EPIPE;
         }
-        *ret = TAKE_PTR(t);
         return 0;
 }
 
@@ -371,11 +425,68 @@ static void mods_make_room(struct ctx_symbols *s, const struct mod *keep, size_t
         }
 }
 
+static void mod_install(struct ctx_symbols *s, struct mod *m, struct ctx_symtab *t) {
+        size_t bytes = ctx_symtab_bytes(t);
+
+        if (bytes > s->o.max_bytes) {
+                ctx_symtab_free(t);
+                m->note = NOTE_TOO_LARGE;
+                return;
+        }
+        mods_make_room(s, m, bytes);
+        m->tab = t;
+        m->bytes = bytes;
+        s->st.cache_bytes += bytes;
+}
+
+/* Moves the pending answer on, waiting until UNTIL at most (0: not at
+ * all): a complete table goes to its module (if it is still in the
+ * cache); a helper that failed or is past its deadline is killed, and
+ * its module is asked for again a minute later. */
+static void pending_settle(struct ctx_symbols *s, uint64_t until) {
+        struct pending *q = &s->pending;
+        struct mod *m = NULL;
+        uint64_t now;
+        int r;
+
+        if (!q->active)
+                return;
+        if (until > q->deadline)
+                until = q->deadline;
+        r = helper_pump(s, until);
+        now = now_mono();
+        if (r == 0 && now >= q->deadline)
+                r = -ETIMEDOUT;
+        if (r == 0)
+                return;
+        if (r > 0 && q->t)
+                r = ctx_symtab_check(q->t);
+        for (unsigned i = 0; i < s->o.max_modules; i++)
+                if (s->mods[i].used && s->mods[i].pending && s->mods[i].dev == q->dev && s->mods[i].ino == q->ino) {
+                        m = &s->mods[i];
+                        m->pending = false;
+                        break;
+                }
+        if (r < 0) {
+                pending_clear(s);
+                helper_failed(s, r == -ETIMEDOUT);
+                if (m) {
+                        m->note = r == -ETIMEDOUT ? NOTE_TIMEOUT : NOTE_CRASHED;
+                        m->retry_ns = now + RETRY_NS;
+                }
+                return;
+        }
+        if (m && !q->error && q->t) {
+                mod_install(s, m, q->t);
+                q->t = NULL;
+        }
+        pending_clear(s);
+}
+
 static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint64_t ino, const char *path,
                            const char **ret_note) {
         struct mod *m = NULL, *lru = NULL;
         _cleanup_(closep) int fd = -1;
-        struct ctx_symtab *t = NULL;
         char buf[PATH_MAX + 64];
         uint64_t now;
         int r;
@@ -394,6 +505,10 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
                 m->last_use = ++s->clock;
                 if (m->tab)
                         return m;
+                if (m->pending) {
+                        *ret_note = NOTE_PENDING;
+                        return NULL;
+                }
                 *ret_note = m->note;
                 if (!m->retry_ns || now_mono() < m->retry_ns)
                         return NULL;
@@ -433,27 +548,26 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
                 *ret_note = m->note;
                 return NULL;
         }
-        r = helper_index(s, fd, &t, &m->note);
-        *ret_note = m->note;
+        r = helper_request(s, fd, dev, ino, &m->note);
         if (r < 0) {
                 now = now_mono();
+                /* Busy or restarting: asked again on a later frame (not
+                 * every frame: each asking opens the file). */
                 if (r == -EAGAIN)
-                        m->retry_ns = s->restart_ns > now ? s->restart_ns : now + 1;
-                else if (r == -ETIMEDOUT || r == -EPIPE)
+                        m->retry_ns = (s->pending.active || s->restart_ns <= now ? now : s->restart_ns) + BUSY_RETRY_NS;
+                else
                         m->retry_ns = now + RETRY_NS;
+                *ret_note = m->note;
                 return NULL;
         }
-        m->bytes = ctx_symtab_bytes(t);
-        if (m->bytes > s->o.max_bytes) {
-                ctx_symtab_free(t);
-                m->bytes = 0;
-                m->note = *ret_note = NOTE_TOO_LARGE;
-                return NULL;
-        }
-        mods_make_room(s, m, m->bytes);
-        m->tab = t;
-        s->st.cache_bytes += m->bytes;
-        return m;
+        m->pending = true;
+        /* A file's table mostly comes within milliseconds: the frame waits
+         * that long, and at most wait_ms. */
+        pending_settle(s, now_mono() + (uint64_t) s->o.wait_ms * NSEC_PER_MSEC);
+        if (m->tab)
+                return m;
+        *ret_note = m->pending ? NOTE_PENDING : m->note;
+        return NULL;
 }
 
 /* ---- process mappings ------------------------------------------------- */
@@ -647,6 +761,9 @@ int ctx_symbols_resolve(struct ctx_symbols *s, pid_t pid, const uint64_t *ips, u
         struct uproc *p = NULL;
         int named = 0;
 
+        /* An answer that came meanwhile, or a helper past its deadline. */
+        pending_settle(s, 0);
+
         for (uint64_t i = 0; i < nr; i++) {
                 uint64_t ip;
                 int r = -ENOENT;
@@ -704,8 +821,13 @@ int ctx_symbols_new(const struct ctx_symbols_opts *opts, struct ctx_symbols **re
                 s->o.max_modules = 256;
         if (!s->o.max_bytes)
                 s->o.max_bytes = UINT64_C(64) << 20;
-        if (!s->o.timeout_ms)
-                s->o.timeout_ms = 1000;
+        if (!s->o.timeout_ms) {
+                const char *e = getenv("EVMON_SYMBOLIZER_TIMEOUT_MS");
+
+                s->o.timeout_ms = e && atoi(e) > 0 ? (unsigned) atoi(e) : 2000;
+        }
+        if (!s->o.wait_ms)
+                s->o.wait_ms = 100;
         if (!s->o.max_procs)
                 s->o.max_procs = 256;
         if (!s->o.max_maps)
@@ -732,6 +854,7 @@ struct ctx_symbols *ctx_symbols_free(struct ctx_symbols *s) {
         if (!s)
                 return NULL;
         helper_stop(s);
+        pending_clear(s);
         if (s->mods)
                 for (unsigned i = 0; i < s->o.max_modules; i++)
                         mod_clear(s, &s->mods[i]);

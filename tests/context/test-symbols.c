@@ -94,7 +94,10 @@ static void test_user(void **state) {
 
         assert_true(n > 0);
         self[n] = 0;
-        assert_int_equal(ctx_symbols_new(&(struct ctx_symbols_opts) { .max_modules = 2, .max_procs = 2 }, &s), 0);
+        assert_int_equal(ctx_symbols_new(&(struct ctx_symbols_opts) {
+                                                 .max_modules = 2, .max_procs = 2,
+                                                 /* the frames wait for the (sanitized) helper */
+                                                 .wait_ms = 30000, .timeout_ms = 30000 }, &s), 0);
         ips[0] = PERF_CONTEXT_USER;
         ips[1] = (uint64_t) (uintptr_t) evmon_test_marker_function + 4;
         ips[2] = (uint64_t) (uintptr_t) test_user;
