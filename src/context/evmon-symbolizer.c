@@ -118,6 +118,10 @@ static int sandbox(void) {
         if (setrlimit(RLIMIT_CPU, &cpu) < 0 || setrlimit(RLIMIT_NOFILE, &nofile) < 0 ||
             setrlimit(RLIMIT_FSIZE, &zero) < 0 || setrlimit(RLIMIT_CORE, &zero) < 0)
                 return -errno;
+        /* The bounding set too, while CAP_SETPCAP may be there (under
+         * evmond it is not: evmond cleared its own). */
+        for (int c = 0; c < 64; c++)
+                (void) prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
         /* Root's uid for nobody's where that may be done: evmond starts
          * the helper after its own drop, which kept no CAP_SETUID (and
          * its unit's filter refuses setresuid), so there the helper stays
