@@ -336,14 +336,21 @@ unsigned monitor_drain_quiet(const struct monitor *m);
  * or one for system-wide events); an armed doorbell polls readable once
  * a record of an enabled event is written. Arming empties the doorbell's
  * own ring; read the main ring once more after arming, since a record
- * written before the arm does not ring. Disarmed (as opened), doorbells
- * cost the traced program nothing. Arm and disarm return -errno from the
- * ioctl, the ring's bells left as they were. */
+ * written before the arm does not ring; arming an armed ring empties its
+ * doorbells' rings (do it after each ring: a full one rings no more). Arm
+ * and disarm return -errno from the ioctl, the ring's bells left as they
+ * were. Where the kernel pauses rings (PERF_EVENT_IOC_PAUSE_OUTPUT,
+ * monitor_doorbells_pausable()), both flip a flag: no IPI, no reschedule
+ * of the CPU's events, cheap enough to do per wakeup. Otherwise they
+ * enable and disable the doorbells (an IPI each from another CPU), and
+ * disarmed doorbells cost the traced program nothing. */
 size_t monitor_ring_n_doorbells(const struct monitor *m, size_t i);
 int monitor_ring_doorbell_fd(const struct monitor *m, size_t i, size_t k);
 int monitor_ring_arm(struct monitor *m, size_t i);
 int monitor_ring_disarm(struct monitor *m, size_t i);
 bool monitor_ring_armed(const struct monitor *m, size_t i);
+/* Every open doorbell arms by unpausing its ring (see above). */
+bool monitor_doorbells_pausable(const struct monitor *m);
 /* False when some active event has no doorbell copy (the kernel refused
  * it): its first records after a quiet spell wake no one, so the reader
  * must still look now and then. */

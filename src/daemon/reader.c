@@ -7,9 +7,15 @@
  * spell. So:
  *
  *   idle      every doorbell armed, no timer: nothing wakes evmond.
- *   rung      a doorbell fd is readable: disarm that ring's doorbells (a
- *             flowing ring must not cost an interrupt per record), read
- *             the ring, and start the tick.
+ *   lone      a doorbell fd is readable, and that ring's doorbell last
+ *             rang more than BELL_GAP_FLUSHES ticks ago: read the ring and
+ *             leave the doorbell armed (its own ring emptied). Pausable
+ *             doorbells only (monitor_doorbells_pausable()): one wakeup,
+ *             no ioctl per lone record.
+ *   rung      a doorbell fd is readable again within that gap (a burst, a
+ *             stream), or doorbells that disarm by an IPI: disarm that
+ *             ring's doorbells (a flowing ring must not cost an interrupt
+ *             per record), read the ring, and start the tick.
  *   ticking   every flush_usec (1 ms) read every ring. A ring that had
  *             nothing is armed again and then read once more: a record
  *             written between that look and the arm did not ring, and
@@ -57,6 +63,12 @@
  * cost 1,000 wakeups a second for ~90 records each. */
 #define BUSY_RECORDS_PER_S 32000u
 
+/* Doorbells of one ring that ring closer together than this many ticks
+ * (flush_usec) switch the ring to the tick: records come too fast for a
+ * wakeup each. Further apart, each ring is one wakeup and the doorbell
+ * stays armed. */
+#define BELL_GAP_FLUSHES 4u
+
 /* How late a timer may fire: a fraction of the 1 ms tick. */
 #define TICK_ACCURACY_USEC 100u
 
@@ -66,6 +78,7 @@ struct reader_ring {
         sd_event_source *io;            /* the ring's own fd: its watermark */
         sd_event_source **bells;        /* its doorbells' fds */
         size_t n_bells;
+        uint64_t last_bell;             /* CLOCK_MONOTONIC usec of its last doorbell, 0: none yet */
 };
 
 struct reader {
@@ -283,7 +296,8 @@ static void tick_postpone(struct reader *r) {
 static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct reader_ring *rr = userdata;
         struct reader *r = rr->reader;
-        bool more = false;
+        bool more = false, lone;
+        uint64_t now;
 
         /* A targeted task and all its children exited: this doorbell can
          * never ring again, and would poll HUP forever. */
@@ -294,6 +308,22 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
 
         r->n_doorbells++;
         r->n_chain = 0;
+        if (sd_event_now(r->event, CLOCK_MONOTONIC, &now) < 0)
+                now = 0;
+        lone = now > 0 && (rr->last_bell == 0 || now - rr->last_bell >= BELL_GAP_FLUSHES * r->opts.flush_usec) &&
+               monitor_ring_armed(r->monitor, rr->index) && monitor_doorbells_pausable(r->monitor);
+        rr->last_bell = now;
+        if (lone) {
+                /* Armed it stays; its doorbell's ring is emptied first, so
+                 * a record written during this look rings again. */
+                (void) monitor_ring_arm(r->monitor, rr->index);
+                if (r->opts.order)
+                        (void) order_pass(r, false, true, &more);
+                else
+                        (void) ring_drain(r, rr->index, &more);
+                after_drain(r, more);
+                return 0;
+        }
         (void) monitor_ring_disarm(r->monitor, rr->index);
         /* The tick first: a record held now waits for it when it comes
          * soon enough (release_schedule()). */
@@ -340,9 +370,14 @@ static int on_release(sd_event_source *es, uint64_t usec, void *userdata) {
         struct reader *r = userdata;
         bool more = false;
 
+        int ticking = SD_EVENT_OFF;
+
         r->n_releases++;
-        /* What this look holds in turn: a release more, or the tick. */
-        (void) order_pass(r, false, ++r->n_chain < RELEASE_CHAIN, &more);
+        /* What this look holds in turn: a release more, or the tick. With
+         * no tick running (a lone record read at its doorbell, the ring
+         * left armed) nothing else would come for it. */
+        (void) sd_event_source_get_enabled(r->timer, &ticking);
+        (void) order_pass(r, false, ++r->n_chain < RELEASE_CHAIN || ticking == SD_EVENT_OFF, &more);
         after_drain(r, more);
         return 0;
 }
@@ -441,7 +476,10 @@ static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
 
                 r->period = r->opts.flush_usec;
                 r->backoff = false;
-                if (r->confirm >= ELEMENTSOF(confirm_usec)) {
+                /* Pausable doorbells are never enabled after the start:
+                 * our own arms move nothing on those lists, and the
+                 * status tick's sweep is left for other tools' enables. */
+                if (r->confirm >= ELEMENTSOF(confirm_usec) || monitor_doorbells_pausable(r->monitor)) {
                         r->confirm = 0;
                         return sd_event_source_set_enabled(es, SD_EVENT_OFF);
                 }
@@ -629,6 +667,9 @@ uint64_t reader_sweep(struct reader *r) {
         (void) sd_event_source_get_enabled(r->timer, &enabled);
         if (enabled != SD_EVENT_OFF)
                 return 0;       /* ticking: it looks anyway */
+        (void) sd_event_source_get_enabled(r->release, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return 0;       /* held records of a lone look: their release looks */
         up = monitor_rings_up(r->monitor, &n_up);
         if (r->opts.order)
                 n = order_pass(r, false, true, &more);

@@ -96,6 +96,14 @@ int doorbell_open(struct doorbell *b, int cpu, pid_t target, unsigned long flags
                 b->base = NULL;
                 return negative_errno();
         }
+
+        /* Paused, then on for good: arming is unpausing from now on. A
+         * kernel without PAUSE_OUTPUT (before 4.7) keeps the old way. */
+        if (ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) < 0)
+                return 0;
+        if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+                return negative_errno();
+        b->pausable = true;
         return 0;
 }
 
@@ -106,7 +114,7 @@ void doorbell_close(struct doorbell *b) {
                 munmap(b->base, b->map_size);
         b->base = NULL;
         b->fd = safe_close(b->fd);
-        b->armed = false;
+        b->armed = b->pausable = false;
 }
 
 /* The type of the dynamic PMU NAME (/sys/bus/event_source/devices), or -1. */
@@ -188,14 +196,14 @@ int doorbell_arm(struct doorbell *b) {
 
         if (b->fd < 0)
                 return -EBADF;
-        if (b->armed)
-                return 0;
 
         /* Empty the ring unread: pairs with the kernel's data_head publish;
          * the release store lets it reuse the space (see ring.c). */
         __atomic_store_n(&page->data_tail, __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE),
                          __ATOMIC_RELEASE);
-        if (ioctl(b->fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+        if (b->armed)
+                return 0;
+        if (ioctl(b->fd, b->pausable ? PERF_EVENT_IOC_PAUSE_OUTPUT : PERF_EVENT_IOC_ENABLE, 0) < 0)
                 return negative_errno();
         b->armed = true;
         return 0;
@@ -206,8 +214,16 @@ int doorbell_disarm(struct doorbell *b) {
                 return -EBADF;
         if (!b->armed)
                 return 0;
-        if (ioctl(b->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+        if (b->pausable ? ioctl(b->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) < 0 : ioctl(b->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
                 return negative_errno();
         b->armed = false;
+        return 0;
+}
+
+int doorbell_hold(struct doorbell *b, bool hold) {
+        if (b->fd < 0 || !b->pausable)
+                return 0;
+        if (ioctl(b->fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0) < 0)
+                return negative_errno();
         return 0;
 }

@@ -17,6 +17,7 @@ struct doorbell {
         void *base;             /* the leader's mmap: control page + one data page */
         size_t map_size;
         bool armed;
+        bool pausable;          /* the leader stays enabled; arming unpauses its ring */
 };
 
 /* Opens B's leader on CPU for TARGET (a pid, a cgroup fd with
@@ -45,7 +46,22 @@ int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr 
  * (their periodic samples flow anyway). */
 bool doorbell_fits(uint32_t type);
 
-/* Arm: the next member record makes B's fd readable. Disarm: members write
- * nothing (and cost the traced program nothing) until the next arm. */
+/* Arm: the next member record makes B's fd readable; on an armed B it only
+ * empties the ring (after a ring: a full one would never ring again).
+ * Disarm: members write nothing until the next arm. With a pausable B both
+ * only flip its ring's pause flag (no IPI, no reschedule) and a disarmed
+ * member still runs its filter for each hit; otherwise they enable and
+ * disable the leader, and a disarmed member costs the traced program
+ * nothing. */
 int doorbell_arm(struct doorbell *b);
 int doorbell_disarm(struct doorbell *b);
+
+/* Around enabling members of a pausable B (HOLD true, then false): its
+ * leader off, then on again. A member enabled while its leader runs was
+ * seen never to be scheduled in on a CPU-wide context (Linux 6.18: the
+ * member's reschedule is its own PMU's, the tracepoint one, and the group
+ * belongs to the leader's), so it never rang; enabled while the leader is
+ * off, it comes in with the leader. Call it on B's CPU: no IPI, and the
+ * reschedule cannot meet a handler part-way through a tracepoint's list.
+ * A no-op for a doorbell that is not pausable (disarmed, it is off). */
+int doorbell_hold(struct doorbell *b, bool hold);

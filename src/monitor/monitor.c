@@ -987,21 +987,36 @@ int monitor_disable(struct monitor *m, int h) {
         return 0;
 }
 
+/* Pausable doorbells of C off (HOLD) or on again around enabling members:
+ * see doorbell_hold(). All of them, whatever fails; the first error. */
+static int cpu_bells_hold(struct perf_cpu *c, bool hold) {
+        int r, ret = 0;
+
+        for (size_t k = 0; k < c->n_bells; k++) {
+                r = doorbell_hold(&c->bells[k], hold);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        return ret;
+}
+
 int monitor_enable(struct monitor *m, int h) {
         cpu_set_t *saved = NULL;
         size_t per_cpu, saved_size = 0;
         struct handle *hd;
-        int r = 0;
+        int r = 0, k;
 
         hd = handle_get(m, h);
         if (!hd)
                 return -ENOENT;
 
-        /* Disarmed first, so that enabling a doorbell member below finds
-         * its leader off and reschedules nothing (an enable in a running
-         * group would: see below); the next arm schedules the members in
-         * with their leader, and the reader arms (and reads once more) on
-         * its next tick. */
+        /* Disarmed first: the reader arms (and reads once more) on its
+         * next tick. Where doorbells are enabled and disabled, enabling a
+         * member below then finds its leader off and reschedules nothing
+         * (an enable in a running group would: see below), and the next
+         * arm schedules the members in with their leader. A pausable
+         * doorbell's leader runs for good: its member's enable reschedules
+         * like the main event's, from the same CPU. */
         for (size_t i = 0; i < m->n_cpus; i++) {
                 r = monitor_ring_disarm(m, i);
                 if (r < 0)
@@ -1035,7 +1050,8 @@ int monitor_enable(struct monitor *m, int h) {
                         continue;       /* down: monitor_cpu_up() enables it there */
                 if (saved)
                         (void) on_cpu(m->cpus[c].cpu);
-                for (size_t i = c * per_cpu; i < (c + 1) * per_cpu && i < hd->n; i++) {
+                r = cpu_bells_hold(&m->cpus[c], true);
+                for (size_t i = c * per_cpu; r >= 0 && i < (c + 1) * per_cpu && i < hd->n; i++) {
                         if (hd->fds[i] < 0)
                                 continue;
                         /* An enable_on_exec event of a pid target is the
@@ -1058,6 +1074,9 @@ int monitor_enable(struct monitor *m, int h) {
                                 break;
                         }
                 }
+                k = cpu_bells_hold(&m->cpus[c], false);
+                if (k < 0 && r >= 0)
+                        r = k;
         }
         if (saved) {
                 (void) sched_setaffinity(0, saved_size, saved);
@@ -1168,6 +1187,9 @@ int monitor_cpu_up(struct monitor *m, size_t i) {
         saved = affinity_save(&saved_size);
         if (saved)
                 (void) on_cpu(c->cpu);
+        r = cpu_bells_hold(c, true);
+        if (r < 0 && ret == 0)
+                ret = r;
         for (size_t h = 0; h < m->n_handles; h++) {
                 struct handle *hd = &m->handles[h];
 
@@ -1184,6 +1206,9 @@ int monitor_cpu_up(struct monitor *m, size_t i) {
                                 ret = negative_errno();
                 }
         }
+        r = cpu_bells_hold(c, false);
+        if (r < 0 && ret == 0)
+                ret = r;
         if (saved) {
                 (void) sched_setaffinity(0, saved_size, saved);
                 CPU_FREE(saved);
@@ -1243,6 +1268,22 @@ int monitor_ring_disarm(struct monitor *m, size_t i) {
         }
         c->armed = false;
         return ret;
+}
+
+bool monitor_doorbells_pausable(const struct monitor *m) {
+        bool any = false;
+
+        if (!m || !m->doorbell)
+                return false;
+        for (size_t i = 0; i < m->n_cpus; i++)
+                for (size_t k = 0; k < m->cpus[i].n_bells; k++) {
+                        if (m->cpus[i].bells[k].fd < 0)
+                                continue;
+                        if (!m->cpus[i].bells[k].pausable)
+                                return false;
+                        any = true;
+                }
+        return any;
 }
 
 bool monitor_ring_armed(const struct monitor *m, size_t i) {
