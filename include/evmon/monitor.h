@@ -387,3 +387,20 @@ int monitor_ring_flush_lost(struct monitor *m, size_t i);
 /* Total PERF_RECORD_LOST count of ring I, and malformed records skipped. */
 uint64_t monitor_ring_lost(const struct monitor *m, size_t i);
 uint64_t monitor_ring_bad(const struct monitor *m, size_t i);
+
+/* The first malformed record of a ring that had a whole one to show (a
+ * sample or side record that would not parse, a sample of an unknown id):
+ * what was wrong, its header, and its first bytes. A corrupt head or size
+ * in the ring itself is only counted: there is no record to show. */
+#define MONITOR_MALFORMED_BYTES 64u
+struct monitor_malformed {
+        const char *why;                /* static text */
+        uint32_t type;
+        uint16_t misc, size;
+        uint8_t bytes[MONITOR_MALFORMED_BYTES];
+        size_t n_bytes;                 /* of bytes, at most the record's size */
+};
+
+/* Ring I's first malformed record into *RET, once: true the first time a
+ * ring has one to tell (the caller says it), false before and after. */
+bool monitor_ring_take_malformed(struct monitor *m, size_t i, struct monitor_malformed *ret);

@@ -262,6 +262,29 @@ static void daemon_metrics_tick(struct daemon *d, uint64_t now_usec) {
                 d->metrics_written = strdup(path);
 }
 
+/* A ring's first malformed record, said once with its header and bytes:
+ * the metrics only count them (evmon_malformed_records_total), which told
+ * a user that something was wrong but not what. */
+static void log_malformed(struct daemon *d) {
+        size_t n = monitor_n_rings(d->monitor);
+
+        for (size_t i = 0; i < n; i++) {
+                struct monitor_malformed mf;
+                char hex[3 * MONITOR_MALFORMED_BYTES + 1] = "";
+                size_t at = 0;
+
+                if (!monitor_ring_take_malformed(d->monitor, i, &mf))
+                        continue;
+                for (size_t k = 0; k < mf.n_bytes && at + 4 <= sizeof(hex); k++)
+                        at += (size_t) snprintf(hex + at, sizeof(hex) - at, "%s%02x", k ? " " : "", mf.bytes[k]);
+                log_warning("CPU %d: skipped a malformed record, %s: type %" PRIu32 ", misc 0x%04x, size %u; "
+                            "its first %zu bytes: %s (further ones are only counted: "
+                            "evmon_malformed_records_total, evmonctl status)",
+                            monitor_ring_cpu(d->monitor, i), mf.why, mf.type, (unsigned) mf.misc,
+                            (unsigned) mf.size, mf.n_bytes, hex);
+        }
+}
+
 /* The one housekeeping tick, once a second: with the rings on doorbells
  * (reader.c) it is all an idle evmond wakes for, so whatever else must run
  * now and then (metrics) belongs here rather than on a timer of its own;
@@ -273,6 +296,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         daemon_update_offset(d);
         hotplug_check(d);
         (void) reader_sweep(d->reader);
+        log_malformed(d);
         server_sweep(d->server);
         daemon_status_text(d, status, sizeof(status));
         notify_status(status);

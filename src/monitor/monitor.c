@@ -47,6 +47,8 @@ struct perf_cpu {
         struct ring ring;
         uint64_t lost;          /* sum of PERF_RECORD_LOST counts */
         uint64_t bad;           /* records that did not parse, samples with unknown ids */
+        struct monitor_malformed malformed;     /* the first of them, kept */
+        bool malformed_kept, malformed_taken;
         struct doorbell *bells; /* opts->doorbell: one per pid target, then a CPU-wide one if needed */
         size_t n_bells;
         bool armed;
@@ -1356,6 +1358,19 @@ uint64_t monitor_ring_lost(const struct monitor *m, size_t i) {
         return m->cpus[i].lost;
 }
 
+bool monitor_ring_take_malformed(struct monitor *m, size_t i, struct monitor_malformed *ret) {
+        struct perf_cpu *c;
+
+        if (!m || i >= m->n_cpus || !ret)
+                return false;
+        c = &m->cpus[i];
+        if (!c->malformed_kept || c->malformed_taken)
+                return false;
+        *ret = c->malformed;
+        c->malformed_taken = true;
+        return true;
+}
+
 uint64_t monitor_ring_bad(const struct monitor *m, size_t i) {
         if (!m || i >= m->n_cpus)
                 return 0;
@@ -1371,6 +1386,25 @@ struct drain {
         const struct id_entry *hint;    /* the ordered drain found the record's id already */
 };
 
+/* A record of D's ring that does not parse: counted, and the first one
+ * kept for monitor_ring_take_malformed() (no allocation: a fixed copy). */
+static void drain_bad(struct drain *d, const struct perf_event_header *hdr, const char *why) {
+        struct perf_cpu *c = d->c;
+
+        c->bad++;
+        if (c->malformed_kept)
+                return;
+        c->malformed = (struct monitor_malformed) {
+                .why = why,
+                .type = hdr->type,
+                .misc = hdr->misc,
+                .size = hdr->size,
+                .n_bytes = hdr->size < MONITOR_MALFORMED_BYTES ? hdr->size : MONITOR_MALFORMED_BYTES,
+        };
+        memcpy(c->malformed.bytes, hdr, c->malformed.n_bytes);
+        c->malformed_kept = true;
+}
+
 static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
         const struct id_entry *e;
         const struct handle *hd;
@@ -1380,7 +1414,7 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
         /* IDENTIFIER leads every sample whatever else its event asked for
          * (source_attr()): find the event, then parse with its layout. */
         if (hdr->size < sizeof(*hdr) + sizeof(id)) {
-                d->c->bad++;
+                drain_bad(d, hdr, "a sample too short for its id");
                 return 0;
         }
         memcpy(&id, hdr + 1, sizeof(id));
@@ -1391,7 +1425,7 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
         }
         e = d->hint && d->hint->id == id ? d->hint : index_find(d->m, id);
         if (!e) {
-                d->c->bad++;
+                drain_bad(d, hdr, "a sample of an id no open event has");
                 return 0;
         }
 
@@ -1402,7 +1436,7 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
 
         d->quiet += hd->quiet;
         if (sample_parse(&hd->attr, hdr, &s) < 0) {
-                d->c->bad++;
+                drain_bad(d, hdr, "a sample that does not fit its event's sample_type");
                 return 0;
         }
 
@@ -1416,7 +1450,7 @@ static int drain_lost(struct drain *d, const struct perf_event_header *hdr) {
         uint64_t lost, v[2];
 
         if (record_parse(&d->m->attr, hdr, &rec) < 0) {
-                d->c->bad++;
+                drain_bad(d, hdr, "a PERF_RECORD_LOST that does not parse");
                 return 0;
         }
 
@@ -1451,7 +1485,7 @@ static int drain_record(struct drain *d, const struct perf_event_header *hdr) {
         if (!d->h || !d->h->record)
                 return 0;
         if (hdr->size < sizeof(*hdr) + sizeof(id)) {
-                d->c->bad++;
+                drain_bad(d, hdr, "a side record too short for its id");
                 return 0;
         }
         memcpy(&id, (const uint8_t *) hdr + hdr->size - sizeof(id), sizeof(id));
@@ -1464,7 +1498,7 @@ static int drain_record(struct drain *d, const struct perf_event_header *hdr) {
 
         d->quiet += hd->quiet;
         if (record_parse(&hd->attr, hdr, &rec) < 0) {
-                d->c->bad++;
+                drain_bad(d, hdr, "a side record that does not parse");
                 return 0;
         }
         d->h->record(hd->userdata, d->c->cpu, hdr, &rec, d->ctx);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -794,6 +796,71 @@ static void test_doorbell_filter(void **state) {
         assert_int_equal(a.others, 0);
 }
 
+/* A record that does not parse is kept for the daemon to log once: here
+ * a sample of an id no event of the monitor has (another tool's event
+ * that SET_OUTPUTs into our ring; a record of an event closed since looks
+ * the same). Before, it was only counted, and a user saw
+ * evmon_malformed_records_total rise with nothing saying what it was. */
+static void test_malformed_kept(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        _cleanup_(closep) int fd = -1;
+        struct perf_event_attr attr = {
+                .type = PERF_TYPE_TRACEPOINT,
+                .size = sizeof(attr),
+                .config = tp_id,
+                .sample_period = 1,
+                .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME,
+                .use_clockid = 1,
+                .clockid = CLOCK_MONOTONIC,
+                .disabled = 1,
+        };
+        size_t ring = SIZE_MAX;
+        struct monitor_malformed mf;
+        struct run run = {};
+        cpu_set_t all, one;
+        char filter[64];
+        uint64_t id;
+        int cpu = -1;
+
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+                if (CPU_ISSET(c, &all))
+                        cpu = c;
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                if (monitor_ring_cpu(m, i) == cpu && monitor_ring_fd(m, i) >= 0)
+                        ring = i;
+        if (ring == SIZE_MAX)
+                skip();
+
+        fd = (int) syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, monitor_ring_fd(m, ring)), 0);
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        assert_int_equal(ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter), 0);
+        assert_int_equal(ioctl(fd, PERF_EVENT_IOC_ID, &id), 0);
+        assert_int_equal(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+        call_getppid(&run, 3);
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        assert_int_equal(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+
+        assert_false(monitor_ring_take_malformed(m, ring, &mf));
+        assert_int_equal(monitor_drain(m, ring, 64, &handler, &run), 3);
+        assert_int_equal(monitor_ring_bad(m, ring), 3);
+        assert_true(monitor_ring_take_malformed(m, ring, &mf));
+        assert_non_null(strstr(mf.why, "id"));
+        assert_int_equal(mf.type, PERF_RECORD_SAMPLE);
+        assert_int_equal(mf.size, sizeof(struct perf_event_header) + 2 * sizeof(uint64_t));
+        assert_int_equal(mf.n_bytes, mf.size);
+        assert_memory_equal(mf.bytes + sizeof(struct perf_event_header), &id, sizeof(id));
+        /* Once: the other two are only counted. */
+        assert_false(monitor_ring_take_malformed(m, ring, &mf));
+}
+
 /* A pinned (or exclusive) event gets its doorbell too: the copy is a
  * group member, which the kernel refuses pinned, so the copy is not. */
 static void test_doorbell_pinned(void **state) {
@@ -1170,6 +1237,7 @@ int main(void) {
                 cmocka_unit_test(test_doorbell),
                 cmocka_unit_test(test_doorbell_filter),
                 cmocka_unit_test(test_doorbell_pinned),
+                cmocka_unit_test(test_malformed_kept),
                 cmocka_unit_test(test_enable_beside_running),
                 cmocka_unit_test(test_ordered),
                 cmocka_unit_test(test_cpu_down_up),
