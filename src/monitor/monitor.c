@@ -607,6 +607,12 @@ static void retired_prune(struct monitor *m) {
                 (void) index_rebuild(m);
 }
 
+/* Whether events of perf TYPE may be opened pinned: see event_open(). */
+static bool pin_fits(uint32_t type) {
+        return type == PERF_TYPE_TRACEPOINT ||
+               (doorbell_fits(type) && type != PERF_TYPE_SOFTWARE && type != PERF_TYPE_BREAKPOINT);
+}
+
 /* Opens SRC on C for PID (or a cgroup) into C's ring, and with doorbells
  * its member of C's doorbell for target T into *RET_BELL_FD, or -errno
  * when the kernel refuses the copy (the event then works, only without a
@@ -623,6 +629,22 @@ static int event_open(struct monitor *m, const char *filter, bool quiet, const s
         attr.inherit = inherit && attr.inherit;
         if (!attr.inherit)
                 attr.inherit_thread = 0;
+
+        /* Group leaders of the tracepoint, kprobe and uprobe PMUs go
+         * pinned. The kernel's reschedule for a flexible event's enable
+         * (ctx_resched(): another tool's, an evmond's) takes only flexible
+         * groups off and back at the head of a tracepoint's list; a
+         * handler standing on a moved node walks the list again from the
+         * head, and writes the records of the events it had passed once
+         * more. A pinned node stays where it was: a walk reaches it once.
+         * These PMUs always take an event (perf_trace_add() cannot fail),
+         * so a pinned one never lands in the error state a pinned event
+         * gets when it cannot be scheduled. Software events (cpu-clock
+         * and the like) stay flexible: they lead groups of hardware
+         * counters, which a pinned group would put at risk of that error
+         * state. Members may not be pinned (EINVAL). */
+        if (group_fd < 0 && pin_fits(attr.type))
+                attr.pinned = 1;
 
         /* ENOENT/EINVAL (no such event, bad attr) go back as they are: the
          * caller knows which event it was. */
