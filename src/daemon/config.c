@@ -507,7 +507,9 @@ static int get_ring_period(struct parser *ps, json_object *o, const char *key, u
 }
 
 static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
-        static const char *const keys[] = { "pages", "flush_ms", "busy_flush_ms", "idle_flush_ms", "doorbell", NULL };
+        static const char *const keys[] = { "pages", "latency_ms", "flush_ms", "busy_flush_ms", "idle_flush_ms",
+                                            "doorbell", NULL };
+        bool latency = false;
         json_object *b;
         uint64_t v;
         int r;
@@ -524,9 +526,23 @@ static int parse_ring(struct parser *ps, struct config *c, json_object *o) {
                                     v, (uint64_t) 1 << (63 - __builtin_clzll(v)));
                 c->ring_pages = (unsigned) v;
         }
+        /* The latency budget: how long a record of a flowing stream may
+         * wait in its ring (the look while records flow); flush_ms is its
+         * old name. A lone record, or a burst's first, rings its doorbell
+         * whatever this says. */
+        r = get_uint(ps, o, "ring", "latency_ms", 1, 1000, &v);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                c->flush_ms = (unsigned) v;
+                latency = true;
+        }
         r = get_uint(ps, o, "ring", "flush_ms", 1, 1000, &v);
         if (r < 0)
                 return r;
+        if (r > 0 && latency)
+                return fail(ps, "ring.flush_ms",
+                            "is the old name of ring.latency_ms, which is set too: keep only ring.latency_ms");
         if (r > 0)
                 c->flush_ms = (unsigned) v;
         r = get_ring_period(ps, o, "idle_flush_ms", CONFIG_DEFAULT_IDLE_FLUSH_MS,

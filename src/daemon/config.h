@@ -15,9 +15,13 @@
  * quarter) evmond lost events whenever it waited more than ~3.5 ms for a
  * CPU shared with its client. 256 pages woken at an eighth leave ~13 ms. */
 #define CONFIG_DEFAULT_RING_PAGES 256u
-/* While records flow, a look every millisecond: the latency target is
- * 2 ms (p99). Idle, nothing looks: the doorbells ring (src/daemon/reader.c). */
-#define CONFIG_DEFAULT_FLUSH_MS 1u
+/* ring.latency_ms (flush_ms): while records flow, a look every 4 ms. A
+ * lone record and a burst's first ring their doorbell and come within
+ * ~1 ms whatever this is; this bounds the wait of a steady stream's. At 1
+ * ms a steady 1,000 or 10,000 records/s cost ~800 wakeups/s and 2.8-3.4 %
+ * of a CPU here, at 2 ms 430/s and 1.3-1.7 %, at 4 ms 225/s and 1.0-1.2 %
+ * (bench/run's latency shapes, 2-CPU VM). Idle, nothing looks. */
+#define CONFIG_DEFAULT_FLUSH_MS 4u
 /* Past ~32,000 records/s looks stretch up to this: hundreds of records per
  * wakeup keep a uprobe-rate capture below perf record's CPU per record. */
 #define CONFIG_DEFAULT_BUSY_FLUSH_MS 16u

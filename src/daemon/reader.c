@@ -8,7 +8,7 @@
  *
  *   idle      every doorbell armed, no timer: nothing wakes evmond.
  *   lone      a doorbell fd is readable, and that ring's doorbell last
- *             rang more than BELL_GAP_FLUSHES ticks ago: read the ring and
+ *             rang more than a tick (BELL_GAP_FLUSHES) ago: read the ring and
  *             leave the doorbell armed (its own ring emptied). Pausable
  *             doorbells only (monitor_doorbells_pausable()): one wakeup,
  *             no ioctl per lone record.
@@ -16,7 +16,7 @@
  *             stream), or doorbells that disarm by an IPI: disarm that
  *             ring's doorbells (a flowing ring must not cost an interrupt
  *             per record), read the ring, and start the tick.
- *   ticking   every flush_usec (1 ms) read every ring. A ring that had
+ *   ticking   every flush_usec (ring.latency_ms, 4) read every ring. A ring that had
  *             nothing is armed again and then read once more: a record
  *             written between that look and the arm did not ring, and
  *             would otherwise wait for the next one. Once every ring is
@@ -64,10 +64,11 @@
 #define BUSY_RECORDS_PER_S 32000u
 
 /* Doorbells of one ring that ring closer together than this many ticks
- * (flush_usec) switch the ring to the tick: records come too fast for a
- * wakeup each. Further apart, each ring is one wakeup and the doorbell
- * stays armed. */
-#define BELL_GAP_FLUSHES 4u
+ * (flush_usec, ring.latency_ms) switch the ring to the tick: more than a
+ * record per tick, a tick batches them. Further apart, each ring is one
+ * wakeup and the doorbell stays armed, where the tick would cost a look
+ * more per record. */
+#define BELL_GAP_FLUSHES 1u
 
 /* How late a timer may fire: a fraction of the 1 ms tick. */
 #define TICK_ACCURACY_USEC 100u

@@ -75,7 +75,7 @@ static void test_builtin(void **state) {
         assert_int_equal(c->socket_mode, 0660);
         assert_string_equal(c->socket_group, "evmon");
         assert_int_equal(c->ring_pages, CONFIG_DEFAULT_RING_PAGES);
-        assert_int_equal(c->flush_ms, 1);
+        assert_int_equal(c->flush_ms, 4);
         assert_int_equal(c->busy_flush_ms, 16);
         assert_int_equal(c->idle_flush_ms, 50);
         assert_true(c->doorbell);
@@ -243,6 +243,13 @@ static void test_values(void **state) {
                 c = parse_ok(text);
                 assert_int_equal(c->ring_pages, p);
         }
+        {
+                /* ring.latency_ms, the budget; flush_ms is its old name. */
+                _cleanup_(config_freep) struct config *c = parse_ok("{\"ring\": {\"latency_ms\": 2}, " EV1 "}");
+                assert_int_equal(c->flush_ms, 2);
+        }
+        BAD("{\n  \"ring\": {\"latency_ms\": 2,\n    \"flush_ms\": 1},\n  " EV1 "\n}", ":3: ring.flush_ms: ",
+            "is the old name of ring.latency_ms, which is set too");
         {
                 _cleanup_(config_freep) struct config *c = parse_ok(
                         "{\"ring\": {\"flush_ms\": 1000}, \"clients\": {\"max\": 4096, \"queue_kib\": 64},\n"
@@ -425,7 +432,7 @@ static void test_unknown_keys(void **state) {
         BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context, metrics, order)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group, admin_add)");
-        BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
+        BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, latency_ms, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
         BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, max_per_uid, queue_kib)");
         BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids)");
         BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"},\n    {\"tracepoint\": \"a:c\",\n     \"filtre\": \"x\"}\n  ]\n}",
