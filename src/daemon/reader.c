@@ -294,6 +294,16 @@ static void tick_postpone(struct reader *r) {
                 (void) sd_event_source_set_time(r->timer, now + r->period);
 }
 
+static bool all_armed(struct reader *r) {
+        size_t n_up;
+        const size_t *up = monitor_rings_up(r->monitor, &n_up);
+
+        for (size_t k = 0; k < n_up; k++)
+                if (!monitor_ring_armed(r->monitor, up[k]))
+                        return false;
+        return true;
+}
+
 static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct reader_ring *rr = userdata;
         struct reader *r = rr->reader;
@@ -316,10 +326,17 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
         rr->last_bell = now;
         if (lone) {
                 /* Armed it stays; its doorbell's ring is emptied first, so
-                 * a record written during this look rings again. */
+                 * a record written during this look rings again. In time
+                 * order, with every ring armed, all that is read goes now
+                 * rather than after the hold (a second wakeup per lone
+                 * record, its release): a record another CPU timed
+                 * earlier and writes only after this look rings its own
+                 * doorbell then, and comes late (order.late counts it),
+                 * which at the rates of lone records takes two CPUs
+                 * making one within the microseconds of a write. */
                 (void) monitor_ring_arm(r->monitor, rr->index);
                 if (r->opts.order)
-                        (void) order_pass(r, false, true, &more);
+                        (void) order_pass(r, all_armed(r), true, &more);
                 else
                         (void) ring_drain(r, rr->index, &more);
                 after_drain(r, more);
