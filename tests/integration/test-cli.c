@@ -1980,9 +1980,9 @@ static void test_install_layout(void **state) {
         expect_status(&r, 0, "meson setup");
         result_done(&r);
         /* Only what is installed; the tests are not. */
-        run(&r, 0, ninja, "-C", build, "evmond", "evmonctl", "src/forward/evmon-forward", "man/evmond.8",
-            "man/evmonctl.1", "man/evmond.json.5", "man/evmon-forward.1", NULL);
-        expect_status(&r, 0, "ninja evmond evmonctl evmon-forward and the man pages");
+        run(&r, 0, ninja, "-C", build, "evmond", "evmonctl", "src/forward/evmon-forward", "evmon-symbolizer",
+            "man/evmond.8", "man/evmonctl.1", "man/evmond.json.5", "man/evmon-forward.1", NULL);
+        expect_status(&r, 0, "ninja evmond evmonctl evmon-forward evmon-symbolizer and the man pages");
         result_done(&r);
         run(&r, 0, meson, "install", "-C", build, "--destdir", dest, "--no-rebuild", NULL);
         expect_status(&r, 0, "meson install --destdir");
@@ -2009,6 +2009,8 @@ static void test_install_layout(void **state) {
         check_installed(dest, "/usr/sbin/evmond", 0111);
         check_installed(dest, "/usr/bin/evmonctl", 0111);
         check_installed(dest, "/usr/bin/evmon-forward", 0111);
+        /* Where evmond looks for it (EVMON_SYMBOLIZER_PATH, from libexecdir). */
+        check_installed(dest, "/usr/libexec/evmon/evmon-symbolizer", 0111);
         check_installed(dest, "/etc/evmon/evmond.json", 0);
         check_installed(dest, "/usr/share/man/man8/evmond.8", 0);
         check_installed(dest, "/usr/share/man/man1/evmonctl.1", 0);
