@@ -88,6 +88,14 @@ int doorbell_open(struct doorbell *b, int cpu, pid_t target, unsigned long flags
                 .inherit = target >= 0 && !(flags & PERF_FLAG_PID_CGROUP),
                 .use_clockid = use_clockid,
                 .clockid = clockid,
+                /* Every record written here wakes the poller: a member's
+                 * samples do by its wakeup_events = 1, but side-band
+                 * records (a dummy copy's comm, cgroup, switch, ...) count
+                 * only towards the ring's watermark (__perf_output_begin()
+                 * moves rb->wakeup past it, perf_output_put_handle() then
+                 * wakes), which is half the ring unless set. */
+                .watermark = 1,
+                .wakeup_watermark = 1,
         };
         int fd;
 
@@ -169,8 +177,7 @@ int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr 
         _cleanup_(closep) int fd = -1;
         struct perf_event_attr attr = *event;
 
-        /* A counting event writes no records: nothing to ring for. */
-        if (!attr.freq && attr.sample_period == 0)
+        if (!doorbell_rings_for(&attr))
                 return -EOPNOTSUPP;
         if (!doorbell_fits(attr.type))
                 return -EMEDIUMTYPE;
@@ -199,6 +206,12 @@ int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr 
         if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0)
                 return negative_errno();
         return TAKE_FD(fd);
+}
+
+bool doorbell_rings_for(const struct perf_event_attr *a) {
+        return a->freq || a->sample_period != 0 || (a->sample_type & PERF_SAMPLE_RAW) || a->mmap || a->comm ||
+               a->task || a->mmap_data || a->mmap2 || a->context_switch || a->namespaces || a->ksymbol ||
+               a->bpf_event || a->cgroup || a->text_poke;
 }
 
 int doorbell_arm(struct doorbell *b) {

@@ -32,11 +32,17 @@ void doorbell_close(struct doorbell *b);
  * samples into the main ring) as a member of B's group, on TARGET (a pid, or a
  * cgroup fd with PERF_FLAG_PID_CGROUP in FLAGS) with the same FILTER, that
  * wakes B's poller with every record it writes into B's ring. Disabled:
- * enable it with the caller's copy. Returns the fd, -EOPNOTSUPP for a
- * counting event (it writes no records and needs none), -EMEDIUMTYPE for
+ * enable it with the caller's copy. Returns the fd, -EOPNOTSUPP for an
+ * event that writes no records (!doorbell_rings_for(): it needs none), -EMEDIUMTYPE for
  * one that may not join (doorbell_fits()), or the kernel's -errno. */
 int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr *event, pid_t target,
                          unsigned long flags, const char *filter);
+
+/* Whether the event ATTR describes writes records a doorbell should ring
+ * for: samples (a period, a frequency, raw tracepoint data) or side-band
+ * records (comm, task, mmap, context switches, cgroup, namespaces, ...,
+ * which a "dummy" event asks for). A counting event writes none. */
+bool doorbell_rings_for(const struct perf_event_attr *attr);
 
 /* Whether events of perf TYPE may join a doorbell: those of software-
  * context PMUs (tracepoints, software events, breakpoints, the kprobe and

@@ -660,7 +660,7 @@ static int event_open(struct monitor *m, const char *filter, bool quiet, const s
                 return negative_errno();
 
         *ret_bell_fd = -EOPNOTSUPP;
-        if (!quiet && t < c->n_bells && (attr.sample_period != 0 || attr.freq || attr.sample_type & PERF_SAMPLE_RAW))
+        if (!quiet && t < c->n_bells && doorbell_rings_for(&attr))
                 *ret_bell_fd = doorbell_member_open(&c->bells[t], &attr, pid, flags, filter);
 
         *ret_fd = TAKE_FD(fd);
