@@ -12,13 +12,15 @@
  * passes the fd over a socketpair (SCM_RIGHTS). The helper answers with
  * the load segments and the sorted function symbols; this side checks the
  * answer and keeps it. The helper works on one file at a time; the frame
- * that asked waits for the answer at most wait_ms (100 ms), later frames
+ * that asked waits for the answer at most wait_ms (100 ms), and the loop
+ * at most wait_ms a second for all files together; later frames
  * take it as it comes in (read without blocking), and past timeout_ms
  * (2 s) the helper is killed, restarted after a back-off, and the file
  * asked for again a minute later. Frames of a file without its table
  * meanwhile carry a note saying why they have no name ("symbols
  * pending", "helper timed out", ...). The loop so waits at most wait_ms
- * per file it meets, and a file made to be slow costs it that once.
+ * a second, however many files it meets, and a file made to be slow
+ * costs it that once.
  *
  * Both caches are bounded and evict the least recently used: the tables
  * of max_modules files keyed by inode, holding at most max_bytes in all,
@@ -126,6 +128,7 @@ struct ctx_symbols {
         uint32_t next_id;
         uint64_t restart_ns, backoff_ns, last_failure_ns;
         const char *down_note;          /* why the helper is down in its back-off */
+        uint64_t wait_credit_ns, wait_refill_ns;  /* what the loop may still wait (helper_wait()) */
 };
 
 static uint64_t now_mono(void) {
@@ -483,6 +486,28 @@ static void pending_settle(struct ctx_symbols *s, uint64_t until) {
         pending_clear(s);
 }
 
+/* Waits for the pending answer as the loop may afford: wait_ms at once
+ * and wait_ms a second in all (a credit refilled at that rate). Per file
+ * it met, the loop would wait wait_ms for each of a callchain's 127 frames
+ * in as many files, and then for each sample bringing a new one: a
+ * user's files made to take the helper just under that held the loop
+ * 1.3 s for a callchain of 32 (issue 26). Past the credit, frames say
+ * "symbols pending" and take the table when it is in. */
+static void helper_wait(struct ctx_symbols *s) {
+        uint64_t cap = (uint64_t) s->o.wait_ms * NSEC_PER_MSEC, now = now_mono(), spent;
+
+        if (now - s->wait_refill_ns >= NSEC_PER_SEC)
+                s->wait_credit_ns = cap;
+        else
+                s->wait_credit_ns += (now - s->wait_refill_ns) * s->o.wait_ms / 1000;
+        if (s->wait_credit_ns > cap)
+                s->wait_credit_ns = cap;
+        s->wait_refill_ns = now;
+        pending_settle(s, s->wait_credit_ns ? now + s->wait_credit_ns : 0);
+        spent = now_mono() - now;
+        s->wait_credit_ns -= spent < s->wait_credit_ns ? spent : s->wait_credit_ns;
+}
+
 static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint64_t ino, const char *path,
                            const char **ret_note) {
         struct mod *m = NULL, *lru = NULL;
@@ -562,8 +587,8 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
         }
         m->pending = true;
         /* A file's table mostly comes within milliseconds: the frame waits
-         * that long, and at most wait_ms. */
-        pending_settle(s, now_mono() + (uint64_t) s->o.wait_ms * NSEC_PER_MSEC);
+         * that long, as the loop's credit allows. */
+        helper_wait(s);
         if (m->tab)
                 return m;
         *ret_note = m->pending ? NOTE_PENDING : m->note;

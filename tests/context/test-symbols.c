@@ -9,8 +9,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "evmon/context.h"
@@ -136,11 +139,64 @@ static void test_user(void **state) {
         (void) evmon_test_marker_function(1);
 }
 
+/* A user's callchain through many files, each taking the helper just
+ * under the frame's wait (a crafted ELF file, here a helper that takes
+ * 40 ms on any file): the loop waits for them at most wait_ms in all, not
+ * wait_ms per file (32 files x 40 ms = 1.3 s a sample, issue 26). */
+static void test_wait_bound(void **state) {
+        _cleanup_(ctx_symbols_freep) struct ctx_symbols *s = NULL;
+        const char *root = getenv("EVMON_BUILD_ROOT");
+        char helper[4096], dir[] = "/tmp/evmon-test-symbols-XXXXXX", path[4200];
+        enum { N = 32 };
+        uint64_t ips[N + 1];
+        struct ctx_frame f[N + 1];
+        unsigned waited = 0, pending = 0;
+
+        if (!root)
+                skip();  /* not under meson test: no slow-symbolizer */
+        snprintf(helper, sizeof(helper), "%s/tests/context/slow-symbolizer", root);
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(ctx_symbols_new(&(struct ctx_symbols_opts) {
+                                                 .max_modules = N, .max_procs = 2, .helper = helper,
+                                                 .wait_ms = 100, .timeout_ms = 30000 }, &s), 0);
+        ips[0] = PERF_CONTEXT_USER;
+        for (unsigned i = 0; i < N; i++) {
+                struct stat st;
+                int fd;
+
+                snprintf(path, sizeof(path), "%s/lib%u.so", dir, i);
+                fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                assert_true(fd >= 0);
+                assert_int_equal(fstat(fd, &st), 0);
+                close(fd);
+                /* Mappings from records, where this process maps nothing. */
+                ctx_symbols_mmap(s, getpid(), UINT64_C(0x7e0000000000) + i * 0x10000, 0x10000, 0,
+                                 st.st_dev, st.st_ino, path);
+                ips[1 + i] = UINT64_C(0x7e0000000000) + i * 0x10000 + 0x100;
+        }
+        assert_int_equal(ctx_symbols_resolve(s, getpid(), ips, N + 1, f), 0);
+        /* A frame whose file's answer came in the call has no note (the
+         * helper found no ELF); the others say why they have no name. */
+        for (unsigned i = 1; i <= N; i++) {
+                if (f[i].note)
+                        pending++;
+                else
+                        waited++;
+                snprintf(path, sizeof(path), "%s/lib%u.so", dir, i - 1);
+                unlink(path);
+        }
+        rmdir(dir);
+        /* 100 ms of waiting holds at most two or three 40 ms answers. */
+        assert_true(waited <= 3);
+        assert_int_equal(pending, N - waited);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_kallsyms),
                 cmocka_unit_test(test_kallsyms_live),
                 cmocka_unit_test(test_user),
+                cmocka_unit_test(test_wait_bound),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
