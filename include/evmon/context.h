@@ -222,7 +222,7 @@ struct ctx_symtab {
         uint32_t flags, n_segs;
         struct ctx_symtab_seg segs[CTX_SYMTAB_MAX_SEGS];
         uint64_t n_syms, names_len;
-        struct ctx_symtab_sym *syms;    /* sorted by addr */
+        struct ctx_symtab_sym *syms;    /* sorted by addr, one per addr */
         char *names;                    /* NUL-terminated names, packed */
 };
 
@@ -235,7 +235,8 @@ struct ctx_symtab_limits {
 /* Reads the ELF file at FD (or, with FD < 0, the SIZE bytes at DATA): its
  * PT_LOAD segments and its function symbols from .symtab, else .dynsym and
  * the .symtab of the xz-compressed .gnu_debugdata (minidebuginfo). No
- * other file is opened: separate debug files are not looked for. Untrusted
+ * other file is opened: separate debug files are not looked for. Of
+ * aliases (one address) the largest is kept. Untrusted
  * input: meant to run in the sandboxed helper, and fuzzed. Caller owns
  * *ret. -ENOEXEC for no ELF or no PT_LOAD. */
 int ctx_symtab_read(int fd, const void *data, size_t size, const struct ctx_symtab_limits *lim,
@@ -244,7 +245,8 @@ struct ctx_symtab *ctx_symtab_free(struct ctx_symtab *t);
 /* libelf's set-up, for a caller that must do it before a sandbox. */
 int ctx_symtab_init(void);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_symtab *, ctx_symtab_free);
-/* Checks a table that came from outside (the helper): sorted, every name
+/* Checks a table that came from outside (the helper): sorted, one symbol
+ * per address (a lookup is one binary search), every name
  * inside NAMES, NAMES ending in a NUL. 0 or -EBADMSG. */
 int ctx_symtab_check(const struct ctx_symtab *t);
 /* The function holding ADDR (the last one starting at or below it, if

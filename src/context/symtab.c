@@ -208,7 +208,23 @@ static int cmp_sym(const void *a, const void *b) {
 
         if (x->addr != y->addr)
                 return x->addr < y->addr ? -1 : 1;
+        /* Of aliases, the largest first, then the first in the file. */
+        if (x->size != y->size)
+                return x->size > y->size ? -1 : 1;
         return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* One symbol per address, the first of its aliases (the one covering the
+ * most): a lookup is then one binary search. With aliases kept, each
+ * lookup walked them all, and a file of a million functions at one
+ * address cost the daemon a millisecond per frame, every sample. */
+static void drop_aliases(struct ctx_symtab *t) {
+        uint64_t n = 0;
+
+        for (uint64_t i = 0; i < t->n_syms; i++)
+                if (n == 0 || t->syms[i].addr != t->syms[n - 1].addr)
+                        t->syms[n++] = t->syms[i];
+        t->n_syms = n;
 }
 
 static int read_elf(struct builder *b, Elf *elf) {
@@ -252,8 +268,10 @@ static int read_elf(struct builder *b, Elf *elf) {
         /* Limits reached: the table keeps what it has (and says so). */
         if (r < 0 && r != -ENOSPC)
                 return r;
-        if (t->n_syms)
+        if (t->n_syms) {
                 qsort(t->syms, (size_t) t->n_syms, sizeof(*t->syms), cmp_sym);
+                drop_aliases(t);
+        }
         return 0;
 }
 
@@ -299,7 +317,8 @@ int ctx_symtab_check(const struct ctx_symtab *t) {
         for (uint64_t i = 0; i < t->n_syms; i++) {
                 if (t->syms[i].name >= t->names_len)
                         return -EBADMSG;
-                if (i > 0 && t->syms[i].addr < t->syms[i - 1].addr)
+                /* Strictly: aliases would make each lookup a walk. */
+                if (i > 0 && t->syms[i].addr <= t->syms[i - 1].addr)
                         return -EBADMSG;
         }
         return 0;
@@ -318,14 +337,9 @@ const struct ctx_symtab_sym *ctx_symtab_find(const struct ctx_symtab *t, uint64_
         }
         if (lo == 0)
                 return NULL;
-        /* Aliases share an address: any of them has the size. */
-        for (size_t i = lo; i > 0 && t->syms[i - 1].addr == t->syms[lo - 1].addr; i--) {
-                const struct ctx_symtab_sym *f = &t->syms[i - 1];
-
-                if (addr - f->addr < f->size)
-                        return f;
-        }
-        if (t->syms[lo - 1].size == 0)
+        /* One symbol per address (ctx_symtab_check()); no size: up to the
+         * next one. */
+        if (addr - t->syms[lo - 1].addr < t->syms[lo - 1].size || t->syms[lo - 1].size == 0)
                 return &t->syms[lo - 1];
         return NULL;
 }
