@@ -8,6 +8,7 @@
  * names_len bytes of names. The daemon checks the answer as it would any
  * outside bytes (ctx_symtab_check()). */
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "evmon/context.h"
@@ -26,3 +27,18 @@ struct symbolizer_reply {
         struct ctx_symtab_seg segs[CTX_SYMTAB_MAX_SEGS];
         uint64_t n_syms, names_len;
 };
+
+/* The bounds of a reply's header, before evmond allocates for its body:
+ * the helper's own limits (ctx_symtab_read()'s defaults) bound what it
+ * may send, and more is a lie. 0 or -EBADMSG. The rest is checked by
+ * ctx_symtab_check() once the body is in. */
+static inline int symbolizer_reply_check(const struct symbolizer_reply *rep, uint32_t id) {
+        if (rep->magic != SYMBOLIZER_MAGIC || rep->id != id)
+                return -EBADMSG;
+        if (rep->error < 0)
+                return 0;
+        if (rep->n_segs > CTX_SYMTAB_MAX_SEGS || rep->n_syms > (UINT64_C(1) << 20) ||
+            rep->names_len > (UINT64_C(32) << 20) || (!rep->n_syms) != (!rep->names_len))
+                return -EBADMSG;
+        return 0;
+}

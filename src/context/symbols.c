@@ -306,17 +306,12 @@ static int pending_begin_body(struct ctx_symbols *s) {
         const struct symbolizer_reply *rep = &q->rep;
         struct ctx_symtab *t;
 
-        if (rep->magic != SYMBOLIZER_MAGIC || rep->id != q->id)
+        if (symbolizer_reply_check(rep, q->id) < 0)
                 return -EBADMSG;
         if (rep->error < 0) {
                 q->error = rep->error < -4095 ? -EIO : rep->error;
                 return 0;
         }
-        /* The helper's own limits (ctx_symtab_read()'s defaults) bound
-         * what it may send: more is a lie. */
-        if (rep->n_segs > CTX_SYMTAB_MAX_SEGS || rep->n_syms > (UINT64_C(1) << 20) ||
-            rep->names_len > (UINT64_C(32) << 20) || (!rep->n_syms) != (!rep->names_len))
-                return -EBADMSG;
         t = q->t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
