@@ -6,7 +6,9 @@
  * crafted file hung it (a FIFO for a debug link) and grew it by a GiB (an
  * xz bomb in .gnu_debugdata); issue 26, holes 6 and 7.
  *
- * Started by evmond with its socket at fd 3 and nothing else; before it
+ * Started by evmond with its socket at fd 3, /dev/null at 0 and 1, the
+ * daemon's stderr at 2 (until the filter; then /dev/null too) and no
+ * environment but the sanitizers' settings; before it
  * reads any request it gives up everything: root's uid (for nobody's,
  * where it still may), every capability, new privileges, dumpability (no ptrace by other
  * processes of nobody, which could take the files' fds), and all system
@@ -141,6 +143,11 @@ static int sandbox(void) {
         /* libelf's and malloc's set-up before the filter. */
         if (ctx_symtab_init() < 0)
                 return -ENOTSUP;
+        /* stderr is the daemon's (the journal, or a root-owned log) for
+         * a failed set-up up to here; a helper a user's file took over
+         * must not write there. fd 0 is /dev/null. */
+        if (dup2(STDIN_FILENO, STDERR_FILENO) < 0)
+                return -errno;
         r = sandbox_seccomp();
         if (r < 0)
                 return r;

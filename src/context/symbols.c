@@ -170,26 +170,49 @@ static void helper_failed(struct ctx_symbols *s, bool timeout) {
         s->down_note = timeout ? NOTE_TIMEOUT : NOTE_CRASHED;
 }
 
+/* FD moved above the helper's fds 0-3 (closed on error): the spawn's
+ * dup2()s onto 0, 1 and 3 must not overwrite one another's source, as
+ * /dev/null opened at 3 (a process started with fds 0-2 only) did: the
+ * helper got its socket at fd 0 as well. */
+static int fd_above_helper(int fd) {
+        int r;
+
+        if (fd < 0 || fd > SYMBOLIZER_FD)
+                return fd;
+        r = fcntl(fd, F_DUPFD_CLOEXEC, SYMBOLIZER_FD + 1);
+        if (r < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
 static int helper_start(struct ctx_symbols *s) {
         _cleanup_(closep) int devnull = -1;
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
         sigset_t none, all;
         int sv[2], r;
-        char *argv[] = { (char *) "evmon-symbolizer", NULL };
+        char *argv[] = { (char *) "evmon-symbolizer", NULL }, *envp[4];
+        size_t n_env = 0;
         extern char **environ;
 
-        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        devnull = fd_above_helper(open("/dev/null", O_RDWR | O_CLOEXEC));
         if (devnull < 0)
-                return -errno;
+                return devnull == -1 ? -errno : devnull;
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
                 return -errno;
+        sv[1] = fd_above_helper(sv[1]);
+        if (sv[1] < 0) {
+                close(sv[0]);
+                return sv[1];
+        }
         sigemptyset(&none);
         sigfillset(&all);
         posix_spawn_file_actions_init(&fa);
         posix_spawnattr_init(&attr);
         /* The helper's fd 3 is its end; 0 and 1 are /dev/null; stderr
-         * stays the daemon's (the journal) for a failed sandbox set-up. */
+         * stays the daemon's (the journal) for a failed sandbox set-up,
+         * and the helper puts /dev/null there before it reads a file. */
         posix_spawn_file_actions_adddup2(&fa, sv[1], SYMBOLIZER_FD);
         posix_spawn_file_actions_adddup2(&fa, devnull, 0);
         posix_spawn_file_actions_adddup2(&fa, devnull, 1);
@@ -198,7 +221,15 @@ static int helper_start(struct ctx_symbols *s) {
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        r = -posix_spawn(&s->helper_pid, s->helper, &fa, &attr, argv, environ);
+        /* The daemon's environment is not the helper's: it may hold what
+         * a helper made to say it in symbol names would tell a user. Only
+         * the sanitizers' settings pass (the sanitized tests). */
+        for (char **e = environ; *e && n_env < 3; e++)
+                if (strncmp(*e, "ASAN_OPTIONS=", 13) == 0 || strncmp(*e, "UBSAN_OPTIONS=", 14) == 0 ||
+                    strncmp(*e, "LSAN_OPTIONS=", 13) == 0)
+                        envp[n_env++] = *e;
+        envp[n_env] = NULL;
+        r = -posix_spawn(&s->helper_pid, s->helper, &fa, &attr, argv, envp);
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
         close(sv[1]);

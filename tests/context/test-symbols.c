@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,12 +192,80 @@ static void test_wait_bound(void **state) {
         assert_int_equal(pending, N - waited);
 }
 
+/* The helper, the process that parses users' files and may end up theirs
+ * to command, started by the daemon: it inherits the socket and nothing
+ * else, neither the daemon's stderr (a root-owned log it could write
+ * into) nor its environment (what it may say to a user in symbol names). */
+static void test_helper_inherits(void **state) {
+        _cleanup_(ctx_symbols_freep) struct ctx_symbols *s = NULL;
+        uint64_t ips[2] = { PERF_CONTEXT_USER, (uint64_t) (uintptr_t) evmon_test_marker_function };
+        struct ctx_frame f[2];
+        char path[512], buf[4096], target[256];
+        pid_t helper = 0;
+        DIR *d;
+        struct dirent *de;
+        int fd, n_fds = 0;
+        ssize_t n;
+
+        assert_int_equal(setenv("EVMON_TEST_SECRET", "hunter2", 1), 0);
+        assert_int_equal(ctx_symbols_new(&(struct ctx_symbols_opts) { .wait_ms = 30000, .timeout_ms = 30000 }, &s), 0);
+        assert_int_equal(ctx_symbols_resolve(s, getpid(), ips, 2, f), 1);
+        unsetenv("EVMON_TEST_SECRET");
+        /* The helper: this process's child that is not a thread of it. */
+        d = opendir("/proc");
+        assert_non_null(d);
+        while (!helper && (de = readdir(d))) {
+                FILE *fp;
+                int pid, ppid;
+
+                snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+                fp = fopen(path, "re");
+                if (!fp)
+                        continue;
+                if (fscanf(fp, "%d (%*[^)]) %*c %d", &pid, &ppid) == 2 && ppid == getpid())
+                        helper = pid;
+                fclose(fp);
+        }
+        closedir(d);
+        assert_true(helper > 0);
+        /* Non-dumpable: its /proc needs ptrace's capability. */
+        snprintf(path, sizeof(path), "/proc/%d/environ", (int) helper);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                skip();
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        assert_true(n >= 0);
+        buf[n] = 0;
+        for (char *p = buf; p < buf + n; p += strlen(p) + 1)
+                assert_null(strstr(p, "EVMON_TEST_SECRET"));
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int) helper);
+        d = opendir(path);
+        assert_non_null(d);
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                n_fds++;
+                snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int) helper, de->d_name);
+                n = readlink(path, target, sizeof(target) - 1);
+                assert_true(n > 0);
+                target[n] = 0;
+                if (atoi(de->d_name) == 3)
+                        assert_non_null(strstr(target, "socket:"));
+                else
+                        assert_string_equal(target, "/dev/null");
+        }
+        closedir(d);
+        assert_int_equal(n_fds, 4);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_kallsyms),
                 cmocka_unit_test(test_kallsyms_live),
                 cmocka_unit_test(test_user),
                 cmocka_unit_test(test_wait_bound),
+                cmocka_unit_test(test_helper_inherits),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
