@@ -7,8 +7,9 @@
  * sandboxed helper process (evmon-symbolizer.c), never here, in the root
  * daemon's loop (issue 26: a FIFO named by .gnu_debuglink hung the loop,
  * an xz bomb in .gnu_debugdata grew it by a GiB). This side opens the file
- * itself through the process's root, without following a last link and
- * without blocking, takes only a regular file of the mapped inode, and
+ * itself through the process's root, following no link at any
+ * component and without blocking, takes only a regular file of the
+ * mapped device and inode, and
  * passes the fd over a socketpair (SCM_RIGHTS). The helper answers with
  * the load segments and the sorted function symbols; this side checks the
  * answer and keeps it. The helper works on one file at a time; the frame
@@ -30,6 +31,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -38,6 +41,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -412,25 +417,39 @@ static void mod_clear(struct ctx_symbols *s, struct mod *m) {
         *m = (struct mod) {};
 }
 
-/* The mapped file, opened as this process may not be steered into: the
- * last component not followed, no open that blocks (a FIFO, a lease), and
- * only a regular file of the mapped inode (the inode alone: overlay file
- * systems show another device in the maps than fstat() does). O_PATH
- * first, so nothing but a regular file is ever opened for reading. */
-static int open_mapped(const char *path, uint64_t ino) {
+/* The mapped file, opened as this process may not be steered into. The
+ * path is the kernel's (d_path): it holds no symlink, so none is
+ * followed, at any component; a user who swapped a directory on it for
+ * a link reached through it a root-only file of the mapped inode number
+ * (two tmpfs number theirs alike), and was told its function names. In
+ * ROOT (the process's /proc/PID/root; -1: this process's root) and
+ * beneath it. No open that blocks (a FIFO, a lease); only a regular file
+ * of the mapped device and inode. The device only where the file system
+ * shows the one it is on: overlayfs maps the file of a layer, btrfs a
+ * subvolume's device in stat() and the file system's in the maps; there
+ * the inode alone. O_PATH first, so nothing but a regular file is ever
+ * opened for reading. */
+static int open_mapped(int root, const char *path, uint64_t dev, uint64_t ino) {
         _cleanup_(closep) int pfd = -1;
-        char buf[64];
+        struct open_how how = {
+                .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (root >= 0 ? RESOLVE_IN_ROOT : 0),
+        };
+        struct statfs sfs;
         struct stat st;
+        char buf[64];
         int fd;
 
-        pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        pfd = (int) syscall(SYS_openat2, root >= 0 ? root : AT_FDCWD, path, &how, sizeof(how));
         if (pfd < 0)
                 return -errno;
-        if (fstat(pfd, &st) < 0)
+        if (fstat(pfd, &st) < 0 || fstatfs(pfd, &sfs) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
         if (st.st_ino != ino)
+                return -ESTALE;
+        if (st.st_dev != dev && sfs.f_type != OVERLAYFS_SUPER_MAGIC && sfs.f_type != BTRFS_SUPER_MAGIC)
                 return -ESTALE;
         snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pfd);
         fd = open(buf, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -537,8 +556,8 @@ static void helper_wait(struct ctx_symbols *s) {
 static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint64_t ino, const char *path,
                            const char **ret_note) {
         struct mod *m = NULL, *lru = NULL;
-        _cleanup_(closep) int fd = -1;
-        char buf[PATH_MAX + 64];
+        _cleanup_(closep) int fd = -1, root = -1;
+        char buf[64];
         uint64_t now;
         int r;
 
@@ -581,13 +600,14 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
         /* Through the process's root, so a container's files are its own;
          * else (the process is gone) the path as it is here, under the
          * same checks. */
-        snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, (int) pid, path);
-        fd = open_mapped(buf, ino);
+        snprintf(buf, sizeof(buf), "%s/%d/root", s->proc_root, (int) pid);
+        root = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        fd = root < 0 ? -errno : open_mapped(root, path, dev, ino);
         /* Also where /proc/PID/root is closed to us: it takes ptrace
          * access, which the daemon's dropped capabilities lack for a
          * process of another user or with more capabilities. */
         if (fd < 0 && fd != -EBADFD && fd != -ESTALE && fd != -ELOOP)
-                fd = open_mapped(path, ino);
+                fd = open_mapped(-1, path, dev, ino);
         if (fd < 0) {
                 if (fd == -EBADFD || fd == -ELOOP) {
                         m->note = NOTE_NOT_REGULAR;

@@ -8,7 +8,9 @@
  *   busy MS: spins MS milliseconds in evctx_busy_outer → evctx_busy_inner,
  *            half of it in the kernel (getppid), for callchain samples
  *   flee MS: renames its executable to PATH.moved, makes a FIFO at PATH,
- *            then spins as busy does (test-symbolizer) */
+ *            then spins as busy does (test-symbolizer)
+ *   swapdir MS TARGET: renames the directory of its executable to DIR.moved,
+ *            makes DIR a symlink to TARGET, then spins (test-symbolizer) */
 
 #include <pthread.h>
 #include <stdio.h>
@@ -102,6 +104,25 @@ int main(int argc, char **argv) {
                 evctx_busy_outer(now() + atoi(argv[2]) / 1000.0);
                 return 0;
         }
-        fprintf(stderr, "usage: %s basic | cgroups DIR... | busy MS | flee MS\n", argv[0]);
+        if (argc >= 4 && strcmp(argv[1], "swapdir") == 0) {
+                /* test-symbolizer's attacker: moves the directory its
+                 * executable is in away and leaves there a link to
+                 * TARGET, where a file of root's has its inode number. */
+                char dir[4096], moved[4200], *slash;
+
+                snprintf(dir, sizeof(dir), "%s", argv[0]);
+                slash = strrchr(dir, '/');
+                if (!slash)
+                        return 2;
+                *slash = 0;
+                snprintf(moved, sizeof(moved), "%s.moved", dir);
+                if (rename(dir, moved) < 0 || symlink(argv[3], dir) < 0) {
+                        perror(dir);
+                        return 2;
+                }
+                evctx_busy_outer(now() + atoi(argv[2]) / 1000.0);
+                return 0;
+        }
+        fprintf(stderr, "usage: %s basic | cgroups DIR... | busy MS | flee MS | swapdir MS TARGET\n", argv[0]);
         return 2;
 }

@@ -8,6 +8,8 @@
  *   debuglink-zero: the same, the debug file a link to /dev/zero
  *   renamed-exe:    it moves its executable away and leaves a FIFO at the
  *                   path its exec was recorded by
+ *   swapped-dir:    it swaps its directory for a link to a root-only one
+ *                   holding an ELF file of its file's inode number
  *   xz-bomb:        stripped, .gnu_debugdata the xz of 256 MiB of zeros
  *   many-symbols:   six files of 400,000 function symbols each
  *   helper-timeout, helper-crash: evmon-symbolizer replaced by a program
@@ -138,8 +140,8 @@ static void make_prog(char *path, size_t size, const char *name) {
         sh("cp %s %s && chown %d:%d %s", child_src, path, NOBODY, NOBODY, path);
 }
 
-/* Runs PATH MODE MS as nobody, not waited for. */
-static pid_t attack(const char *path, const char *mode, const char *ms) {
+/* Runs PATH MODE MS [ARG] as nobody, not waited for. */
+static pid_t attack_arg(const char *path, const char *mode, const char *ms, const char *arg) {
         pid_t pid = itest_fork();
 
         assert_true(pid >= 0);
@@ -147,7 +149,7 @@ static pid_t attack(const char *path, const char *mode, const char *ms) {
                 if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
                     setresuid(NOBODY, NOBODY, NOBODY) < 0)
                         _exit(126);
-                execl(path, path, mode, ms, (char *) NULL);
+                execl(path, path, mode, ms, arg, (char *) NULL);
                 _exit(127);
         }
         return pid;
@@ -157,6 +159,7 @@ struct outcome {
         int lines;                      /* the attacker's event lines */
         long status_ms;                 /* a status request's answer took, -1: none */
         int frames_in_prog;             /* frames in the attacker's file */
+        int named_in_prog;              /* those with a name */
         char note[64];                  /* the last "symbols" note of such a frame */
         int notes;
         const char *count_note;         /* frames (of any file) with this note are counted in */
@@ -181,6 +184,8 @@ static void check_frames(json_object *o, const char *prog, struct outcome *out) 
                         if (!module || strncmp(module, prog, strlen(prog)) != 0)
                                 continue;
                         out->frames_in_prog++;
+                        if (get_str(f, "sym"))
+                                out->named_in_prog++;
                         if (note) {
                                 snprintf(out->note, sizeof(out->note), "%s", note);
                                 out->notes++;
@@ -191,7 +196,13 @@ static void check_frames(json_object *o, const char *prog, struct outcome *out) 
 
 /* Starts the attacker, waits for its first line, times a status request
  * on another connection meanwhile, and reads its lines to its end. */
+static void run_attack_arg(const char *prog, const char *mode, const char *ms, const char *arg, struct outcome *out);
+
 static void run_attack(const char *prog, const char *mode, const char *ms, struct outcome *out) {
+        run_attack_arg(prog, mode, ms, NULL, out);
+}
+
+static void run_attack_arg(const char *prog, const char *mode, const char *ms, const char *arg, struct outcome *out) {
         struct itest_client c, st;
         json_object *o;
         uint64_t t0, end;
@@ -205,7 +216,7 @@ static void run_attack(const char *prog, const char *mode, const char *ms, struc
         json_object_put(itest_client_expect(&st, "hello", 5000));
         assert_int_equal(itest_client_send(&c, "{\"type\":\"subscribe\",\"comms\":[\"evsym-*\"]}\n"), 0);
         json_object_put(itest_client_expect(&c, "subscribed", 5000));
-        pid = attack(prog, mode, ms);
+        pid = attack_arg(prog, mode, ms, arg);
         /* Its first line: the loop has met its file. */
         end = now_ms() + 10000 * (uint64_t) scale;
         while (!out->lines && now_ms() < end && (o = itest_client_next(&c, 1000))) {
@@ -234,8 +245,8 @@ static void run_attack(const char *prog, const char *mode, const char *ms, struc
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         itest_client_close(&c);
         itest_client_close(&st);
-        fprintf(stderr, "%s %s: %d lines, status answered in %ld ms, %d frames in its file, %d noted (last \"%s\"",
-                prog, mode, out->lines, out->status_ms, out->frames_in_prog, out->notes, out->note);
+        fprintf(stderr, "%s %s: %d lines, status answered in %ld ms, %d frames in its file, %d named, %d noted (last \"%s\"",
+                prog, mode, out->lines, out->status_ms, out->frames_in_prog, out->named_in_prog, out->notes, out->note);
         if (out->count_note)
                 fprintf(stderr, ", %d \"%s\"", out->counted, out->count_note);
         fputs(")\n", stderr);
@@ -350,6 +361,69 @@ static void test_renamed_exe(void **state) {
         assert_string_equal(out.note, "not a regular file");
         json_object_put(out.status);
         daemon_stop();
+}
+
+/* A root-only ELF file, reached by a link the attacker swaps in for a
+ * directory on the path its exec was recorded by. The attacker's file
+ * and root's have one inode number (two fresh tmpfs, the same files
+ * made in the same order: a user gets there on /dev/shm, or on a tmpfs
+ * of their own user namespace, by making files until the counter is
+ * there). evmond followed the link (O_NOFOLLOW is for the last
+ * component only), found the inode it wanted, and gave the user the
+ * names of root's functions. */
+static void test_swapped_dir(void **state) {
+        char atk[300], secret[300], dir[320], target[320], prog[340], cmd[1200];
+        struct stat a, b;
+        struct outcome out = {};
+
+        snprintf(atk, sizeof(atk), "%s/atk", tmp);
+        snprintf(secret, sizeof(secret), "%s/secret", tmp);
+        assert_int_equal(mkdir(atk, 0755), 0);
+        assert_int_equal(mkdir(secret, 0700), 0);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o mode=0755 evmon-atk %s 2>/dev/null && "
+                 "mount -t tmpfs -o mode=0700 evmon-secret %s", atk, secret);
+        if (system(cmd) != 0) {
+                rmdir(atk);
+                rmdir(secret);
+                skip();  /* no tmpfs mounts here (a container) */
+        }
+        snprintf(dir, sizeof(dir), "%s/d", atk);
+        snprintf(target, sizeof(target), "%s/pad", secret);
+        snprintf(prog, sizeof(prog), "%s/evsym-sw", dir);
+        /* The attacker's copy stripped: any name of its functions would
+         * be root's file's. */
+        sh("mkdir %s %s && cp %s %s && cp %s %s/evsym-sw && strip --strip-all %s && "
+           "chown -R %d:%d %s && chmod 0700 %s %s && chmod 0755 %s",
+           dir, target, child_src, prog, child_src, target, prog, NOBODY, NOBODY, atk, secret, target, dir);
+        assert_int_equal(stat(prog, &a), 0);
+        snprintf(cmd, sizeof(cmd), "%s/evsym-sw", target);
+        assert_int_equal(stat(cmd, &b), 0);
+        if (a.st_ino != b.st_ino) {
+                fprintf(stderr, "inodes %ju and %ju: tmpfs numbers its inodes otherwise here\n",
+                        (uintmax_t) a.st_ino, (uintmax_t) b.st_ino);
+                snprintf(cmd, sizeof(cmd), "umount %s %s", atk, secret);
+                sh("%s", cmd);
+                skip();
+        }
+        daemon_start();
+        run_attack_arg(prog, "swapdir", "1500", target, &out);
+        assert_responsive(&out);
+        snprintf(cmd, sizeof(cmd), "umount %s %s", atk, secret);
+        sh("%s", cmd);
+        assert_true(out.frames_in_prog > 0);
+        assert_int_equal(out.named_in_prog, 0);
+        json_object_put(out.status);
+        daemon_stop();
+}
+
+/* Its tmpfs gone, also after a failure (the rest of teardown() is rm -rf). */
+static int swapped_dir_teardown(void **state) {
+        char cmd[700];
+
+        itest_daemon_cleanup(&daemon_);
+        snprintf(cmd, sizeof(cmd), "umount %s/atk %s/secret 2>/dev/null", tmp, tmp);
+        (void) system(cmd);
+        return 0;
 }
 
 static void test_xz_bomb(void **state) {
@@ -474,6 +548,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_debuglink_fifo, test_teardown),
                 cmocka_unit_test_teardown(test_debuglink_zero, test_teardown),
                 cmocka_unit_test_teardown(test_renamed_exe, test_teardown),
+                cmocka_unit_test_teardown(test_swapped_dir, swapped_dir_teardown),
                 cmocka_unit_test_teardown(test_xz_bomb, test_teardown),
                 cmocka_unit_test_teardown(test_many_symbols, test_teardown),
                 cmocka_unit_test_teardown(test_helper_timeout, test_teardown),
