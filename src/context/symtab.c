@@ -218,13 +218,29 @@ static int cmp_sym(const void *a, const void *b) {
  * most): a lookup is then one binary search. With aliases kept, each
  * lookup walked them all, and a file of a million functions at one
  * address cost the daemon a millisecond per frame, every sample. */
-static void drop_aliases(struct ctx_symtab *t) {
-        uint64_t n = 0;
+static int drop_aliases(struct ctx_symtab *t) {
+        uint64_t n = 0, len = 0;
+        char *names;
 
         for (uint64_t i = 0; i < t->n_syms; i++)
                 if (n == 0 || t->syms[i].addr != t->syms[n - 1].addr)
                         t->syms[n++] = t->syms[i];
         t->n_syms = n;
+        /* Their names go too: the daemon keeps (and counts) them. */
+        names = malloc((size_t) t->names_len);
+        if (!names)
+                return -ENOMEM;
+        for (uint64_t i = 0; i < n; i++) {
+                size_t k = strlen(t->names + t->syms[i].name) + 1;
+
+                memcpy(names + len, t->names + t->syms[i].name, k);
+                t->syms[i].name = (uint32_t) len;
+                len += k;
+        }
+        free(t->names);
+        t->names = names;
+        t->names_len = len;
+        return 0;
 }
 
 static int read_elf(struct builder *b, Elf *elf) {
@@ -270,7 +286,9 @@ static int read_elf(struct builder *b, Elf *elf) {
                 return r;
         if (t->n_syms) {
                 qsort(t->syms, (size_t) t->n_syms, sizeof(*t->syms), cmp_sym);
-                drop_aliases(t);
+                r = drop_aliases(t);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

@@ -150,6 +150,7 @@ static void test_aliases(void **state) {
         free(elf);
         assert_int_equal(ctx_symtab_check(t), 0);
         assert_int_equal(t->n_syms, 2);
+        assert_int_equal(t->names_len, 4);  /* "a", "b": the aliases' names gone */
         assert_string_equal(name_at(t, 0x1000), "a");
         assert_int_equal(ctx_symtab_find(t, 0x10ff)->size, 0x100);
         assert_null(name_at(t, 0x1100));
