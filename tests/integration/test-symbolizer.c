@@ -10,6 +10,10 @@
  *                   path its exec was recorded by
  *   swapped-dir:    it swaps its directory for a link to a root-only one
  *                   holding an ELF file of its file's inode number
+ *   namespace-path: in a user namespace of its own, it mounts a tmpfs over
+ *                   a root-only directory and runs its file from there,
+ *                   where evmond's namespace has root's file of its inode
+ *                   number
  *   xz-bomb:        stripped, .gnu_debugdata the xz of 256 MiB of zeros
  *   many-symbols:   six files of 400,000 function symbols each
  *   helper-timeout, helper-crash: evmon-symbolizer replaced by a program
@@ -29,6 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -141,6 +148,37 @@ static void make_prog(char *path, size_t size, const char *name) {
 }
 
 /* Runs PATH MODE MS [ARG] as nobody, not waited for. */
+/* test_namespace_path's attacker: in a user and mount namespace of its
+ * own, a tmpfs of its own at this directory, and this file copied in
+ * as the executable. */
+static const char *userns_mount, *userns_copy;
+
+static int write_file(const char *path, const char *text) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -1;
+        n = write(fd, text, strlen(text));
+        close(fd);
+        return n == (ssize_t) strlen(text) ? 0 : -1;
+}
+
+static int enter_userns(const char *dir, const char *from, const char *to) {
+        char cmd[1024];
+
+        /* The uid change left it undumpable: its /proc/self root's. */
+        if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+                return -1;
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 || write_file("/proc/self/setgroups", "deny") < 0 ||
+            write_file("/proc/self/uid_map", "0 65534 1") < 0 || write_file("/proc/self/gid_map", "0 65534 1") < 0 ||
+            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("evmon-user", dir, "tmpfs", 0, "mode=0755") < 0)
+                return -1;
+        snprintf(cmd, sizeof(cmd), "cp %s %s", from, to);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
 static pid_t attack_arg(const char *path, const char *mode, const char *ms, const char *arg) {
         pid_t pid = itest_fork();
 
@@ -149,6 +187,8 @@ static pid_t attack_arg(const char *path, const char *mode, const char *ms, cons
                 if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
                     setresuid(NOBODY, NOBODY, NOBODY) < 0)
                         _exit(126);
+                if (userns_mount && enter_userns(userns_mount, userns_copy, path) < 0)
+                        _exit(125);
                 execl(path, path, mode, ms, arg, (char *) NULL);
                 _exit(127);
         }
@@ -158,6 +198,7 @@ static pid_t attack_arg(const char *path, const char *mode, const char *ms, cons
 struct outcome {
         int lines;                      /* the attacker's event lines */
         long status_ms;                 /* a status request's answer took, -1: none */
+        const char *prefix;             /* the attacker's files: their paths' start, else PROG */
         int frames_in_prog;             /* frames in the attacker's file */
         int named_in_prog;              /* those with a name */
         char note[64];                  /* the last "symbols" note of such a frame */
@@ -181,12 +222,15 @@ static void check_frames(json_object *o, const char *prog, struct outcome *out) 
                         /* Any of its files (libc's too, for a helper that fails). */
                         if (note && out->count_note && strcmp(note, out->count_note) == 0)
                                 out->counted++;
-                        if (!module || strncmp(module, prog, strlen(prog)) != 0)
+                        if (!module || strncmp(module, out->prefix ?: prog, strlen(out->prefix ?: prog)) != 0)
                                 continue;
                         out->frames_in_prog++;
                         if (get_str(f, "sym"))
                                 out->named_in_prog++;
-                        if (note) {
+                        /* The note of the path itself: a file renamed
+                         * away is named at its new path (/proc/PID/maps,
+                         * read for a frame no record mapped), rightly. */
+                        if (note && strcmp(module, prog) == 0) {
                                 snprintf(out->note, sizeof(out->note), "%s", note);
                                 out->notes++;
                         }
@@ -209,7 +253,7 @@ static void run_attack_arg(const char *prog, const char *mode, const char *ms, c
         pid_t pid;
         int status;
 
-        *out = (struct outcome) { .status_ms = -1, .count_note = out->count_note };
+        *out = (struct outcome) { .status_ms = -1, .count_note = out->count_note, .prefix = out->prefix };
         assert_int_equal(itest_client_connect(&c, daemon_.socket), 0);
         assert_int_equal(itest_client_connect(&st, daemon_.socket), 0);
         json_object_put(itest_client_expect(&c, "hello", 5000));
@@ -356,9 +400,11 @@ static void test_renamed_exe(void **state) {
         assert_responsive(&out);
         assert_fifo_unopened(prog);
         /* Its frames name the path the exec was recorded by, and why
-         * they have no name. */
+         * they have no name; or, where /proc/PID/maps was read after
+         * the rename, the new path and its names. */
         assert_true(out.frames_in_prog > 0);
-        assert_string_equal(out.note, "not a regular file");
+        if (out.notes)
+                assert_string_equal(out.note, "not a regular file");
         json_object_put(out.status);
         daemon_stop();
 }
@@ -406,10 +452,59 @@ static void test_swapped_dir(void **state) {
                 skip();
         }
         daemon_start();
+        /* Its frames under the recorded path (refused), or under
+         * d.moved (its own stripped file, where /proc/PID/maps was read
+         * after the swap): no name from root's file in either. */
+        out.prefix = atk;
         run_attack_arg(prog, "swapdir", "1500", target, &out);
         assert_responsive(&out);
         snprintf(cmd, sizeof(cmd), "umount %s %s", atk, secret);
         sh("%s", cmd);
+        assert_true(out.frames_in_prog > 0);
+        assert_int_equal(out.named_in_prog, 0);
+        json_object_put(out.status);
+        daemon_stop();
+}
+
+/* A path that is the attacker's file in its own mount namespace (a
+ * tmpfs it mounted in its user namespace, over a directory of root's)
+ * and root's file in evmond's, of the same inode number. Where
+ * /proc/PID/root is closed to evmond (another user's process, once it
+ * dropped its capabilities) it opens the path in its own namespace, and
+ * the inode number alone let root's file pass for the mapped one. */
+static void test_namespace_path(void **state) {
+        char dir[300], prog[340], stripped[340], cmd[1200];
+        struct outcome out = {};
+        int r;
+
+        /* Can nobody make a user namespace and mount there? */
+        snprintf(cmd, sizeof(cmd), "setpriv --reuid=%d --regid=%d --clear-groups unshare -Urm true 2>/dev/null",
+                 NOBODY, NOBODY);
+        if (system(cmd) != 0)
+                skip();  /* no unprivileged user namespaces here */
+        snprintf(dir, sizeof(dir), "%s/ns", tmp);
+        snprintf(prog, sizeof(prog), "%s/evsym-ns", dir);
+        snprintf(stripped, sizeof(stripped), "%s/evsym-ns.stripped", tmp);
+        assert_int_equal(mkdir(dir, 0700), 0);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o mode=0700 evmon-secret %s", dir);
+        if (system(cmd) != 0) {
+                rmdir(dir);
+                skip();  /* no tmpfs mounts here (a container) */
+        }
+        /* Root's file, first in a fresh tmpfs, as the attacker's will be
+         * in its own; the attacker's copy stripped, so any name of its
+         * functions is root's file's. */
+        sh("cp %s %s && cp %s %s && strip --strip-all %s && chmod 0755 %s",
+           child_src, prog, child_src, stripped, stripped, stripped);
+        daemon_start();
+        userns_mount = dir;
+        userns_copy = stripped;
+        run_attack_arg(prog, "busy", "1500", NULL, &out);
+        userns_mount = userns_copy = NULL;
+        assert_responsive(&out);
+        snprintf(cmd, sizeof(cmd), "umount %s", dir);
+        r = system(cmd);
+        assert_int_equal(r, 0);
         assert_true(out.frames_in_prog > 0);
         assert_int_equal(out.named_in_prog, 0);
         json_object_put(out.status);
@@ -421,7 +516,8 @@ static int swapped_dir_teardown(void **state) {
         char cmd[700];
 
         itest_daemon_cleanup(&daemon_);
-        snprintf(cmd, sizeof(cmd), "umount %s/atk %s/secret 2>/dev/null", tmp, tmp);
+        userns_mount = userns_copy = NULL;
+        snprintf(cmd, sizeof(cmd), "umount %s/atk %s/secret %s/ns 2>/dev/null", tmp, tmp, tmp);
         (void) system(cmd);
         return 0;
 }
@@ -464,7 +560,8 @@ static void test_many_symbols(void **state) {
         f = fopen(args, "we");
         assert_non_null(f);
         for (int i = 0; i < 400000; i++)
-                fprintf(f, "--add-symbol=evsym_f%06d=.text:0x%x,function,global\n", i, (i * 16) & 0xfff);
+                /* Each at its own address (aliases leave one). */
+                fprintf(f, "--add-symbol=evsym_f%06d=.text:0x%x,function,global\n", i, i * 16);
         assert_int_equal(fclose(f), 0);
         daemon_start();
         rss0 = vm_kib(daemon_.pid, "VmRSS");
@@ -477,6 +574,11 @@ static void test_many_symbols(void **state) {
                 run_attack(prog, "busy", "1500", &out);
                 fprintf(stderr, "evmond: VmRSS %ld kB after %d files\n", vm_kib(daemon_.pid, "VmRSS"), k + 1);
                 assert_responsive(&out);
+                /* The cache once the file's table is in (the status
+                 * during the attack may come before it, on a loaded
+                 * host: "0 modules"). */
+                json_object_put(out.status);
+                out.status = status_now();
                 syms = get(get(out.status, "context"), "symbols");
                 assert_non_null(syms);
                 assert_non_null(get(syms, "cache_bytes"));
@@ -549,6 +651,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_debuglink_zero, test_teardown),
                 cmocka_unit_test_teardown(test_renamed_exe, test_teardown),
                 cmocka_unit_test_teardown(test_swapped_dir, swapped_dir_teardown),
+                cmocka_unit_test_teardown(test_namespace_path, swapped_dir_teardown),
                 cmocka_unit_test_teardown(test_xz_bomb, test_teardown),
                 cmocka_unit_test_teardown(test_many_symbols, test_teardown),
                 cmocka_unit_test_teardown(test_helper_timeout, test_teardown),
