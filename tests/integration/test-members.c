@@ -473,26 +473,36 @@ static void test_admin_adds_nothing_by_default(void **state) {
                       "error", "socket.admin_add");
 }
 
+/* Starts D as an evmond whose socket group and admin group are the
+ * test's, with socket.admin_add ADMIN_ADD (a JSON object), serving a
+ * getpgid tracepoint no call passes; its directory opened to members. */
+static void start_admin_daemon(struct itest_daemon *d, const char *admin_add) {
+        struct itest_daemon_opts opts = { .log_to_file = true };
+        char config[2048];
+
+        snprintf(config, sizeof(config),
+                 "{\n"
+                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
+                 "             \"admin_add\": %s},\n"
+                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
+                 "}\n",
+                 group, admin_group, admin_add);
+        assert_int_equal(itest_daemon_start_opts(d, config, &opts), 0);
+        assert_int_equal(chmod(d->dir, 0755), 0);
+}
+
 /* With socket.admin_add: its kinds, its paths, binaries the member can
  * read, by their real path. */
 static void test_admin_add_policy(void **state) {
         struct itest_daemon d2 = { .pid = -1 };
-        struct itest_daemon_opts opts = { .log_to_file = true };
-        char config[2048], line[1024];
+        char line[1024];
 
         (void) state;
         if (uprobe_lines("x") < 0)
                 skip();
-        snprintf(config, sizeof(config),
-                 "{\n"
-                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
-                 "             \"admin_add\": {\"kinds\": [\"tracepoint\", \"uprobe\"], \"paths\": [\"%s/pub/*\"],"
-                 " \"fetch\": true}},\n"
-                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
-                 "}\n",
-                 group, admin_group, bins);
-        assert_int_equal(itest_daemon_start_opts(&d2, config, &opts), 0);
-        assert_int_equal(chmod(d2.dir, 0755), 0);
+        snprintf(line, sizeof(line), "{\"kinds\": [\"tracepoint\", \"uprobe\"], \"paths\": [\"%s/pub/*\"], "
+                 "\"fetch\": true}", bins);
+        start_admin_daemon(&d2, line);
 
         /* Listed and readable: served, then removed. */
         snprintf(line, sizeof(line), ADD_UPROBE("%s/pub/prog", "memb_pub"), bins);
@@ -526,22 +536,14 @@ static void test_admin_add_policy(void **state) {
  * may not pick the offset, fetch-args or not: only a function's entry. */
 static void test_admin_add_no_offsets(void **state) {
         struct itest_daemon d3 = { .pid = -1 };
-        struct itest_daemon_opts opts = { .log_to_file = true };
-        char config[2048], line[1024];
+        char line[1024];
 
         (void) state;
         if (uprobe_lines("x") < 0)
                 skip();
-        snprintf(config, sizeof(config),
-                 "{\n"
-                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
-                 "             \"admin_add\": {\"kinds\": [\"uprobe\", \"uretprobe\", \"software\", \"pmu\"], "
-                 "\"paths\": [\"%s/pub/*\"]}},\n"
-                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
-                 "}\n",
-                 group, admin_group, bins);
-        assert_int_equal(itest_daemon_start_opts(&d3, config, &opts), 0);
-        assert_int_equal(chmod(d3.dir, 0755), 0);
+        snprintf(line, sizeof(line),
+                 "{\"kinds\": [\"uprobe\", \"uretprobe\", \"software\", \"pmu\"], \"paths\": [\"%s/pub/*\"]}", bins);
+        start_admin_daemon(&d3, line);
 
         snprintf(line, sizeof(line),
                  "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s/pub/prog:0x1001\",\"name\":\"memb_off\"}}\n", bins);
@@ -612,8 +614,7 @@ static int tracefs_append(const char *file, const char *line) {
  * it as a "tracepoint" entry. */
 static void test_admin_add_dynamic_tracepoint(void **state) {
         struct itest_daemon d5 = { .pid = -1 };
-        struct itest_daemon_opts opts = { .log_to_file = true };
-        char config[2048], line[1024], grp[32], target[256];
+        char line[1024], grp[32], target[256];
 
         (void) state;
         if (uprobe_lines("x") < 0)
@@ -622,15 +623,7 @@ static void test_admin_add_dynamic_tracepoint(void **state) {
         snprintf(target, sizeof(target), "%s/pub/prog", bins);
         snprintf(line, sizeof(line), "p:%s/memb_dyn %s:0x1001 arg=+0(%%di):string\n", grp, target);
         assert_int_equal(tracefs_append("uprobe_events", line), 0);
-        snprintf(config, sizeof(config),
-                 "{\n"
-                 "  \"socket\": {\"mode\": \"0660\", \"group\": \"%s\", \"admin_group\": \"%s\",\n"
-                 "             \"admin_add\": {\"kinds\": [\"tracepoint\"]}},\n"
-                 "  \"events\": [ {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == 77046\"} ]\n"
-                 "}\n",
-                 group, admin_group);
-        assert_int_equal(itest_daemon_start_opts(&d5, config, &opts), 0);
-        assert_int_equal(chmod(d5.dir, 0755), 0);
+        start_admin_daemon(&d5, "{\"kinds\": [\"tracepoint\"]}");
         snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"tracepoint\":\"%s:memb_dyn\"}}\n", grp);
         expect_member(d5.socket, line, "error", "dynamic event");
         /* A kernel tracepoint is served. */
