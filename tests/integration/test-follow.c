@@ -811,6 +811,30 @@ static int plant_link_to_own(void *arg) {
         return plant_symlink(own);
 }
 
+
+/* Asks C's evmond for its status and reads up to the answer: the probe
+ * lines about INO refused count in *N_REFUSED, any other line in
+ * *N_OTHER. */
+static void status_round_trip(struct itest_client *c, ino_t ino, int *n_refused, int *n_other) {
+        json_object *o;
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        for (;;) {
+                o = itest_client_next(c, 30000);
+                assert_non_null(o);
+                if (strcmp(itest_str(o, "type"), "status") == 0) {
+                        json_object_put(o);
+                        return;
+                }
+                if (strcmp(itest_str(o, "type"), "probe") == 0 && itest_int(o, "inode") == (int64_t) ino &&
+                    strcmp(itest_str(o, "status"), "refused") == 0)
+                        (*n_refused)++;
+                else
+                        (*n_other)++;
+                json_object_put(o);
+        }
+}
+
 /* nobody renames one link to and fro at the followed path: evmond refuses
  * it once per followed probe. On 82b0e6f each rename changed the link's
  * ctime, the record was forgotten and the link refused anew: a "probe"
@@ -821,7 +845,6 @@ static void test_follow_refused_rename(void **state) {
         char path[128], own[128];
         int n_refused = 0, n_other = 0;
         struct stat st;
-        json_object *o;
 
         assert_non_null(c);
         attack_setup(c, path, sizeof(path), true);
@@ -834,35 +857,9 @@ static void test_follow_refused_rename(void **state) {
         assert_int_equal(as_nobody(to_and_fro, NULL), 0);
         /* A status after the renames: evmond has seen them all once it
          * answers... */
-        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
-        for (;;) {
-                o = itest_client_next(c, 30000);
-                assert_non_null(o);
-                if (strcmp(itest_str(o, "type"), "status") == 0) {
-                        json_object_put(o);
-                        break;
-                }
-                if (strcmp(itest_str(o, "type"), "probe") == 0 && itest_int(o, "inode") == (int64_t) st.st_ino &&
-                    strcmp(itest_str(o, "status"), "refused") == 0)
-                        n_refused++;
-                else
-                        n_other++;
-                json_object_put(o);
-        }
+        status_round_trip(c, st.st_ino, &n_refused, &n_other);
         /* ...but inotify events it has not read yet: one more round trip. */
-        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
-        for (;;) {
-                o = itest_client_next(c, 30000);
-                assert_non_null(o);
-                if (strcmp(itest_str(o, "type"), "status") == 0) {
-                        json_object_put(o);
-                        break;
-                }
-                if (strcmp(itest_str(o, "type"), "probe") == 0 && itest_int(o, "inode") == (int64_t) st.st_ino &&
-                    strcmp(itest_str(o, "status"), "refused") == 0)
-                        n_refused++;
-                json_object_put(o);
-        }
+        status_round_trip(c, st.st_ino, &n_refused, &n_other);
         fprintf(stderr, "a link renamed to and fro %d times: %d refused lines (%d others)\n", 2 * TOFRO, n_refused,
                 n_other);
         assert_int_equal(n_refused, 2);
