@@ -582,3 +582,20 @@ uint64_t itest_timeslices(pid_t pid, uint64_t *ret_run_ns) {
                 *ret_run_ns = run;
         return slices;
 }
+
+int64_t itest_cpu_ms(pid_t pid) {
+        char path[64], buf[1024], *p;
+        unsigned long ut, st;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        if (!f || !fgets(buf, sizeof(buf), f))
+                abort();
+        fclose(f);
+        /* After "(comm)": state is field 3, utime 14, stime 15. */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+                abort();
+        return (int64_t) (ut + st) * 1000 / sysconf(_SC_CLK_TCK);
+}

@@ -88,6 +88,8 @@ void itest_release(int gate);
 /* Timeslices PID has run (/proc/PID/schedstat): each wakeup of an event
  * loop is one. RET_RUN_NS, when not NULL, gets its CPU time. */
 uint64_t itest_timeslices(pid_t pid, uint64_t *ret_run_ns);
+/* The CPU time (user + system) PID has used, in ms, from /proc/PID/stat. */
+int64_t itest_cpu_ms(pid_t pid);
 /* Waits for PID; aborts unless it exited 0. */
 void itest_reap(pid_t pid);
 /* Spawns a child making N calls of NR(ARG), lets it go, reads C until

@@ -740,23 +740,6 @@ static int to_and_fro(void *arg) {
         return 0;
 }
 
-/* PID's CPU time (user and system), in ms. */
-static int64_t cpu_ms(pid_t pid) {
-        char path[64], buf[1024], *p;
-        unsigned long ut, st;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        f = fopen(path, "re");
-        assert_non_null(f);
-        assert_non_null(fgets(buf, sizeof(buf), f));
-        fclose(f);
-        /* After "(comm)": state is field 3, utime 14, stime 15. */
-        p = strrchr(buf, ')');
-        assert_non_null(p);
-        assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st), 2);
-        return (int64_t) (ut + st) * 1000 / sysconf(_SC_CLK_TCK);
-}
 
 /* nobody owns the followed file (as root's config named it): a sparse file
  * of its own whose symbol and string tables claim 255 MiB each makes evmond
@@ -776,7 +759,7 @@ static void test_follow_sparse(void **state) {
         snprintf(sparse, sizeof(sparse), "%s/.s", dir_);
         make_sparse_elf(sparse);
         assert_int_equal(chown(sparse, NOBODY, NOBODY), 0);
-        cpu0 = cpu_ms(daemon_.pid);
+        cpu0 = itest_cpu_ms(daemon_.pid);
         assert_int_equal(rename(sparse, path), 0);
         assert_int_equal(as_nobody(to_and_fro, NULL), 0);
         /* Until evmond is idle: its CPU time still for a second. */
@@ -787,7 +770,7 @@ static void test_follow_sparse(void **state) {
                 o = itest_client_expect(c, "status", 60000);
                 assert_non_null(o);
                 json_object_put(o);
-                cpu = cpu_ms(daemon_.pid);
+                cpu = itest_cpu_ms(daemon_.pid);
                 if (cpu == last)
                         break;
                 last = cpu;
