@@ -7,6 +7,7 @@
  *           [--burst B]                       ... B back-to-back calls every B/R seconds
  *   loadgen uprobe --count C                  C calls of evmon_bench_target(), for uprobes
  *   loadgen exec --count C                    fork + exec /bin/true, C times
+ *   loadgen exec --rate R --seconds S         ... R times a second
  *
  * With --wait it prints a {"ready":true,...} line (pid, tids) and starts only
  * after a line on stdin, so a harness can attach consumers to known tids
@@ -80,6 +81,20 @@ long evmon_bench_target(const char *s, long n) {
         return n;
 }
 
+/* Sleeps until NEXT (CLOCK_MONOTONIC ns); counts the call late when it
+ * starts more than PERIOD after. */
+static void pace(struct worker *w, uint64_t next, uint64_t period) {
+        struct timespec ts = {
+                .tv_sec = (time_t) (next / 1000000000u),
+                .tv_nsec = (long) (next % 1000000000u),
+        };
+
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+        if (now_ns() > next + period)
+                w->late++;
+}
+
 static void run_tight_getppid(struct worker *w) {
         uint64_t n = w->opts->count;
 
@@ -98,15 +113,7 @@ static void run_paced_getppid(struct worker *w) {
 
         w->start_ns = next = now_ns();
         for (uint64_t i = 0; i < n; i++) {
-                struct timespec ts = {
-                        .tv_sec = (time_t) (next / 1000000000u),
-                        .tv_nsec = (long) (next % 1000000000u),
-                };
-
-                while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-                        ;
-                if (now_ns() > next + period)
-                        w->late++;
+                pace(w, next, period);
                 for (uint64_t k = 0; k < burst; k++)
                         (void) syscall(SYS_getppid);
                 next += period;
@@ -127,13 +134,20 @@ static void run_uprobe(struct worker *w) {
 }
 
 static void run_exec(struct worker *w) {
-        uint64_t n = w->opts->count;
+        uint64_t rate = w->opts->rate, period = rate ? 1000000000u / rate : 0;
+        uint64_t n = rate ? (uint64_t) (w->opts->seconds * (double) rate) : w->opts->count;
+        uint64_t next;
 
-        w->start_ns = now_ns();
+        w->start_ns = next = now_ns();
         for (uint64_t i = 0; i < n; i++) {
                 int status;
-                pid_t pid = fork();
+                pid_t pid;
 
+                if (rate) {
+                        pace(w, next, period);
+                        next += period;
+                }
+                pid = fork();
                 if (pid < 0) {
                         fprintf(stderr, "loadgen: fork: %m\n");
                         exit(EXIT_FAILURE);
@@ -196,7 +210,8 @@ static void usage(FILE *f) {
         fputs("Usage: loadgen getppid [--threads N] [--count C] [--wait]\n"
               "       loadgen getppid --rate R --seconds S [--burst B] [--wait]\n"
               "       loadgen uprobe [--count C] [--wait]\n"
-              "       loadgen exec [--count C] [--wait]\n", f);
+              "       loadgen exec [--count C] [--wait]\n"
+              "       loadgen exec --rate R --seconds S [--wait]\n", f);
 }
 
 static int parse_u64(const char *s, uint64_t *ret) {
@@ -299,11 +314,11 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "loadgen: unexpected argument \"%s\"\n", argv[optind]);
                 return EXIT_FAILURE;
         }
-        if (o.rate > 0 && o.mode != MODE_GETPPID) {
-                fprintf(stderr, "loadgen: --rate is for the getppid workload\n");
+        if (o.rate > 0 && o.mode == MODE_UPROBE) {
+                fprintf(stderr, "loadgen: --rate is for the getppid and exec workloads\n");
                 return EXIT_FAILURE;
         }
-        if (o.burst > 0 && o.rate == 0) {
+        if (o.burst > 0 && (o.rate == 0 || o.mode != MODE_GETPPID)) {
                 fprintf(stderr, "loadgen: --burst goes with --rate\n");
                 return EXIT_FAILURE;
         }
