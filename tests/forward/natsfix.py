@@ -28,7 +28,7 @@ def require(events=("sched/sched_process_exec",)):
     if os.geteuid() != 0:
         skip("needs root (evmond opens tracepoints system-wide)")
     if not shutil.which("nats-server"):
-        skip("nats-server is not installed (apt-get install nats-server; scripts/deps does)")
+        skip("nats-server is not installed (apt-get install nats-server; scripts/deps --test does)")
     for e in events:
         enable = f"/sys/kernel/tracing/events/{e}/enable"
         if not os.path.exists(enable):
