@@ -88,20 +88,45 @@ int itest_client_send(struct itest_client *c, const char *line) {
 /* Every line a test client reads is kept for the schema test
  * (tests/integration/test-schema.c validates them against
  * doc/evmon.schema.json): with EVMON_LINES_DIR set, each test program
- * writes DIR/NAME[-ARG].jsonl afresh when it starts. */
+ * writes DIR/NAME[-ARG].jsonl afresh. It writes NAME[-ARG].jsonl.part and
+ * renames it when it exits, so that a program killed in the middle of a
+ * write (a meson timeout on a busy host) leaves no half line where the
+ * schema test looks: only its .part, which that test does not read. */
 static int lines_fd = -1;
+static pid_t lines_pid;
+static char lines_path[1024];
 
 /* glibc hands constructors main's arguments. */
 __attribute__((constructor)) static void lines_open(int argc, char **argv, char **envp) {
         const char *dir = getenv("EVMON_LINES_DIR"), *arg = argc > 1 ? argv[1] : NULL;
-        char path[1024];
+        char part[sizeof(lines_path) + 8];
 
         if (!dir || !*dir || argc < 1 || (arg && strchr(arg, '/')))
                 return;
         (void) mkdir(dir, 0755);
-        snprintf(path, sizeof(path), "%s/%s%s%s.jsonl", dir, program_invocation_short_name,
+        snprintf(lines_path, sizeof(lines_path), "%s/%s%s%s.jsonl", dir, program_invocation_short_name,
                  arg ? "-" : "", arg ? arg : "");
-        lines_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        snprintf(part, sizeof(part), "%s.part", lines_path);
+        (void) unlink(lines_path);
+        lines_fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        lines_pid = getpid();
+}
+
+void itest_lines_finish(void) {
+        char part[sizeof(lines_path) + 8];
+
+        if (lines_fd < 0 || getpid() != lines_pid)
+                return;
+        snprintf(part, sizeof(part), "%s.part", lines_path);
+        if (close(lines_fd) == 0)
+                (void) rename(part, lines_path);
+        lines_fd = -1;
+}
+
+/* At exit, in the process that opened it: children forked by the tests
+ * run their own exit() too. */
+__attribute__((destructor)) static void lines_close(void) {
+        itest_lines_finish();
 }
 
 /* Keeps the whole lines of TEXT (N bytes). */

@@ -61,6 +61,10 @@ json_object *itest_client_expect(struct itest_client *c, const char *type, int t
  * fast client would, and returns them NUL-terminated (caller frees): whole
  * lines only, a line cut off by MAX_MS stays in C for the next read. */
 char *itest_client_slurp(struct itest_client *c, int quiet_ms, int max_ms, size_t *ret_len);
+/* Puts the lines this program's clients read where the schema test reads
+ * them ($EVMON_LINES_DIR/NAME[-ARG].jsonl); done at exit, or earlier by a
+ * program that reads them itself. Lines read later are not kept. */
+void itest_lines_finish(void);
 /* Calls FN for each parsed line of TEXT; aborts on a line that is not JSON. */
 void itest_for_each_line(const char *text, size_t len, void (*fn)(json_object *o, void *ud), void *ud);
 

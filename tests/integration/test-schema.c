@@ -298,8 +298,11 @@ int main(void) {
         }
         else
                 fprintf(stderr, "not root: the live daemon's lines are left out\n");
+        itest_lines_finish();
 
-        /* Every .jsonl the integration tests wrote since evmond was built. */
+        /* Every .jsonl the integration tests wrote since evmond was built:
+         * whole files only, renamed there when their program ended (a
+         * program still running or killed left NAME.jsonl.part). */
         cmd = malloc(n_cmd);
         if (!cmd)
                 die("out of memory");
