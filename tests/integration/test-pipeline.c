@@ -4,6 +4,7 @@
  * and execs a uniquely named binary; clients count what they get. */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +35,7 @@ static const char config[] =
         "}\n";
 
 static struct itest_daemon daemon_;
+static struct itest_daemon counts_;     /* test_exact_counts_with_slow_and_second_client's own */
 static struct itest_daemon quiet_;      /* test_quiet_rings_back_off's own */
 
 static int setup(void **state) {
@@ -42,6 +44,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         itest_daemon_cleanup(&daemon_);
+        itest_daemon_cleanup(&counts_);
         itest_daemon_cleanup(&quiet_);
         return 0;
 }
@@ -54,17 +57,27 @@ static void make_unique_binary(char *path, size_t size) {
         assert_int_equal(system(cmd), 0);
 }
 
-static pid_t spawn_workload(const char *binary, int n) {
-        pid_t pid = fork();
+/* A child that waits until itest_release(*RET_GATE), makes N getppid
+ * calls and execs BINARY. */
+static pid_t spawn_workload(const char *binary, int n, int *ret_gate) {
+        int p[2];
+        pid_t pid;
+        char c;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        pid = itest_fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                /* Give the clients' subscriptions time to land. */
-                usleep(200000);
+                close(p[1]);
+                if (read(p[0], &c, 1) != 1)
+                        _exit(3);
                 for (int i = 0; i < n; i++)
                         syscall(SYS_getppid);
                 execl(binary, binary, (char *) NULL);
                 _exit(127);
         }
+        close(p[0]);
+        *ret_gate = p[1];
         return pid;
 }
 
@@ -158,33 +171,87 @@ static void tally_text(struct tally *t, const char *text, size_t len) {
         itest_for_each_line(text, len, tally_line, t);
 }
 
+/* evmond's own count of what it dropped for C (status's "clients"),
+ * against the "dropped" lines C read: the same lines but the dropped
+ * "lost" lines, which T->lost holds the records of. C is the oldest of
+ * the three clients the test has open. */
+static void check_dropped_status(struct itest_client *c, const struct tally *t) {
+        int64_t ids[3] = { -1, -1, -1 }, dropped = -1;
+        json_object *o, *clients;
+        size_t n;
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(c, "status", 10000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "clients", &clients));
+        n = json_object_array_length(clients);
+        /* The three newest ids of this process: A, B and the stalled one. */
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(clients, i);
+                int64_t id = itest_int(e, "id");
+
+                if (itest_int(e, "pid") != getpid())
+                        continue;
+                for (size_t k = 0; k < 3; k++)
+                        if (id > ids[k]) {
+                                int64_t tmp = ids[k];
+                                ids[k] = id;
+                                id = tmp;
+                        }
+        }
+        assert_true(ids[2] >= 0);
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(clients, i);
+
+                if (itest_int(e, "id") == ids[2])
+                        dropped = itest_int(e, "dropped");
+        }
+        fprintf(stderr, "evmond's status: client A dropped %" PRId64 "\n", dropped);
+        assert_true(dropped >= t->dropped);
+        assert_true(dropped <= t->dropped + t->lost);
+        json_object_put(o);
+}
+
 static void test_exact_counts_with_slow_and_second_client(void **state) {
         struct itest_client *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b)), *stalled = calloc(1, sizeof(*stalled));
-        char binary[256];
+        char binary[256], config_text[1024];
         json_object *o;
         char *text;
         size_t len;
         pid_t pid;
-        int status;
+        int status, gate;
 
         make_unique_binary(binary, sizeof(binary));
+        /* The workload waits at its gate while its own evmond starts with
+         * the events filtered to it in the kernel: the other processes of
+         * a busy host (another test run's getppid calls at 60,000 a
+         * second) neither add to the stream nor keep it from going quiet,
+         * which is how A knows it has everything. The clients' queues and
+         * the rings are the defaults but for clients.queue_kib. */
+        pid = spawn_workload(binary, N_GETPPID, &gate);
+        snprintf(config_text, sizeof(config_text),
+                 "{\"clients\": {\"queue_kib\": 4096},\n"
+                 " \"events\": [{\"tracepoint\": \"sched:sched_process_exec\", \"filter\": \"pid == %d\"},\n"
+                 "            {\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
+                 (int) pid, (int) pid);
+        assert_int_equal(itest_daemon_start(&counts_, config_text), 0);
 
-        assert_int_equal(itest_client_connect(a, daemon_.socket), 0);
+        assert_int_equal(itest_client_connect(a, counts_.socket), 0);
         json_object_put(itest_client_expect(a, "hello", 5000));
         /* B wants execs only. */
-        assert_int_equal(itest_client_connect(b, daemon_.socket), 0);
+        assert_int_equal(itest_client_connect(b, counts_.socket), 0);
         json_object_put(itest_client_expect(b, "hello", 5000));
         assert_int_equal(itest_client_send(b, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\"]}\n"), 0);
         o = itest_client_expect(b, "subscribed", 5000);
         assert_non_null(o);
         json_object_put(o);
         /* The stalled client wants everything and reads nothing until the end. */
-        assert_int_equal(itest_client_connect(stalled, daemon_.socket), 0);
+        assert_int_equal(itest_client_connect(stalled, counts_.socket), 0);
 
         /* A burst that ends with its ring full leaves the kernel's count
          * of what it dropped there until that CPU's next record: evmond
          * has it written (monitor_ring_flush_lost()); nothing here helps. */
-        pid = spawn_workload(binary, N_GETPPID);
+        itest_release(gate);
         struct tally ta = { .pid = pid, .binary = binary }, tb = ta, ts = ta;
 
         /* A reads as fast as it can until the stream has been quiet for 2 s. */
@@ -204,17 +271,17 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
                 assert_int_equal(ta.exec, 1);
                 assert_int_equal(ta.getppid, N_GETPPID);
         }
-        /* A client that reads as fast as it can keeps up with evmond, but
-         * under TCG on a loaded host the emulated CPUs it and evmond share
-         * stall for long enough that its 4 MiB queue fills (seen at host
-         * load 5, before and after time order): there the drops are only
-         * counted, exactly. */
-        if (getenv("EVMON_TEST_EMULATED"))
-                assert_true(ta.getppid + ta.exec + ta.lost + ta.dropped >= N_GETPPID + 1);
-        else {
-                assert_true(ta.getppid + ta.exec + ta.lost >= N_GETPPID + 1);
-                assert_int_equal(ta.dropped, 0);
-        }
+        /* Every line meant for A came, or was counted: lost in the kernel,
+         * or dropped by evmond because A's 4 MiB queue filled. A client
+         * that reads as fast as it can keeps up with evmond on a quiet
+         * host; beside a CPU load (14 busy threads; under TCG, host load
+         * 5) it waits for a CPU while evmond encodes, and the queue fills:
+         * that is the backpressure clients.queue_kib is for, so the test
+         * asks that it be reported exactly, not that it never happen. */
+        assert_true(ta.getppid + ta.exec + ta.lost + ta.dropped >= N_GETPPID + 1);
+        if (ta.dropped > 0)
+                fprintf(stderr, "client A fell behind: %" PRId64 " lines dropped (a busy host)\n", ta.dropped);
+        check_dropped_status(a, &ta);
 
         text = itest_client_slurp(b, 500, 10000, &len);
         tally_text(&tb, text, len);
@@ -243,6 +310,8 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         free(b);
         free(stalled);
         unlink(binary);
+        assert_int_equal(itest_daemon_stop(&counts_), 0);
+        itest_daemon_cleanup(&counts_);
 }
 
 /* Without doorbells ("doorbell": false; test-latency covers them) and
