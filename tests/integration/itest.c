@@ -470,33 +470,18 @@ int itest_run(const char *const *argv, int timeout_ms, char **ret_output) {
 }
 
 pid_t itest_spawn_calls(long nr, long arg, int n, int *ret_gate) {
-        int p[2];
-        pid_t pid;
+        pid_t pid = test_fork_gated(ret_gate);
 
-        if (pipe2(p, O_CLOEXEC) < 0)
-                abort();
-        pid = fork();
-        if (pid < 0)
-                abort();
         if (pid == 0) {
-                char c;
-
-                close(p[1]);
-                if (read(p[0], &c, 1) != 1)
-                        _exit(3);
                 for (int i = 0; i < n; i++)
                         syscall(nr, arg);
                 _exit(0);
         }
-        close(p[0]);
-        *ret_gate = p[1];
         return pid;
 }
 
 void itest_release(int gate) {
-        if (write(gate, "g", 1) != 1)
-                abort();
-        close(gate);
+        test_gate_open(gate);
 }
 
 void itest_reap(pid_t pid) {

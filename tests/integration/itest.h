@@ -2,13 +2,16 @@
 #pragma once
 
 /* Helpers for integration tests: run the real evmond on a temporary socket
- * and talk to it as a client would. */
+ * and talk to it as a client would. Those every test may use (the gated
+ * fork, CPU pinning, meson's environment) are in tests/test-util.h. */
 
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "../test-util.h"
 
 #define ITEST_SKIP 77
 

@@ -47,21 +47,6 @@ static char tmp[] = "/tmp/evmon-ctx-XXXXXX";
 static char prog[256], comm[16];
 static char cg_mount[256], cg_root[512];
 
-static void find_cgroup2(void) {
-        FILE *f = fopen("/proc/mounts", "re");
-        char line[4096];
-
-        assert_non_null(f);
-        while (fgets(line, sizeof(line), f)) {
-                char dev[256], dir[256], type[64];
-                if (sscanf(line, "%255s %255s %63s", dev, dir, type) == 3 && strcmp(type, "cgroup2") == 0) {
-                        snprintf(cg_mount, sizeof(cg_mount), "%s", dir);
-                        break;
-                }
-        }
-        fclose(f);
-}
-
 static int setup(void **state) {
         static const char *const need[] = { "syscalls/sys_enter_getpgid", "sched/sched_process_exec", NULL };
         char src[512], cmd[1200];
@@ -74,7 +59,7 @@ static int setup(void **state) {
         itest_build_path("tests/integration/evmon-context-child", src, sizeof(src));
         snprintf(cmd, sizeof(cmd), "cp %s %s", src, prog);
         assert_int_equal(system(cmd), 0);
-        find_cgroup2();
+        (void) test_cgroup2_mount(cg_mount, sizeof(cg_mount));
         return 0;
 }
 

@@ -90,19 +90,7 @@ static void remove_cgroups(void) {
 }
 
 static int find_cgroup2(void) {
-        FILE *f = fopen("/proc/mounts", "re");
-        char dev[256], dir[256], type[64];
-        int found = 0;
-
-        if (!f)
-                return 0;
-        while (!found && fscanf(f, "%255s %255s %63s %*[^\n]", dev, dir, type) == 3)
-                if (strcmp(type, "cgroup2") == 0) {
-                        snprintf(cgroup2, sizeof(cgroup2), "%s", dir);
-                        found = 1;
-                }
-        fclose(f);
-        return found;
+        return test_cgroup2_mount(cgroup2, sizeof(cgroup2)) == 0;
 }
 
 static int setup(void **state) {

@@ -557,18 +557,7 @@ static void test_sample_cgroup_and_raw(void **state) {
         FILE *m;
 
         assert_non_null(c);
-        m = fopen("/proc/mounts", "re");
-        assert_non_null(m);
-        while (fgets(line, sizeof(line), m)) {
-                char dev[256], mdir[256], type[64];
-
-                if (sscanf(line, "%255s %255s %63s", dev, mdir, type) == 3 && strcmp(type, "cgroup2") == 0) {
-                        snprintf(mount, sizeof(mount), "%s", mdir);
-                        break;
-                }
-        }
-        fclose(m);
-        if (!mount[0]) {
+        if (test_cgroup2_mount(mount, sizeof(mount)) < 0) {
                 print_message("SKIP: no cgroup2 file system is mounted\n");
                 skip();
         }
@@ -822,25 +811,13 @@ static void test_cgroup_namespaces_records(void **state) {
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
         struct rec_seen r = {};
-        char mount[256] = "", line[1024], dir[512], *text;
+        char mount[256] = "", dir[512], *text;
         struct stat st;
         size_t len;
         int status;
-        FILE *m;
 
         assert_non_null(c);
-        m = fopen("/proc/mounts", "re");
-        assert_non_null(m);
-        while (fgets(line, sizeof(line), m)) {
-                char dev[256], mdir[256], type[64];
-
-                if (sscanf(line, "%255s %255s %63s", dev, mdir, type) == 3 && strcmp(type, "cgroup2") == 0) {
-                        snprintf(mount, sizeof(mount), "%s", mdir);
-                        break;
-                }
-        }
-        fclose(m);
-        if (!mount[0]) {
+        if (test_cgroup2_mount(mount, sizeof(mount)) < 0) {
                 print_message("SKIP: no cgroup2 file system is mounted\n");
                 skip();
         }

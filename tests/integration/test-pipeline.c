@@ -4,7 +4,6 @@
  * and execs a uniquely named binary; clients count what they get. */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,24 +59,14 @@ static void make_unique_binary(char *path, size_t size) {
 /* A child that waits until itest_release(*RET_GATE), makes N getppid
  * calls and execs BINARY. */
 static pid_t spawn_workload(const char *binary, int n, int *ret_gate) {
-        int p[2];
-        pid_t pid;
-        char c;
+        pid_t pid = test_fork_gated_with(itest_fork, ret_gate);
 
-        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        pid = itest_fork();
-        assert_true(pid >= 0);
         if (pid == 0) {
-                close(p[1]);
-                if (read(p[0], &c, 1) != 1)
-                        _exit(3);
                 for (int i = 0; i < n; i++)
                         syscall(SYS_getppid);
                 execl(binary, binary, (char *) NULL);
                 _exit(127);
         }
-        close(p[0]);
-        *ret_gate = p[1];
         return pid;
 }
 

@@ -74,18 +74,9 @@ static int teardown(void **state) {
 }
 
 static pid_t spawn_load(int *ret_gate) {
-        int p[2];
-        pid_t pid;
+        pid_t pid = test_fork_gated_with(itest_fork, ret_gate);
 
-        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        pid = itest_fork();
-        assert_true(pid >= 0);
         if (pid == 0) {
-                char c;
-
-                close(p[1]);
-                if (read(p[0], &c, 1) != 1)
-                        _exit(3);
                 for (long i = 0; i < N_PGID; i++) {
                         syscall(SYS_getpgid, BASE + i);
                         if ((i + 1) % BATCH == 0) {
@@ -95,8 +86,6 @@ static pid_t spawn_load(int *ret_gate) {
                 }
                 _exit(0);
         }
-        close(p[0]);
-        *ret_gate = p[1];
         return pid;
 }
 

@@ -98,18 +98,9 @@ static void config_v2(char *buf, size_t size, const char *extra, int ring) {
 
 /* A gated child that makes N_LOAD getppid calls, paced. */
 static pid_t spawn_load(int *ret_gate) {
-        int p[2];
-        pid_t pid;
+        pid_t pid = test_fork_gated(ret_gate);
 
-        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        pid = fork();
-        assert_true(pid >= 0);
         if (pid == 0) {
-                char c;
-
-                close(p[1]);
-                if (read(p[0], &c, 1) != 1)
-                        _exit(3);
                 for (int i = 0; i < N_LOAD; i++) {
                         syscall(SYS_getppid);
                         if ((i + 1) % LOAD_BATCH == 0)
@@ -117,8 +108,6 @@ static pid_t spawn_load(int *ret_gate) {
                 }
                 _exit(0);
         }
-        close(p[0]);
-        *ret_gate = p[1];
         return pid;
 }
 

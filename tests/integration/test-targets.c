@@ -54,21 +54,6 @@ static bool cgroup_skipped;
 
 /* ---- helpers -------------------------------------------------------- */
 
-static void find_cgroup2(void) {
-        FILE *f = fopen("/proc/mounts", "re");
-        char line[4096];
-
-        assert_non_null(f);
-        while (fgets(line, sizeof(line), f)) {
-                char dev[256], dir[256], type[64];
-                if (sscanf(line, "%255s %255s %63s", dev, dir, type) == 3 && strcmp(type, "cgroup2") == 0) {
-                        snprintf(cg_mount, sizeof(cg_mount), "%s", dir);
-                        break;
-                }
-        }
-        fclose(f);
-}
-
 static void need_cgroup2(void) {
         if (cg_mount[0])
                 return;
@@ -364,24 +349,13 @@ static void calls_read(struct itest_client *c, int quiet_ms, struct calls *calls
 /* Forks a child that makes the calls numbered [FIRST, FIRST + N) once a
  * byte arrives on the gate (itest_release()). */
 static pid_t spawn_numbered(int64_t first, int n, int *ret_gate) {
-        int p[2];
-        pid_t pid;
+        pid_t pid = test_fork_gated(ret_gate);
 
-        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        pid = fork();
-        assert_true(pid >= 0);
         if (pid == 0) {
-                char c;
-
-                close(p[1]);
-                if (read(p[0], &c, 1) != 1)
-                        _exit(3);
                 for (int i = 0; i < n; i++)
                         syscall(SYS_getpgid, CALL_BASE + first + i);
                 _exit(0);
         }
-        close(p[0]);
-        *ret_gate = p[1];
         return pid;
 }
 
@@ -986,7 +960,7 @@ int main(void) {
         int r;
 
         itest_require(need);
-        find_cgroup2();
+        (void) test_cgroup2_mount(cg_mount, sizeof(cg_mount));
         r = cmocka_run_group_tests(tests, NULL, NULL);
         if (r == 0 && cgroup_skipped) {
                 fprintf(stderr, "SKIP: no cgroup2 file system is mounted; the cgroup parts did not run\n");

@@ -41,6 +41,7 @@
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
 #include "evmon/monitor.h"
+#include "../test-util.h"
 
 #define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
 #define N_PAGES 64
@@ -159,31 +160,19 @@ static void drain_all(struct monitor *m, struct run *run) {
 /* A child that waits on a pipe before it works, so that the events are
  * open and enabled on it first. */
 static pid_t child_start(void (*work)(void), int *ret_go) {
-        int p[2];
-        pid_t pid;
+        pid_t pid = test_fork_gated(ret_go);
 
-        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        pid = fork();
-        assert_true(pid >= 0);
         if (pid == 0) {
-                char c;
-
-                close(p[1]);
-                if (read(p[0], &c, 1) != 1)
-                        _exit(1);
                 work();
                 _exit(0);
         }
-        close(p[0]);
-        *ret_go = p[1];
         return pid;
 }
 
 static void child_finish(pid_t pid, int go) {
         int status;
 
-        assert_int_equal(write(go, "x", 1), 1);
-        close(go);
+        test_gate_open(go);
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
@@ -645,20 +634,6 @@ static void work_fork_exec(void) {
         _exit(0);
 }
 
-static int cgroup2_root(char *buf, size_t size) {
-        _cleanup_(fclosep) FILE *f = fopen("/proc/mounts", "re");
-        char dev[256], dir[PATH_MAX], type[64];
-
-        if (!f)
-                return -errno;
-        while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
-                if (strcmp(type, "cgroup2") == 0) {
-                        snprintf(buf, size, "%s", dir);
-                        return 0;
-                }
-        return -ENOENT;
-}
-
 /* A socket filter that returns 0: the smallest program the verifier
  * takes; the JIT gives it a kernel symbol. */
 static int bpf_load_tiny(void) {
@@ -723,8 +698,7 @@ static void test_records(void **state) {
         assert_int_equal(monitor_enable(m, h), 0);
 
         run.child = child_start(work_fork_exec, &go);
-        assert_int_equal(write(go, "x", 1), 1);
-        close(go);
+        test_gate_open(go);
         {
                 int status;
 
@@ -732,7 +706,7 @@ static void test_records(void **state) {
                 assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         }
 
-        if (cgroup2_root(root, sizeof(root)) == 0) {
+        if (test_cgroup2_mount(root, sizeof(root)) == 0) {
                 char path[PATH_MAX + 64];
 
                 snprintf(path, sizeof(path), "%s/evmon-rec-%d", root, getpid());

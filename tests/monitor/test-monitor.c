@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../host-tracing.h"
+#include "../test-util.h"
 
 /* monitor_new() takes no defaults: these are the tests' (64 pages, woken
  * at a quarter). */
@@ -433,8 +434,7 @@ static void test_bad_event(void **state) {
 static void test_pid_target_and_loss(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         pid_t self = getpid();
-        cpu_set_t all, one;
-        int cpu = sched_getcpu();
+        cpu_set_t all;
         struct monitor_opts opts = {
                 .ring_pages = 1,
                 .wakeup_bytes = WAKEUP_QUARTER(1),
@@ -447,11 +447,7 @@ static void test_pid_target_and_loss(void **state) {
         struct run run = {};
         int h;
 
-        assert_true(cpu >= 0);
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+        test_pin(&all);
 
         assert_int_equal(monitor_new(&opts, &m), 0);
         src = getppid_source(&a);
@@ -465,7 +461,7 @@ static void test_pid_target_and_loss(void **state) {
          * fits: make one. */
         call_getppid(&run, 1);
         drain_all(m, &run);
-        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        test_unpin(&all);
 
         print_message("%u samples kept, %" PRIu64 " lost in %u records\n", a.n, run.lost, run.lost_calls);
         assert_true(run.lost > 0);
@@ -484,8 +480,7 @@ static void test_pid_target_and_loss(void **state) {
 static void test_lost_flushed(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         pid_t self = getpid();
-        cpu_set_t all, one;
-        int cpu = sched_getcpu();
+        cpu_set_t all;
         struct monitor_opts opts = {
                 .ring_pages = 2,
                 .wakeup_bytes = WAKEUP_QUARTER(2),
@@ -499,11 +494,7 @@ static void test_lost_flushed(void **state) {
         unsigned flushed = 0;
         int h;
 
-        assert_true(cpu >= 0);
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+        test_pin(&all);
 
         assert_int_equal(monitor_new(&opts, &m), 0);
         src = getppid_source(&a);
@@ -537,7 +528,7 @@ static void test_lost_flushed(void **state) {
                 usleep(1000);
                 drain_all(m, &run);
         }
-        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        test_unpin(&all);
 
         print_message("%u samples kept, %" PRIu64 " lost in %u records, after the flush\n", a.n, run.lost,
                       run.lost_calls);
@@ -560,8 +551,8 @@ static void test_lost_flushed(void **state) {
 static void test_lost_flush_own(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         pid_t self = getpid();
-        cpu_set_t all, one;
-        int cpu = sched_getcpu();
+        cpu_set_t all;
+        int cpu;
         struct monitor_opts opts = {
                 .ring_pages = 2,
                 .wakeup_bytes = WAKEUP_QUARTER(2),
@@ -576,11 +567,7 @@ static void test_lost_flush_own(void **state) {
         uint64_t bad = 0;
         int h;
 
-        assert_true(cpu >= 0);
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+        cpu = test_pin(&all);
 
         assert_int_equal(monitor_new(&opts, &m), 0);
         for (size_t i = 0; i < monitor_n_rings(m); i++)
@@ -612,7 +599,7 @@ static void test_lost_flush_own(void **state) {
         /* Anything more would be the count coming late: give it a look. */
         usleep(20000);
         drain_all(m, &run);
-        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        test_unpin(&all);
         for (size_t i = 0; i < monitor_n_rings(m); i++)
                 bad += monitor_ring_bad(m, i);
 

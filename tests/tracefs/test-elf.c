@@ -26,16 +26,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/probe.h"
-
-static const char *env(const char *name) {
-        const char *v = getenv(name);
-
-        if (!v) {
-                fprintf(stderr, "%s is not set: run through meson test\n", name);
-                exit(EXIT_FAILURE);
-        }
-        return v;
-}
+#include "../test-util.h"
 
 /* Symbol value from `readelf -Ws`: .symtab's first, else .dynsym's. */
 static int readelf_value(const char *path, const char *symbol, uint64_t *ret) {
@@ -126,15 +117,15 @@ static void check_against_readelf(const char *path, const char *symbol, bool exp
 }
 
 static void test_pie(void **state) {
-        check_against_readelf(env("PROBE_TARGET"), "evmon_target", false);
+        check_against_readelf(test_env("PROBE_TARGET"), "evmon_target", false);
         /* A static function: only in .symtab. */
-        check_against_readelf(env("PROBE_TARGET"), "evmon_local", false);
-        check_against_readelf(env("PROBE_TARGET"), "main", false);
+        check_against_readelf(test_env("PROBE_TARGET"), "evmon_local", false);
+        check_against_readelf(test_env("PROBE_TARGET"), "main", false);
 }
 
 static void test_nopie(void **state) {
-        check_against_readelf(env("PROBE_TARGET_NOPIE"), "evmon_target", true);
-        check_against_readelf(env("PROBE_TARGET_NOPIE"), "evmon_local", true);
+        check_against_readelf(test_env("PROBE_TARGET_NOPIE"), "evmon_target", true);
+        check_against_readelf(test_env("PROBE_TARGET_NOPIE"), "evmon_local", true);
 }
 
 /* Where the kernel mapped ADDR from: file offset by /proc/self/maps. */
@@ -208,12 +199,12 @@ static void test_symlink(void **state) {
         dir = strdup(mkdtemp(tmpl));
         assert_non_null(dir);
         assert_true(asprintf(&link, "%s/link", dir) > 0);
-        assert_int_equal(symlink(env("PROBE_TARGET"), link), 0);
+        assert_int_equal(symlink(test_env("PROBE_TARGET"), link), 0);
 
         assert_int_equal(elf_resolve_symbol(link, "evmon_target", &off, &real, &err), 0);
-        want = realpath(env("PROBE_TARGET"), NULL);
+        want = realpath(test_env("PROBE_TARGET"), NULL);
         assert_string_equal(real, want);
-        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &off2, NULL, NULL), 0);
+        assert_int_equal(elf_resolve_symbol(test_env("PROBE_TARGET"), "evmon_target", &off2, NULL, NULL), 0);
         assert_int_equal(off, off2);
 
         unlink(link);
@@ -239,15 +230,15 @@ static void test_errors(void **state) {
         int fd;
 
         expect_error("/nonexistent/evmon/binary", "main", -ENOENT, "/nonexistent/evmon/binary");
-        expect_error(env("PROBE_TARGET"), "evmon_no_such_symbol", -ENOENT,
+        expect_error(test_env("PROBE_TARGET"), "evmon_no_such_symbol", -ENOENT,
                      "symbol evmon_no_such_symbol not found in");
         /* Undefined in the file (imported from libc): not a definition. */
-        expect_error(env("PROBE_TARGET"), "strlen", -ENOENT, "not found");
-        expect_error(env("PROBE_TARGET"), "evmon_dup", -ENOTUNIQ, "ambiguous");
+        expect_error(test_env("PROBE_TARGET"), "strlen", -ENOENT, "not found");
+        expect_error(test_env("PROBE_TARGET"), "evmon_dup", -ENOTUNIQ, "ambiguous");
         /* --strip-all keeps .dynsym, which lacks our functions. */
-        expect_error(env("PROBE_TARGET_STRIPPED"), "evmon_target", -ENOENT, "stripped");
+        expect_error(test_env("PROBE_TARGET_STRIPPED"), "evmon_target", -ENOENT, "stripped");
         /* A static executable has no .dynsym to keep. */
-        expect_error(env("PROBE_TARGET_STATIC_STRIPPED"), "evmon_target", -ENODATA, "stripped");
+        expect_error(test_env("PROBE_TARGET_STATIC_STRIPPED"), "evmon_target", -ENODATA, "stripped");
 
         fd = mkstemp(tmpl);
         assert_true(fd >= 0);
@@ -256,7 +247,7 @@ static void test_errors(void **state) {
         expect_error(tmpl, "main", -ENOEXEC, "not an ELF file");
         unlink(tmpl);
 
-        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "", &(uint64_t) { 0 }, NULL, NULL), -EINVAL);
+        assert_int_equal(elf_resolve_symbol(test_env("PROBE_TARGET"), "", &(uint64_t) { 0 }, NULL, NULL), -EINVAL);
 }
 
 /* The "Build ID:" readelf -n prints for PATH, "" when it prints none. */
@@ -294,9 +285,9 @@ static void test_build_id(void **state) {
 
         /* Our targets (gcc links --build-id on Debian), a stripped one
          * (strip keeps the note) and the real libc. */
-        check_build_id(env("PROBE_TARGET"));
-        check_build_id(env("PROBE_TARGET_STRIPPED"));
-        check_build_id(env("PROBE_TARGET_NOPIE"));
+        check_build_id(test_env("PROBE_TARGET"));
+        check_build_id(test_env("PROBE_TARGET_STRIPPED"));
+        check_build_id(test_env("PROBE_TARGET_NOPIE"));
         {
                 char *libc = NULL;
 
@@ -305,15 +296,15 @@ static void test_build_id(void **state) {
                 free(libc);
         }
         /* Two builds of one program differ. */
-        assert_int_equal(elf_build_id(env("PROBE_TARGET"), &hex, NULL), 0);
-        assert_int_equal(elf_build_id(env("PROBE_TARGET_NOPIE"), &hex2, NULL), 0);
+        assert_int_equal(elf_build_id(test_env("PROBE_TARGET"), &hex, NULL), 0);
+        assert_int_equal(elf_build_id(test_env("PROBE_TARGET_NOPIE"), &hex2, NULL), 0);
         assert_string_not_equal(hex, hex2);
 
         /* Without the note. */
         fd = mkstemp(tmpl);
         assert_true(fd >= 0);
         close(fd);
-        assert_true(asprintf(&cmd, "objcopy --remove-section .note.gnu.build-id '%s' '%s'", env("PROBE_TARGET"),
+        assert_true(asprintf(&cmd, "objcopy --remove-section .note.gnu.build-id '%s' '%s'", test_env("PROBE_TARGET"),
                              tmpl) > 0);
         assert_int_equal(system(cmd), 0);
         free(hex);
@@ -383,7 +374,7 @@ static void test_open_regular(void **state) {
 
         assert_non_null(mkdtemp(dir));
         snprintf(link, sizeof(link), "%s/prog", dir);
-        assert_int_equal(symlink(env("PROBE_TARGET"), link), 0);
+        assert_int_equal(symlink(test_env("PROBE_TARGET"), link), 0);
         dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         assert_true(dfd >= 0);
         assert_int_equal(elf_open_regular(dfd, "prog", link, ELF_OPEN_NOFOLLOW, NULL, &err), -ELOOP);
@@ -393,15 +384,15 @@ static void test_open_regular(void **state) {
         fd = elf_open_regular(dfd, "prog", NULL, 0, &st, &err);
         assert_true(fd >= 0);
         assert_null(err);
-        assert_int_equal(stat(env("PROBE_TARGET"), &st2), 0);
+        assert_int_equal(stat(test_env("PROBE_TARGET"), &st2), 0);
         assert_true(st.st_ino == st2.st_ino && st.st_dev == st2.st_dev);
         assert_int_equal(fcntl(fd, F_GETFL) & (O_ACCMODE | O_NONBLOCK), O_RDONLY | O_NONBLOCK);
         assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
         assert_int_equal(elf_resolve_symbol_fd(fd, "prog", "evmon_target", &off_fd, NULL), 0);
-        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &off, NULL, NULL), 0);
+        assert_int_equal(elf_resolve_symbol(test_env("PROBE_TARGET"), "evmon_target", &off, NULL, NULL), 0);
         assert_true(off == off_fd);
         assert_int_equal(elf_build_id_fd(fd, "prog", &hex_fd, NULL), 0);
-        assert_int_equal(elf_build_id(env("PROBE_TARGET"), &hex, NULL), 0);
+        assert_int_equal(elf_build_id(test_env("PROBE_TARGET"), &hex, NULL), 0);
         assert_string_equal(hex, hex_fd);
         assert_int_equal(elf_resolve_symbol_fd(fd, "prog", "no_such_symbol_here", &off_fd, &err), -ENOENT);
         assert_non_null(strstr(err, "prog"));
@@ -427,7 +418,7 @@ static void test_section_bound(void **state) {
         fd = mkstemp(tmpl);
         assert_true(fd >= 0);
         close(fd);
-        assert_true(asprintf(&cmd, "cp '%s' '%s'", env("PROBE_TARGET"), tmpl) > 0);
+        assert_true(asprintf(&cmd, "cp '%s' '%s'", test_env("PROBE_TARGET"), tmpl) > 0);
         assert_int_equal(system(cmd), 0);
         fd = open(tmpl, O_RDWR | O_CLOEXEC);
         assert_true(fd >= 0);
@@ -465,10 +456,10 @@ static void test_user_link(void **state) {
 
         if (geteuid() != 0)
                 skip();
-        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &want, NULL, NULL), 0);
+        assert_int_equal(elf_resolve_symbol(test_env("PROBE_TARGET"), "evmon_target", &want, NULL, NULL), 0);
         assert_non_null(mkdtemp(dir));
         snprintf(link, sizeof(link), "%s/prog", dir);
-        assert_int_equal(symlink(env("PROBE_TARGET"), link), 0);
+        assert_int_equal(symlink(test_env("PROBE_TARGET"), link), 0);
         /* root's link: followed. */
         assert_int_equal(elf_resolve_symbol(link, "evmon_target", &off, &real, &err), 0);
         assert_int_equal(off, want);
@@ -483,13 +474,13 @@ static void test_user_link(void **state) {
         assert_int_equal(fd, -EPERM);
         free(err);
         /* nobody's link in place of a parent directory. */
-        bin_dir = strdup(env("PROBE_TARGET"));
+        bin_dir = strdup(test_env("PROBE_TARGET"));
         assert_non_null(bin_dir);
         *strrchr(bin_dir, '/') = 0;
         snprintf(sub, sizeof(sub), "%s/sub", dir);
         assert_int_equal(symlink(bin_dir, sub), 0);
         assert_int_equal(lchown(sub, 65534, 65534), 0);
-        snprintf(via, sizeof(via), "%s/%s", sub, strrchr(env("PROBE_TARGET"), '/') + 1);
+        snprintf(via, sizeof(via), "%s/%s", sub, strrchr(test_env("PROBE_TARGET"), '/') + 1);
         assert_int_equal(elf_resolve_symbol(via, "evmon_target", &off, NULL, &err), -EPERM);
         assert_non_null(strstr(err, sub));
         free(err);

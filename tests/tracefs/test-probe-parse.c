@@ -23,16 +23,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
-
-static const char *env(const char *name) {
-        const char *v = getenv(name);
-
-        if (!v) {
-                fprintf(stderr, "%s is not set: run through meson test\n", name);
-                exit(EXIT_FAILURE);
-        }
-        return v;
-}
+#include "../test-util.h"
 
 static void test_kinds(void **state) {
         for (int k = 0; k < _PROBE_KIND_MAX; k++)
@@ -117,8 +108,8 @@ static void test_resolve_target(void **state) {
         _cleanup_(freep) char *err = NULL, *target = NULL, *real = NULL;
         uint64_t off = 0;
 
-        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &off, &real, NULL), 0);
-        assert_true(asprintf(&target, "%s:evmon_target+4", env("PROBE_TARGET")) > 0);
+        assert_int_equal(elf_resolve_symbol(test_env("PROBE_TARGET"), "evmon_target", &off, &real, NULL), 0);
+        assert_true(asprintf(&target, "%s:evmon_target+4", test_env("PROBE_TARGET")) > 0);
         assert_int_equal(probe_resolve_target(PROBE_UPROBE, target, &t, &err), 0);
         assert_string_equal(t.path, real);
         assert_null(t.symbol);
@@ -169,8 +160,8 @@ static void test_format_command(void **state) {
         expect_command("g", &(struct probe_spec) { PROBE_KPROBE, "x", "0xffffffff81000010", NULL, 0 },
                        "p:g/x 0xffffffff81000010");
 
-        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &off, &real, NULL), 0);
-        assert_true(asprintf(&target, "%s:evmon_target", env("PROBE_TARGET")) > 0);
+        assert_int_equal(elf_resolve_symbol(test_env("PROBE_TARGET"), "evmon_target", &off, &real, NULL), 0);
+        assert_true(asprintf(&target, "%s:evmon_target", test_env("PROBE_TARGET")) > 0);
         assert_true(asprintf(&want, "r:evmon/t %s:0x%" PRIx64 " ret=$retval:s32", real, off) > 0);
         expect_command(NULL, &(struct probe_spec) { PROBE_URETPROBE, "t", target, ret_args, 1 }, want);
 
@@ -256,8 +247,8 @@ static void test_pmu(void **state) {
         assert_int_equal(pmu.config2, UINT64_C(0xffffffff81000000));
         probe_pmu_done(&pmu);
 
-        assert_int_equal(elf_resolve_symbol(env("PROBE_TARGET"), "evmon_target", &off, &real, NULL), 0);
-        assert_true(asprintf(&target, "%s:evmon_target", env("PROBE_TARGET")) > 0);
+        assert_int_equal(elf_resolve_symbol(test_env("PROBE_TARGET"), "evmon_target", &off, &real, NULL), 0);
+        assert_true(asprintf(&target, "%s:evmon_target", test_env("PROBE_TARGET")) > 0);
         assert_int_equal(probe_pmu_attr(sys, &(struct probe_spec) { PROBE_URETPROBE, "x", target, NULL, 0 },
                                         &pmu, &err),
                          0);

@@ -32,6 +32,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
+#include "../test-util.h"
 
 /* Per process, so that two test runs at once (two build trees) do not
  * remove each other's probes. test_foreign starts like test_group on
@@ -40,16 +41,6 @@ static char test_group[32], test_foreign[48];
 
 static struct tracefs *tfs;
 static char *target_sym;        /* "PROBE_TARGET:evmon_target" */
-
-static const char *env(const char *name) {
-        const char *v = getenv(name);
-
-        if (!v) {
-                fprintf(stderr, "%s is not set: run through meson test\n", name);
-                exit(EXIT_FAILURE);
-        }
-        return v;
-}
 
 static void assert_contains(const char *haystack, const char *needle) {
         if (!haystack || !strstr(haystack, needle))
@@ -112,7 +103,7 @@ static char *trace_target(const char *const *names, size_t n, const char *arg_s,
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                execl(env("PROBE_TARGET"), "probe-target", arg_s, arg_n, (char *) NULL);
+                execl(test_env("PROBE_TARGET"), "probe-target", arg_s, arg_n, (char *) NULL);
                 _exit(127);
         }
         assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -453,7 +444,7 @@ int main(void) {
                 tracefs_free(tfs);
                 return 77;
         }
-        assert_true(asprintf(&target_sym, "%s:evmon_target", env("PROBE_TARGET")) > 0);
+        assert_true(asprintf(&target_sym, "%s:evmon_target", test_env("PROBE_TARGET")) > 0);
         snprintf(test_group, sizeof(test_group), "evmontest_%d", (int) getpid());
         snprintf(test_foreign, sizeof(test_foreign), "%sforeign", test_group);
 

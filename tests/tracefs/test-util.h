@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Fixture helpers shared by the tracefs tests. Fixtures live in
+/* Fixture helpers shared by the tracefs tests (beside ../test-util.h, the
+ * helpers of all tests). Fixtures live in
  * $EVMON_SOURCE_ROOT/tests/tracefs/fixtures: NAME.format is a format file
  * (copied from a real kernel unless its test says otherwise), NAME.hex one
  * raw record (PERF_SAMPLE_RAW payload) as hex bytes, "#" starting a
@@ -21,6 +22,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/tracefs.h"
+#include "../test-util.h"
 
 static inline char *fixture_path(const char *name) {
         const char *root = getenv("EVMON_SOURCE_ROOT");
