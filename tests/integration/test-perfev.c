@@ -32,6 +32,28 @@
 
 #include "itest.h"
 
+/* Starts D on CONFIG and connects C to it, past the hello. */
+static void session_start(struct itest_daemon *d, struct itest_client *c, const char *config) {
+        assert_int_equal(itest_daemon_start(d, config), 0);
+        assert_int_equal(itest_client_connect(c, d->socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+}
+
+/* Feeds FN with what C reads until quiet for 600 ms (at least two
+ * counter intervals of 200 ms), then closes and frees C and stops D. */
+static void session_finish(struct itest_daemon *d, struct itest_client *c,
+                           void (*fn)(json_object *o, void *ud), void *ud) {
+        size_t len;
+        char *text = itest_client_slurp(c, 600, 3000, &len);
+
+        itest_for_each_line(text, len, fn, ud);
+        free(text);
+        itest_client_close(c);
+        free(c);
+        assert_int_equal(itest_daemon_stop(d), 0);
+        itest_daemon_cleanup(d);
+}
+
 static bool has_hardware_pmu(void) {
         return access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
                access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0;
@@ -218,9 +240,7 @@ static void test_clock_tai(void **state) {
         const char *error = NULL;
 
         assert_non_null(c);
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
         clock_gettime(CLOCK_TAI, &t0);
         o = itest_client_expect(c, "event", 5000);
         assert_non_null(o);
@@ -309,9 +329,8 @@ static void test_lines(void **state) {
                 "}\n";
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
-        char dir[] = "/tmp/evmon-perfev-XXXXXX", exe[128], comm[16], cmd[300], *text;
+        char dir[] = "/tmp/evmon-perfev-XXXXXX", exe[128], comm[16], cmd[300];
         struct seen s = {};
-        size_t len;
         int status;
 
         assert_non_null(c);
@@ -322,9 +341,7 @@ static void test_lines(void **state) {
         assert_int_equal(system(cmd), 0);
         s.comm = comm;
 
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
 
         /* The child faults its pages in and execs the uniquely named copy
          * of true(1). */
@@ -338,13 +355,7 @@ static void test_lines(void **state) {
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
         /* At least two counter intervals. */
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_line, &s);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_line, &s);
         unlink(exe);
         rmdir(dir);
 
@@ -431,15 +442,11 @@ static void test_group_members_count(void **state) {
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
         struct group_seen g = {};
-        char *text;
-        size_t len;
         pid_t child;
         int status;
 
         assert_non_null(c);
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
 
         /* 1,000 pages faulted in, and as many sleeps, whatever else runs. */
         child = fork();
@@ -458,13 +465,7 @@ static void test_group_members_count(void **state) {
         assert_int_equal(waitpid(child, &status, 0), child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_group_line, &g);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_group_line, &g);
 
         print_message("page-faults %" PRIu64 " (enabled %" PRIu64 " ns, running %" PRIu64 "), context-switches %"
                       PRIu64 " (enabled %" PRIu64 ", running %" PRIu64 "); %u counter lines; %u of %u group "
@@ -550,10 +551,9 @@ static void test_sample_cgroup_and_raw(void **state) {
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
         struct fields_seen f = {};
-        char config[1024], mount[256] = "", dir[512], path[4400], line[4096], *text;
+        char config[1024], mount[256] = "", dir[512], path[4400], line[4096];
         struct stat st;
         int gate[2], status;
-        size_t len;
         FILE *m;
 
         assert_non_null(c);
@@ -594,9 +594,7 @@ static void test_sample_cgroup_and_raw(void **state) {
                  " \"sample\": [\"tid\", \"time\", \"raw\"]}\n"
                  " ]}\n",
                  f.tp_id);
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
 
         /* The child waits until it is in the cgroup. */
         assert_int_equal(pipe(gate), 0);
@@ -628,13 +626,7 @@ static void test_sample_cgroup_and_raw(void **state) {
         assert_int_equal(waitpid(f.child, &status, 0), f.child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_fields_line, &f);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_fields_line, &f);
         for (int i = 0; i < 100 && rmdir(dir) < 0 && errno == EBUSY; i++)
                 usleep(20000);
 
@@ -717,16 +709,13 @@ static void test_symbols_without_context(void **state) {
         struct sym_seen *y = calloc(1, sizeof(*y));
         bool found[SYM_CHECKS] = {};
         unsigned n_found = 0;
-        char line[512], *text;
-        size_t len;
+        char line[512];
         int status;
         FILE *f;
 
         assert_non_null(c);
         assert_non_null(y);
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
         y->child = fork();
         assert_true(y->child >= 0);
         if (y->child == 0) {
@@ -738,13 +727,7 @@ static void test_symbols_without_context(void **state) {
         }
         assert_int_equal(waitpid(y->child, &status, 0), y->child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_sym_line, y);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_sym_line, y);
 
         /* The names against the kernel's own table. */
         f = fopen("/proc/kallsyms", "re");
@@ -811,9 +794,8 @@ static void test_cgroup_namespaces_records(void **state) {
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
         struct rec_seen r = {};
-        char mount[256] = "", dir[512], *text;
+        char mount[256] = "", dir[512];
         struct stat st;
-        size_t len;
         int status;
 
         assert_non_null(c);
@@ -821,9 +803,7 @@ static void test_cgroup_namespaces_records(void **state) {
                 print_message("SKIP: no cgroup2 file system is mounted\n");
                 skip();
         }
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
 
         snprintf(r.path, sizeof(r.path), "/evmon-perfev-rec-%d", (int) getpid());
         snprintf(dir, sizeof(dir), "%s%s", mount, r.path);
@@ -837,13 +817,7 @@ static void test_cgroup_namespaces_records(void **state) {
         assert_int_equal(waitpid(r.child, &status, 0), r.child);
         assert_int_equal(rmdir(dir), 0);
 
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_rec_line, &r);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_rec_line, &r);
 
         print_message("cgroup records %u (%u of %s, id %" PRIu64 "), namespaces records %u (%u of the child)\n",
                       r.cgroup_records, r.cgroup_ok, r.path, r.id, r.namespaces_records, r.namespaces_ok);
@@ -884,9 +858,9 @@ static void test_enable_on_exec(void **state) {
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
         struct eoe_seen e = {};
-        size_t page = (size_t) sysconf(_SC_PAGESIZE), len;
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
         int gate[2], tell[2], status;
-        char config[512], *text;
+        char config[512];
         uint64_t buf;
 
         assert_non_null(c);
@@ -921,21 +895,13 @@ static void test_enable_on_exec(void **state) {
                  " \"events\": [{\"software\": \"page-faults\", \"period\": 1, \"enable_on_exec\": true,\n"
                  "              \"sample\": [\"tid\", \"time\", \"addr\"]}]}\n",
                  (int) e.child);
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
         assert_int_equal(write(gate[1], "x", 1), 1);
         close(gate[1]);
         assert_int_equal(waitpid(e.child, &status, 0), e.child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_eoe_line, &e);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_eoe_line, &e);
 
         print_message("page faults of the child: %u after its exec, %u in the buffer it faulted in before\n",
                       e.samples - e.in_buf, e.in_buf);
@@ -953,9 +919,7 @@ static void test_enable_on_exec(void **state) {
 
                 c = calloc(1, sizeof(*c));
                 assert_non_null(c);
-                assert_int_equal(itest_daemon_start(&d, wide), 0);
-                assert_int_equal(itest_client_connect(c, d.socket), 0);
-                json_object_put(itest_client_expect(c, "hello", 5000));
+                session_start(&d, c, wide);
                 w.child = itest_fork();
                 assert_true(w.child >= 0);
                 if (w.child == 0) {
@@ -966,13 +930,7 @@ static void test_enable_on_exec(void **state) {
                         _exit(p == MAP_FAILED);
                 }
                 assert_int_equal(waitpid(w.child, &status, 0), w.child);
-                text = itest_client_slurp(c, 600, 3000, &len);
-                itest_for_each_line(text, len, on_eoe_line, &w);
-                free(text);
-                itest_client_close(c);
-                free(c);
-                assert_int_equal(itest_daemon_stop(&d), 0);
-                itest_daemon_cleanup(&d);
+                session_finish(&d, c, on_eoe_line, &w);
                 print_message("system-wide: %u page faults of a child\n", w.samples);
                 assert_true(w.samples >= 100);
         }
@@ -1036,8 +994,7 @@ static void test_pid_target_cpus(void **state) {
         struct itest_client *c = calloc(1, sizeof(*c));
         struct cpus_seen s = {};
         int gate[2], ready[2], status;
-        char config[512], *text, b;
-        size_t len;
+        char config[512], b;
         pid_t child;
 
         assert_non_null(c);
@@ -1069,21 +1026,13 @@ static void test_pid_target_cpus(void **state) {
                  "{\"context\": false, \"targets\": {\"pids\": [%d]}, \"counters\": {\"interval_ms\": 200},\n"
                  " \"events\": [{\"software\": \"task-clock\", \"count\": true}]}\n",
                  (int) child);
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
         assert_int_equal(write(gate[1], "xxx", 3), 3);
         close(gate[1]);
         assert_int_equal(waitpid(child, &status, 0), child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_cpus_line, &s);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_cpus_line, &s);
 
         print_message("%u counter lines of a 4-thread target: %u with each CPU once, %u whose cpus add up to "
                       "the value\n", s.lines, s.unique, s.summed);
@@ -1120,8 +1069,7 @@ static void test_pid_target_scaled(void **state) {
         struct itest_client *c = calloc(1, sizeof(*c));
         struct scaled_seen s = {};
         int gate[2], status;
-        char config[512], *text;
-        size_t len;
+        char config[512];
         pid_t child;
 
         if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
@@ -1158,21 +1106,13 @@ static void test_pid_target_scaled(void **state) {
                  "{\"context\": false, \"targets\": {\"pids\": [%d]}, \"counters\": {\"interval_ms\": 200},\n"
                  " \"events\": [{\"software\": \"task-clock\", \"count\": true}]}\n",
                  (int) child);
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
         assert_int_equal(write(gate[1], "x", 1), 1);
         close(gate[1]);
         assert_int_equal(waitpid(child, &status, 0), child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-        text = itest_client_slurp(c, 600, 3000, &len);
-        itest_for_each_line(text, len, on_scaled_line, &s);
-        free(text);
-        itest_client_close(c);
-        free(c);
-        assert_int_equal(itest_daemon_stop(&d), 0);
-        itest_daemon_cleanup(&d);
+        session_finish(&d, c, on_scaled_line, &s);
 
         print_message("task-clock of a child hopping between 2 CPUs: value %" PRId64 " ns, scaled %" PRId64
                       ", enabled %" PRId64 ", running %" PRId64 "\n", s.value, s.scaled, s.enabled, s.running);
@@ -1262,9 +1202,7 @@ static void test_schema_of_pmu_and_breakpoint(void **state) {
                  " \"sample\": [\"ip\", \"tid\", \"time\", \"period\"]}%s\n"
                  " ]}\n",
                  (int) getpid(), bp ? bp_entry : "");
-        assert_int_equal(itest_daemon_start(&d, config), 0);
-        assert_int_equal(itest_client_connect(c, d.socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        session_start(&d, c, config);
 
         /* 100 ms of our own CPU time for the clock, and writes for the
          * breakpoint. */

@@ -150,6 +150,16 @@ static struct monitor_source getppid_source(struct source *s) {
         };
 }
 
+/* getppid_source(A) added to M and enabled: its handle. */
+static int add_getppid(struct monitor *m, struct source *a) {
+        struct monitor_source src = getppid_source(a);
+        int h = monitor_add(m, &src);
+
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+        return h;
+}
+
 static void test_count(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         _cleanup_(freep) int *possible = NULL;
@@ -231,12 +241,11 @@ static const struct monitor_handler ordered_handler = {
 
 static void test_ordered(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
-        struct monitor_source src;
         struct source a = {};
         struct ordered o = {};
         cpu_set_t all, one;
         uint64_t held, mid = 0;
-        int h, k, n_cpus = 0, cpus[2];
+        int k, n_cpus = 0, cpus[2];
 
         assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
         for (int c = 0; c < CPU_SETSIZE && n_cpus < 2; c++)
@@ -245,10 +254,7 @@ static void test_ordered(void **state) {
         if (n_cpus < 2)
                 skip();
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
-        src = getppid_source(&a);
-        h = monitor_add(m, &src);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
+        add_getppid(m, &a);
 
         o.run.t0 = now_ns();
         for (int round = 0; round < 8; round++) {
@@ -442,18 +448,13 @@ static void test_pid_target_and_loss(void **state) {
                 .pids = &self,
                 .n_pids = 1,
         };
-        struct monitor_source src;
         struct source a = {};
         struct run run = {};
-        int h;
 
         test_pin(&all);
 
         assert_int_equal(monitor_new(&opts, &m), 0);
-        src = getppid_source(&a);
-        h = monitor_add(m, &src);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
+        add_getppid(m, &a);
 
         call_getppid(&run, N);
         drain_all(m, &run);
@@ -488,19 +489,14 @@ static void test_lost_flushed(void **state) {
                 .pids = &self,
                 .n_pids = 1,
         };
-        struct monitor_source src;
         struct source a = {};
         struct run run = {};
         unsigned flushed = 0;
-        int h;
 
         test_pin(&all);
 
         assert_int_equal(monitor_new(&opts, &m), 0);
-        src = getppid_source(&a);
-        h = monitor_add(m, &src);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
+        add_getppid(m, &a);
 
         /* Room for all: nothing to flush anywhere. */
         call_getppid(&run, 10);
@@ -560,12 +556,10 @@ static void test_lost_flush_own(void **state) {
                 .pids = &self,
                 .n_pids = 1,
         };
-        struct monitor_source src;
         struct source a = {};
         struct run run = {};
         size_t ring = SIZE_MAX;
         uint64_t bad = 0;
-        int h;
 
         cpu = test_pin(&all);
 
@@ -574,10 +568,7 @@ static void test_lost_flush_own(void **state) {
                 if (monitor_ring_cpu(m, i) == cpu)
                         ring = i;
         assert_true(ring != SIZE_MAX);
-        src = getppid_source(&a);
-        h = monitor_add(m, &src);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
+        add_getppid(m, &a);
 
         /* Overflow, read (the look sees it full), overflow again: the
          * ring is full when the flush's sample comes. */
@@ -623,18 +614,14 @@ static void test_wakeup(void **state) {
                 .pids = &self,
                 .n_pids = 1,
         };
-        struct monitor_source src;
         struct source a = {};
         struct run run = {};
         struct pollfd *pfd;
         size_t n;
-        int h, ready = 0;
+        int ready = 0;
 
         assert_int_equal(monitor_new(&opts, &m), 0);
-        src = getppid_source(&a);
-        h = monitor_add(m, &src);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
+        add_getppid(m, &a);
 
         n = monitor_n_rings(m);
         pfd = calloc(n, sizeof(*pfd));
@@ -951,10 +938,9 @@ static void test_cgroup_target(void **state) {
         char mnt[512], self[1024], home[1600], dir[1700];
         struct monitor_opts opts = { .ring_pages = 64, .wakeup_bytes = WAKEUP_QUARTER(64),
                                      .clockid = CLOCK_MONOTONIC, .doorbell = true };
-        struct monitor_source src;
         struct source a = {};
         struct run run = {};
-        int fd, h, r;
+        int fd, r;
 
         if (cgroup2_mount(mnt, sizeof(mnt)) < 0 || cgroup2_self(self, sizeof(self)) < 0) {
                 print_message("no cgroup v2 hierarchy here\n");
@@ -974,10 +960,7 @@ static void test_cgroup_target(void **state) {
         assert_int_equal(monitor_new(&opts, &m), 0);
         close(fd);      /* the monitor keeps its own */
 
-        src = getppid_source(&a);
-        h = monitor_add(m, &src);
-        assert_true(h >= 0);
-        assert_int_equal(monitor_enable(m, h), 0);
+        add_getppid(m, &a);
 
         /* Outside the cgroup: nothing, and no doorbell either. */
         assert_true(monitor_doorbells_cover(m));
