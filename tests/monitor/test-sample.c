@@ -130,40 +130,40 @@ static void test_basic(void **state) {
         assert_int_equal(s.period, 17);
 }
 
-static void test_read(void **state) {
+/* PERF_SAMPLE_READ, one counter or a group: what each fixture holds. */
+struct read_case {
+        const char *fixture;
+        uint64_t tid, id;               /* 0: not checked */
+        uint64_t nr, time_enabled, time_running;
+        struct perf_read_value values[2];
+};
+
+static const struct read_case read_cases[] = {
+        { "sample_read", 301, 0, 1, 1000, 900, { { .value = 42, .id = 0x4444, .lost = 5 } } },
+        { "sample_read_group", 0, 0x5555, 2, 2000, 0,
+          { { .value = 10, .id = 0x5555, .lost = 1 }, { .value = 20, .id = 0x5556, .lost = 2 } } },
+};
+
+static void test_read_case(void **state) {
+        const struct read_case *c = *state;
         struct perf_read_value v;
         struct perf_sample s;
 
-        parse("sample_read", &s);
-        assert_int_equal(s.tid, 301);
-        assert_int_equal(s.read.nr, 1);
-        assert_int_equal(s.read.time_enabled, 1000);
-        assert_int_equal(s.read.time_running, 900);
-        assert_int_equal(perf_read_get(&s.read, 0, &v), 0);
-        assert_int_equal(v.value, 42);
-        assert_int_equal(v.id, 0x4444);
-        assert_int_equal(v.lost, 5);
-        assert_int_equal(perf_read_get(&s.read, 1, &v), -ERANGE);
-}
-
-static void test_read_group(void **state) {
-        struct perf_read_value v;
-        struct perf_sample s;
-
-        parse("sample_read_group", &s);
-        assert_int_equal(s.id, 0x5555);
-        assert_int_equal(s.read.nr, 2);
-        assert_int_equal(s.read.time_enabled, 2000);
-        assert_int_equal(s.read.time_running, 0);
-        assert_int_equal(perf_read_get(&s.read, 0, &v), 0);
-        assert_int_equal(v.value, 10);
-        assert_int_equal(v.id, 0x5555);
-        assert_int_equal(v.lost, 1);
-        assert_int_equal(perf_read_get(&s.read, 1, &v), 0);
-        assert_int_equal(v.value, 20);
-        assert_int_equal(v.id, 0x5556);
-        assert_int_equal(v.lost, 2);
-        assert_int_equal(perf_read_get(&s.read, 2, &v), -ERANGE);
+        parse(c->fixture, &s);
+        if (c->tid)
+                assert_int_equal(s.tid, c->tid);
+        if (c->id)
+                assert_int_equal(s.id, c->id);
+        assert_int_equal(s.read.nr, c->nr);
+        assert_int_equal(s.read.time_enabled, c->time_enabled);
+        assert_int_equal(s.read.time_running, c->time_running);
+        for (uint64_t i = 0; i < c->nr; i++) {
+                assert_int_equal(perf_read_get(&s.read, i, &v), 0);
+                assert_int_equal(v.value, c->values[i].value);
+                assert_int_equal(v.id, c->values[i].id);
+                assert_int_equal(v.lost, c->values[i].lost);
+        }
+        assert_int_equal(perf_read_get(&s.read, c->nr, &v), -ERANGE);
 }
 
 static void test_callchain(void **state) {
@@ -358,8 +358,8 @@ int main(void) {
                 cmocka_unit_test(test_monitor_layout),
                 cmocka_unit_test(test_monitor_layout_cgroup),
                 cmocka_unit_test(test_basic),
-                cmocka_unit_test(test_read),
-                cmocka_unit_test(test_read_group),
+                { "test_read", test_read_case, NULL, NULL, (void *) &read_cases[0] },
+                { "test_read_group", test_read_case, NULL, NULL, (void *) &read_cases[1] },
                 cmocka_unit_test(test_callchain),
                 cmocka_unit_test(test_branch),
                 cmocka_unit_test(test_regs_stack),
