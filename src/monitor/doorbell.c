@@ -50,7 +50,7 @@
  *   handler stands on a member behind the main copy sends the walk
  *   (perf_tp_event()) back to the head, and the main copy writes that
  *   call's record again, a little later, counted nowhere. Test-targets'
- *   numbered calls see it; README.md ("What evmond sees of that") says it
+ *   numbered calls see it; doc/reliability.md ("Doorbells, reschedules and exactly once") says it
  *   to users. Another evmond's members do the same to ours. Pausable
  *   doorbells take away our own part of it: their leaders are enabled
  *   only around member enables, from the member's CPU (doorbell_hold()).
