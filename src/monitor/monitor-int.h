@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Private to src/monitor/monitor*.c: the monitor's state and what its
+ * pieces share. The pieces, as libperf keeps mmap, evsel and evlist apart:
+ *   monitor.c         new and free
+ *   monitor-ring.c    the per-CPU rings: owner, canary, flush, doorbells
+ *   monitor-handle.c  event handles, the id index, retired handles
+ *   monitor-open.c    an event's attr, its fds on every CPU: add, remove
+ *   monitor-enable.c  enable/disable from each CPU, CPU hotplug
+ *   monitor-drain.c   one ring's records to the handler
+ *   monitor-merge.c   the rings merged in time order */
+
+#include <sched.h>
+
+#include "evmon/monitor.h"
+#include "doorbell.h"
+
+/* One layout for all our events, so one attr parses every sample. */
+#define MONITOR_SAMPLE_TYPE \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
+
+struct perf_cpu {
+        int cpu;
+        int fd;                 /* ring owner (PERF_COUNT_SW_DUMMY), owns the mmap; -1 while the CPU is down */
+        int canary;             /* an enabled dummy: see canary_open() */
+        uint64_t canary_enabled; /* its time_enabled at the last look */
+        int flush;              /* a cpu-clock event into the ring, off: see flush_open() */
+        uint64_t flush_id;
+        bool flush_counts;      /* its read(2) gives its own lost samples (PERF_FORMAT_LOST) */
+        uint64_t flush_lost;    /* ... those already taken out of LOST counts */
+        uint64_t tail_prev;     /* data_tail before the last look released: see ring_look() */
+        bool full;              /* the kernel may hold a loss it has not written: see ring_look() */
+        void *base;
+        size_t map_size;
+        struct ring ring;
+        uint64_t lost;          /* sum of PERF_RECORD_LOST counts */
+        uint64_t bad;           /* records that did not parse, samples with unknown ids */
+        struct monitor_malformed malformed;     /* the first of them, kept */
+        bool malformed_kept, malformed_taken;
+        struct doorbell *bells; /* opts->doorbell: one per pid target, then a CPU-wide one if needed */
+        size_t n_bells;
+        bool armed;
+
+        /* monitor_drain_ordered(): this ring's place in the merge. */
+        uint64_t head, pos;     /* the head loaded this pass; the record looked at */
+        const struct perf_event_header *cur;
+        uint64_t key;           /* cur's time, never below last (the merge's order) */
+        uint64_t time;          /* cur's own time, or 0 when it has none */
+        uint64_t last;          /* the latest key handed out from this ring */
+        uint64_t seen;          /* the head of the pass before: what lies past it is new */
+        unsigned n_pass;        /* records this ring gave in the last pass */
+        const struct id_entry *entry;   /* cur's id in the index, or NULL */
+};
+
+enum handle_state {
+        HANDLE_FREE,
+        HANDLE_ACTIVE,
+        HANDLE_CLOSING,         /* disabled, fds with the async worker: see monitor_remove() */
+        HANDLE_RETIRED,         /* fds closed, samples may still be in the rings */
+};
+
+struct handle {
+        enum handle_state state;
+        void *userdata;
+        struct perf_event_attr attr;    /* as opened: the layout of its samples and records */
+        size_t n;               /* events opened: n fds, then n ids */
+        int *fds;               /* NULL once closed */
+        int *bell_fds;          /* each fd's doorbell member, or -errno without one */
+        size_t n_unbelled;      /* fds without a doorbell member */
+        bool quiet;             /* monitor_source.quiet */
+        bool enabled;           /* monitor_enable()d and not disabled since: a CPU that comes up enables it */
+        bool started;           /* monitor_enable()d once: see its enable_on_exec */
+        char *filter;           /* monitor_source.filter, for a CPU that comes up */
+        int group;              /* the leader's handle, or -1 */
+        uint64_t *ids;          /* the sample id of each event (0 on a CPU that is down) */
+        uint64_t *heads;        /* RETIRED: each ring's data_head after the fds closed */
+        uint64_t close_ticket;  /* CLOSING: the async job that closes them */
+};
+
+struct id_entry {
+        uint64_t id;
+        size_t handle;
+};
+
+struct monitor {
+        struct perf_event_attr attr;    /* template of every event, and the parsing layout */
+        size_t page_size, data_size;
+        uint64_t full_bytes;            /* ring_look(): this much pending may have cost a record */
+
+        int *cgroup_fds;                /* ours (dup'ed) */
+        size_t n_cgroups;
+        pid_t *pids;
+        size_t n_pids;
+
+        struct perf_cpu *cpus;          /* one per possible CPU, ascending */
+        size_t n_cpus;
+        size_t *up;                     /* the indexes of the rings that are up, ascending */
+        size_t n_up;
+
+        struct handle *handles;         /* indexed by handle; a FREE one is taken again */
+        size_t n_handles;
+
+        struct id_entry *index;         /* sorted by id, for lookup per sample */
+        size_t n_index;
+
+        bool doorbell;
+        unsigned drain_quiet;           /* monitor_drain_quiet() */
+
+        size_t *heap;                   /* monitor_drain_ordered(): rings by key, n_cpus slots */
+        struct monitor_order_stats order;
+        uint64_t order_now;             /* the clock the last ordered pass read */
+        uint64_t order_limit;           /* this pass: no record is timed later */
+};
+
+/* What one drain hands each record with. */
+struct drain {
+        struct monitor *m;
+        struct perf_cpu *c;
+        const struct monitor_handler *h;
+        void *ctx;
+        unsigned quiet;         /* records of quiet sources */
+        const struct id_entry *hint;    /* the ordered drain found the record's id already */
+};
+
+/* A CPU that is down has no ring: 0 for both, which a retired handle's
+ * head of 0 there (set in monitor_cpu_down()) is never behind. */
+static inline uint64_t cpu_tail(const struct perf_cpu *c) {
+        return c->fd >= 0 ? c->ring.page->data_tail : 0;
+}
+
+static inline uint64_t cpu_head(const struct perf_cpu *c) {
+        return c->fd >= 0 ? __atomic_load_n(&c->ring.page->data_head, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* At the start of a look at ring C, HEAD just loaded: whether the kernel
+ * may have dropped a record there since the look before last. It drops
+ * one when the space past data_tail is too small for it; the data_tail it
+ * saw was the one the last look released, or, for a record dropped while
+ * that look ran, the one before (tail_prev), and the head it had then is
+ * at most the head now. So a ring that never had full_bytes pending past
+ * tail_prev has lost nothing unsaid; one that had may hold a loss for its
+ * next record, which monitor_ring_flush_lost() brings out. */
+static inline void ring_look(const struct monitor *m, struct perf_cpu *c, uint64_t head) {
+        if (head - c->tail_prev >= m->full_bytes)
+                c->full = true;
+}
+
+/* monitor-ring.c */
+int perf_cpu_open(struct monitor *m, struct perf_cpu *c);
+void perf_cpu_done(struct perf_cpu *c);
+void up_rebuild(struct monitor *m);
+
+/* monitor-handle.c */
+void handle_done(struct handle *h);
+/* An ACTIVE handle H, or NULL. */
+struct handle *handle_get(struct monitor *m, int h);
+bool handle_leads(const struct monitor *m, int h);
+void handle_count_unbelled(struct handle *hd);
+int index_rebuild(struct monitor *m);
+const struct id_entry *index_find(const struct monitor *m, uint64_t id);
+void retired_prune(struct monitor *m);
+
+/* monitor-open.c */
+int handle_open_cpu(struct monitor *m, struct handle *hd, const struct handle *leader, size_t ci);
+
+/* monitor-enable.c */
+cpu_set_t *affinity_save(size_t *ret_size);
+int on_cpu(int cpu);
+
+/* monitor-drain.c: one record of D's ring to D's handler. */
+int drain_one(const struct perf_event_header *hdr, void *userdata);
