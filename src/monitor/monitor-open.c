@@ -165,10 +165,71 @@ int handle_open_cpu(struct monitor *m, struct handle *hd, const struct handle *l
         return r;
 }
 
+/* HD's slots, one per CPU and target (a CPU that is down holds -1, and a
+ * failure closes what is open), and what a CPU that comes up needs. */
+static int handle_alloc(struct handle *hd, size_t n_max, const struct monitor_source *src) {
+        hd->fds = malloc(n_max * sizeof(*hd->fds));
+        hd->ids = malloc(n_max * sizeof(*hd->ids));
+        hd->bell_fds = malloc(n_max * sizeof(*hd->bell_fds));
+        if (!hd->fds || !hd->ids || !hd->bell_fds)
+                return -ENOMEM;
+        for (size_t k = 0; k < n_max; k++) {
+                hd->fds[k] = -1;
+                hd->ids[k] = 0;
+                hd->bell_fds[k] = -EOPNOTSUPP;
+        }
+        hd->n = n_max;
+        hd->quiet = src->quiet;
+        if (src->filter) {
+                hd->filter = strdup(src->filter);
+                if (!hd->filter)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Opens HD on every CPU that is up; -ESRCH when no fd opened at all. */
+static int handle_open(struct monitor *m, struct handle *hd, const struct handle *leader) {
+        int r;
+
+        for (size_t i = 0; i < m->n_cpus; i++) {
+                r = handle_open_cpu(m, hd, leader, i);
+                if (r < 0)
+                        return r;
+        }
+        /* Some CPU is always up, so no fd at all means every target
+         * process has exited (handle_open_cpu()). */
+        for (size_t k = 0; k < hd->n; k++)
+                if (hd->fds[k] >= 0) {
+                        handle_count_unbelled(hd);
+                        return 0;
+                }
+        return -ESRCH;
+}
+
+/* A slot for a new handle: one retired_prune() freed first. An add, or a
+ * reload that changes an event, now and then for months would otherwise
+ * grow the table, and every walk of it, for good. */
+static int handle_slot(struct monitor *m, size_t *ret) {
+        struct handle *handles;
+        size_t h;
+
+        for (h = 0; h < m->n_handles && m->handles[h].state != HANDLE_FREE; h++)
+                ;
+        if (h == m->n_handles) {
+                handles = reallocarray(m->handles, m->n_handles + 1, sizeof(*handles));
+                if (!handles)
+                        return -ENOMEM;
+                m->handles = handles;
+                m->handles[m->n_handles++] = (struct handle) { .state = HANDLE_FREE };
+        }
+        *ret = h;
+        return 0;
+}
+
 int monitor_add(struct monitor *m, const struct monitor_source *src) {
         size_t n_targets, n_max, h;
         struct handle hd = {};
-        struct handle *handles;
         const struct handle *leader = NULL;
         int r;
 
@@ -196,59 +257,13 @@ int monitor_add(struct monitor *m, const struct monitor_source *src) {
         if (leader && leader->n != n_max)
                 return -EINVAL;
 
-        hd.fds = malloc(n_max * sizeof(*hd.fds));
-        hd.ids = malloc(n_max * sizeof(*hd.ids));
-        hd.bell_fds = malloc(n_max * sizeof(*hd.bell_fds));
-        if (!hd.fds || !hd.ids || !hd.bell_fds) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        /* Every slot, so that a CPU that is down holds -1 and a failure
-         * closes what is open. */
-        for (size_t k = 0; k < n_max; k++) {
-                hd.fds[k] = -1;
-                hd.ids[k] = 0;
-                hd.bell_fds[k] = -EOPNOTSUPP;
-        }
-        hd.n = n_max;
-        hd.quiet = src->quiet;
-        if (src->filter) {
-                hd.filter = strdup(src->filter);
-                if (!hd.filter) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-        }
-
-        for (size_t i = 0; i < m->n_cpus; i++) {
-                r = handle_open_cpu(m, &hd, leader, i);
-                if (r < 0)
-                        goto fail;
-        }
-        /* Some CPU is always up, so no fd at all means every target
-         * process has exited (handle_open_cpu()). */
-        r = -ESRCH;
-        for (size_t k = 0; k < n_max && r < 0; k++)
-                if (hd.fds[k] >= 0)
-                        r = 0;
+        r = handle_alloc(&hd, n_max, src);
+        if (r >= 0)
+                r = handle_open(m, &hd, leader);
+        if (r >= 0)
+                r = handle_slot(m, &h);
         if (r < 0)
                 goto fail;
-        handle_count_unbelled(&hd);
-
-        /* A slot retired_prune() freed first: an add, or a reload that
-         * changes an event, now and then for months would otherwise grow
-         * the table, and every walk of it, for good. */
-        for (h = 0; h < m->n_handles && m->handles[h].state != HANDLE_FREE; h++)
-                ;
-        if (h == m->n_handles) {
-                handles = reallocarray(m->handles, m->n_handles + 1, sizeof(*handles));
-                if (!handles) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                m->handles = handles;
-                m->handles[m->n_handles++] = (struct handle) { .state = HANDLE_FREE };
-        }
 
         hd.state = HANDLE_ACTIVE;
         hd.userdata = src->userdata;

@@ -43,34 +43,12 @@ struct monitor *monitor_free(struct monitor *m) {
         return NULL;
 }
 
-int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
-        _cleanup_(monitor_freep) struct monitor *m = NULL;
-        _cleanup_(freep) int *cpus = NULL;
-        size_t n_cpus = 0, n_up = 0, pages;
+/* The ring's size and the template attr every event starts from. */
+static int monitor_layout(struct monitor *m, const struct monitor_opts *opts, size_t page_size) {
         uint64_t wakeup;
-        long ps;
-        int r;
 
-        /* The caller (the daemon's config) has the one default of each knob. */
-        if (!opts || !ret || opts->ring_pages == 0 || opts->wakeup_bytes == 0)
-                return -EINVAL;
-        pages = opts->ring_pages;
-        if ((pages & (pages - 1)) != 0)
-                return -EINVAL;
-        if ((opts->n_cgroups > 0 && !opts->cgroup_fds) || (opts->n_pids > 0 && !opts->pids))
-                return -EINVAL;
-
-        ps = sysconf(_SC_PAGESIZE);
-        if (ps <= 0)
-                return -EINVAL;
-        if (pages > SIZE_MAX / (size_t) ps - 1)
-                return -EINVAL;
-
-        m = calloc(1, sizeof(*m));
-        if (!m)
-                return -ENOMEM;
-        m->page_size = (size_t) ps;
-        m->data_size = pages * (size_t) ps;
+        m->page_size = page_size;
+        m->data_size = opts->ring_pages * page_size;
         /* The kernel drops a record when less than its size is free, and
          * a record is at most 64 KiB (header.size is a u16). A ring of 128
          * KiB or less counts as full past its half: a record that misses
@@ -94,7 +72,11 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
                 .watermark = 1,
                 .wakeup_watermark = (uint32_t) wakeup,
         };
+        return 0;
+}
 
+/* The targets, copied: every event is opened once per cgroup and pid. */
+static int monitor_targets(struct monitor *m, const struct monitor_opts *opts) {
         if (opts->n_cgroups > 0) {
                 m->cgroup_fds = calloc(opts->n_cgroups, sizeof(int));
                 if (!m->cgroup_fds)
@@ -116,16 +98,22 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
                 memcpy(m->pids, opts->pids, opts->n_pids * sizeof(pid_t));
                 m->n_pids = opts->n_pids;
         }
+        return 0;
+}
 
-        /* A ring slot for every possible CPU: one that is offline, or not
-         * even present (a vCPU a hypervisor may hot-add later), has no
-         * ring (perf_event_open() there is ENODEV) until monitor_cpu_up().
-         * The kernel fixes the possible CPUs at boot (ACPI's disabled
-         * processors count), and never brings one online outside them, so
-         * a slot is never missing and ring indexes never move. A slot
-         * costs about 300 bytes, and 16 per event and target; a drain
-         * walks the rings that are up only (up_rebuild()). Where there
-         * is no "possible" file, the present CPUs. */
+/* A ring slot for every possible CPU: one that is offline, or not even
+ * present (a vCPU a hypervisor may hot-add later), has no ring
+ * (perf_event_open() there is ENODEV) until monitor_cpu_up(). The kernel
+ * fixes the possible CPUs at boot (ACPI's disabled processors count), and
+ * never brings one online outside them, so a slot is never missing and
+ * ring indexes never move. A slot costs about 300 bytes, and 16 per event
+ * and target; a drain walks the rings that are up only (up_rebuild()).
+ * Where there is no "possible" file, the present CPUs. */
+static int monitor_rings(struct monitor *m) {
+        _cleanup_(freep) int *cpus = NULL;
+        size_t n_cpus = 0, n_up = 0;
+        int r;
+
         r = perf_cpu_list("possible", &cpus, &n_cpus);
         if (r < 0)
                 r = perf_cpu_list("present", &cpus, &n_cpus);
@@ -155,6 +143,42 @@ int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
         if (n_up == 0)
                 return -ENODEV;
         up_rebuild(m);
+        return 0;
+}
+
+int monitor_new(const struct monitor_opts *opts, struct monitor **ret) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        size_t pages;
+        long ps;
+        int r;
+
+        /* The caller (the daemon's config) has the one default of each knob. */
+        if (!opts || !ret || opts->ring_pages == 0 || opts->wakeup_bytes == 0)
+                return -EINVAL;
+        pages = opts->ring_pages;
+        if ((pages & (pages - 1)) != 0)
+                return -EINVAL;
+        if ((opts->n_cgroups > 0 && !opts->cgroup_fds) || (opts->n_pids > 0 && !opts->pids))
+                return -EINVAL;
+
+        ps = sysconf(_SC_PAGESIZE);
+        if (ps <= 0)
+                return -EINVAL;
+        if (pages > SIZE_MAX / (size_t) ps - 1)
+                return -EINVAL;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        r = monitor_layout(m, opts, (size_t) ps);
+        if (r < 0)
+                return r;
+        r = monitor_targets(m, opts);
+        if (r < 0)
+                return r;
+        r = monitor_rings(m);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(m);
         return 0;
