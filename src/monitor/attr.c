@@ -496,43 +496,38 @@ static int breakpoint_attr(const struct attr_spec *s, const struct attr_env *env
         return 0;
 }
 
-int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct perf_event_attr *ret,
-                   struct attr_error *e) {
-        struct perf_event_attr a = { .size = sizeof(a) };
-        const char *bad = NULL, *reason = NULL;
-        uint64_t mask, config;
+/* The event itself: type and config from its kind and name. */
+static int attr_event(const struct attr_spec *s, const struct attr_env *env, struct perf_event_attr *a,
+                      struct attr_error *e) {
+        const char *reason = NULL;
+        uint64_t config;
         int r;
-
-        if (!s || !ret)
-                return -EINVAL;
-        if (!s->name || !*s->name)
-                return fail(e, "name", NULL, "empty event name", -EINVAL);
 
         switch (s->kind) {
         case ATTR_SOFTWARE:
-                a.type = PERF_TYPE_SOFTWARE;
+                a->type = PERF_TYPE_SOFTWARE;
                 if (table_find(software_events, ELEMENTSOF(software_events), s->name, &config) < 0)
                         return fail(e, "name", s->name, "not a software event (see evmonctl list)", -EINVAL);
-                a.config = config;
+                a->config = config;
                 break;
         case ATTR_HARDWARE:
-                a.type = PERF_TYPE_HARDWARE;
+                a->type = PERF_TYPE_HARDWARE;
                 if (table_find(hardware_events, ELEMENTSOF(hardware_events), s->name, &config) < 0)
                         return fail(e, "name", s->name, "not a hardware event (see evmonctl list)", -EINVAL);
-                a.config = config;
+                a->config = config;
                 break;
         case ATTR_CACHE:
-                a.type = PERF_TYPE_HW_CACHE;
+                a->type = PERF_TYPE_HW_CACHE;
                 if (cache_parse(s->name, &config) < 0)
                         return fail(e, "name", s->name,
                                     "not a cache event: CACHE-OP[-misses] as perf list spells them", -EINVAL);
-                a.config = config;
+                a->config = config;
                 break;
         case ATTR_RAW: {
                 const char *v = s->name;
 
                 /* perf's rNNN as well as 0xNNN: both hexadecimal. */
-                a.type = PERF_TYPE_RAW;
+                a->type = PERF_TYPE_RAW;
                 if (v[0] == 'r')
                         v++;
                 else if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
@@ -543,19 +538,19 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
                         char *end;
 
                         errno = 0;
-                        a.config = strtoull(v, &end, 16);
+                        a->config = strtoull(v, &end, 16);
                         if (errno != 0 || end == v || *end)
                                 return fail(e, "name", s->name, "a raw event is 0xHEX (or perf's rHEX)", -EINVAL);
                 }
                 break;
         }
         case ATTR_BREAKPOINT:
-                r = breakpoint_attr(s, env, &a, e);
+                r = breakpoint_attr(s, env, a, e);
                 if (r < 0)
                         return r;
                 break;
         case ATTR_PMU:
-                r = pmu_resolve(env ? env->pmu_root : NULL, s->name, &a, &reason);
+                r = pmu_resolve(env ? env->pmu_root : NULL, s->name, a, &reason);
                 if (r == -ENOENT)
                         return fail(e, "name", s->name,
                                     reason ?: "no such PMU under /sys/bus/event_source/devices", r);
@@ -565,14 +560,18 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
         default:
                 return fail(e, "kind", NULL, "unknown event kind", -EINVAL);
         }
+        return 0;
+}
 
+/* config1..3 given beside the name. */
+static int attr_configs(const struct attr_spec *s, struct perf_event_attr *a, struct attr_error *e) {
         if (s->has_config1)
-                a.config1 = s->config1;
+                a->config1 = s->config1;
         if (s->has_config2)
-                a.config2 = s->config2;
+                a->config2 = s->config2;
         if (s->has_config3 && s->config3 != 0) {
 #ifdef PERF_ATTR_SIZE_VER8
-                a.config3 = s->config3;
+                a->config3 = s->config3;
 #else
                 /* config3 (Linux 6.3) lies past the struct this build's
                  * uapi header knows. */
@@ -582,7 +581,12 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
         if (s->kind == ATTR_BREAKPOINT && (s->has_config1 || s->has_config2))
                 return fail(e, s->has_config1 ? "config1" : "config2", NULL,
                             "a breakpoint's config1/config2 are its address and length", -EINVAL);
+        return 0;
+}
 
+/* Sampling (a period or a frequency) or counting, and the defaults of
+ * each. */
+static int attr_mode(const struct attr_spec *s, struct perf_event_attr *a, struct attr_error *e) {
         if (s->period && s->freq)
                 return fail(e, "freq", NULL, "give period or freq, not both", -EINVAL);
         if (s->count && (s->period || s->freq))
@@ -590,32 +594,39 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
 
         if (!s->count) {
                 if (s->period) {
-                        a.sample_period = s->period;
-                        a.freq = 0;
+                        a->sample_period = s->period;
+                        a->freq = 0;
                 } else if (s->freq) {
-                        a.sample_freq = s->freq;
-                        a.freq = 1;
-                } else if (a.sample_period == 0 && !a.freq) {
+                        a->sample_freq = s->freq;
+                        a->freq = 1;
+                } else if (a->sample_period == 0 && !a->freq) {
                         /* No period from a PMU term either: perf record's
                          * default, but a breakpoint fires on every hit. */
                         if (s->kind == ATTR_BREAKPOINT)
-                                a.sample_period = 1;
+                                a->sample_period = 1;
                         else {
-                                a.sample_freq = DEFAULT_FREQ;
-                                a.freq = 1;
+                                a->sample_freq = DEFAULT_FREQ;
+                                a->freq = 1;
                         }
                 }
 
                 /* perf record's default fields. */
-                a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-                if (a.freq)
-                        a.sample_type |= PERF_SAMPLE_PERIOD;
+                a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+                if (a->freq)
+                        a->sample_type |= PERF_SAMPLE_PERIOD;
         } else {
                 /* perf stat's: the times that scale a multiplexed count. */
-                a.sample_period = 0;
-                a.freq = 0;
-                a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+                a->sample_period = 0;
+                a->freq = 0;
+                a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
         }
+        return 0;
+}
+
+/* What a sample and a read carry: sample, read, callchain. */
+static int attr_fields(const struct attr_spec *s, struct perf_event_attr *a, struct attr_error *e) {
+        const char *bad = NULL;
+        uint64_t mask;
 
         if (s->sample) {
                 mask = 0;
@@ -623,72 +634,85 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
                         return fail(e, "sample", bad, "not a PERF_SAMPLE_* name", -EINVAL);
                 if (s->count && mask)
                         return fail(e, "sample", NULL, "a counting event does not sample", -EINVAL);
-                a.sample_type = mask;
+                a->sample_type = mask;
         }
         if (s->read) {
                 mask = 0;
                 if (names_to_mask(s->read, attr_read_bit, &mask, &bad) < 0)
                         return fail(e, "read", bad, "not a read_format name", -EINVAL);
-                a.read_format = mask;
+                a->read_format = mask;
                 /* A counting event is read for its counter lines, whose
                  * enabled, running and scaled are these times: a "read"
                  * that leaves them out (["id"]) gave 0 for all three. */
                 if (s->count)
-                        a.read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+                        a->read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
         }
 
         if (s->callchain) {
                 if (s->count)
                         return fail(e, "callchain", NULL, "a counting event does not sample", -EINVAL);
-                a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+                a->sample_type |= PERF_SAMPLE_CALLCHAIN;
                 if (s->max_stack > UINT16_MAX)
                         return fail(e, "callchain", NULL, "max_stack is at most 65535", -EINVAL);
-                a.sample_max_stack = (uint16_t) s->max_stack;
-                a.exclude_callchain_kernel = s->callchain_no_kernel;
-                a.exclude_callchain_user = s->callchain_no_user;
+                a->sample_max_stack = (uint16_t) s->max_stack;
+                a->exclude_callchain_kernel = s->callchain_no_kernel;
+                a->exclude_callchain_user = s->callchain_no_user;
                 if (s->callchain_no_kernel && s->callchain_no_user)
                         return fail(e, "callchain", NULL, "neither kernel nor user frames", -EINVAL);
         }
+        return 0;
+}
+
+/* Registers, the user stack and the branch stack a sample copies. */
+static int attr_copies(const struct attr_spec *s, struct perf_event_attr *a, struct attr_error *e) {
+        const char *bad = NULL;
+        uint64_t mask;
 
         if (s->regs_user) {
                 mask = 0;
                 if (names_to_mask(s->regs_user, reg_bit, &mask, &bad) < 0)
                         return fail(e, "regs_user", bad, "not an x86_64 register name", -EINVAL);
-                a.sample_regs_user = mask;
-                a.sample_type |= PERF_SAMPLE_REGS_USER;
+                a->sample_regs_user = mask;
+                a->sample_type |= PERF_SAMPLE_REGS_USER;
         }
         if (s->regs_intr) {
                 mask = 0;
                 if (names_to_mask(s->regs_intr, reg_bit, &mask, &bad) < 0)
                         return fail(e, "regs_intr", bad, "not an x86_64 register name", -EINVAL);
-                a.sample_regs_intr = mask;
-                a.sample_type |= PERF_SAMPLE_REGS_INTR;
+                a->sample_regs_intr = mask;
+                a->sample_type |= PERF_SAMPLE_REGS_INTR;
         }
         if (s->stack_user) {
                 /* The kernel wants a multiple of 8 (perf_event_open(2)). */
                 if (s->stack_user % 8 != 0)
                         return fail(e, "stack_user", NULL, "a multiple of 8 bytes", -EINVAL);
-                a.sample_stack_user = s->stack_user;
-                a.sample_type |= PERF_SAMPLE_STACK_USER;
+                a->sample_stack_user = s->stack_user;
+                a->sample_type |= PERF_SAMPLE_STACK_USER;
         }
         if (s->branch) {
                 mask = 0;
                 if (names_to_mask(s->branch, attr_branch_bit, &mask, &bad) < 0)
                         return fail(e, "branch", bad, "not a branch filter name (perf record -j)", -EINVAL);
-                a.branch_sample_type = mask;
-                a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+                a->branch_sample_type = mask;
+                a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
         }
         if (s->count && (s->regs_user || s->regs_intr || s->stack_user || s->branch))
                 return fail(e, s->branch ? "branch" : s->stack_user ? "stack_user" : "regs_user", NULL,
                             "a counting event does not sample", -EINVAL);
+        return 0;
+}
+
+/* precise_ip, exclude, side records and the flag options. */
+static int attr_flags(const struct attr_spec *s, struct perf_event_attr *a, struct attr_error *e) {
+        const char *bad = NULL;
 
         if (s->precise_ip > 3)
                 return fail(e, "precise_ip", NULL, "0 to 3", -EINVAL);
-        a.precise_ip = s->precise_ip;
+        a->precise_ip = s->precise_ip;
 
-        if (set_excludes(&a, s->exclude, &bad) < 0)
+        if (set_excludes(a, s->exclude, &bad) < 0)
                 return fail(e, "exclude", bad, "not one of user, kernel, hv, idle, host, guest", -EINVAL);
-        if (set_records(&a, s->records, &bad) < 0)
+        if (set_records(a, s->records, &bad) < 0)
                 return fail(e, "records", bad, "not a side-record name", -EINVAL);
         /* The kernel writes CGROUP and NAMESPACES records (and TEXT_POKE
          * on kernels before 5.9's is_sb_event() knew it) to a CPU-wide
@@ -697,18 +721,44 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
          * "records": ["cgroup"] alone gave no record at all. comm_exec
          * puts it there and writes nothing by itself (COMM records need
          * comm; it only marks those of an exec). */
-        if ((a.cgroup || a.namespaces || a.text_poke) &&
-            !(a.mmap || a.mmap_data || a.mmap2 || a.comm || a.comm_exec || a.task || a.ksymbol ||
-              a.context_switch || a.bpf_event))
-                a.comm_exec = 1;
+        if ((a->cgroup || a->namespaces || a->text_poke) &&
+            !(a->mmap || a->mmap_data || a->mmap2 || a->comm || a->comm_exec || a->task || a->ksymbol ||
+              a->context_switch || a->bpf_event))
+                a->comm_exec = 1;
 
         /* inherit_thread is a kind of inherit: the kernel wants both. */
-        a.inherit = s->inherit || s->inherit_thread;
-        a.inherit_thread = s->inherit_thread;
-        a.pinned = s->pinned;
-        a.exclusive = s->exclusive;
-        a.enable_on_exec = s->enable_on_exec;
-        a.remove_on_exec = s->remove_on_exec;
+        a->inherit = s->inherit || s->inherit_thread;
+        a->inherit_thread = s->inherit_thread;
+        a->pinned = s->pinned;
+        a->exclusive = s->exclusive;
+        a->enable_on_exec = s->enable_on_exec;
+        a->remove_on_exec = s->remove_on_exec;
+        return 0;
+}
+
+int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct perf_event_attr *ret,
+                   struct attr_error *e) {
+        struct perf_event_attr a = { .size = sizeof(a) };
+        int r;
+
+        if (!s || !ret)
+                return -EINVAL;
+        if (!s->name || !*s->name)
+                return fail(e, "name", NULL, "empty event name", -EINVAL);
+
+        r = attr_event(s, env, &a, e);
+        if (r >= 0)
+                r = attr_configs(s, &a, e);
+        if (r >= 0)
+                r = attr_mode(s, &a, e);
+        if (r >= 0)
+                r = attr_fields(s, &a, e);
+        if (r >= 0)
+                r = attr_copies(s, &a, e);
+        if (r >= 0)
+                r = attr_flags(s, &a, e);
+        if (r < 0)
+                return r;
 
         *ret = a;
         return 0;
