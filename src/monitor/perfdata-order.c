@@ -182,6 +182,97 @@ static int next_file_order(struct perfdata *pd, struct perfdata_record *ret) {
         return 1;
 }
 
+/* What a flush under way gives next, then the FINISHED_ROUND that started
+ * it: 1 with *RET set, 0 when there is nothing more to give. */
+static int flush_take(struct perfdata *pd, struct perfdata_record *ret) {
+        if (!pd->flushing)
+                return 0;
+        if (flush_next(pd, ret) > 0)
+                return 1;
+        if (pd->held) {
+                pd->held = false;
+                *ret = pd->held_pr;
+                return 1;
+        }
+        return 0;
+}
+
+/* A live stream after a round: what waits is given out once perf has
+ * nothing more to say for a while, not when its next round comes (the
+ * next event). True when that flush started. */
+static bool stream_idle(struct perfdata *pd) {
+        if (!(pd->stream && pd->round_seen && pd->n_pend > 0 &&
+              pd->win_off + pd->win_len - pd->pos < sizeof(struct perf_event_header) &&
+              !stream_ready(pd, STREAM_IDLE_MS)))
+                return false;
+        pd->round_seen = false;
+        flush_start(pd, UINT64_MAX);
+        pd->next_flush = pd->max_time;
+        return true;
+}
+
+/* A FINISHED_ROUND (PR): util/ordered-events.c OE_FLUSH__ROUND, up to the
+ * newest time seen before the previous round; PR itself goes out after
+ * what that flush gives. */
+static void round_end(struct perfdata *pd, const struct perfdata_record *pr) {
+        if (pd->order == PERFDATA_ORDER_TIME) {
+                flush_start(pd, pd->next_flush);
+                pd->next_flush = pd->max_time;
+        } else
+                flush_start(pd, UINT64_MAX);
+        pd->held = true;
+        pd->held_pr = *pr;
+}
+
+/* Kernel record PR (as RAW) into the queue, or, when it has no time, out
+ * at once: perf delivers what has no time at once (session.c:
+ * perf_session__queue_event gives -ETIME). 1 with *RET set, 0 when
+ * queued. The time is peeked without copying: parsed where it is. */
+static int queue_record(struct perfdata *pd, struct perfdata_record *pr, const struct raw *raw,
+                        struct perfdata_record *ret) {
+        int r;
+
+        if (raw->stable || pd->order == PERFDATA_ORDER_FILE) {
+                r = parse_record(pd, pr, raw->layout);
+                if (r < 0)
+                        return r;
+                if (pr->time == 0) {
+                        *ret = *pr;
+                        return 1;
+                }
+        } else {
+                struct perfdata_record probe = *pr;
+
+                r = parse_record(pd, &probe, raw->layout);
+                if (r < 0)
+                        return r;
+                if (probe.time == 0) {
+                        *ret = probe;
+                        return 1;
+                }
+        }
+        return enqueue(pd, pr, raw);
+}
+
+/* Too much waiting to queue PR: flush the older half (ordered-events.c
+ * OE_FLUSH__HALF), and read PR again after the flush. */
+static void flush_half(struct perfdata *pd, const struct perfdata_record *pr) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+
+        for (size_t i = 0; i < pd->n_pend; i++) {
+                lo = pd->pend[i].time < lo ? pd->pend[i].time : lo;
+                hi = pd->pend[i].time > hi ? pd->pend[i].time : hi;
+        }
+        pd->seq--;
+        flush_start(pd, lo + (hi - lo) / 2);
+        if (pr->compressed)
+                pd->dpos -= pr->header->size;
+        else {
+                pd->pos = pr->offset;
+                pd->src_bytes -= pr->header->size;
+        }
+}
+
 int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
         int r;
 
@@ -197,28 +288,12 @@ int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
                 struct perfdata_record pr;
                 struct raw raw;
 
-                if (pd->flushing) {
-                        if (flush_next(pd, ret) > 0)
-                                return 1;
-                        if (pd->held) {
-                                pd->held = false;
-                                *ret = pd->held_pr;
-                                return 1;
-                        }
-                }
+                if (flush_take(pd, ret) > 0)
+                        return 1;
                 if (pd->at_end)
                         return pd->error;
-                /* A live stream after a round: what waits is given out
-                 * once perf has nothing more to say for a while, not
-                 * when its next round comes (the next event). */
-                if (pd->stream && pd->round_seen && pd->n_pend > 0 &&
-                    pd->win_off + pd->win_len - pd->pos < sizeof(struct perf_event_header) &&
-                    !stream_ready(pd, STREAM_IDLE_MS)) {
-                        pd->round_seen = false;
-                        flush_start(pd, UINT64_MAX);
-                        pd->next_flush = pd->max_time;
+                if (stream_idle(pd))
                         continue;
-                }
 
                 r = read_one(pd, &pr, &raw);
                 if (r <= 0) {
@@ -228,72 +303,23 @@ int perfdata_next(struct perfdata *pd, struct perfdata_record *ret) {
                         continue;
                 }
                 pd->round_seen = pr.rec.type == PERFDATA_RECORD_FINISHED_ROUND;
-                if (pr.rec.type >= PERFDATA_RECORD_USER_TYPE_START) {
-                        if (pr.rec.type != PERFDATA_RECORD_FINISHED_ROUND) {
-                                *ret = pr;
-                                return 1;
-                        }
-                        /* util/ordered-events.c OE_FLUSH__ROUND: up to the
-                         * newest time seen before the previous round. */
-                        if (pd->order == PERFDATA_ORDER_TIME) {
-                                flush_start(pd, pd->next_flush);
-                                pd->next_flush = pd->max_time;
-                        } else
-                                flush_start(pd, UINT64_MAX);
-                        pd->held = true;
-                        pd->held_pr = pr;
+                if (pr.rec.type == PERFDATA_RECORD_FINISHED_ROUND) {
+                        round_end(pd, &pr);
                         continue;
                 }
-                if (!raw.layout) {
+                if (pr.rec.type >= PERFDATA_RECORD_USER_TYPE_START || !raw.layout) {
                         *ret = pr;
                         return 1;
                 }
-                /* perf delivers what has no time at once (session.c:
-                 * perf_session__queue_event gives -ETIME). Peek at the
-                 * time without copying: parse where it is. */
-                if (raw.stable || pd->order == PERFDATA_ORDER_FILE) {
-                        r = parse_record(pd, &pr, raw.layout);
-                        if (r < 0)
-                                return r;
-                        if (pr.time == 0) {
-                                *ret = pr;
-                                return 1;
-                        }
-                        r = enqueue(pd, &pr, &raw);
-                } else {
-                        struct perfdata_record probe = pr;
-
-                        r = parse_record(pd, &probe, raw.layout);
-                        if (r < 0)
-                                return r;
-                        if (probe.time == 0) {
-                                *ret = probe;
-                                return 1;
-                        }
-                        r = enqueue(pd, &pr, &raw);
-                }
+                r = queue_record(pd, &pr, &raw, ret);
                 if (r == -ENOBUFS) {
-                        /* Too much waiting: flush the older half
-                         * (ordered-events.c OE_FLUSH__HALF), then queue. */
-                        uint64_t lo = UINT64_MAX, hi = 0;
-
-                        for (size_t i = 0; i < pd->n_pend; i++) {
-                                lo = pd->pend[i].time < lo ? pd->pend[i].time : lo;
-                                hi = pd->pend[i].time > hi ? pd->pend[i].time : hi;
-                        }
-                        pd->seq--;
-                        flush_start(pd, lo + (hi - lo) / 2);
-                        /* The record is read again after the flush. */
-                        if (pr.compressed)
-                                pd->dpos -= pr.header->size;
-                        else {
-                                pd->pos = pr.offset;
-                                pd->src_bytes -= pr.header->size;
-                        }
+                        flush_half(pd, &pr);
                         continue;
                 }
                 if (r < 0)
                         return pd_fail(pd, r, pr.offset);
+                if (r > 0)
+                        return 1;
         }
 }
 
