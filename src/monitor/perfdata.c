@@ -269,12 +269,6 @@ int perfdata_new(const void *data, size_t size, struct perfdata **ret) {
         return 0;
 }
 
-static int source_cmp(const void *a, const void *b) {
-        const struct source *x = a, *y = b;
-
-        return x->n < y->n ? -1 : x->n > y->n;
-}
-
 static void dir_closep(DIR **d) {
         if (*d)
                 closedir(*d);
@@ -282,8 +276,13 @@ static void dir_closep(DIR **d) {
 
 /* perf record --threads: after the data section, every data.N file in
  * DIR_FD (perf takes each regular "data.*" file, a symlink to one too,
- * util/data.c perf_data__open_dir, and leaves out empty ones), in N's
- * order. The directory may be anyone's: a data.N that is a FIFO would
+ * util/data.c perf_data__open_dir, and leaves out empty ones), in the
+ * order readdir() gives them, as perf takes them, not in N's: perf reads
+ * them in turn in that order, and its queue gives records of one time in
+ * the order it read them (ordered-events.c queue_event()), so two samples
+ * of one time in data.0 and data.1 came out the other way round than in
+ * `perf script` where readdir() gave data.1 first (ext4 hashes names).
+ * The directory may be anyone's: a data.N that is a FIFO would
  * block open() for good and a device would be read without end, so each
  * is opened with O_NONBLOCK and anything but a regular file (after the
  * link) is refused with -EBADFD, its name in *RET_FAULT. */
@@ -355,7 +354,6 @@ static int open_dir_files(struct perfdata *pd, int dir_fd, char **ret_fault) {
         }
         if (errno != 0)
                 return -errno;
-        qsort(pd->srcs + 1, pd->n_srcs - 1, sizeof(*pd->srcs), source_cmp);
         return 0;
 }
 

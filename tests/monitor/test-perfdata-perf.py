@@ -18,6 +18,7 @@ import os
 import random
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -592,6 +593,35 @@ def threads(name, path, lines):
           (path, ", ".join(files), lines[-2]["counts"]["SAMPLE"]), flush=True)
 
 
+def tie(name, path, fields, how):
+    """Two samples of one time in two data.N files go out in perf
+    script's order: perf reads the files in readdir() order and gives
+    records of one time in the order it read them. A copy of the
+    directory with one sample's time set to another file's."""
+    copy = path + ".tie"
+    shutil.copytree(path, copy)
+    files = [f for f in os.listdir(copy) if f.startswith("data.")]
+    blobs = {f: bytearray(open(os.path.join(copy, f), "rb").read()) for f in files}
+    where = {}
+    for head, _ in perf_lines(path, "time"):
+        sec, ns = head[0].rstrip(":").split(".")
+        t = struct.pack("<Q", int(sec) * 1000000000 + int(ns))
+        hits = [f for f in files if blobs[f].count(t) == 1]
+        if len(hits) == 1 and sum(blobs[f].count(t) for f in files) == 1:
+            where.setdefault(hits[0], t)
+    if len(where) < 2:
+        print("%s: no two data.N files with samples to tie" % name, flush=True)
+        shutil.rmtree(copy)
+        return
+    a, b = sorted(where)[:2]
+    i = blobs[b].index(where[b])
+    blobs[b][i:i + 8] = where[a]
+    with open(os.path.join(copy, b), "wb") as f:
+        f.write(blobs[b])
+    compare(name + " with a tie across " + a + " and " + b, copy, fields, how)
+    shutil.rmtree(copy)
+
+
 def killed(tmp):
     """perf record killed (SIGKILL) leaves a data size of 0 and no feature
     sections; its records are there up to the end of the file. perf script
@@ -657,6 +687,8 @@ def main():
                     fail("pipe: evmonctl decode - reads standard input other than the file")
                 if how == "threads":
                     threads(name, path, lines)
+                if name == "threads":
+                    tie(name, path, fields, how)
             if lines:
                 orders(name, path)
             if how == "pipe":

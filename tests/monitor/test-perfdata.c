@@ -729,6 +729,89 @@ static void test_open_errors(void **state) {
         free(dir);
 }
 
+/* Records of one time go out in the order they were read, as perf's
+ * ordered events give them (ordered-events.c queue_event() puts a record
+ * after every queued one whose time is not later): `perf script` and
+ * `evmonctl decode` agree on equal-time samples of several CPUs. A pipe
+ * file made here: one attr, then samples of four CPUs in two rounds,
+ * four of them at time 200, read in CPU order 1, 0, 2, 0. */
+struct crafted {
+        uint8_t *p;
+        size_t n;
+};
+
+static void crafted_put(struct crafted *c, const void *data, size_t size) {
+        memcpy(c->p + c->n, data, size);
+        c->n += size;
+}
+
+static void crafted_sample(struct crafted *c, uint64_t time, uint32_t cpu) {
+        struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .size = sizeof(h) + 24 };
+        uint32_t pid_tid[2] = { 42, 42 }, cpu_res[2] = { cpu, 0 };
+
+        crafted_put(c, &h, sizeof(h));
+        crafted_put(c, pid_tid, sizeof(pid_tid));
+        crafted_put(c, &time, sizeof(time));
+        crafted_put(c, cpu_res, sizeof(cpu_res));
+}
+
+static void crafted_round(struct crafted *c) {
+        struct perf_event_header h = { .type = PERFDATA_RECORD_FINISHED_ROUND, .size = sizeof(h) };
+
+        crafted_put(c, &h, sizeof(h));
+}
+
+static void test_equal_times(void **state) {
+        static const struct { uint64_t time; uint32_t cpu; } want[] = {
+                { 100, 3 }, { 150, 1 }, { 200, 1 }, { 200, 0 }, { 200, 2 }, { 200, 0 },
+        };
+        uint64_t magic = 0x32454c4946524550ULL, size = 16, id = 1;
+        struct perf_event_attr attr = {
+                .type = PERF_TYPE_SOFTWARE,
+                .size = sizeof(attr),
+                .config = PERF_COUNT_SW_CPU_CLOCK,
+                .sample_period = 1,
+                .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+        };
+        struct perf_event_header ah = {
+                .type = PERFDATA_RECORD_HEADER_ATTR,
+                .size = sizeof(ah) + sizeof(attr) + sizeof(id),
+        };
+        struct perfdata *pd = NULL;
+        struct perfdata_record pr;
+        struct crafted c = { .p = calloc(1, 4096) };
+        size_t k = 0;
+
+        assert_non_null(c.p);
+        crafted_put(&c, &magic, sizeof(magic));
+        crafted_put(&c, &size, sizeof(size));
+        crafted_put(&c, &ah, sizeof(ah));
+        crafted_put(&c, &attr, sizeof(attr));
+        crafted_put(&c, &id, sizeof(id));
+        crafted_sample(&c, 200, 1);
+        crafted_sample(&c, 200, 0);
+        crafted_sample(&c, 100, 3);
+        crafted_sample(&c, 200, 2);
+        crafted_round(&c);      /* flushes nothing: no round before it */
+        crafted_sample(&c, 200, 0);
+        crafted_sample(&c, 150, 1);
+        crafted_round(&c);      /* flushes up to 200: all of them */
+
+        assert_int_equal(perfdata_new(c.p, c.n, &pd), 0);
+        assert_int_equal(perfdata_set_order(pd, PERFDATA_ORDER_TIME), 0);
+        while (perfdata_next(pd, &pr) > 0) {
+                if (pr.rec.type != PERF_RECORD_SAMPLE)
+                        continue;
+                assert_true(k < ELEMENTSOF(want));
+                assert_int_equal(pr.rec.sample.time, want[k].time);
+                assert_int_equal(pr.rec.sample.cpu, want[k].cpu);
+                k++;
+        }
+        assert_int_equal(k, ELEMENTSOF(want));
+        perfdata_free(pd);
+        free(c.p);
+}
+
 static void test_type_names(void **state) {
         assert_string_equal(perfdata_record_type_to_string(PERF_RECORD_SAMPLE), "SAMPLE");
         assert_string_equal(perfdata_record_type_to_string(PERF_RECORD_MMAP2), "MMAP2");
@@ -754,6 +837,7 @@ int main(void) {
                 cmocka_unit_test(test_misaligned),
                 cmocka_unit_test(test_open_errors),
                 cmocka_unit_test(test_type_names),
+                cmocka_unit_test(test_equal_times),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
