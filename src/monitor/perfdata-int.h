@@ -74,6 +74,28 @@ struct perfdata_tree tree_get(const struct tree *t);
 /* perf's string: u32 len, then len bytes, NUL-padded. */
 int pcur_perf_string(struct pcur *c, const char **ret, size_t *ret_len);
 
+/* Fields of a record or of one element of a list, in file order. */
+enum field_kind_pd { F_U32, F_S32, F_U64, F_S64, F_HEX64, F_STR };
+
+struct field_spec {
+        const char *key;
+        enum field_kind_pd kind;
+};
+
+/* perfdata-tree.c: a value read from C into the tree under PARENT as KEY;
+ * counts checked against the bytes left (MIN bytes an element). */
+int put_string(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
+int put_u32(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
+int put_s32(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
+int put_hex64(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
+int put_u64(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
+int get_count32(struct pcur *c, size_t min, uint32_t *ret);
+int get_count64(struct pcur *c, size_t min, uint64_t *ret);
+int put_string_list(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
+int put_fields(struct tree *t, uint32_t o, struct pcur *c, const struct field_spec *f, size_t n);
+int put_list(struct tree *t, uint32_t parent, const char *key, struct pcur *c, size_t min,
+             const struct field_spec *f, size_t n);
+
 /* ---- the reader's state, shared by perfdata*.c ------------------------ */
 
 /* "PERFILE2" as perf writes it: a native-order u64 (util/header.c
@@ -335,7 +357,7 @@ int swap_record(struct perf_event_header *h, const struct perf_event_attr *attr,
 /* A tracepoint's raw data (SIZE bytes) per FORMAT, in place. */
 void swap_raw(const struct format *format, uint8_t *raw, size_t size);
 
-/* ---- perfdata-feature.c: feature sections and user records ----------- */
+/* ---- perfdata-feature.c: feature sections; perfdata-user.c: perf's records */
 
 /* Decodes feature FEAT (SIZE bytes at P) into an object added under
  * PARENT with the feature's name as key (or into "unknown_features").
@@ -346,6 +368,10 @@ int feature_decode(struct tree *t, uint32_t parent, unsigned feat, const void *p
 int feature_decode_nrcpus(struct tree *t, uint32_t parent, unsigned feat, const void *p, size_t size,
                           bool swap, uint32_t nr_cpus);
 const char *feature_name(unsigned feat);
+/* An attr of SIZE stored bytes at P into a host-order, zero-extended copy. */
+int attr_read(const void *p, size_t size, bool swap, struct perf_event_attr *ret);
+/* A build_id_event's body (BODY bytes of C, MISC its header's) under PARENT. */
+int build_id_decode(struct tree *t, uint32_t parent, struct pcur *c, uint16_t misc, size_t body);
 /* perf's own record H (its header in host order, the body in the file's
  * order: SWAP) into T. */
 int user_record_decode(struct tree *t, const struct perf_event_header *h, bool swap);
