@@ -118,27 +118,125 @@ static int mmap2_parse(uint16_t misc, struct cursor *c, struct perf_record *ret)
         return r;
 }
 
-static int body_parse(const struct perf_event_attr *attr, uint32_t type, uint16_t misc,
-                      struct cursor *c, struct perf_record *ret) {
+static int mmap_parse(struct cursor *c, struct perf_record *ret) {
+        int r;
+
+        r = cursor_u32(c, &ret->mmap.pid);
+        if (r >= 0)
+                r = cursor_u32(c, &ret->mmap.tid);
+        if (r >= 0)
+                r = cursor_u64(c, &ret->mmap.addr);
+        if (r >= 0)
+                r = cursor_u64(c, &ret->mmap.len);
+        if (r >= 0)
+                r = cursor_u64(c, &ret->mmap.pgoff);
+        if (r >= 0)
+                r = cursor_string_rest(c, &ret->mmap.filename);
+        return r;
+}
+
+static int comm_parse(struct cursor *c, struct perf_record *ret) {
+        int r;
+
+        r = cursor_u32(c, &ret->comm.pid);
+        if (r >= 0)
+                r = cursor_u32(c, &ret->comm.tid);
+        if (r >= 0)
+                r = cursor_string_rest(c, &ret->comm.comm);
+        return r;
+}
+
+static int namespaces_parse(struct cursor *c, struct perf_record *ret) {
+        const void *p;
+        int r;
+
+        r = cursor_u32(c, &ret->namespaces.pid);
+        if (r >= 0)
+                r = cursor_u32(c, &ret->namespaces.tid);
+        if (r >= 0)
+                r = cursor_u64(c, &ret->namespaces.nr);
+        if (r >= 0)
+                r = cursor_take_array(c, ret->namespaces.nr, sizeof(struct perf_ns_link_info), &p);
+        if (r >= 0)
+                ret->namespaces.dev_ino = p;
+        return r;
+}
+
+static int ksymbol_parse(struct cursor *c, struct perf_record *ret) {
+        int r;
+
+        r = cursor_u64(c, &ret->ksymbol.addr);
+        if (r >= 0)
+                r = cursor_u32(c, &ret->ksymbol.len);
+        if (r >= 0)
+                r = cursor_u16(c, &ret->ksymbol.ksym_type);
+        if (r >= 0)
+                r = cursor_u16(c, &ret->ksymbol.flags);
+        if (r >= 0)
+                r = cursor_string_rest(c, &ret->ksymbol.name);
+        return r;
+}
+
+static int bpf_event_parse(struct cursor *c, struct perf_record *ret) {
+        const void *p;
+        int r;
+
+        r = cursor_u16(c, &ret->bpf_event.type);
+        if (r >= 0)
+                r = cursor_u16(c, &ret->bpf_event.flags);
+        if (r >= 0)
+                r = cursor_u32(c, &ret->bpf_event.id);
+        if (r >= 0)
+                r = cursor_take(c, BPF_TAG_SIZE_, &p);
+        if (r >= 0)
+                ret->bpf_event.tag = p;
+        return r;
+}
+
+static int callchain_deferred_parse(struct cursor *c, struct perf_record *ret) {
+        const void *p;
+        int r;
+
+        r = cursor_u64(c, &ret->callchain_deferred.cookie);
+        if (r >= 0)
+                r = cursor_u64(c, &ret->callchain_deferred.nr);
+        if (r >= 0)
+                r = cursor_take_array(c, ret->callchain_deferred.nr, 8, &p);
+        if (r >= 0)
+                ret->callchain_deferred.ips = p;
+        return r;
+}
+
+/* Old bytes then new bytes, padded to 8. */
+static int text_poke_parse(struct cursor *c, struct perf_record *ret) {
         const void *p;
         uint16_t u16;
+        int r;
+
+        r = cursor_u64(c, &ret->text_poke.addr);
+        if (r >= 0)
+                r = cursor_u16(c, &u16);
+        if (r < 0)
+                return r;
+        ret->text_poke.old_len = u16;
+        r = cursor_u16(c, &u16);
+        if (r < 0)
+                return r;
+        ret->text_poke.new_len = u16;
+        r = cursor_take(c, (uint64_t) ret->text_poke.old_len + ret->text_poke.new_len, &p);
+        if (r >= 0)
+                ret->text_poke.bytes = p;
+        return r;
+}
+
+static int body_parse(const struct perf_event_attr *attr, uint32_t type, uint16_t misc,
+                      struct cursor *c, struct perf_record *ret) {
         int r;
 
         switch (type) {
 
         case PERF_RECORD_MMAP:
-                r = cursor_u32(c, &ret->mmap.pid);
-                if (r >= 0)
-                        r = cursor_u32(c, &ret->mmap.tid);
-                if (r >= 0)
-                        r = cursor_u64(c, &ret->mmap.addr);
-                if (r >= 0)
-                        r = cursor_u64(c, &ret->mmap.len);
-                if (r >= 0)
-                        r = cursor_u64(c, &ret->mmap.pgoff);
-                if (r >= 0)
-                        r = cursor_string_rest(c, &ret->mmap.filename);
-                return r;
+                return mmap_parse(c, ret);
 
         case PERF_RECORD_MMAP2:
                 return mmap2_parse(misc, c, ret);
@@ -150,12 +248,7 @@ static int body_parse(const struct perf_event_attr *attr, uint32_t type, uint16_
                 return r;
 
         case PERF_RECORD_COMM:
-                r = cursor_u32(c, &ret->comm.pid);
-                if (r >= 0)
-                        r = cursor_u32(c, &ret->comm.tid);
-                if (r >= 0)
-                        r = cursor_string_rest(c, &ret->comm.comm);
-                return r;
+                return comm_parse(c, ret);
 
         case PERF_RECORD_EXIT:
         case PERF_RECORD_FORK:
@@ -206,40 +299,13 @@ static int body_parse(const struct perf_event_attr *attr, uint32_t type, uint16_
                 return r;
 
         case PERF_RECORD_NAMESPACES:
-                r = cursor_u32(c, &ret->namespaces.pid);
-                if (r >= 0)
-                        r = cursor_u32(c, &ret->namespaces.tid);
-                if (r >= 0)
-                        r = cursor_u64(c, &ret->namespaces.nr);
-                if (r >= 0)
-                        r = cursor_take_array(c, ret->namespaces.nr, sizeof(struct perf_ns_link_info), &p);
-                if (r >= 0)
-                        ret->namespaces.dev_ino = p;
-                return r;
+                return namespaces_parse(c, ret);
 
         case PERF_RECORD_KSYMBOL:
-                r = cursor_u64(c, &ret->ksymbol.addr);
-                if (r >= 0)
-                        r = cursor_u32(c, &ret->ksymbol.len);
-                if (r >= 0)
-                        r = cursor_u16(c, &ret->ksymbol.ksym_type);
-                if (r >= 0)
-                        r = cursor_u16(c, &ret->ksymbol.flags);
-                if (r >= 0)
-                        r = cursor_string_rest(c, &ret->ksymbol.name);
-                return r;
+                return ksymbol_parse(c, ret);
 
         case PERF_RECORD_BPF_EVENT:
-                r = cursor_u16(c, &ret->bpf_event.type);
-                if (r >= 0)
-                        r = cursor_u16(c, &ret->bpf_event.flags);
-                if (r >= 0)
-                        r = cursor_u32(c, &ret->bpf_event.id);
-                if (r >= 0)
-                        r = cursor_take(c, BPF_TAG_SIZE_, &p);
-                if (r >= 0)
-                        ret->bpf_event.tag = p;
-                return r;
+                return bpf_event_parse(c, ret);
 
         case PERF_RECORD_CGROUP:
                 r = cursor_u64(c, &ret->cgroup.id);
@@ -248,34 +314,13 @@ static int body_parse(const struct perf_event_attr *attr, uint32_t type, uint16_
                 return r;
 
         case PERF_RECORD_TEXT_POKE:
-                /* Old bytes then new bytes, padded to 8. */
-                r = cursor_u64(c, &ret->text_poke.addr);
-                if (r >= 0)
-                        r = cursor_u16(c, &u16);
-                if (r < 0)
-                        return r;
-                ret->text_poke.old_len = u16;
-                r = cursor_u16(c, &u16);
-                if (r < 0)
-                        return r;
-                ret->text_poke.new_len = u16;
-                r = cursor_take(c, (uint64_t) ret->text_poke.old_len + ret->text_poke.new_len, &p);
-                if (r >= 0)
-                        ret->text_poke.bytes = p;
-                return r;
+                return text_poke_parse(c, ret);
 
         case PERF_RECORD_AUX_OUTPUT_HW_ID:
                 return cursor_u64(c, &ret->aux_output_hw_id.hw_id);
 
         case RECORD_CALLCHAIN_DEFERRED:
-                r = cursor_u64(c, &ret->callchain_deferred.cookie);
-                if (r >= 0)
-                        r = cursor_u64(c, &ret->callchain_deferred.nr);
-                if (r >= 0)
-                        r = cursor_take_array(c, ret->callchain_deferred.nr, 8, &p);
-                if (r >= 0)
-                        ret->callchain_deferred.ips = p;
-                return r;
+                return callchain_deferred_parse(c, ret);
         }
 
         return -EOPNOTSUPP;

@@ -170,10 +170,120 @@ static int sample_parse_monitor(uint64_t t, const struct perf_event_header *h, s
         return 0;
 }
 
+#define GET(bit, fn, dst)                               \
+        if (t & (bit)) {                                \
+                r = fn(&c, dst);                        \
+                if (r < 0)                              \
+                        return r;                       \
+        }
+
+/* The fixed fields up to PERIOD, those of T's bits. */
+static int parse_head(struct cursor *cur, uint64_t t, struct perf_sample *ret) {
+        struct cursor c = *cur;
+        int r;
+
+        GET(PERF_SAMPLE_IDENTIFIER, cursor_u64, &ret->id);
+        GET(PERF_SAMPLE_IP, cursor_u64, &ret->ip);
+        GET(PERF_SAMPLE_TID, cursor_u32, &ret->pid);
+        GET(PERF_SAMPLE_TID, cursor_u32, &ret->tid);
+        GET(PERF_SAMPLE_TIME, cursor_u64, &ret->time);
+        GET(PERF_SAMPLE_ADDR, cursor_u64, &ret->addr);
+        GET(PERF_SAMPLE_ID, cursor_u64, &ret->id);
+        GET(PERF_SAMPLE_STREAM_ID, cursor_u64, &ret->stream_id);
+        GET(PERF_SAMPLE_CPU, cursor_u32, &ret->cpu);
+        GET(PERF_SAMPLE_CPU, cursor_u32, &ret->res);
+        GET(PERF_SAMPLE_PERIOD, cursor_u64, &ret->period);
+        *cur = c;
+        return 0;
+}
+
+/* The parts of a sample that are more than one value, each after the
+ * fields before it (perf_event_open(2) "PERF_RECORD_SAMPLE"). */
+static int parse_callchain(struct cursor *c, struct perf_sample *ret) {
+        const void *p;
+        int r;
+
+        r = cursor_u64(c, &ret->callchain.nr);
+        if (r < 0)
+                return r;
+        r = cursor_take_array(c, ret->callchain.nr, 8, &p);
+        if (r < 0)
+                return r;
+        ret->callchain.ips = p;
+        return 0;
+}
+
+static int parse_raw(struct cursor *c, const struct perf_event_header *h, struct perf_sample *ret) {
+        int r;
+
+        r = cursor_u32(c, &ret->raw.size);
+        if (r < 0)
+                return r;
+        r = cursor_take(c, ret->raw.size, &ret->raw.data);
+        if (r < 0)
+                return r;
+        /* The kernel counts its padding in size; be exact anyway. */
+        return cursor_align8(c, h);
+}
+
+static int parse_branch_stack(struct cursor *c, uint64_t branch_sample_type, struct perf_sample *ret) {
+        const void *p;
+        int r;
+
+        r = cursor_u64(c, &ret->branch_stack.nr);
+        if (r < 0)
+                return r;
+        if (branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
+                r = cursor_u64(c, &ret->branch_stack.hw_idx);
+                if (r < 0)
+                        return r;
+                ret->branch_stack.has_hw_idx = true;
+        }
+        r = cursor_take_array(c, ret->branch_stack.nr, sizeof(struct perf_branch_entry), &p);
+        if (r < 0)
+                return r;
+        ret->branch_stack.entries = p;
+        if (branch_sample_type & SAMPLE_BRANCH_COUNTERS) {
+                r = cursor_take_array(c, ret->branch_stack.nr, 8, &p);
+                if (r < 0)
+                        return r;
+                ret->branch_stack.counters = p;
+        }
+        return 0;
+}
+
+/* { size; data[size]; dyn_size } but only size when 0
+ * (perf_output_sample_ustack()). */
+static int parse_stack_user(struct cursor *c, const struct perf_event_header *h, struct perf_sample *ret) {
+        int r;
+
+        r = cursor_u64(c, &ret->stack_user.size);
+        if (r < 0 || ret->stack_user.size == 0)
+                return r;
+        r = cursor_take(c, ret->stack_user.size, &ret->stack_user.data);
+        if (r < 0)
+                return r;
+        r = cursor_align8(c, h);
+        if (r < 0)
+                return r;
+        return cursor_u64(c, &ret->stack_user.dyn_size);
+}
+
+static int parse_aux(struct cursor *c, const struct perf_event_header *h, struct perf_sample *ret) {
+        int r;
+
+        r = cursor_u64(c, &ret->aux.size);
+        if (r < 0)
+                return r;
+        r = cursor_take(c, ret->aux.size, &ret->aux.data);
+        if (r < 0)
+                return r;
+        return cursor_align8(c, h);
+}
+
 int sample_parse(const struct perf_event_attr *attr, const struct perf_event_header *h,
                  struct perf_sample *ret) {
         struct cursor c;
-        const void *p;
         uint64_t t;
         int r;
 
@@ -196,24 +306,9 @@ int sample_parse(const struct perf_event_attr *attr, const struct perf_event_hea
         ret->sample_type = t;
         c = cursor_make(h + 1, h->size - sizeof(*h));
 
-#define GET(bit, fn, dst)                               \
-        if (t & (bit)) {                                \
-                r = fn(&c, dst);                        \
-                if (r < 0)                              \
-                        return r;                       \
-        }
-
-        GET(PERF_SAMPLE_IDENTIFIER, cursor_u64, &ret->id);
-        GET(PERF_SAMPLE_IP, cursor_u64, &ret->ip);
-        GET(PERF_SAMPLE_TID, cursor_u32, &ret->pid);
-        GET(PERF_SAMPLE_TID, cursor_u32, &ret->tid);
-        GET(PERF_SAMPLE_TIME, cursor_u64, &ret->time);
-        GET(PERF_SAMPLE_ADDR, cursor_u64, &ret->addr);
-        GET(PERF_SAMPLE_ID, cursor_u64, &ret->id);
-        GET(PERF_SAMPLE_STREAM_ID, cursor_u64, &ret->stream_id);
-        GET(PERF_SAMPLE_CPU, cursor_u32, &ret->cpu);
-        GET(PERF_SAMPLE_CPU, cursor_u32, &ret->res);
-        GET(PERF_SAMPLE_PERIOD, cursor_u64, &ret->period);
+        r = parse_head(&c, t, ret);
+        if (r < 0)
+                return r;
 
         if (t & PERF_SAMPLE_READ) {
                 r = read_format_parse(&c, attr->read_format, &ret->read);
@@ -222,48 +317,21 @@ int sample_parse(const struct perf_event_attr *attr, const struct perf_event_hea
         }
 
         if (t & PERF_SAMPLE_CALLCHAIN) {
-                r = cursor_u64(&c, &ret->callchain.nr);
+                r = parse_callchain(&c, ret);
                 if (r < 0)
                         return r;
-                r = cursor_take_array(&c, ret->callchain.nr, 8, &p);
-                if (r < 0)
-                        return r;
-                ret->callchain.ips = p;
         }
 
         if (t & PERF_SAMPLE_RAW) {
-                r = cursor_u32(&c, &ret->raw.size);
-                if (r < 0)
-                        return r;
-                r = cursor_take(&c, ret->raw.size, &ret->raw.data);
-                if (r < 0)
-                        return r;
-                /* The kernel counts its padding in size; be exact anyway. */
-                r = cursor_align8(&c, h);
+                r = parse_raw(&c, h, ret);
                 if (r < 0)
                         return r;
         }
 
         if (t & PERF_SAMPLE_BRANCH_STACK) {
-                r = cursor_u64(&c, &ret->branch_stack.nr);
+                r = parse_branch_stack(&c, attr->branch_sample_type, ret);
                 if (r < 0)
                         return r;
-                if (attr->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
-                        r = cursor_u64(&c, &ret->branch_stack.hw_idx);
-                        if (r < 0)
-                                return r;
-                        ret->branch_stack.has_hw_idx = true;
-                }
-                r = cursor_take_array(&c, ret->branch_stack.nr, sizeof(struct perf_branch_entry), &p);
-                if (r < 0)
-                        return r;
-                ret->branch_stack.entries = p;
-                if (attr->branch_sample_type & SAMPLE_BRANCH_COUNTERS) {
-                        r = cursor_take_array(&c, ret->branch_stack.nr, 8, &p);
-                        if (r < 0)
-                                return r;
-                        ret->branch_stack.counters = p;
-                }
         }
 
         if (t & PERF_SAMPLE_REGS_USER) {
@@ -274,22 +342,9 @@ int sample_parse(const struct perf_event_attr *attr, const struct perf_event_hea
         }
 
         if (t & PERF_SAMPLE_STACK_USER) {
-                /* { size; data[size]; dyn_size } but only size when 0
-                 * (perf_output_sample_ustack()). */
-                r = cursor_u64(&c, &ret->stack_user.size);
+                r = parse_stack_user(&c, h, ret);
                 if (r < 0)
                         return r;
-                if (ret->stack_user.size != 0) {
-                        r = cursor_take(&c, ret->stack_user.size, &ret->stack_user.data);
-                        if (r < 0)
-                                return r;
-                        r = cursor_align8(&c, h);
-                        if (r < 0)
-                                return r;
-                        r = cursor_u64(&c, &ret->stack_user.dyn_size);
-                        if (r < 0)
-                                return r;
-                }
         }
 
         /* WEIGHT and WEIGHT_STRUCT are one u64 either way. */
@@ -310,13 +365,7 @@ int sample_parse(const struct perf_event_attr *attr, const struct perf_event_hea
         GET(PERF_SAMPLE_CODE_PAGE_SIZE, cursor_u64, &ret->code_page_size);
 
         if (t & PERF_SAMPLE_AUX) {
-                r = cursor_u64(&c, &ret->aux.size);
-                if (r < 0)
-                        return r;
-                r = cursor_take(&c, ret->aux.size, &ret->aux.data);
-                if (r < 0)
-                        return r;
-                r = cursor_align8(&c, h);
+                r = parse_aux(&c, h, ret);
                 if (r < 0)
                         return r;
         }
