@@ -192,6 +192,70 @@ static int swap_regs(uint8_t **at, const uint8_t *end, uint64_t mask) {
         return sw64n(at, end, (uint64_t) __builtin_popcountll(mask));
 }
 
+/* A sample's RAW part: u32 size and the data, padded to a u64 boundary. */
+static int swap_sample_raw(uint8_t **pp, const uint8_t *end, const struct format *f) {
+        uint8_t *p = *pp;
+        uint32_t size;
+
+        if (end - p < 4)
+                return -EBADMSG;
+        sw32(p);
+        memcpy(&size, p, 4);
+        if (size > (size_t) (end - p) - 4)
+                return -EBADMSG;
+        swap_raw(f, p + 4, size);
+        p += (4 + (size_t) size + 7) / 8 * 8;
+        if (p > end)
+                return -EBADMSG;
+        *pp = p;
+        return 0;
+}
+
+static int swap_branch_stack(uint8_t **pp, const uint8_t *end, uint64_t branch_sample_type) {
+        uint64_t nr;
+        uint8_t *p;
+        int r;
+
+        r = sw64n(pp, end, 1);
+        if (r < 0)
+                return r;
+        nr = ld64(*pp - 8);
+        if ((branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && (r = sw64n(pp, end, 1)) < 0)
+                return r;
+        p = *pp;
+        if (nr > (uint64_t) (end - p) / 24)
+                return -EBADMSG;
+        for (uint64_t i = 0; i < nr; i++) {
+                sw64(p);
+                sw64(p + 8);
+                /* The flags word is bitfields (evsel.c: the same bit
+                 * reversal as the attr's). */
+                for (int k = 16; k < 24; k++)
+                        p[k] = revbyte(p[k]);
+                p += 24;
+        }
+        *pp = p;
+        if (branch_sample_type & SAMPLE_BRANCH_COUNTERS)
+                return sw64n(pp, end, nr);
+        return 0;
+}
+
+static int swap_stack_user(uint8_t **pp, const uint8_t *end) {
+        uint64_t size;
+        int r;
+
+        r = sw64n(pp, end, 1);
+        if (r < 0)
+                return r;
+        size = ld64(*pp - 8);
+        if (size > (uint64_t) (end - *pp))
+                return -EBADMSG;
+        *pp += size;
+        if (size)
+                return sw64n(pp, end, 1);
+        return 0;
+}
+
 static int swap_sample(uint8_t *p, const uint8_t *end, const struct perf_event_attr *a, const struct format *f) {
         uint64_t t = a->sample_type;
         int r = 0;
@@ -217,59 +281,14 @@ static int swap_sample(uint8_t *p, const uint8_t *end, const struct perf_event_a
                 if (r < 0)
                         return r;
         }
-        if (t & PERF_SAMPLE_RAW) {
-                uint32_t size;
-
-                if (end - p < 4)
-                        return -EBADMSG;
-                sw32(p);
-                memcpy(&size, p, 4);
-                if (size > (size_t) (end - p) - 4)
-                        return -EBADMSG;
-                swap_raw(f, p + 4, size);
-                /* u32 size and the data, padded to a u64 boundary. */
-                p += (4 + (size_t) size + 7) / 8 * 8;
-                if (p > end)
-                        return -EBADMSG;
-        }
-        if (t & PERF_SAMPLE_BRANCH_STACK) {
-                uint64_t nr;
-
-                r = sw64n(&p, end, 1);
-                if (r < 0)
-                        return r;
-                nr = ld64(p - 8);
-                if ((a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && (r = sw64n(&p, end, 1)) < 0)
-                        return r;
-                if (nr > (uint64_t) (end - p) / 24)
-                        return -EBADMSG;
-                for (uint64_t i = 0; i < nr; i++) {
-                        sw64(p);
-                        sw64(p + 8);
-                        /* The flags word is bitfields (evsel.c: the same
-                         * bit reversal as the attr's). */
-                        for (int k = 16; k < 24; k++)
-                                p[k] = revbyte(p[k]);
-                        p += 24;
-                }
-                if ((a->branch_sample_type & SAMPLE_BRANCH_COUNTERS) && (r = sw64n(&p, end, nr)) < 0)
-                        return r;
-        }
+        if ((t & PERF_SAMPLE_RAW) && (r = swap_sample_raw(&p, end, f)) < 0)
+                return r;
+        if ((t & PERF_SAMPLE_BRANCH_STACK) && (r = swap_branch_stack(&p, end, a->branch_sample_type)) < 0)
+                return r;
         if ((t & PERF_SAMPLE_REGS_USER) && (r = swap_regs(&p, end, a->sample_regs_user)) < 0)
                 return r;
-        if (t & PERF_SAMPLE_STACK_USER) {
-                uint64_t size;
-
-                r = sw64n(&p, end, 1);
-                if (r < 0)
-                        return r;
-                size = ld64(p - 8);
-                if (size > (uint64_t) (end - p))
-                        return -EBADMSG;
-                p += size;
-                if (size && (r = sw64n(&p, end, 1)) < 0)
-                        return r;
-        }
+        if ((t & PERF_SAMPLE_STACK_USER) && (r = swap_stack_user(&p, end)) < 0)
+                return r;
         if (t & PERF_SAMPLE_WEIGHT_STRUCT) {
                 /* u32 var1_dw, u16 var2_w, u16 var3_w */
                 if (end - p < 8)
@@ -325,6 +344,57 @@ static int swap_trailer(uint8_t *p, const uint8_t *end, uint64_t t) {
         return 0;
 }
 
+/* MMAP2: pid, tid, addr, len, pgoff, then maj, min, ino,
+ * ino_generation or a build id, then prot, flags. */
+static int swap_mmap2(uint8_t *p, const uint8_t *end, uint16_t misc) {
+        int r;
+
+        r = sw32x2(&p, end);
+        if (r >= 0)
+                r = sw64n(&p, end, 3);
+        if (r < 0)
+                return r;
+        if (end - p < 32)
+                return -EBADMSG;
+        if (!(misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+                sw32(p);
+                sw32(p + 4);
+                sw64(p + 8);
+                sw64(p + 16);
+        }
+        p += 24;
+        return sw32x2(&p, end);         /* prot, flags */
+}
+
+/* Records whose leading fields pack u16 and u32 values into words. */
+static int swap_packed(uint32_t type, uint8_t *p, const uint8_t *end) {
+        switch (type) {
+        case PERF_RECORD_KSYMBOL:
+                if (end - p < 16)
+                        return -EBADMSG;
+                sw64(p);
+                sw32(p + 8);
+                sw16(p + 12);
+                sw16(p + 14);
+                return 0;
+        case PERF_RECORD_BPF_EVENT:
+                if (end - p < 8)
+                        return -EBADMSG;
+                sw16(p);
+                sw16(p + 2);
+                sw32(p + 4);
+                return 0;
+        case PERF_RECORD_TEXT_POKE:
+                if (end - p < 12)
+                        return -EBADMSG;
+                sw64(p);
+                sw16(p + 8);
+                sw16(p + 10);
+                return 0;
+        }
+        return 0;
+}
+
 int swap_record(struct perf_event_header *h, const struct perf_event_attr *a, const struct format *f) {
         uint8_t *p = (uint8_t *) (h + 1), *end = (uint8_t *) h + h->size;
         int r;
@@ -350,21 +420,7 @@ int swap_record(struct perf_event_header *h, const struct perf_event_attr *a, co
                         r = sw64n(&p, end, 3);
                 return r;
         case PERF_RECORD_MMAP2:
-                r = sw32x2(&p, end);
-                if (r >= 0)
-                        r = sw64n(&p, end, 3);
-                if (r < 0)
-                        return r;
-                if (end - p < 32)
-                        return -EBADMSG;
-                if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-                        sw32(p);
-                        sw32(p + 4);
-                        sw64(p + 8);
-                        sw64(p + 16);
-                }
-                p += 24;
-                return sw32x2(&p, end);         /* prot, flags */
+                return swap_mmap2(p, end, h->misc);
         case PERF_RECORD_LOST:
                 return sw64n(&p, end, 2);
         case PERF_RECORD_COMM:
@@ -400,29 +456,11 @@ int swap_record(struct perf_event_header *h, const struct perf_event_attr *a, co
                         r = ld64(p - 8) > (uint64_t) (end - p) / 16 ? -EBADMSG : sw64n(&p, end, 2 * ld64(p - 8));
                 return r;
         case PERF_RECORD_KSYMBOL:
-                if (end - p < 16)
-                        return -EBADMSG;
-                sw64(p);
-                sw32(p + 8);
-                sw16(p + 12);
-                sw16(p + 14);
-                return 0;
         case PERF_RECORD_BPF_EVENT:
-                if (end - p < 8)
-                        return -EBADMSG;
-                sw16(p);
-                sw16(p + 2);
-                sw32(p + 4);
-                return 0;
+        case PERF_RECORD_TEXT_POKE:
+                return swap_packed(h->type, p, end);
         case PERF_RECORD_CGROUP:
                 return sw64n(&p, end, 1);
-        case PERF_RECORD_TEXT_POKE:
-                if (end - p < 12)
-                        return -EBADMSG;
-                sw64(p);
-                sw16(p + 8);
-                sw16(p + 10);
-                return 0;
         case 22:        /* PERF_RECORD_CALLCHAIN_DEFERRED: cookie, nr, ips */
                 r = sw64n(&p, end, 2);
                 if (r >= 0)
