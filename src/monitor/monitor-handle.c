@@ -3,7 +3,6 @@
  * a sample's event, and the retired handles whose samples may still be
  * in the rings after monitor_remove(). */
 
-
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,13 +33,6 @@ void handle_done(struct handle *h) {
         free(h->filter);
         *h = (struct handle) {};
 }
-
-static int cmp_id_entry(const void *a, const void *b) {
-        const struct id_entry *x = a, *y = b;
-
-        return (x->id > y->id) - (x->id < y->id);
-}
-
 
 /* Rebuilds the id index over active and retired handles. On failure the
  * old index stays; the callers keep it correct in that case (see there). */
@@ -76,14 +68,6 @@ int index_rebuild(struct monitor *m) {
         m->index = index;
         m->n_index = n;
         return 0;
-}
-
-const struct id_entry *index_find(const struct monitor *m, uint64_t id) {
-        struct id_entry key = { .id = id };
-
-        if (m->n_index == 0)
-                return NULL;
-        return bsearch(&key, m->index, m->n_index, sizeof(*m->index), cmp_id_entry);
 }
 
 /* Frees retired handles whose samples every ring has been read past: no

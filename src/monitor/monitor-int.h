@@ -12,6 +12,7 @@
  *   monitor-merge.c   the rings merged in time order */
 
 #include <sched.h>
+#include <stdlib.h>
 
 #include "evmon/monitor.h"
 #include "doorbell.h"
@@ -123,6 +124,22 @@ struct drain {
         const struct id_entry *hint;    /* the ordered drain found the record's id already */
 };
 
+static inline int cmp_id_entry(const void *a, const void *b) {
+        const struct id_entry *x = a, *y = b;
+
+        return (x->id > y->id) - (x->id < y->id);
+}
+
+/* A sample's event by its id, once per record in the drain and the merge:
+ * inline there, as glibc's bsearch() is, not a call. */
+static inline const struct id_entry *index_find(const struct monitor *m, uint64_t id) {
+        struct id_entry key = { .id = id };
+
+        if (m->n_index == 0)
+                return NULL;
+        return bsearch(&key, m->index, m->n_index, sizeof(*m->index), cmp_id_entry);
+}
+
 /* A CPU that is down has no ring: 0 for both, which a retired handle's
  * head of 0 there (set in monitor_cpu_down()) is never behind. */
 static inline uint64_t cpu_tail(const struct perf_cpu *c) {
@@ -158,7 +175,6 @@ struct handle *handle_get(struct monitor *m, int h);
 bool handle_leads(const struct monitor *m, int h);
 void handle_count_unbelled(struct handle *hd);
 int index_rebuild(struct monitor *m);
-const struct id_entry *index_find(const struct monitor *m, uint64_t id);
 void retired_prune(struct monitor *m);
 
 /* monitor-open.c */
