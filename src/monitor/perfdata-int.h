@@ -82,7 +82,7 @@ struct field_spec {
         enum field_kind_pd kind;
 };
 
-/* perfdata-tree.c: a value read from C into the tree under PARENT as KEY;
+/* perfdata-values.c: a value read from C into the tree under PARENT as KEY;
  * counts checked against the bytes left (MIN bytes an element). */
 int put_string(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
 int put_u32(struct tree *t, uint32_t parent, const char *key, struct pcur *c);
