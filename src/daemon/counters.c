@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Counting events ("count": true): every counters.interval_ms each one's
  * value per CPU and summed, with the times that scale a multiplexed
- * count, as perf stat -I prints them (src/encode/'s counter line); and
- * the side records of perf events (the records option,
- * THROTTLE, ...) as record lines through the shared record encoder. */
+ * count, as perf stat -I prints them (src/encode/'s counter line). The
+ * side records of perf events go out in emit.c, with the samples. */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -253,26 +252,4 @@ void counters_cpu_down(struct daemon *d, int cpu) {
                         ev->counter_seen_fds[i] = (struct counter_carry) {};
                 }
         }
-}
-
-void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
-                 const struct perf_record *r) {
-        const struct line_meta meta = {
-                .idx = ev->index, .pid = r->has_sid ? (pid_t) r->sid.pid : 0,
-                .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
-        };
-        const struct encode_record_opts o = {
-                .sample_type = ev->attr.sample_type | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-                               PERF_SAMPLE_IDENTIFIER,
-                .event = ev->wire_name,
-                .realtime_offset_ns = d->realtime_offset,
-                .ids = { .name = daemon_event_id_name, .userdata = d },
-        };
-
-        if (server_match(d->server, &meta) == 0)
-                return;
-        d->line.len = 0;
-        if (encode_record(&d->line, h, r, &o) < 0)
-                return;
-        server_deliver(d->server, d->line.data, d->line.len);
 }

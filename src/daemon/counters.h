@@ -15,6 +15,3 @@ int counters_carry(struct daemon *d, struct daemon_event *from, struct daemon_ev
  * kept in their value, which goes on when the CPU is back and its fds
  * count from 0 again. Call before monitor_cpu_down(). */
 void counters_cpu_down(struct daemon *d, int cpu);
-/* One record line for side record R (parsed from H) of EV. */
-void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
-                 const struct perf_record *r);

@@ -18,6 +18,7 @@
 #include "counters.h"
 #include "hotplug.h"
 #include "daemon.h"
+#include "emit.h"
 #include "follow.h"
 #include "metrics.h"
 #include "notify.h"
@@ -43,69 +44,6 @@ static void daemon_update_offset(struct daemon *d) {
         rt = now_ns(CLOCK_REALTIME);
         b = now_ns(clock);
         d->realtime_offset = (int64_t) (rt - (a + (b - a) / 2));
-}
-
-static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
-        struct daemon *d = ctx;
-        struct daemon_event *ev = event;
-        struct line_meta meta;
-        struct encode_context ec;
-        const struct encode_frame *frames = NULL;
-        bool has_ctx;
-
-        /* The context's own events (annotate.c) are no served event. */
-        if (daemon_context_sample(d, event, s))
-                return;
-        meta = (struct line_meta) {
-                .idx = ev->index,
-                .pid = (pid_t) s->pid,
-                .cgroup = s->cgroup,
-                .schema = ev->schema.data,
-                .schema_len = ev->schema.len,
-                .schema_gen = ev->schema_gen,
-        };
-        ev->count++;
-        if (server_n_clients(d->server) == 0)
-                return;
-        has_ctx = daemon_context_annotate(d, ev, s, &meta, &ec);
-        if (server_match(d->server, &meta) == 0)
-                return;
-        frames = daemon_context_frames(d, ev, s);
-        d->line.len = 0;
-        if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) < 0) {
-                ev->bad++;
-                return;
-        }
-        server_deliver(d->server, d->line.data, d->line.len);
-}
-
-static void on_lost(int cpu, uint64_t count, void *ctx) {
-        struct daemon *d = ctx;
-
-        d->lost_total += count;
-        d->line.len = 0;
-        if (encode_lost(&d->line, cpu, count) < 0)
-                return;
-        server_broadcast_lost(d->server, d->line.data, d->line.len, count);
-}
-
-static void on_record(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
-                      void *ctx) {
-        if (daemon_context_record(ctx, event, r))
-                return;
-        record_emit(ctx, event, h, r);
-}
-
-static const struct monitor_handler handler = {
-        .sample = on_sample,
-        .lost = on_lost,
-        .record = on_record,
-};
-
-static void on_batch(void *ctx) {
-        struct daemon *d = ctx;
-
-        server_flush(d->server);
 }
 
 struct reader_opts daemon_reader_opts(const struct daemon *d) {
@@ -767,7 +705,7 @@ int daemon_start(struct daemon *d) {
         if (r < 0)
                 return r;
         ro = daemon_reader_opts(d);
-        r = reader_new(d->event, d->monitor, &handler, d, on_batch, &ro, &d->reader);
+        r = reader_new(d->event, d->monitor, &daemon_emit_handler, d, daemon_emit_batch, &ro, &d->reader);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the rings: %m");
         r = hotplug_start(d);

@@ -7,7 +7,8 @@
 #include <time.h>
 
 /* The daemon, the way systemd splits a service: daemon.c the manager (the
- * loop, start and stop), replies.c what clients ask, events.c and probes.c
+ * loop, start and stop), emit.c the per-record handlers of the hot path,
+ * replies.c what clients ask, events.c and probes.c
  * the events' and probes' lifecycle, targets.c the cgroups and pids,
  * reload.c the config applied again. */
 

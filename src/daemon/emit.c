@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The per-record handlers of the hot path, in one file: the ring reader
+ * (reader.c) drains the rings and calls these for each sample, loss and
+ * side record; they count, annotate (annotate.c), match against the
+ * subscriptions and encode into the daemon's one line buffer, then hand
+ * the line to the server. Nothing here allocates. They live apart from
+ * reader.c, which decides when rings are read (doorbells, ticks, the time
+ * merge), not what a record becomes. */
+
+#include "daemon.h"
+#include "emit.h"
+#include "evmon/encode-perf.h"
+#include "evmon/encode.h"
+#include "server.h"
+
+static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
+        struct daemon *d = ctx;
+        struct daemon_event *ev = event;
+        struct line_meta meta;
+        struct encode_context ec;
+        const struct encode_frame *frames = NULL;
+        bool has_ctx;
+
+        /* The context's own events (annotate.c) are no served event. */
+        if (daemon_context_sample(d, event, s))
+                return;
+        meta = (struct line_meta) {
+                .idx = ev->index,
+                .pid = (pid_t) s->pid,
+                .cgroup = s->cgroup,
+                .schema = ev->schema.data,
+                .schema_len = ev->schema.len,
+                .schema_gen = ev->schema_gen,
+        };
+        ev->count++;
+        if (server_n_clients(d->server) == 0)
+                return;
+        has_ctx = daemon_context_annotate(d, ev, s, &meta, &ec);
+        if (server_match(d->server, &meta) == 0)
+                return;
+        frames = daemon_context_frames(d, ev, s);
+        d->line.len = 0;
+        if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) < 0) {
+                ev->bad++;
+                return;
+        }
+        server_deliver(d->server, d->line.data, d->line.len);
+}
+
+static void on_lost(int cpu, uint64_t count, void *ctx) {
+        struct daemon *d = ctx;
+
+        d->lost_total += count;
+        d->line.len = 0;
+        if (encode_lost(&d->line, cpu, count) < 0)
+                return;
+        server_broadcast_lost(d->server, d->line.data, d->line.len, count);
+}
+
+/* One record line for side record R (parsed from H) of EV: the records
+ * option, THROTTLE, ... through the shared record encoder. */
+static void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
+                        const struct perf_record *r) {
+        const struct line_meta meta = {
+                .idx = ev->index, .pid = r->has_sid ? (pid_t) r->sid.pid : 0,
+                .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
+        };
+        const struct encode_record_opts o = {
+                .sample_type = ev->attr.sample_type | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                               PERF_SAMPLE_IDENTIFIER,
+                .event = ev->wire_name,
+                .realtime_offset_ns = d->realtime_offset,
+                .ids = { .name = daemon_event_id_name, .userdata = d },
+        };
+
+        if (server_match(d->server, &meta) == 0)
+                return;
+        d->line.len = 0;
+        if (encode_record(&d->line, h, r, &o) < 0)
+                return;
+        server_deliver(d->server, d->line.data, d->line.len);
+}
+
+static void on_record(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
+                      void *ctx) {
+        if (daemon_context_record(ctx, event, r))
+                return;
+        record_emit(ctx, event, h, r);
+}
+
+const struct monitor_handler daemon_emit_handler = {
+        .sample = on_sample,
+        .lost = on_lost,
+        .record = on_record,
+};
+
+void daemon_emit_batch(void *ctx) {
+        struct daemon *d = ctx;
+
+        server_flush(d->server);
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "evmon/monitor.h"
+
+/* The hot path's daemon half: what the ring reader (reader.c) hands each
+ * record to. USERDATA is the struct daemon. */
+
+/* Samples, losses and side records: a line encoded into the daemon's
+ * one line buffer and handed to the server's matching clients. */
+extern const struct monitor_handler daemon_emit_handler;
+/* After each batch of records the reader drained: the clients' queues
+ * are flushed to their sockets. */
+void daemon_emit_batch(void *userdata);
