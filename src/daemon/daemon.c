@@ -112,7 +112,7 @@ static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
                                 .lost = monitor_ring_lost(d->monitor, i),
                                 .malformed = monitor_ring_bad(d->monitor, i),
                                 .offline = !monitor_ring_up(d->monitor, i),
-                                .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
+                                .gaps = hotplug_cpu_gaps(d, i),
                         };
         r = server_clients_status(d->server, &st, &n_clients);
         if (r < 0)

@@ -63,17 +63,7 @@ struct daemon {
         pid_t *pids;                  /* the threads of targets.pids running at start */
         size_t n_pids;
         struct daemon_context ctx;    /* process and container context (annotate.c) */
-        uint64_t *cpu_since;          /* per ring: 0 while its events are open, else (event clock) since
-                                       * when its events may be missing (hotplug.c) */
-        uint64_t cpus_checked;        /* the last look at the CPUs (event clock) */
-        uint64_t uevent_seqnum;       /* /sys/kernel/uevent_seqnum at that look, UINT64_MAX: unknown */
-        unsigned canary_looks;        /* ticks that still read the canaries (hotplug.c) */
-        uint64_t canary_since;        /* the look before they began: all was well then */
-        uint64_t *cpu_gaps;           /* per ring: gap lines sent */
-        bool *cpu_present;            /* per ring: its CPU was present at the last look (hotplug.c) */
-        bool *cpu_added;              /* per ring: hot-added since evmond started, not yet taken in */
-        size_t cpus_unwatched;        /* present CPUs without a ring (hotplug.c), as last said */
-        bool cpus_present_known;      /* cpu_present was read from /sys/devices/system/cpu/present */
+        struct hotplug *hotplug;      /* CPUs going and coming (hotplug.c) */
 };
 
 /* Loads the config and builds every event's decoder without opening a perf

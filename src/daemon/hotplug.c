@@ -20,6 +20,22 @@
 #include "evmon/log.h"
 #include "evmon/protocol.h"
 
+/* What hotplug keeps between its looks; each array has one entry per
+ * ring. */
+struct hotplug {
+        uint64_t *cpu_since;          /* 0 while its events are open, else (event clock) since when its
+                                       * events may be missing */
+        uint64_t cpus_checked;        /* the last look at the CPUs (event clock) */
+        uint64_t uevent_seqnum;       /* /sys/kernel/uevent_seqnum at that look, UINT64_MAX: unknown */
+        unsigned canary_looks;        /* ticks that still read the canaries */
+        uint64_t canary_since;        /* the look before they began: all was well then */
+        uint64_t *cpu_gaps;           /* gap lines sent */
+        bool *cpu_present;            /* its CPU was present at the last look */
+        bool *cpu_added;              /* hot-added since evmond started, not yet taken in */
+        size_t cpus_unwatched;        /* present CPUs without a ring, as last said */
+        bool cpus_present_known;      /* cpu_present was read from /sys/devices/system/cpu/present */
+};
+
 /* {"type":"gap",…} to every client (src/encode/). */
 static void gap_emit(struct daemon *d, int cpu, uint64_t since, uint64_t now) {
         d->line.len = 0;
@@ -78,6 +94,7 @@ static void mark_in(struct daemon *d, const int *cpus, size_t n_cpus, bool *pres
  * down), in BUF of SIZE bytes (ending in "..." when it does not fit);
  * returns how many. */
 static size_t absent_text(struct daemon *d, char *buf, size_t size) {
+        const struct hotplug *h = d->hotplug;
         size_t n = monitor_n_rings(d->monitor), count = 0, len = 0;
         bool cut = false;
 
@@ -86,10 +103,10 @@ static size_t absent_text(struct daemon *d, char *buf, size_t size) {
                 int first, last;
                 size_t j = i;
 
-                if (d->cpu_present[i] || monitor_ring_up(d->monitor, i))
+                if (h->cpu_present[i] || monitor_ring_up(d->monitor, i))
                         continue;
                 first = last = monitor_ring_cpu(d->monitor, i);
-                while (j + 1 < n && !d->cpu_present[j + 1] && !monitor_ring_up(d->monitor, j + 1) &&
+                while (j + 1 < n && !h->cpu_present[j + 1] && !monitor_ring_up(d->monitor, j + 1) &&
                        monitor_ring_cpu(d->monitor, j + 1) == last + 1)
                         last = monitor_ring_cpu(d->monitor, ++j);
                 count += j - i + 1;
@@ -108,23 +125,27 @@ static size_t absent_text(struct daemon *d, char *buf, size_t size) {
 }
 
 int hotplug_start(struct daemon *d) {
+        struct hotplug *h;
         _cleanup_(freep) int *present = NULL;
         size_t n = monitor_n_rings(d->monitor), n_present = 0, n_absent;
         uint64_t now = now_ns(d->config->clockid);
         char absent[256];
         int r;
 
-        d->cpu_since = calloc(n ?: 1, sizeof(*d->cpu_since));
-        d->cpu_gaps = calloc(n ?: 1, sizeof(*d->cpu_gaps));
-        d->cpu_present = calloc(n ?: 1, sizeof(*d->cpu_present));
-        d->cpu_added = calloc(n ?: 1, sizeof(*d->cpu_added));
-        if (!d->cpu_since || !d->cpu_gaps || !d->cpu_present || !d->cpu_added)
+        h = d->hotplug = calloc(1, sizeof(*h));
+        if (!h)
                 return -ENOMEM;
-        d->uevent_seqnum = uevent_seqnum();
+        h->cpu_since = calloc(n ?: 1, sizeof(*h->cpu_since));
+        h->cpu_gaps = calloc(n ?: 1, sizeof(*h->cpu_gaps));
+        h->cpu_present = calloc(n ?: 1, sizeof(*h->cpu_present));
+        h->cpu_added = calloc(n ?: 1, sizeof(*h->cpu_added));
+        if (!h->cpu_since || !h->cpu_gaps || !h->cpu_present || !h->cpu_added)
+                return -ENOMEM;
+        h->uevent_seqnum = uevent_seqnum();
         r = perf_cpu_list("present", &present, &n_present);
         if (r >= 0) {
-                mark_in(d, present, n_present, d->cpu_present);
-                d->cpus_present_known = true;
+                mark_in(d, present, n_present, h->cpu_present);
+                h->cpus_present_known = true;
         } else
                 log_debug_errno(r, "Failed to read /sys/devices/system/cpu/present: %m");
         for (size_t i = 0; i < n; i++) {
@@ -132,8 +153,8 @@ int hotplug_start(struct daemon *d) {
                         continue;
                 /* Down: taken in when it comes online, with a gap line
                  * from now. Not present at all: said once for them all. */
-                d->cpu_since[i] = now;
-                if (r < 0 || d->cpu_present[i])
+                h->cpu_since[i] = now;
+                if (r < 0 || h->cpu_present[i])
                         log_notice("CPU %d is offline: its events are opened when it comes online",
                                    monitor_ring_cpu(d->monitor, i));
         }
@@ -142,23 +163,31 @@ int hotplug_start(struct daemon *d) {
                 log_info("%zu possible CPU%s not present (%s): %s events are opened if %s hot-added and comes online",
                          n_absent, n_absent == 1 ? " is" : "s are", absent, n_absent == 1 ? "its" : "their",
                          n_absent == 1 ? "it is" : "one is");
-        d->cpus_checked = d->canary_since = now;
+        h->cpus_checked = h->canary_since = now;
         return 0;
 }
 
 void hotplug_done(struct daemon *d) {
-        free(d->cpu_since);
-        d->cpu_since = NULL;
-        free(d->cpu_gaps);
-        d->cpu_gaps = NULL;
-        free(d->cpu_present);
-        d->cpu_present = NULL;
-        free(d->cpu_added);
-        d->cpu_added = NULL;
+        struct hotplug *h = d->hotplug;
+
+        if (!h)
+                return;
+        free(h->cpu_since);
+        free(h->cpu_gaps);
+        free(h->cpu_present);
+        free(h->cpu_added);
+        free(h);
+        d->hotplug = NULL;
 }
 
 bool hotplug_cpu_listed(const struct daemon *d, size_t i) {
-        return !d->cpu_present || !d->cpus_present_known || d->cpu_present[i] || monitor_ring_up(d->monitor, i);
+        const struct hotplug *h = d->hotplug;
+
+        return !h || !h->cpus_present_known || h->cpu_present[i] || monitor_ring_up(d->monitor, i);
+}
+
+uint64_t hotplug_cpu_gaps(const struct daemon *d, size_t i) {
+        return d->hotplug ? d->hotplug->cpu_gaps[i] : 0;
 }
 
 /* The present CPUs again, after a uevent: a CPU hot-added since the last
@@ -166,6 +195,7 @@ bool hotplug_cpu_listed(const struct daemon *d, size_t i) {
  * what happens on it can only have begun after that look, where its gap
  * line begins. One that was taken away is listed no more. */
 static void present_check(struct daemon *d) {
+        struct hotplug *h = d->hotplug;
         _cleanup_(freep) int *present = NULL;
         _cleanup_(freep) bool *now_present = NULL;
         size_t n = monitor_n_rings(d->monitor), n_present = 0;
@@ -182,13 +212,13 @@ static void present_check(struct daemon *d) {
         mark_in(d, present, n_present, now_present);
         for (size_t i = 0; i < n; i++) {
                 int cpu = monitor_ring_cpu(d->monitor, i);
-                bool was = d->cpu_present[i];
+                bool was = h->cpu_present[i];
 
-                d->cpu_present[i] = now_present[i];
+                h->cpu_present[i] = now_present[i];
                 /* Changes only, from a list read before (not the first
                  * read after a failed one). A CPU removed while its
                  * events are open has them closed below (it is offline). */
-                if (now_present[i] == was || !d->cpus_present_known)
+                if (now_present[i] == was || !h->cpus_present_known)
                         continue;
                 if (!now_present[i]) {
                         log_notice("CPU %d was removed (no longer present)", cpu);
@@ -201,11 +231,11 @@ static void present_check(struct daemon *d) {
                  * (its ring would be up) or came online after the last
                  * look's list (which did not have it): nothing ran on
                  * it before the last look. */
-                d->cpu_added[i] = true;
-                d->cpu_since[i] = d->cpus_checked;
+                h->cpu_added[i] = true;
+                h->cpu_since[i] = h->cpus_checked;
                 log_notice("CPU %d was hot-added: its events are opened when it comes online", cpu);
         }
-        d->cpus_present_known = true;
+        h->cpus_present_known = true;
         /* A present CPU the kernel never counted as possible has no ring
          * (it cannot be: the possible ones are fixed at boot), or one
          * missed where "possible" could not be read: never silently. */
@@ -218,15 +248,16 @@ static void present_check(struct daemon *d) {
                         if (k >= n || monitor_ring_cpu(d->monitor, k) != present[j])
                                 missing++;
                 }
-                if (missing != d->cpus_unwatched && missing > 0)
+                if (missing != h->cpus_unwatched && missing > 0)
                         log_warning("%zu present CPU%s outside the CPUs evmond found at start: %s events are not "
                                     "captured until evmond is restarted", missing, missing == 1 ? " is" : "s are",
                                     missing == 1 ? "its" : "their");
-                d->cpus_unwatched = missing;
+                h->cpus_unwatched = missing;
         }
 }
 
 void hotplug_check(struct daemon *d) {
+        struct hotplug *h = d->hotplug;
         _cleanup_(freep) int *online = NULL;
         size_t n_online = 0, n = monitor_n_rings(d->monitor), k = 0;
         uint64_t look = now_ns(d->config->clockid), now = look, seq;
@@ -234,23 +265,23 @@ void hotplug_check(struct daemon *d) {
         bool quiet;
         int r;
 
-        if (!d->cpu_since)
+        if (!h)
                 return;
         /* Before the CPU list: a change after this is seen next time. */
         seq = uevent_seqnum();
         /* This look and the next: a canary stopped since its last read
          * shows standing still only at the read after (monitor_ring_alive()). */
-        if (seq == UINT64_MAX || seq != d->uevent_seqnum) {
-                if (d->canary_looks == 0)
-                        d->canary_since = d->cpus_checked;
-                d->canary_looks = 2;
+        if (seq == UINT64_MAX || seq != h->uevent_seqnum) {
+                if (h->canary_looks == 0)
+                        h->canary_since = h->cpus_checked;
+                h->canary_looks = 2;
                 /* A CPU hot-added or removed sends one too. */
                 present_check(d);
         }
-        d->uevent_seqnum = seq;
-        quiet = d->canary_looks == 0;
-        if (d->canary_looks > 0)
-                d->canary_looks--;
+        h->uevent_seqnum = seq;
+        quiet = h->canary_looks == 0;
+        if (h->canary_looks > 0)
+                h->canary_looks--;
         r = perf_online_cpus(&online, &n_online);
         if (r < 0) {
                 log_debug_errno(r, "Failed to read /sys/devices/system/cpu/online: %m");
@@ -267,9 +298,9 @@ void hotplug_check(struct daemon *d) {
                 /* Online is present: hot-added after this look's
                  * present list (its gap then begins where the CPU's
                  * since stands, earlier), or that list unreadable. */
-                if (on && !d->cpu_present[i]) {
-                        d->cpu_present[i] = true;
-                        d->cpu_added[i] = !monitor_ring_up(d->monitor, i);
+                if (on && !h->cpu_present[i]) {
+                        h->cpu_present[i] = true;
+                        h->cpu_added[i] = !monitor_ring_up(d->monitor, i);
                 }
 
                 if (monitor_ring_up(d->monitor, i)) {
@@ -284,13 +315,13 @@ void hotplug_check(struct daemon *d) {
                         /* Gone since the last look (its CPU list), or,
                          * for a canary that stopped, since the look before
                          * the uevent: what it did since may be missing. */
-                        d->cpu_since[i] = on ? d->canary_since : d->cpus_checked;
+                        h->cpu_since[i] = on ? h->canary_since : h->cpus_checked;
                         log_notice("CPU %d went offline%s: its events are closed until it is online", cpu,
                                    on ? " and came back since the last look" : "");
                         if (!on)
                                 continue;
                 }
-                if (!on || d->cpu_since[i] == 0)
+                if (!on || h->cpu_since[i] == 0)
                         continue;
                 r = monitor_cpu_up(d->monitor, i);
                 if (!monitor_ring_up(d->monitor, i)) {
@@ -304,19 +335,19 @@ void hotplug_check(struct daemon *d) {
                                           cpu);
                 (void) reader_ring_changed(d->reader, i);
                 now = now_ns(d->config->clockid);
-                d->cpu_gaps[i]++;
-                gap_emit(d, cpu, d->cpu_since[i], now);
-                time_text(d, d->cpu_since[i], a, sizeof(a));
+                h->cpu_gaps[i]++;
+                gap_emit(d, cpu, h->cpu_since[i], now);
+                time_text(d, h->cpu_since[i], a, sizeof(a));
                 time_text(d, now, b, sizeof(b));
-                added = d->cpu_added[i];
+                added = h->cpu_added[i];
                 log_notice("CPU %d is online%s: its events are open%s; what happened on it between %s and %s UTC "
                            "was not captured (a gap line says so to every client)", cpu,
                            added ? " (hot-added)" : "", added ? "" : " again", a, b);
-                d->cpu_since[i] = 0;
-                d->cpu_added[i] = false;
+                h->cpu_since[i] = 0;
+                h->cpu_added[i] = false;
         }
         /* When this look began, before its lists were read (not when a
          * CPU's events were opened above): what changed after the lists
          * were read has changed after this. */
-        d->cpus_checked = look;
+        h->cpus_checked = look;
 }

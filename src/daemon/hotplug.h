@@ -21,8 +21,12 @@
  * look before it was added. Which CPUs are present is read at start and
  * after each uevent: status and metrics list the present CPUs (and any
  * whose ring is up) only, not every possible one. */
+/* The state (struct hotplug, d->hotplug) is hotplug.c's: made by
+ * hotplug_start() (0 or -ENOMEM), freed by hotplug_done(). */
 int hotplug_start(struct daemon *d);
 void hotplug_check(struct daemon *d);
 void hotplug_done(struct daemon *d);
 /* Whether ring I goes in status and metrics: its CPU is present. */
 bool hotplug_cpu_listed(const struct daemon *d, size_t i);
+/* Gap lines sent for ring I's CPU (0 before hotplug_start()). */
+uint64_t hotplug_cpu_gaps(const struct daemon *d, size_t i);

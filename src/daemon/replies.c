@@ -121,7 +121,7 @@ static int ops_status(void *userdata, struct jbuf *line) {
                                 .lost = monitor_ring_lost(d->monitor, i),
                                 .malformed = monitor_ring_bad(d->monitor, i),
                                 .offline = !monitor_ring_up(d->monitor, i),
-                                .gaps = d->cpu_gaps ? d->cpu_gaps[i] : 0,
+                                .gaps = hotplug_cpu_gaps(d, i),
                         };
         if (d->ctx.table) {
                 status_context(d, &ctx);
