@@ -24,7 +24,7 @@ static bool want_symbols(const struct daemon *d) {
 
 int daemon_context_open(struct daemon *d, char **ret_error) {
         struct daemon_context *x = &d->ctx;
-        struct ctx_opts co = { .cgroup2_mount = d->cgroup_mount };
+        struct ctx_opts co = { .cgroup2_mount = d->targets.cgroup_mount };
         struct perf_event_attr a = {
                 .type = PERF_TYPE_SOFTWARE,
                 .size = sizeof(a),

@@ -380,7 +380,7 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
         r = daemon_open_tracefs(d, ret_error);
         if (r < 0)
                 return r;
-        r = daemon_prepare_targets(d, ret_error);
+        r = targets_prepare(&d->targets, d->config, ret_error);
         if (r < 0)
                 return r;
         return daemon_prepare_events(d, ret_error);
@@ -479,11 +479,11 @@ static int daemon_open_events(struct daemon *d, unsigned ring_pages, char **ret_
                  * ring for the times we wait for a CPU. */
                 .wakeup_bytes = (uint32_t) (ring_pages * (size_t) sysconf(_SC_PAGESIZE) / 8),
                 .clockid = d->config->clockid,
-                .cgroup_fds = d->cgroup_fds,
-                .n_cgroups = d->n_cgroup_fds,
-                .pids = d->pids,
-                .n_pids = d->n_pids,
-                .sample_cgroup = d->cgroup_mount != NULL,
+                .cgroup_fds = d->targets.cgroup_fds,
+                .n_cgroups = d->targets.n_cgroup_fds,
+                .pids = d->targets.pids,
+                .n_pids = d->targets.n_pids,
+                .sample_cgroup = d->targets.cgroup_mount != NULL,
                 /* Not for --check-config: no one would read them. */
                 .doorbell = d->config->doorbell && !d->check_only,
         };
@@ -571,7 +571,7 @@ static int daemon_open_server(struct daemon *d) {
                 .admin_group = c->socket_admin_group,
                 .queue_bytes = c->client_queue_bytes,
                 .listen_fd = -1,
-                .cgroup_mount = d->cgroup_mount,
+                .cgroup_mount = d->targets.cgroup_mount,
         };
         int n, r;
 
@@ -755,7 +755,7 @@ void daemon_done(struct daemon *d) {
                 d->lock_path = NULL;
         }
         d->reference = format_free(d->reference);
-        daemon_targets_done(d);
+        targets_done(&d->targets);
         d->tracefs = tracefs_free(d->tracefs);
         d->config = config_free(d->config);
         jbuf_done(&d->line);

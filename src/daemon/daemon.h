@@ -19,6 +19,7 @@
 #include "reader.h"
 #include "request.h"
 #include "server.h"
+#include "targets.h"
 #include "evmon/monitor.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
@@ -57,11 +58,7 @@ struct daemon {
         int metrics_error;            /* the last metrics write's -errno, 0 when it worked, 1 before
                                        * the first: each change is logged once */
         char *metrics_written;        /* the file we write, removed on stop or when metrics.path changes */
-        char *cgroup_mount;           /* the cgroup2 mount, NULL when there is none */
-        int *cgroup_fds;              /* targets.cgroups, open */
-        size_t n_cgroup_fds;
-        pid_t *pids;                  /* the threads of targets.pids running at start */
-        size_t n_pids;
+        struct targets targets;       /* the cgroups and pids watched (targets.c) */
         struct daemon_context ctx;    /* process and container context (annotate.c) */
         struct hotplug *hotplug;      /* CPUs going and coming (hotplug.c) */
 };

@@ -427,22 +427,22 @@ static int event_open_error(struct daemon *d, struct daemon_event *ev, int r, ch
                 return error_set(ret_error, -EINVAL, "%s: the kernel cannot place %s \"%s\": %s (is the symbol in "
                                  "/proc/kallsyms or the file's symbol table?)",
                                  ec->where, event_kind_to_string(ec->kind), ec->target, strerror(-r));
-        if (d->n_pids > 0 && r == -ESRCH)
+        if (d->targets.n_pids > 0 && r == -ESRCH)
                 return error_set(ret_error, -EINVAL, "%s: cannot open %s: every process in targets.pids has exited "
                                  "since evmond started (restart evmond to watch others)", ec->where, ev->wire_name);
         /* A cgroup removed since evmond opened it is gone for good: its
          * files are (a new one at the path is another cgroup). */
-        for (size_t i = 0; r == -ENOENT && i < d->n_cgroup_fds; i++)
-                if (faccessat(d->cgroup_fds[i], "cgroup.procs", F_OK, 0) < 0 && errno == ENOENT)
+        for (size_t i = 0; r == -ENOENT && i < d->targets.n_cgroup_fds; i++)
+                if (faccessat(d->targets.cgroup_fds[i], "cgroup.procs", F_OK, 0) < 0 && errno == ENOENT)
                         return error_set(ret_error, -EINVAL, "%s: cannot open %s: the cgroup \"%s\" "
                                          "(targets.cgroups[%zu]) was removed since evmond started (restart evmond "
                                          "to watch a cgroup at that path again)", ec->where, ev->wire_name,
                                          d->config->cgroups[i], i);
-        if (d->n_cgroup_fds > 0 && r == -ENOENT)
+        if (d->targets.n_cgroup_fds > 0 && r == -ENOENT)
                 return error_set(ret_error, -EINVAL, "%s: failed to open %s for the cgroups in targets.cgroups: %s (the "
                                  "kernel finds no perf_event controller there: on a host without systemd, enable a "
                                  "controller in the parent's cgroup.subtree_control once, e.g. `echo +pids > "
-                                 "%s/cgroup.subtree_control`)", ec->where, ev->wire_name, strerror(-r), d->cgroup_mount);
+                                 "%s/cgroup.subtree_control`)", ec->where, ev->wire_name, strerror(-r), d->targets.cgroup_mount);
         return error_set(ret_error, -EINVAL, "%s: failed to open %s on every CPU: %s", ec->where, ev->wire_name,
                          strerror(-r));
 }

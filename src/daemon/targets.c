@@ -10,47 +10,46 @@
 #include <string.h>
 
 #include "cgroup.h"
-#include "daemon.h"
+#include "config.h"
 #include "targets.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
 
-static int prepare_cgroups(struct daemon *d, char **ret_error) {
-        struct config *c = d->config;
+static int prepare_cgroups(struct targets *t, const struct config *c, char **ret_error) {
         size_t n = 0;
         int r;
 
         while (c->cgroups[n])
                 n++;
-        if (!d->cgroup_mount)
+        if (!t->cgroup_mount)
                 return error_set(ret_error, -EINVAL, "%s: no cgroup2 file system is mounted: cgroup targets need cgroup v2",
                                  c->cgroups_where[0]);
-        d->cgroup_fds = calloc(n, sizeof(int));
-        if (!d->cgroup_fds)
+        t->cgroup_fds = calloc(n, sizeof(int));
+        if (!t->cgroup_fds)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(freep) char *dir = NULL;
                 int fd;
 
-                r = cgroup_resolve(d->cgroup_mount, c->cgroups[i], &dir);
+                r = cgroup_resolve(t->cgroup_mount, c->cgroups[i], &dir);
                 if (r < 0)
                         return error_set(ret_error, -EINVAL, "%s: \"%s\" is not a cgroup path under %s",
-                                         c->cgroups_where[i], c->cgroups[i], d->cgroup_mount);
+                                         c->cgroups_where[i], c->cgroups[i], t->cgroup_mount);
                 fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0)
                         return error_set(ret_error, -EINVAL, "%s: no cgroup %s (%s): create it, or fix the path (relative to %s)",
-                                         c->cgroups_where[i], dir, strerror(errno), d->cgroup_mount);
-                d->cgroup_fds[d->n_cgroup_fds++] = fd;
+                                         c->cgroups_where[i], dir, strerror(errno), t->cgroup_mount);
+                t->cgroup_fds[t->n_cgroup_fds++] = fd;
         }
         return 0;
 }
 
-/* PID's threads as they are now, appended to d->pids (room for *CAP).
+/* PID's threads as they are now, appended to t->pids (room for *CAP).
  * An event opened for one task with inherit sees that task and what it
  * forks or clones afterwards, not the threads the process has already:
  * each of those is opened too, as perf record -p does. -ESRCH when PID is
  * not running. */
-static int add_threads(struct daemon *d, size_t *cap, pid_t pid) {
+static int add_threads(struct targets *t, size_t *cap, pid_t pid) {
         char path[64];
         struct dirent *de;
         DIR *dir;
@@ -65,32 +64,31 @@ static int add_threads(struct daemon *d, size_t *cap, pid_t pid) {
 
                 if (*end || tid <= 0)
                         continue;
-                if (d->n_pids == *cap) {
-                        pid_t *p = reallocarray(d->pids, *cap * 2, sizeof(pid_t));
+                if (t->n_pids == *cap) {
+                        pid_t *p = reallocarray(t->pids, *cap * 2, sizeof(pid_t));
 
                         if (!p) {
                                 closedir(dir);
                                 return -ENOMEM;
                         }
-                        d->pids = p;
+                        t->pids = p;
                         *cap *= 2;
                 }
-                d->pids[d->n_pids++] = (pid_t) tid;
+                t->pids[t->n_pids++] = (pid_t) tid;
         }
         closedir(dir);
         return 0;
 }
 
-static int prepare_pids(struct daemon *d, char **ret_error) {
-        struct config *c = d->config;
+static int prepare_pids(struct targets *t, const struct config *c, char **ret_error) {
         size_t cap = c->n_pids;
         int r;
 
-        d->pids = calloc(cap, sizeof(pid_t));
-        if (!d->pids)
+        t->pids = calloc(cap, sizeof(pid_t));
+        if (!t->pids)
                 return -ENOMEM;
         for (size_t i = 0; i < c->n_pids; i++) {
-                r = add_threads(d, &cap, c->pids[i]);
+                r = add_threads(t, &cap, c->pids[i]);
                 if (r == -ESRCH) {
                         log_warning("%s: targets.pids[%zu]: no process %d is running; left out",
                                     c->path, i, (int) c->pids[i]);
@@ -101,37 +99,36 @@ static int prepare_pids(struct daemon *d, char **ret_error) {
                                          c->path, i, (int) c->pids[i], strerror(-r));
         }
         /* Never fall back to system-wide because the targets are gone. */
-        if (d->n_pids == 0 && !d->n_cgroup_fds)
+        if (t->n_pids == 0 && !t->n_cgroup_fds)
                 return error_set(ret_error, -EINVAL, "%s: none of targets.pids is running: nothing to watch", c->path);
         return 0;
 }
 
-int daemon_prepare_targets(struct daemon *d, char **ret_error) {
-        struct config *c = d->config;
+int targets_prepare(struct targets *t, const struct config *c, char **ret_error) {
         int r;
 
-        r = cgroup_find_mount(&d->cgroup_mount);
+        r = cgroup_find_mount(&t->cgroup_mount);
         if (r < 0 && r != -ENOENT)
                 return r;
         if (c->cgroups && c->cgroups[0]) {
-                r = prepare_cgroups(d, ret_error);
+                r = prepare_cgroups(t, c, ret_error);
                 if (r < 0)
                         return r;
         }
         if (c->n_pids > 0)
-                return prepare_pids(d, ret_error);
+                return prepare_pids(t, c, ret_error);
         return 0;
 }
 
-void daemon_targets_done(struct daemon *d) {
-        for (size_t i = 0; i < d->n_cgroup_fds; i++)
-                safe_close(d->cgroup_fds[i]);
-        free(d->cgroup_fds);
-        d->cgroup_fds = NULL;
-        d->n_cgroup_fds = 0;
-        free(d->cgroup_mount);
-        d->cgroup_mount = NULL;
-        free(d->pids);
-        d->pids = NULL;
-        d->n_pids = 0;
+void targets_done(struct targets *t) {
+        for (size_t i = 0; i < t->n_cgroup_fds; i++)
+                safe_close(t->cgroup_fds[i]);
+        free(t->cgroup_fds);
+        t->cgroup_fds = NULL;
+        t->n_cgroup_fds = 0;
+        free(t->cgroup_mount);
+        t->cgroup_mount = NULL;
+        free(t->pids);
+        t->pids = NULL;
+        t->n_pids = 0;
 }
