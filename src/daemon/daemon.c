@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -20,10 +19,10 @@
 #include "daemon.h"
 #include "emit.h"
 #include "follow.h"
-#include "metrics.h"
 #include "notify.h"
 #include "privs.h"
 #include "replies.h"
+#include "stats.h"
 #include "targets.h"
 #include "evmon/async.h"
 #include "evmon/cleanup.h"
@@ -76,130 +75,6 @@ static int on_counter_timer(sd_event_source *es, uint64_t usec, void *userdata) 
         return sd_event_source_set_time_relative(es, d->config->counter_interval_ms * 1000ull);
 }
 
-/* Takes a snapshot of the counters for metrics_format(); the arrays are
- * the caller's to free. */
-static int daemon_metrics_text(struct daemon *d, char **ret, size_t *ret_size) {
-        size_t n_rings = monitor_n_rings(d->monitor), n_clients = 0, n_cpus = 0;
-        size_t closing_jobs, closing_fds;
-        int64_t procs = -1;
-        struct ctx_symbols_stats ss = {};
-        _cleanup_(freep) struct metrics_event *events = calloc(d->n_events ?: 1, sizeof(*events));
-        _cleanup_(freep) struct metrics_cpu *cpus = calloc(n_rings ?: 1, sizeof(*cpus));
-        _cleanup_(freep) struct encode_status_client *st = NULL;
-        _cleanup_(freep) struct metrics_client *clients = NULL;
-        int r;
-
-        if (!events || !cpus)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->n_events; i++)
-                events[i] = (struct metrics_event) {
-                        .name = d->events[i]->wire_name,
-                        .kind = event_kind_to_string(d->events[i]->cfg->kind),
-                        .count = d->events[i]->count,
-                        .undecodable = d->events[i]->bad,
-                        /* Open on every CPU and not disabled at run time
-                         * ({"type":"disable"}, evmonctl disable). */
-                        .enabled = d->events[i]->handle >= 0 && !d->events[i]->disabled,
-                        .symbol_missing = d->events[i]->follow ? follow_missing(d->events[i]->follow) != NULL : -1,
-                        .follow_refused = follow_n_refused(d->events[i]->follow),
-                        .follow_detached = follow_n_detached(d->events[i]->follow),
-                };
-        /* The present CPUs: a host's room for hot-added ones is no news. */
-        for (size_t i = 0; i < n_rings; i++)
-                if (hotplug_cpu_listed(d, i))
-                        cpus[n_cpus++] = (struct metrics_cpu) {
-                                .cpu = monitor_ring_cpu(d->monitor, i),
-                                .lost = monitor_ring_lost(d->monitor, i),
-                                .malformed = monitor_ring_bad(d->monitor, i),
-                                .offline = !monitor_ring_up(d->monitor, i),
-                                .gaps = hotplug_cpu_gaps(d, i),
-                        };
-        r = server_clients_status(d->server, &st, &n_clients);
-        if (r < 0)
-                return r;
-        clients = calloc(n_clients ?: 1, sizeof(*clients));
-        if (!clients)
-                return -ENOMEM;
-        for (size_t i = 0; i < n_clients; i++)
-                clients[i] = (struct metrics_client) {
-                        .id = (unsigned) st[i].id,
-                        .pid = st[i].pid,
-                        .uid = st[i].uid,
-                        .dropped = st[i].dropped,
-                };
-        if (d->ctx.table) {
-                struct ctx_stats cs;
-
-                context_stats(d->ctx.table, &cs);
-                procs = (int64_t) cs.procs;
-        }
-        async_stats(&closing_jobs, &closing_fds);
-        if (d->ctx.symbols)
-                ctx_symbols_stats(d->ctx.symbols, &ss);
-        return metrics_format(&(struct metrics) {
-                        .events = events,
-                        .n_events = d->n_events,
-                        .cpus = cpus,
-                        .n_cpus = n_cpus,
-                        .clients = clients,
-                        .n_clients = n_clients,
-                        .dropped_total = server_dropped_total(d->server),
-                        .reloads = d->reloads,
-                        .reload_failures = d->reload_failures,
-                        .start_time_usec = d->start_realtime_ns / 1000,
-                        /* "context": false keeps no table. */
-                        .process_table = procs,
-                        .order_late = d->config->order_time && monitor_order_stats(d->monitor) ?
-                                      (int64_t) monitor_order_stats(d->monitor)->late : -1,
-                        .closing_fds = closing_fds,
-                        .symbols = d->ctx.symbols,
-                        .sym_modules = ss.modules,
-                        .sym_cache_bytes = ss.cache_bytes,
-                        .sym_helper_starts = ss.helper_starts,
-                        .sym_helper_timeouts = ss.helper_timeouts,
-                        .sym_helper_crashes = ss.helper_crashes,
-                }, ret, ret_size);
-}
-
-/* metrics.path every metrics.interval_ms, from the tick. A failure is
- * logged once, until writing works again: a host without
- * prometheus-node-exporter has no /var/lib/prometheus/node-exporter, and
- * that deserves one line, not one every few seconds. */
-static void daemon_metrics_tick(struct daemon *d, uint64_t now_usec) {
-        const char *path = d->config->metrics_path;
-        _cleanup_(freep) char *text = NULL;
-        size_t size;
-        int r;
-
-        if (d->metrics_written && (!path || strcmp(path, d->metrics_written) != 0)) {
-                /* A reload changed metrics.path: the old file goes, and
-                 * the new path's trouble, if any, is said afresh. */
-                (void) unlink(d->metrics_written);
-                free(d->metrics_written);
-                d->metrics_written = NULL;
-                d->metrics_error = 1;
-        }
-        if (!path || now_usec < d->metrics_next_usec)
-                return;
-        d->metrics_next_usec = now_usec + d->config->metrics_interval_ms * 1000ull;
-        r = daemon_metrics_text(d, &text, &size);
-        if (r >= 0)
-                r = metrics_write_file(path, text, size);
-        if (r == d->metrics_error)
-                return;
-        if (r == -ENOENT)
-                log_notice("Not writing metrics to %s: its directory does not exist (prometheus-node-exporter makes "
-                           "/var/lib/prometheus/node-exporter; metrics.path names another file, \"\" turns metrics off)",
-                           path);
-        else if (r < 0)
-                log_warning_errno(r, "Failed to write metrics to %s (metrics.path): %m", path);
-        else
-                log_info("Writing metrics to %s every %u ms", path, d->config->metrics_interval_ms);
-        d->metrics_error = r;
-        if (r >= 0 && !d->metrics_written)
-                d->metrics_written = strdup(path);
-}
-
 /* A ring's first malformed record, said once with its header and bytes:
  * the metrics only count them (evmon_malformed_records_total), which told
  * a user that something was wrong but not what. */
@@ -238,7 +113,7 @@ static int on_tick(sd_event_source *es, uint64_t usec, void *userdata) {
         server_sweep(d->server);
         daemon_status_text(d, status, sizeof(status));
         notify_status(status);
-        daemon_metrics_tick(d, usec);
+        metrics_file_tick(&d->metrics, d, usec);
         return sd_event_source_set_time(es, usec + 1000000u);
 }
 
@@ -386,50 +261,6 @@ int daemon_prepare(struct daemon *d, char **ret_error) {
         return daemon_prepare_events(d, ret_error);
 }
 
-/* PATH as a glob(3) pattern that matches PATH alone, then SUFFIX as it
- * is: unescaped, a '*', '?', '[' or '\\' of PATH would match (and
- * --cleanup remove) other files. */
-static char *glob_literal(const char *path, const char *suffix) {
-        char *pattern = malloc(2 * strlen(path) + strlen(suffix) + 1), *q = pattern;
-
-        if (!pattern)
-                return NULL;
-        for (const char *c = path; *c; c++) {
-                if (strchr("*?[\\", *c))
-                        *q++ = '\\';
-                *q++ = *c;
-        }
-        strcpy(q, suffix);
-        return pattern;
-}
-
-/* A killed evmond (SIGKILL, the stop timeout, a crash) leaves its metrics
- * file, and the textfile collector would serve its last counters for good,
- * flat, as if evmond were alive and idle; the temporary file of a write it
- * was killed in stays too. Returns how many files went. */
-static unsigned daemon_remove_stale_metrics(struct daemon *d) {
-        _cleanup_(freep) char *pattern = NULL;
-        const char *path = d->config->metrics_path;
-        unsigned n = 0;
-        glob_t g;
-
-        if (!path || !*path)
-                return 0;
-        if (unlink(path) == 0)
-                n++;
-        /* metrics_write_file()'s mkostemp() names: PATH.XXXXXX. */
-        pattern = glob_literal(path, ".??????");
-        if (!pattern)
-                return n;
-        if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
-                for (size_t i = 0; i < g.gl_pathc; i++)
-                        if (unlink(g.gl_pathv[i]) == 0)
-                                n++;
-                globfree(&g);
-        }
-        return n;
-}
-
 int daemon_cleanup(struct daemon *d, unsigned *ret_removed, unsigned *ret_metrics_removed, char **ret_error) {
         int r;
 
@@ -442,7 +273,7 @@ int daemon_cleanup(struct daemon *d, unsigned *ret_removed, unsigned *ret_metric
         if (r < 0)
                 return r;
         /* Ours now: no evmond of this config runs (it would hold the lock). */
-        *ret_metrics_removed = daemon_remove_stale_metrics(d);
+        *ret_metrics_removed = metrics_file_remove_stale(d->config->metrics_path);
         r = daemon_open_tracefs(d, ret_error);
         if (r < 0)
                 return r;
@@ -684,7 +515,7 @@ int daemon_start(struct daemon *d) {
 
         d->start_usec = now_ns(CLOCK_MONOTONIC) / 1000;
         d->start_realtime_ns = now_ns(CLOCK_REALTIME);
-        d->metrics_error = 1;   /* not tried yet: the first outcome is logged */
+        metrics_file_init(&d->metrics);
         /* Not sd_event_default(): a default loop checks on every
          * iteration that it runs in its thread, a gettid() syscall per
          * wakeup (systemd 252), one in five of a steady stream's tick. */
@@ -725,13 +556,7 @@ int daemon_run(struct daemon *d) {
 }
 
 void daemon_done(struct daemon *d) {
-        /* Counters of an evmond that stopped are no one's: gone with it,
-         * so the textfile collector stops serving them. */
-        if (d->metrics_written) {
-                (void) unlink(d->metrics_written);
-                free(d->metrics_written);
-                d->metrics_written = NULL;
-        }
+        metrics_file_done(&d->metrics);
         d->reader = reader_free(d->reader);
         d->tick_timer = sd_event_source_disable_unref(d->tick_timer);
         d->counter_timer = sd_event_source_disable_unref(d->counter_timer);

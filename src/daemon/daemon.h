@@ -19,6 +19,7 @@
 #include "reader.h"
 #include "request.h"
 #include "server.h"
+#include "stats.h"
 #include "targets.h"
 #include "evmon/monitor.h"
 #include "evmon/probe.h"
@@ -54,10 +55,7 @@ struct daemon {
         bool check_only;              /* --check-config: touch nothing a running daemon owns */
         bool probes_cleaned;          /* stale probes of an earlier instance are gone */
         uint64_t reloads, reload_failures;
-        uint64_t metrics_next_usec;   /* CLOCK_MONOTONIC: the next metrics file is due */
-        int metrics_error;            /* the last metrics write's -errno, 0 when it worked, 1 before
-                                       * the first: each change is logged once */
-        char *metrics_written;        /* the file we write, removed on stop or when metrics.path changes */
+        struct metrics_file metrics;  /* metrics.path, written from the tick (stats.c) */
         struct targets targets;       /* the cgroups and pids watched (targets.c) */
         struct daemon_context ctx;    /* process and container context (annotate.c) */
         struct hotplug *hotplug;      /* CPUs going and coming (hotplug.c) */

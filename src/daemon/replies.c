@@ -8,9 +8,7 @@
 
 #include "daemon.h"
 #include "replies.h"
-#include "follow.h"
-#include "hotplug.h"
-#include "evmon/async.h"
+#include "stats.h"
 #include "evmon/log.h"
 
 void daemon_status_text(struct daemon *d, char *buf, size_t size) {
@@ -36,106 +34,17 @@ static const char *ops_event_name(void *userdata, size_t i) {
         return d->events[i]->wire_name;
 }
 
-/* The process table's and the symbols' part of the status line. */
-static void status_context(struct daemon *d, struct encode_status_context *ret) {
-        struct ctx_stats cs;
-
-        context_stats(d->ctx.table, &cs);
-        *ret = (struct encode_status_context) {
-                .procs = cs.procs, .retired = cs.retired, .cgroups = cs.cgroups,
-                .strings = cs.strings, .string_bytes = cs.string_bytes,
-                .hits = cs.hits, .misses = cs.misses, .full = cs.full, .bound_bytes = cs.bound_bytes,
-        };
-        if (d->ctx.symbols) {
-                struct ctx_symbols_stats ss;
-
-                ctx_symbols_stats(d->ctx.symbols, &ss);
-                ret->symbols = true;
-                ret->sym_modules = ss.modules;
-                ret->sym_procs = ss.procs;
-                ret->sym_named = ss.named;
-                ret->sym_unnamed = ss.unnamed;
-                ret->sym_cache_bytes = ss.cache_bytes;
-                ret->sym_helper_starts = ss.helper_starts;
-                ret->sym_helper_timeouts = ss.helper_timeouts;
-                ret->sym_helper_crashes = ss.helper_crashes;
-                ret->sym_refused = ss.refused;
-        }
-}
-
 static int ops_status(void *userdata, struct jbuf *line) {
         struct daemon *d = userdata;
-        size_t n_rings = monitor_n_rings(d->monitor);
-        _cleanup_(freep) struct encode_status_event *events = NULL;
-        _cleanup_(freep) struct encode_status_cpu *cpus = NULL;
-        _cleanup_(freep) struct encode_status_client *clients = NULL;
-        struct encode_status_context ctx;
-        size_t closing_jobs, closing_fds;
-        struct encode_status st = {
-                .config = d->config->path,
-                .probe_group = d->probe_group,
-                .uptime_s = (now_ns(CLOCK_MONOTONIC) / 1000 - d->start_usec) / 1e6,
-                /* What the rings run with now (pages stay as they were at start until a restart). */
-                .ring_pages = d->config->ring_pages,
-                .flush_ms = d->config->flush_ms,
-                .busy_flush_ms = d->config->busy_flush_ms,
-                .idle_flush_ms = d->config->idle_flush_ms,
-                .doorbell = d->config->doorbell,
-                .doorbell_rings = reader_n_doorbells(d->reader),
-                .ticks = reader_n_ticks(d->reader),
-                .swept = reader_n_swept(d->reader),
-                .flushed = reader_n_flushes(d->reader),
-                .order_time = d->config->order_time,
-                .order_hold_us = (unsigned) daemon_reader_opts(d).hold_usec,
-                .order_releases = reader_n_releases(d->reader),
-                .n_events = d->n_events,
-        };
+        struct daemon_stats st;
         int r;
 
-        async_stats(&closing_jobs, &closing_fds);
-        st.closing_jobs = closing_jobs;
-        st.closing_fds = closing_fds;
-        if (monitor_order_stats(d->monitor)) {
-                st.order_late = monitor_order_stats(d->monitor)->late;
-                st.order_in_flight_max_ns = monitor_order_stats(d->monitor)->in_flight_max_ns;
-        }
-        events = calloc(d->n_events ?: 1, sizeof(*events));
-        cpus = calloc(n_rings ?: 1, sizeof(*cpus));
-        if (!events || !cpus)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->n_events; i++)
-                events[i] = (struct encode_status_event) {
-                        .event = d->events[i]->wire_name,
-                        .count = d->events[i]->count,
-                        .undecodable = d->events[i]->bad,
-                        .runtime = d->events[i]->runtime,
-                        .disabled = d->events[i]->disabled,
-                        .files = follow_n_attached(d->events[i]->follow),
-                        .missing = follow_missing(d->events[i]->follow),
-                };
-        /* The present CPUs: a host's room for hot-added ones is no news. */
-        for (size_t i = 0; i < n_rings; i++)
-                if (hotplug_cpu_listed(d, i))
-                        cpus[st.n_cpus++] = (struct encode_status_cpu) {
-                                .cpu = monitor_ring_cpu(d->monitor, i),
-                                .lost = monitor_ring_lost(d->monitor, i),
-                                .malformed = monitor_ring_bad(d->monitor, i),
-                                .offline = !monitor_ring_up(d->monitor, i),
-                                .gaps = hotplug_cpu_gaps(d, i),
-                        };
-        if (d->ctx.table) {
-                status_context(d, &ctx);
-                st.context = &ctx;
-        }
-        r = server_clients_status(d->server, &clients, &st.n_clients);
-        if (r < 0)
-                return r;
-        st.events = events;
-        st.cpus = cpus;
-        st.clients = clients;
-        return encode_status(line, &st);
+        r = daemon_stats_take(d, &st);
+        if (r >= 0)
+                r = encode_status(line, &st.status);
+        daemon_stats_done(&st);
+        return r;
 }
-
 
 static int ops_reload(void *userdata, const struct ucred *cred, struct jbuf *line) {
         struct daemon *d = userdata;
