@@ -32,15 +32,8 @@ static void put_family(FILE *f, const char *name, const char *type, const char *
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
-        char *text = NULL;
-        size_t size = 0;
-        FILE *f;
-
-        f = open_memstream(&text, &size);
-        if (!f)
-                return -ENOMEM;
-
+/* Per event: what it received, what did not decode, whether it is on. */
+static void put_events(FILE *f, const struct metrics *m) {
         put_family(f, "evmon_events_total", "counter", "Samples received, per event.");
         for (size_t i = 0; i < m->n_events; i++) {
                 fputs("evmon_events_total{event=", f);
@@ -62,6 +55,10 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                 put_label_value(f, m->events[i].kind);
                 fprintf(f, "} %d\n", m->events[i].enabled ? 1 : 0);
         }
+}
+
+/* Per uprobe that follows its binary (symbol_missing >= 0). */
+static void put_follow(FILE *f, const struct metrics *m) {
         put_family(f, "evmon_probe_symbol_missing", "gauge",
                    "1 while the file at a followed uprobe's path (replaced since) lacks its symbol, else 0.");
         for (size_t i = 0; i < m->n_events; i++) {
@@ -90,6 +87,10 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                 put_label_value(f, m->events[i].name);
                 fprintf(f, "} %" PRIu64 "\n", m->events[i].follow_detached);
         }
+}
+
+/* Per CPU: its ring's losses and rejects, offline, gaps. */
+static void put_cpus(FILE *f, const struct metrics *m) {
         put_family(f, "evmon_lost_total", "counter", "Records the kernel could not write to the CPU's ring.");
         for (size_t i = 0; i < m->n_cpus; i++)
                 fprintf(f, "evmon_lost_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].lost);
@@ -103,6 +104,10 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                    "Times the CPU's events were opened again after it was offline (gap lines).");
         for (size_t i = 0; i < m->n_cpus; i++)
                 fprintf(f, "evmon_cpu_gaps_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].gaps);
+}
+
+/* The clients connected and what each had dropped. */
+static void put_clients(FILE *f, const struct metrics *m) {
         put_family(f, "evmon_clients", "gauge", "Clients connected.");
         fprintf(f, "evmon_clients %zu\n", m->n_clients);
         put_family(f, "evmon_client_dropped_total", "counter",
@@ -110,6 +115,10 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
         for (size_t i = 0; i < m->n_clients; i++)
                 fprintf(f, "evmon_client_dropped_total{client=\"%u\",pid=\"%d\",uid=\"%u\"} %" PRIu64 "\n",
                         m->clients[i].id, (int) m->clients[i].pid, (unsigned) m->clients[i].uid, m->clients[i].dropped);
+}
+
+/* Daemon-wide counters; the process table and order only where they exist. */
+static void put_totals(FILE *f, const struct metrics *m) {
         put_family(f, "evmon_dropped_total", "counter", "Lines dropped for slow clients, all clients since start.");
         fprintf(f, "evmon_dropped_total %" PRIu64 "\n", m->dropped_total);
         put_family(f, "evmon_reloads_total", "counter", "Config reloads applied.");
@@ -128,21 +137,41 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
         put_family(f, "evmon_closing_fds", "gauge",
                    "Perf fds of removed events that the worker thread has yet to close.");
         fprintf(f, "evmon_closing_fds %" PRIu64 "\n", m->closing_fds);
-        if (m->symbols) {
-                put_family(f, "evmon_symbols_modules", "gauge", "ELF files whose symbol tables evmond keeps.");
-                fprintf(f, "evmon_symbols_modules %" PRIu64 "\n", m->sym_modules);
-                put_family(f, "evmon_symbols_cache_bytes", "gauge", "Bytes those symbol tables hold.");
-                fprintf(f, "evmon_symbols_cache_bytes %" PRIu64 "\n", m->sym_cache_bytes);
-                put_family(f, "evmon_symbolizer_starts_total", "counter",
-                           "Times evmond started its sandboxed symbolizer (evmon-symbolizer).");
-                fprintf(f, "evmon_symbolizer_starts_total %" PRIu64 "\n", m->sym_helper_starts);
-                put_family(f, "evmon_symbolizer_timeouts_total", "counter",
-                           "Times the symbolizer was killed for answering late (its file's frames lost their names).");
-                fprintf(f, "evmon_symbolizer_timeouts_total %" PRIu64 "\n", m->sym_helper_timeouts);
-                put_family(f, "evmon_symbolizer_failures_total", "counter",
-                           "Times the symbolizer died or answered nonsense (its file's frames lost their names).");
-                fprintf(f, "evmon_symbolizer_failures_total %" PRIu64 "\n", m->sym_helper_crashes);
-        }
+}
+
+/* The symbolizer, when symbols are in use. */
+static void put_symbols(FILE *f, const struct metrics *m) {
+        put_family(f, "evmon_symbols_modules", "gauge", "ELF files whose symbol tables evmond keeps.");
+        fprintf(f, "evmon_symbols_modules %" PRIu64 "\n", m->sym_modules);
+        put_family(f, "evmon_symbols_cache_bytes", "gauge", "Bytes those symbol tables hold.");
+        fprintf(f, "evmon_symbols_cache_bytes %" PRIu64 "\n", m->sym_cache_bytes);
+        put_family(f, "evmon_symbolizer_starts_total", "counter",
+                   "Times evmond started its sandboxed symbolizer (evmon-symbolizer).");
+        fprintf(f, "evmon_symbolizer_starts_total %" PRIu64 "\n", m->sym_helper_starts);
+        put_family(f, "evmon_symbolizer_timeouts_total", "counter",
+                   "Times the symbolizer was killed for answering late (its file's frames lost their names).");
+        fprintf(f, "evmon_symbolizer_timeouts_total %" PRIu64 "\n", m->sym_helper_timeouts);
+        put_family(f, "evmon_symbolizer_failures_total", "counter",
+                   "Times the symbolizer died or answered nonsense (its file's frames lost their names).");
+        fprintf(f, "evmon_symbolizer_failures_total %" PRIu64 "\n", m->sym_helper_crashes);
+}
+
+int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+
+        put_events(f, m);
+        put_follow(f, m);
+        put_cpus(f, m);
+        put_clients(f, m);
+        put_totals(f, m);
+        if (m->symbols)
+                put_symbols(f, m);
         put_family(f, "evmon_start_time_seconds", "gauge", "When evmond started, in seconds since 1970.");
         fprintf(f, "evmon_start_time_seconds %" PRIu64 ".%06" PRIu64 "\n",
                 m->start_time_usec / 1000000, m->start_time_usec % 1000000);
