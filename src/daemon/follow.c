@@ -432,61 +432,175 @@ static void follow_refuse(struct follow *f, struct follow_file *ff, const char *
         follow_announce(f, ff, "refused", why);
 }
 
+/* What the path holds now: opened in *RET_FD (or -errno, with why in
+ * *RET_ERR), its stat in *ST and its birth time in *SX where the file
+ * system keeps one (*RET_HAVE_BTIME). False when there is nothing to
+ * look at (yet). */
+static bool follow_stat(struct follow *f, uint32_t mask, int *ret_fd, struct stat *st, struct statx *sx,
+                        bool *ret_have_btime, char **ret_err) {
+        int fd, r;
+
+        fd = *ret_fd = elf_open_regular(f->dir_fd, f->base, f->path, ELF_OPEN_NOFOLLOW, st, ret_err);
+        if (fd == -ENOENT)
+                return false;   /* Gone for now; a rename over it comes next. */
+        if (fd < 0 && fstatat(f->dir_fd, f->base, st, AT_SYMLINK_NOFOLLOW) < 0)
+                return false;
+        if (fd >= 0 && mask == IN_CREATE && st->st_size == 0)
+                return false;   /* Its IN_CLOSE_WRITE comes. */
+        /* The birth time of the inode looked at: of the open file, or of
+         * what the path holds if still the same (else it moved on, and
+         * the event of its coming back is next). */
+        if (fd >= 0)
+                r = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, sx);
+        else
+                r = statx(f->dir_fd, f->base, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, sx);
+        if (r < 0 && fd < 0)
+                return false;
+        if (r >= 0 && (sx->stx_ino != (uint64_t) st->st_ino ||
+                       makedev(sx->stx_dev_major, sx->stx_dev_minor) != st->st_dev))
+                return false;
+        *ret_have_btime = r >= 0 && (sx->stx_mask & STATX_BTIME);
+        return true;
+}
+
+/* The record of the file ST is, NULL when there is none; a refused file
+ * that changed since is forgotten when it is another file now, or looked
+ * at anew (*RET_FRESH) when it is the same. */
+static struct follow_file *follow_find(struct follow *f, const struct stat *st, const struct statx *sx,
+                                       bool have_btime, bool *ret_fresh) {
+        struct follow_file *ff = NULL;
+
+        *ret_fresh = false;
+        for (size_t i = 0; i < f->n_files && !ff; i++)
+                if (f->files[i].dev == st->st_dev && f->files[i].ino == st->st_ino)
+                        ff = &f->files[i];
+        if (!ff || !ff->refused ||
+            (ff->ctime.tv_sec == st->st_ctim.tv_sec && ff->ctime.tv_nsec == st->st_ctim.tv_nsec))
+                return ff;
+        if (!(have_btime && ff->has_btime && ff->btime.tv_sec == sx->stx_btime.tv_sec &&
+              ff->btime.tv_nsec == sx->stx_btime.tv_nsec)) {
+                /* No fd holds a refused file: its inode number may be a
+                 * new file's by now (its birth time says so where the
+                 * file system keeps one). A new file is looked at anew. */
+                follow_forget(f, (size_t) (ff - f->files));
+                return NULL;
+        }
+        /* The same file, changed (renamed to and fro, chown, chmod):
+         * looked at anew, in the same record, where what was said of it
+         * stays, so that the same refusal is not said again. */
+        ff->refused = ff->symbol_missing = ff->failed = false;
+        ff->uid = st->st_uid;
+        ff->ctime = st->st_ctim;
+        ff->build_id = mfree(ff->build_id);
+        *ret_fresh = true;
+        return ff;
+}
+
+/* Whether FF (open as FD) may be probed: its owner, and what reading its
+ * ELF tables would cost. AGAIN: known and said already. */
+static bool follow_vet(struct follow *f, struct follow_file *ff, int fd, const struct stat *st, bool again) {
+        char why[200];
+
+        if (st->st_uid != f->owner && st->st_uid != 0) {
+                snprintf(why, sizeof(why), "owned by uid %u, neither root nor uid %u, the owner of the file configured",
+                         (unsigned) st->st_uid, (unsigned) f->owner);
+                follow_refuse(f, ff, why);
+                return false;
+        }
+        if (follow_read_below(f, fd) >= 0)
+                return true;
+        snprintf(why, sizeof(why), "its ELF tables would take more than the %" PRIu64 " MiB evmond reads of "
+                 "the files at this path in %.0f s; it is looked at anew when it changes",
+                 FOLLOW_READ_BUDGET >> 20, FOLLOW_READ_INTERVAL_USEC / 1e6);
+        ff->ctime = st->st_ctim;
+        /* Known, and said: only marked refused, so that a change brings
+         * a new look. */
+        if (again)
+                ff->refused = true;
+        else
+                follow_refuse(f, ff, why);
+        return false;
+}
+
+/* FF's build id, and the configured symbol's offset in it (*RET_SYM, 0
+ * without a symbol): 0, or -errno when it lacks the symbol (said once). */
+static int follow_symbol(struct follow *f, struct follow_file *ff, int fd, const struct stat *st, bool again,
+                         uint64_t *ret_sym) {
+        _cleanup_(freep) char *err = NULL;
+        int r;
+
+        *ret_sym = 0;
+        ff->build_id = mfree(ff->build_id);
+        (void) elf_build_id_fd(fd, f->path, &ff->build_id, NULL);
+        if (!f->symbol)
+                return 0;
+        r = elf_resolve_symbol_fd(fd, f->path, f->symbol, ret_sym, &err);
+        if (r < 0 && again)
+                return r;       /* Said already. */
+        if (r < 0) {
+                ff->symbol_missing = true;
+                (void) error_set(&f->missing, r, "%s was replaced (inode %ju) and the new file lacks %s: %s; "
+                                 "processes of the new file are not probed", f->path, (uintmax_t) st->st_ino,
+                                 f->symbol, err ?: strerror(-r));
+                follow_log(f, LOG_WARNING, "%s: %s", f->ev->wire_name, f->missing ?: "symbol missing in the new file");
+                follow_announce(f, ff, "symbol_missing", err ?: strerror(-r));
+        }
+        return r;
+}
+
+/* FF, vetted, attached at OFF with the fd in *FD (taken), room made
+ * first; what came of it said. */
+static void follow_take(struct follow *f, struct follow_file *ff, int *fd, uint64_t off, const struct stat *st) {
+        _cleanup_(freep) char *err = NULL;
+        size_t idx = (size_t) (ff - f->files), gone;
+        int r;
+
+        ff->symbol_missing = false;
+        gone = follow_make_room(f, &r);
+        if (gone != SIZE_MAX && gone < idx)
+                idx--;
+        ff = &f->files[idx];
+        if (r < 0) {
+                char why[200];
+
+                snprintf(why, sizeof(why), "%d files are probed already, and one was dropped for a newer file "
+                         "less than %.0f s ago; the next file at the path is looked at anew", FOLLOW_ATTACH_MAX,
+                         FOLLOW_DETACH_INTERVAL_USEC / 1e6);
+                follow_refuse(f, ff, why);
+                return;
+        }
+        ff->fd = TAKE_FD(*fd);
+        ff->seq = ++f->seq;
+        r = follow_attach(f, ff, off, &err);
+        if (r < 0) {
+                follow_file_undo(f, ff);
+                ff->symbol_missing = ff->failed = true;
+                follow_log(f, LOG_WARNING, "%s: %s was replaced (inode %ju), and attaching to the new file failed: %s",
+                           f->ev->wire_name, f->path, (uintmax_t) st->st_ino, err ?: strerror(-r));
+                follow_announce(f, ff, "failed", err ?: strerror(-r));
+                return;
+        }
+        f->missing = mfree(f->missing);
+        follow_log(f, LOG_INFO, "%s: %s was replaced; probed in the new file too (inode %ju, uid %u, build id %s)",
+                   f->ev->wire_name, f->path, (uintmax_t) st->st_ino, (unsigned) st->st_uid, ff->build_id ?: "none");
+        follow_announce(f, ff, "attached", NULL);
+}
+
 /* The file at the path may be new: attach to it, or say why not. A file
  * written where it stands (install(1) creates it empty, then writes it)
  * is looked at again when it is closed: the symbol may be there by then. */
 static void follow_check(struct follow *f, uint32_t mask) {
         _cleanup_(freep) char *err = NULL;
         _cleanup_(closep) int fd = -1;
-        struct follow_file *ff = NULL;
-        bool again = false, fresh = false, have_btime;
-        struct statx sx;
+        struct follow_file *ff;
+        bool again = false, fresh, have_btime = false;
+        struct statx sx = {};
         struct stat st;
-        uint64_t off = f->offset, sym = 0;
-        size_t idx, gone;
-        int r;
+        uint64_t sym;
 
-        fd = elf_open_regular(f->dir_fd, f->base, f->path, ELF_OPEN_NOFOLLOW, &st, &err);
-        if (fd == -ENOENT)
-                return;         /* Gone for now; a rename over it comes next. */
-        if (fd < 0 && fstatat(f->dir_fd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (!follow_stat(f, mask, &fd, &st, &sx, &have_btime, &err))
                 return;
-        if (fd >= 0 && mask == IN_CREATE && st.st_size == 0)
-                return;         /* Its IN_CLOSE_WRITE comes. */
-        for (size_t i = 0; i < f->n_files && !ff; i++)
-                if (f->files[i].dev == st.st_dev && f->files[i].ino == st.st_ino)
-                        ff = &f->files[i];
-        /* The birth time of the inode looked at: of the open file, or of
-         * what the path holds if still the same (else it moved on, and
-         * the event of its coming back is next). */
-        if (fd >= 0)
-                r = statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, &sx);
-        else
-                r = statx(f->dir_fd, f->base, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_INO | STATX_BTIME, &sx);
-        if (r < 0 && fd < 0)
-                return;
-        if (r >= 0 && (sx.stx_ino != (uint64_t) st.st_ino || makedev(sx.stx_dev_major, sx.stx_dev_minor) != st.st_dev))
-                return;
-        have_btime = r >= 0 && (sx.stx_mask & STATX_BTIME);
-        if (ff && ff->refused && (ff->ctime.tv_sec != st.st_ctim.tv_sec || ff->ctime.tv_nsec != st.st_ctim.tv_nsec) &&
-            !(have_btime && ff->has_btime && ff->btime.tv_sec == sx.stx_btime.tv_sec &&
-              ff->btime.tv_nsec == sx.stx_btime.tv_nsec)) {
-                /* No fd holds a refused file: its inode number may be a
-                 * new file's by now (its birth time says so where the
-                 * file system keeps one). A new file is looked at anew. */
-                follow_forget(f, (size_t) (ff - f->files));
-                ff = NULL;
-        } else if (ff && ff->refused && (ff->ctime.tv_sec != st.st_ctim.tv_sec || ff->ctime.tv_nsec != st.st_ctim.tv_nsec)) {
-                /* The same file, changed (renamed to and fro, chown,
-                 * chmod): looked at anew, in the same record, where what
-                 * was said of it stays, so that the same refusal is not
-                 * said again. */
-                ff->refused = ff->symbol_missing = ff->failed = false;
-                ff->uid = st.st_uid;
-                ff->ctime = st.st_ctim;
-                ff->build_id = mfree(ff->build_id);
-                fresh = true;
-        }
+        ff = follow_find(f, &st, &sx, have_btime, &fresh);
         if (ff && !fresh) {
                 if (!ff->symbol_missing || ff->failed || ff->refused)
                         return;
@@ -503,82 +617,11 @@ static void follow_check(struct follow *f, uint32_t mask) {
                 follow_refuse(f, ff, err ?: strerror(-fd));
                 return;
         }
-        if (st.st_uid != f->owner && st.st_uid != 0) {
-                char why[160];
-
-                snprintf(why, sizeof(why), "owned by uid %u, neither root nor uid %u, the owner of the file configured",
-                         (unsigned) st.st_uid, (unsigned) f->owner);
-                follow_refuse(f, ff, why);
+        if (!follow_vet(f, ff, fd, &st, again))
                 return;
-        }
-        r = follow_read_below(f, fd);
-        if (r < 0) {
-                char why[200];
-
-                snprintf(why, sizeof(why), "its ELF tables would take more than the %" PRIu64 " MiB evmond reads of "
-                         "the files at this path in %.0f s; it is looked at anew when it changes",
-                         FOLLOW_READ_BUDGET >> 20, FOLLOW_READ_INTERVAL_USEC / 1e6);
-                if (again) {
-                        /* Known, and said: only marked refused, so that a
-                         * change brings a new look. */
-                        ff->refused = true;
-                        ff->ctime = st.st_ctim;
-                        return;
-                }
-                ff->ctime = st.st_ctim;
-                follow_refuse(f, ff, why);
+        if (follow_symbol(f, ff, fd, &st, again, &sym) < 0)
                 return;
-        }
-        ff->build_id = mfree(ff->build_id);
-        (void) elf_build_id_fd(fd, f->path, &ff->build_id, NULL);
-        if (f->symbol) {
-                err = mfree(err);
-                r = elf_resolve_symbol_fd(fd, f->path, f->symbol, &sym, &err);
-                if (r < 0 && again)
-                        return;         /* Said already. */
-                if (r < 0) {
-                        ff->symbol_missing = true;
-                        (void) error_set(&f->missing, r, "%s was replaced (inode %ju) and the new file lacks %s: %s; "
-                                         "processes of the new file are not probed", f->path, (uintmax_t) st.st_ino,
-                                         f->symbol, err ?: strerror(-r));
-                        follow_log(f, LOG_WARNING, "%s: %s", f->ev->wire_name,
-                                   f->missing ?: "symbol missing in the new file");
-                        follow_announce(f, ff, "symbol_missing", err ?: strerror(-r));
-                        return;
-                }
-                off += sym;
-        }
-        err = mfree(err);
-        ff->symbol_missing = false;
-        idx = (size_t) (ff - f->files);
-        gone = follow_make_room(f, &r);
-        if (gone != SIZE_MAX && gone < idx)
-                idx--;
-        ff = &f->files[idx];
-        if (r < 0) {
-                char why[200];
-
-                snprintf(why, sizeof(why), "%d files are probed already, and one was dropped for a newer file "
-                         "less than %.0f s ago; the next file at the path is looked at anew", FOLLOW_ATTACH_MAX,
-                         FOLLOW_DETACH_INTERVAL_USEC / 1e6);
-                follow_refuse(f, ff, why);
-                return;
-        }
-        ff->fd = TAKE_FD(fd);
-        ff->seq = ++f->seq;
-        r = follow_attach(f, ff, off, &err);
-        if (r < 0) {
-                follow_file_undo(f, ff);
-                ff->symbol_missing = ff->failed = true;
-                follow_log(f, LOG_WARNING, "%s: %s was replaced (inode %ju), and attaching to the new file failed: %s",
-                           f->ev->wire_name, f->path, (uintmax_t) st.st_ino, err ?: strerror(-r));
-                follow_announce(f, ff, "failed", err ?: strerror(-r));
-                return;
-        }
-        f->missing = mfree(f->missing);
-        follow_log(f, LOG_INFO, "%s: %s was replaced; probed in the new file too (inode %ju, uid %u, build id %s)",
-                   f->ev->wire_name, f->path, (uintmax_t) st.st_ino, (unsigned) st.st_uid, ff->build_id ?: "none");
-        follow_announce(f, ff, "attached", NULL);
+        follow_take(f, ff, &fd, f->offset + sym, &st);
 }
 
 static int on_inotify(sd_event_source *s, const struct inotify_event *ie, void *userdata) {
