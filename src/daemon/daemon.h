@@ -8,9 +8,11 @@
 
 /* The daemon, the way systemd splits a service: daemon.c the manager (the
  * loop, start and stop), emit.c the per-record handlers of the hot path,
- * replies.c what clients ask, events.c and probes.c
- * the events' and probes' lifecycle, targets.c the cgroups and pids,
- * reload.c the config applied again. */
+ * replies.c what clients ask, stats.c the one snapshot that status and
+ * the metrics file read, events.c and probes.c the events' and probes'
+ * lifecycle, reload.c the config applied again. The parts that keep
+ * state own it in a struct of their own, as annotate.c does: targets.c
+ * (the cgroups and pids), hotplug.c, stats.c (the metrics file). */
 
 #include "annotate.h"
 #include "config.h"
