@@ -206,7 +206,86 @@ static int parse_int(const char *s, const char *opt, long long min, long long ma
 
 enum { OPT_MAX_AGE = 0x100, OPT_MAX_BYTES, OPT_IN_FLIGHT, OPT_READ, OPT_NO_FOLLOW, OPT_NEW };
 
-int main(int argc, char **argv) {
+static int parse_option(int c, char *arg) {
+        long long v;
+
+        switch (c) {
+        case 's':
+                arg_socket = arg;
+                break;
+        case 'n':
+                arg_nats = arg;
+                break;
+        case 'H':
+                if (!*arg || strlen(arg) >= sizeof(arg_host)) {
+                        log_error("--host: a name of 1 to %zu bytes, not \"%s\"", sizeof(arg_host) - 1, arg);
+                        return -EINVAL;
+                }
+                strcpy(arg_host, arg);
+                arg_host_given = true;
+                break;
+        case 'S':
+                arg_stream = arg;
+                break;
+        case 'c':
+                arg_create = true;
+                break;
+        case 'r':
+                if (parse_int(arg, "--replicas", 1, 5, &v) < 0)
+                        return -EINVAL;
+                arg_replicas = (int) v;
+                break;
+        case OPT_MAX_AGE:
+                if (parse_int(arg, "--max-age", 0, INT64_MAX / 1000000000, &v) < 0)
+                        return -EINVAL;
+                arg_max_age_s = v;
+                break;
+        case OPT_MAX_BYTES:
+                if (parse_int(arg, "--max-bytes", 0, 1LL << 40, &v) < 0)
+                        return -EINVAL;
+                arg_max_bytes_mib = v;
+                break;
+        case 'b':
+                if (parse_int(arg, "--buffer-mib", 1, 1 << 16, &v) < 0)
+                        return -EINVAL;
+                arg_buffer_mib = (size_t) v;
+                break;
+        case OPT_IN_FLIGHT:
+                if (parse_int(arg, "--in-flight", 1, 1 << 16, &v) < 0)
+                        return -EINVAL;
+                arg_in_flight = (unsigned) v;
+                break;
+        case 'p':
+                if (parse_int(arg, "--pid", 1, INT_MAX, &v) < 0)
+                        return -EINVAL;
+                arg_pids[arg_n_pids++] = (pid_t) v;
+                break;
+        case 'g':
+                arg_cgroups[arg_n_cgroups++] = arg;
+                break;
+        case OPT_READ:
+                arg_read = true;
+                break;
+        case OPT_NO_FOLLOW:
+                arg_no_follow = true;
+                break;
+        case OPT_NEW:
+                arg_new = true;
+                break;
+        case 'j':
+                arg_json = 1;
+                break;
+        case 'h':
+                help();
+                return 1;
+        default:
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* The options into arg_*; 1 after --help, -EINVAL for a bad one. */
+static int parse_argv(int argc, char **argv) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },
                 { "nats", required_argument, NULL, 'n' },
@@ -227,128 +306,64 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        long long v;
         int c, r;
 
-        log_setup("evmon-forward");
         arg_pids = calloc((size_t) argc, sizeof(*arg_pids));
         arg_cgroups = calloc((size_t) argc, sizeof(*arg_cgroups));
-        if (!arg_pids || !arg_cgroups) {
-                log_oom();
-                return 1;
+        if (!arg_pids || !arg_cgroups)
+                return log_oom();
+        while ((c = getopt_long(argc, argv, "s:n:H:S:cr:b:p:g:jh", options, NULL)) >= 0) {
+                r = parse_option(c, optarg);
+                if (r != 0)
+                        return r;
         }
-        while ((c = getopt_long(argc, argv, "s:n:H:S:cr:b:p:g:jh", options, NULL)) >= 0)
-                switch (c) {
-                case 's':
-                        arg_socket = optarg;
-                        break;
-                case 'n':
-                        arg_nats = optarg;
-                        break;
-                case 'H':
-                        if (!*optarg || strlen(optarg) >= sizeof(arg_host)) {
-                                log_error("--host: a name of 1 to %zu bytes, not \"%s\"", sizeof(arg_host) - 1, optarg);
-                                return 2;
-                        }
-                        strcpy(arg_host, optarg);
-                        arg_host_given = true;
-                        break;
-                case 'S':
-                        arg_stream = optarg;
-                        break;
-                case 'c':
-                        arg_create = true;
-                        break;
-                case 'r':
-                        if (parse_int(optarg, "--replicas", 1, 5, &v) < 0)
-                                return 2;
-                        arg_replicas = (int) v;
-                        break;
-                case OPT_MAX_AGE:
-                        if (parse_int(optarg, "--max-age", 0, INT64_MAX / 1000000000, &v) < 0)
-                                return 2;
-                        arg_max_age_s = v;
-                        break;
-                case OPT_MAX_BYTES:
-                        if (parse_int(optarg, "--max-bytes", 0, 1LL << 40, &v) < 0)
-                                return 2;
-                        arg_max_bytes_mib = v;
-                        break;
-                case 'b':
-                        if (parse_int(optarg, "--buffer-mib", 1, 1 << 16, &v) < 0)
-                                return 2;
-                        arg_buffer_mib = (size_t) v;
-                        break;
-                case OPT_IN_FLIGHT:
-                        if (parse_int(optarg, "--in-flight", 1, 1 << 16, &v) < 0)
-                                return 2;
-                        arg_in_flight = (unsigned) v;
-                        break;
-                case 'p':
-                        if (parse_int(optarg, "--pid", 1, INT_MAX, &v) < 0)
-                                return 2;
-                        arg_pids[arg_n_pids++] = (pid_t) v;
-                        break;
-                case 'g':
-                        arg_cgroups[arg_n_cgroups++] = optarg;
-                        break;
-                case OPT_READ:
-                        arg_read = true;
-                        break;
-                case OPT_NO_FOLLOW:
-                        arg_no_follow = true;
-                        break;
-                case OPT_NEW:
-                        arg_new = true;
-                        break;
-                case 'j':
-                        arg_json = 1;
-                        break;
-                case 'h':
-                        help();
-                        return 0;
-                default:
-                        return 2;
-                }
         arg_events = argv + optind;
         arg_n_events = argc - optind;
+        return 0;
+}
+
+/* --nats: its URLs parsed, shown redacted, and scrubbed from argv. */
+static int check_nats(void) {
+        const char *reason = NULL, *bad = NULL;
+        size_t bad_len = 0;
+        char bad_copy[1024], bad_shown[1024];
+        int r;
+
         /* An empty one too: libnats refused it with no reason to give
          * ("bad NATS options (--nats ): (null)", exit 1). */
         if (!arg_nats || !arg_nats[strspn(arg_nats, " ,")]) {
                 log_error("--nats URL is required (nats://host:4222, several comma-separated)");
-                return 2;
+                return -EINVAL;
         }
         urls_redact(arg_nats, nats_shown, sizeof(nats_shown));
         /* A URL no server can ever answer is refused now: retried, it
          * looked like a server that is down, for good. */
-        {
-                const char *reason = NULL, *bad = NULL;
-                size_t bad_len = 0;
-                char bad_copy[1024], bad_shown[1024];
-
-                r = nats_urls_parse(arg_nats, &arg_nats_urls, &arg_n_nats_urls, &reason, &bad, &bad_len);
-                if (r == -ENOMEM) {
-                        log_oom();
-                        return 1;
-                }
-                if (r < 0 && bad_len == 0) {
-                        log_error("--nats names no server: give the NATS servers as nats://HOST:PORT, several "
-                                  "comma-separated (nats://nats1:4222,nats://nats2:4222)");
-                        return 2;
-                }
-                if (r < 0) {
-                        snprintf(bad_copy, sizeof(bad_copy), "%.*s", (int) bad_len, bad);
-                        urls_redact(bad_copy, bad_shown, sizeof(bad_shown));
-                        log_error("--nats: bad URL \"%s\" (%s): give the NATS servers as nats://HOST:PORT, several "
-                                  "comma-separated (nats://nats1:4222,nats://nats2:4222)", bad_shown, reason);
-                        return 2;
-                }
-                /* Copied: no longer for every local user to read. */
-                urls_scrub(arg_nats);
+        r = nats_urls_parse(arg_nats, &arg_nats_urls, &arg_n_nats_urls, &reason, &bad, &bad_len);
+        if (r == -ENOMEM) {
+                log_oom();
+                return -ENOMEM;
         }
+        if (r < 0 && bad_len == 0) {
+                log_error("--nats names no server: give the NATS servers as nats://HOST:PORT, several "
+                          "comma-separated (nats://nats1:4222,nats://nats2:4222)");
+                return -EINVAL;
+        }
+        if (r < 0) {
+                snprintf(bad_copy, sizeof(bad_copy), "%.*s", (int) bad_len, bad);
+                urls_redact(bad_copy, bad_shown, sizeof(bad_shown));
+                log_error("--nats: bad URL \"%s\" (%s): give the NATS servers as nats://HOST:PORT, several "
+                          "comma-separated (nats://nats1:4222,nats://nats2:4222)", bad_shown, reason);
+                return -EINVAL;
+        }
+        /* Copied: no longer for every local user to read. */
+        urls_scrub(arg_nats);
+        return 0;
+}
+
+static int check_stream(void) {
         if (arg_create && !arg_stream) {
                 log_error("--create needs --stream NAME");
-                return 2;
+                return -EINVAL;
         }
         if (arg_stream) {
                 const char *reason = NULL;
@@ -362,15 +377,32 @@ int main(int argc, char **argv) {
                                   shown ? json_object_to_json_string_ext(shown, JSON_C_TO_STRING_PLAIN |
                                                                            JSON_C_TO_STRING_NOSLASHESCAPE) : "",
                                   reason);
-                        return 2;
+                        return -EINVAL;
                 }
+        }
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        int r;
+
+        log_setup("evmon-forward");
+        r = parse_argv(argc, argv);
+        if (r == 0)
+                r = check_nats();
+        if (r == 0)
+                r = check_stream();
+        if (r == 0 && !arg_host_given && gethostname(arg_host, sizeof(arg_host) - 1) < 0) {
+                log_error_errno(errno, "cannot get the host name (%m); give --host NAME");
+                r = -EINVAL;
+        }
+        if (r != 0) {
+                free(arg_pids);
+                free(arg_cgroups);
+                return r > 0 ? 0 : r == -EINVAL ? 2 : 1;
         }
         if (!arg_socket)
                 arg_socket = getenv("EVMON_SOCKET") ?: EVMON_SOCKET_PATH_DEFAULT;
-        if (!arg_host_given && gethostname(arg_host, sizeof(arg_host) - 1) < 0) {
-                log_error_errno(errno, "cannot get the host name (%m); give --host NAME");
-                return 2;
-        }
 
         if (arg_read) {
                 struct sigaction sa = { .sa_handler = on_stop_signal };

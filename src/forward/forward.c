@@ -447,239 +447,302 @@ static bool fwd_stream_setup(struct fwd *f) {
                 f->stream_retry_at = now_ms() + 1000;
         return true;
 }
-int run_forward(void) {
-        struct fwd f = { .evmond_fd = -1, .wake_fd = -1 };
-        natsOptions *opts = NULL;
-        natsSubscription *sub = NULL;
-        _cleanup_(closep) int sfd = -1;
-        sigset_t mask;
-        natsStatus st;
-        int r, ret = 0;
-        int64_t stop_deadline = 0;
+/* The in-flight window, the line buffers, the queue and the wake
+ * eventfd. */
+static int fwd_init(struct fwd *f) {
         json_object *hj;
+        int r;
 
-        pthread_mutex_init(&f.lock, NULL);
-        f.window = 1;
-        while (f.window < arg_in_flight)
-                f.window <<= 1;
-        f.slot_seq = calloc(f.window, sizeof(uint64_t));
-        f.slot_sent = calloc(f.window, sizeof(int64_t));
-        f.slot_state = calloc(f.window, 1);
-        f.rbuf = malloc(LINE_MAX_BYTES);
-        f.pbuf = malloc(LINE_MAX_BYTES + 1024);
-        if (!f.slot_seq || !f.slot_sent || !f.slot_state || !f.rbuf || !f.pbuf) {
-                ret = -ENOMEM;
-                goto out;
-        }
-        for (unsigned i = 0; i < f.window; i++)
-                f.slot_seq[i] = UINT64_MAX;
-        r = queue_init(&f.q, arg_buffer_mib << 20);
-        if (r < 0) {
-                ret = r;
-                goto out;
-        }
+        pthread_mutex_init(&f->lock, NULL);
+        f->window = 1;
+        while (f->window < arg_in_flight)
+                f->window <<= 1;
+        f->slot_seq = calloc(f->window, sizeof(uint64_t));
+        f->slot_sent = calloc(f->window, sizeof(int64_t));
+        f->slot_state = calloc(f->window, 1);
+        f->rbuf = malloc(LINE_MAX_BYTES);
+        f->pbuf = malloc(LINE_MAX_BYTES + 1024);
+        if (!f->slot_seq || !f->slot_sent || !f->slot_state || !f->rbuf || !f->pbuf)
+                return -ENOMEM;
+        for (unsigned i = 0; i < f->window; i++)
+                f->slot_seq[i] = UINT64_MAX;
+        r = queue_init(&f->q, arg_buffer_mib << 20);
+        if (r < 0)
+                return r;
         hj = json_object_new_string(arg_host);
-        snprintf(f.host_json, sizeof(f.host_json), "%s", json_object_to_json_string_ext(hj, JSON_C_TO_STRING_PLAIN));
+        snprintf(f->host_json, sizeof(f->host_json), "%s", json_object_to_json_string_ext(hj, JSON_C_TO_STRING_PLAIN));
         json_object_put(hj);
-        f.fwd_start_ns = realtime_ns();
-        f.jetstream = arg_stream != NULL;
-        f.stream_ready = !f.jetstream;
+        f->fwd_start_ns = realtime_ns();
+        f->jetstream = arg_stream != NULL;
+        f->stream_ready = !f->jetstream;
+        f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        return f->wake_fd < 0 ? -errno : 0;
+}
 
-        f.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+static void fwd_done(struct fwd *f, natsSubscription *sub, natsOptions *opts) {
+        safe_close(f->evmond_fd);
+        /* Close (which joins libnats' read loop) before freeing the
+         * acknowledgement subscription: see struct reader. */
+        natsConnection_Close(f->nc);
+        natsSubscription_Destroy(sub);
+        natsConnection_Destroy(f->nc);
+        natsOptions_Destroy(opts);
+        nats_Close();
+        queue_done(&f->q);
+        free(f->slot_seq);
+        free(f->slot_sent);
+        free(f->slot_state);
+        free(f->rbuf);
+        free(f->pbuf);
+        safe_close(f->wake_fd);
+}
+
+/* SIGTERM and SIGINT blocked and read from a signalfd by the loop. */
+static int stop_signal_fd(void) {
+        sigset_t mask;
+        int fd;
+
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (f.wake_fd < 0 || sfd < 0) {
-                ret = -errno;
-                goto out;
-        }
+        fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        return fd < 0 ? -errno : fd;
+}
 
-        /* libnats reconnects by itself (forever, every 250 ms, to any of
-         * the URLs and the servers the cluster announces); the forwarder
-         * sends again whatever was in flight when it comes back. */
-        st = nats_options_new(&opts);
+/* libnats reconnects by itself (forever, every 250 ms, to any of the URLs
+ * and the servers the cluster announces); the forwarder sends again
+ * whatever was in flight when it comes back. */
+static int fwd_nats_options(struct fwd *f, natsOptions **ret) {
+        natsStatus st;
+
+        st = nats_options_new(ret);
         if (st == NATS_OK)
-                st = natsOptions_SetMaxReconnect(opts, -1);
+                st = natsOptions_SetMaxReconnect(*ret, -1);
         if (st == NATS_OK)
-                st = natsOptions_SetReconnectWait(opts, 250);
+                st = natsOptions_SetReconnectWait(*ret, 250);
         if (st == NATS_OK)
-                st = natsOptions_SetDisconnectedCB(opts, on_disconnected, &f);
+                st = natsOptions_SetDisconnectedCB(*ret, on_disconnected, f);
         if (st == NATS_OK)
-                st = natsOptions_SetReconnectedCB(opts, on_connected, &f);
+                st = natsOptions_SetReconnectedCB(*ret, on_connected, f);
         if (st == NATS_OK)
-                st = natsOptions_SetErrorHandler(opts, on_error, &f);
+                st = natsOptions_SetErrorHandler(*ret, on_error, f);
         if (st == NATS_OK)
-                st = natsOptions_SetMaxPendingMsgs(opts, 1 << 20);
+                st = natsOptions_SetMaxPendingMsgs(*ret, 1 << 20);
         /* A server that hangs (stopped, not dead: the connection stays
          * up) is left within seconds, not libnats' default 2 min × 2
          * PINGs: a PING every 2 s, stale after 3 unanswered; and a write
          * into its full socket gives up after 2 s instead of blocking
          * this thread, and evmond's socket with it, for good. */
         if (st == NATS_OK)
-                st = natsOptions_SetPingInterval(opts, NATS_PING_MS);
+                st = natsOptions_SetPingInterval(*ret, NATS_PING_MS);
         if (st == NATS_OK)
-                st = natsOptions_SetMaxPingsOut(opts, 3);
+                st = natsOptions_SetMaxPingsOut(*ret, 3);
         if (st == NATS_OK)
-                st = natsOptions_SetWriteDeadline(opts, NATS_PING_MS);
+                st = natsOptions_SetWriteDeadline(*ret, NATS_PING_MS);
         if (st != NATS_OK) {
                 log_error("bad NATS options (--nats %s): %s", nats_shown, nats_GetLastError(NULL));
-                ret = -EINVAL;
-                goto out;
+                return -EINVAL;
         }
-        /* Once without retrying, to tell a server that refuses us (which
-         * waiting does not mend) from none answering yet (a cluster
-         * starting: lines wait in the buffer). */
-        st = natsConnection_Connect(&f.nc, opts);
+        return 0;
+}
+
+/* Once without retrying, to tell a server that refuses us (which waiting
+ * does not mend) from none answering yet (a cluster starting: lines wait
+ * in the buffer). */
+static int fwd_nats_connect(struct fwd *f, natsOptions *opts) {
+        natsStatus st;
+
+        st = natsConnection_Connect(&f->nc, opts);
         if (st == NATS_CONNECTION_AUTH_FAILED || st == NATS_NOT_PERMITTED) {
                 log_error("NATS at %s refuses to let us in (%s): give the user and password "
                           "(nats://USER:PASSWORD@HOST:4222) or token (nats://TOKEN@HOST:4222) its authorization "
                           "block expects", nats_shown, natsStatus_GetText(st));
-                ret = -EACCES;
-                goto out;
+                return -EACCES;
         }
         if (st != NATS_OK) {
                 log_warning("no NATS server at %s answers yet (%s); trying again every 250 ms, lines wait in the "
                             "buffer meanwhile", nats_shown, natsStatus_GetText(st));
-                st = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, &f);
+                st = natsOptions_SetRetryOnFailedConnect(opts, true, on_connected, f);
                 if (st == NATS_OK)
-                        st = natsConnection_Connect(&f.nc, opts);
+                        st = natsConnection_Connect(&f->nc, opts);
         } else
                 log_info("connected to NATS at %s", nats_shown);
         if (st == NATS_OK) {
-                pthread_mutex_lock(&f.lock);
-                f.connected = true;
-                pthread_mutex_unlock(&f.lock);
+                pthread_mutex_lock(&f->lock);
+                f->connected = true;
+                pthread_mutex_unlock(&f->lock);
         } else if (st != NATS_NOT_YET_CONNECTED) {
                 log_error("cannot connect to NATS at %s: %s", nats_shown, nats_GetLastError(NULL));
-                ret = -ECONNREFUSED;
-                goto out;
+                return -ECONNREFUSED;
         }
-        if (f.jetstream) {
-                natsInbox *inbox = NULL;
-                natsInbox_Create(&inbox);
-                snprintf(f.inbox, sizeof(f.inbox), "%s", (const char *) inbox);
-                natsInbox_Destroy(inbox);
-                char subj[160];
-                snprintf(subj, sizeof(subj), "%s.*", f.inbox);
-                st = natsConnection_Subscribe(&sub, f.nc, subj, on_ack, &f);
-                if (st == NATS_OK)
-                        st = natsSubscription_SetPendingLimits(sub, -1, -1);
-                if (st != NATS_OK) {
-                        log_error("cannot subscribe to the acknowledgements: %s", nats_GetLastError(NULL));
-                        ret = -EIO;
-                        goto out;
+        return 0;
+}
+
+/* With a stream, the acknowledgements come to an inbox of ours. */
+static int fwd_subscribe_acks(struct fwd *f, natsSubscription **ret) {
+        natsInbox *inbox = NULL;
+        char subj[160];
+        natsStatus st;
+
+        if (!f->jetstream)
+                return 0;
+        natsInbox_Create(&inbox);
+        snprintf(f->inbox, sizeof(f->inbox), "%s", (const char *) inbox);
+        natsInbox_Destroy(inbox);
+        snprintf(subj, sizeof(subj), "%s.*", f->inbox);
+        st = natsConnection_Subscribe(ret, f->nc, subj, on_ack, f);
+        if (st == NATS_OK)
+                st = natsSubscription_SetPendingLimits(*ret, -1, -1);
+        if (st != NATS_OK) {
+                log_error("cannot subscribe to the acknowledgements: %s", nats_GetLastError(NULL));
+                return -EIO;
+        }
+        return 0;
+}
+
+/* Stops the loop once what is queued is acknowledged or at DEADLINE
+ * (now_ms()), with RET as the exit status unless one is set. */
+static void fwd_stop(struct fwd *f, int64_t deadline, int ret) {
+        stop = 1;
+        f->stop_deadline = deadline;
+        if (f->ret == 0)
+                f->ret = ret;
+}
+
+/* What the loop does before it sleeps: the stream looked up, evmond
+ * reconnected, the queue published, refusals and losses reported. */
+static void fwd_work(struct fwd *f, int64_t now) {
+        int r;
+
+        if (!stop && !fwd_stream_setup(f))
+                /* Looked up only now (NATS was down at start): what is
+                 * queued cannot go anywhere. */
+                fwd_stop(f, now, -ENOENT);
+        if (f->evmond_fd < 0 && !stop && now >= f->evmond_retry_at) {
+                r = evmond_connect(f);
+                if (r < 0)
+                        f->evmond_retry_at = now + EVMOND_RETRY_MS;
+        }
+        if (f->stream_ready)
+                fwd_publish(f);
+        if (f->jetstream)
+                fwd_report_refusal(f);
+        fwd_count_too_big(f);
+}
+
+/* Whether the loop ends: stopping, and the queue empty or out of time.
+ * Else marks the main thread asleep and says in *RET_BUSY whether to look
+ * again soon. */
+static bool fwd_finished(struct fwd *f, int64_t now, bool *ret_busy) {
+        bool done = false;
+
+        pthread_mutex_lock(&f->lock);
+        *ret_busy = queue_count(&f->q) > 0 || f->retry || f->evmond_fd < 0;
+        if (stop && (queue_count(&f->q) == 0 || now >= f->stop_deadline)) {
+                if (queue_count(&f->q) > 0) {
+                        log_warning("stopping with %" PRIu64 " lines not acknowledged", queue_count(&f->q));
+                        if (f->ret == 0)
+                                f->ret = -ETIMEDOUT;
+                }
+                done = true;
+        } else {
+                f->sleeping = true;
+                f->woken = false;
+        }
+        pthread_mutex_unlock(&f->lock);
+        return done;
+}
+
+/* Sleeps until a wake, a signal, a line from evmond or the timeout, and
+ * handles what came. */
+static int fwd_wait(struct fwd *f, int sfd, bool busy) {
+        struct pollfd pfd[3] = {
+                { .fd = f->wake_fd, .events = POLLIN },
+                { .fd = sfd, .events = POLLIN },
+                { .fd = f->evmond_fd, .events = POLLIN },
+        };
+        int r;
+
+        r = poll(pfd, f->evmond_fd >= 0 && !stop ? 3 : 2, busy ? 50 : 1000);
+        pthread_mutex_lock(&f->lock);
+        f->sleeping = false;
+        pthread_mutex_unlock(&f->lock);
+        if (r < 0 && errno != EINTR)
+                return -errno;
+        if (pfd[0].revents) {
+                uint64_t v;
+                (void) !read(f->wake_fd, &v, sizeof(v));
+        }
+        if (pfd[1].revents) {
+                struct signalfd_siginfo si;
+                (void) !read(sfd, &si, sizeof(si));
+                if (!stop) {
+                        /* What is queued gets 5 s to be acknowledged. */
+                        fwd_stop(f, now_ms() + 5000, 0);
+                        log_info("stopping: publishing what is queued");
                 }
         }
+        if (f->evmond_fd >= 0 && !stop && pfd[2].revents)
+                evmond_read(f);
+        if (f->sub_refused && !stop)
+                /* What came so far (the refusal among it) gets 5 s to be
+                 * acknowledged. */
+                fwd_stop(f, now_ms() + 5000, -EINVAL);
+        if (f->dropped > 0)
+                fwd_report_dropped(f);
+        return 0;
+}
 
+static int fwd_loop(struct fwd *f, int sfd) {
+        for (;;) {
+                int64_t now = now_ms();
+                bool busy;
+                int r;
+
+                fwd_work(f, now);
+                if (fwd_finished(f, now, &busy))
+                        return f->ret;
+                r = fwd_wait(f, sfd, busy);
+                if (r < 0)
+                        return r;
+        }
+}
+
+int run_forward(void) {
+        struct fwd f = { .evmond_fd = -1, .wake_fd = -1 };
+        natsOptions *opts = NULL;
+        natsSubscription *sub = NULL;
+        _cleanup_(closep) int sfd = -1;
+        int r;
+
+        r = fwd_init(&f);
+        if (r >= 0)
+                r = sfd = stop_signal_fd();
+        if (r >= 0)
+                r = fwd_nats_options(&f, &opts);
+        if (r >= 0)
+                r = fwd_nats_connect(&f, opts);
+        if (r >= 0)
+                r = fwd_subscribe_acks(&f, &sub);
+        if (r < 0)
+                goto out;
         /* A stream that is not there is said before any line is read. */
         if (!fwd_stream_setup(&f)) {
-                ret = -ENOENT;
+                r = -ENOENT;
                 stop = 1;
                 goto out;
         }
         r = evmond_connect(&f);
         if (r < 0) {
-                log_warning("cannot connect to evmond at %s: %s; trying again every %d ms", arg_socket, strerror(-r), EVMOND_RETRY_MS);
+                log_warning("cannot connect to evmond at %s: %s; trying again every %d ms", arg_socket, strerror(-r),
+                            EVMOND_RETRY_MS);
                 f.evmond_retry_at = now_ms() + EVMOND_RETRY_MS;
                 f.evmond_down_said = true;
         }
-
-        for (;;) {
-                struct pollfd pfd[3] = {
-                        { .fd = f.wake_fd, .events = POLLIN },
-                        { .fd = sfd, .events = POLLIN },
-                        { .fd = f.evmond_fd, .events = POLLIN },
-                };
-                int64_t now = now_ms();
-                bool busy;
-                int timeout;
-
-                if (!stop && !fwd_stream_setup(&f)) {
-                        /* Looked up only now (NATS was down at start):
-                         * what is queued cannot go anywhere. */
-                        ret = -ENOENT;
-                        stop = 1;
-                        stop_deadline = now;
-                }
-                if (f.evmond_fd < 0 && !stop && now >= f.evmond_retry_at) {
-                        r = evmond_connect(&f);
-                        if (r < 0)
-                                f.evmond_retry_at = now + EVMOND_RETRY_MS;
-                }
-                if (f.stream_ready)
-                        fwd_publish(&f);
-                if (f.jetstream)
-                        fwd_report_refusal(&f);
-                fwd_count_too_big(&f);
-
-                pthread_mutex_lock(&f.lock);
-                busy = queue_count(&f.q) > 0 || f.retry || f.evmond_fd < 0;
-                if (stop && (queue_count(&f.q) == 0 || now >= stop_deadline)) {
-                        if (queue_count(&f.q) > 0) {
-                                log_warning("stopping with %" PRIu64 " lines not acknowledged", queue_count(&f.q));
-                                if (ret == 0)
-                                        ret = -ETIMEDOUT;
-                        }
-                        pthread_mutex_unlock(&f.lock);
-                        break;
-                }
-                f.sleeping = true;
-                f.woken = false;
-                pthread_mutex_unlock(&f.lock);
-
-                timeout = busy ? 50 : 1000;
-                r = poll(pfd, f.evmond_fd >= 0 && !stop ? 3 : 2, timeout);
-                pthread_mutex_lock(&f.lock);
-                f.sleeping = false;
-                pthread_mutex_unlock(&f.lock);
-                if (r < 0 && errno != EINTR) {
-                        ret = -errno;
-                        break;
-                }
-                if (pfd[0].revents) {
-                        uint64_t v;
-                        (void) !read(f.wake_fd, &v, sizeof(v));
-                }
-                if (pfd[1].revents) {
-                        struct signalfd_siginfo si;
-                        (void) !read(sfd, &si, sizeof(si));
-                        if (!stop) {
-                                stop = 1;
-                                /* What is queued gets 5 s to be acknowledged. */
-                                stop_deadline = now_ms() + 5000;
-                                log_info("stopping: publishing what is queued");
-                        }
-                }
-                if (f.evmond_fd >= 0 && !stop && pfd[2].revents)
-                        evmond_read(&f);
-                if (f.sub_refused && !stop) {
-                        /* What came so far (the refusal among it) gets
-                         * 5 s to be acknowledged. */
-                        stop = 1;
-                        stop_deadline = now_ms() + 5000;
-                        ret = -EINVAL;
-                }
-                if (f.dropped > 0)
-                        fwd_report_dropped(&f);
-        }
+        r = fwd_loop(&f, sfd);
         log_info("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
 out:
-        safe_close(f.evmond_fd);
-        /* Close (which joins libnats' read loop) before freeing the
-         * acknowledgement subscription: see struct reader. */
-        natsConnection_Close(f.nc);
-        natsSubscription_Destroy(sub);
-        natsConnection_Destroy(f.nc);
-        natsOptions_Destroy(opts);
-        nats_Close();
-        queue_done(&f.q);
-        free(f.slot_seq);
-        free(f.slot_sent);
-        free(f.slot_state);
-        free(f.rbuf);
-        free(f.pbuf);
-        safe_close(f.wake_fd);
-        return ret;
+        fwd_done(&f, sub, opts);
+        return r;
 }

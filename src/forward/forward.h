@@ -145,6 +145,10 @@ struct fwd {
         int64_t unsayable_max;
         size_t unsayable_len;
         int64_t unsayable_logged_at;
+        /* Once stopping: when to give up on what is queued, and the exit
+         * status. */
+        int64_t stop_deadline;
+        int ret;
 };
 
 /* source.c: evmond's side */

@@ -322,129 +322,162 @@ static void reader_print(natsMsg *m) {
         putchar('\n');
 }
 
-int run_read(void) {
-        struct reader rd = {};
-        natsOptions *opts = NULL;
-        natsStatus st;
-        char subject[512];
-        bool filter = false;
+/* The subject to read: every event of --host (or of every host), or the
+ * one EVENT named; *RET_FILTER when the lines must be filtered here. */
+static int reader_subject(char *buf, size_t size, bool *ret_filter) {
         const char *host = arg_host_given ? arg_host : "*";
         char host_part[260];
         size_t hp = 0;
-        int ret = 0;
-        bool got_any = false;
 
         if (strcmp(host, "*") == 0)
                 strcpy(host_part, "*");
         else if (subject_part_append(host_part, sizeof(host_part), &hp, host, strlen(host)) < 0)
                 return -ENOBUFS;
-        if (arg_n_events == 1) {
-                if (event_subject(host_part, arg_events[0], subject, sizeof(subject), &filter) < 0)
-                        return -ENOBUFS;
-        } else {
-                snprintf(subject, sizeof(subject), "evmon.%s.>", host_part);
-                filter = arg_n_events > 1;
-        }
-        rd.subject = subject;
+        if (arg_n_events == 1)
+                return event_subject(host_part, arg_events[0], buf, size, ret_filter) < 0 ? -ENOBUFS : 0;
+        snprintf(buf, size, "evmon.%s.>", host_part);
+        *ret_filter = arg_n_events > 1;
+        return 0;
+}
+
+/* Connects and subscribes: a consumer of --stream, or the live subject. */
+static int reader_open(struct reader *rd) {
+        natsOptions *opts = NULL;
+        natsStatus st;
 
         st = nats_options_new(&opts);
         if (st == NATS_OK)
-                st = natsConnection_Connect(&rd.nc, opts);
+                st = natsConnection_Connect(&rd->nc, opts);
         natsOptions_Destroy(opts);
         if (st != NATS_OK) {
                 log_error("cannot connect to NATS at %s: %s", nats_shown, nats_GetLastError(NULL));
                 return -ECONNREFUSED;
         }
         if (arg_stream) {
-                st = natsConnection_JetStream(&rd.js, rd.nc, NULL);
+                st = natsConnection_JetStream(&rd->js, rd->nc, NULL);
                 if (st == NATS_OK)
-                        st = reader_consumer_new(&rd, 0);
+                        st = reader_consumer_new(rd, 0);
         } else {
                 natsSubscription *sub = NULL;
 
-                st = natsConnection_SubscribeSync(&sub, rd.nc, subject);
+                st = natsConnection_SubscribeSync(&sub, rd->nc, rd->subject);
                 if (st == NATS_OK) {
-                        rd.subs[rd.n_subs++] = sub;
+                        rd->subs[rd->n_subs++] = sub;
                         st = natsSubscription_SetPendingLimits(sub, -1, -1);
                 }
         }
         if (st != NATS_OK && stop)
                 /* SIGTERM/SIGINT while a cluster was electing leaders. */
-                goto out;
+                return 0;
         if (st != NATS_OK) {
-                log_error("cannot subscribe to %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "",
-                      arg_stream ? arg_stream : "", natsStatus_GetText(st), nats_GetLastError(NULL));
-                ret = -EIO;
-                goto out;
+                log_error("cannot subscribe to %s%s%s: %s (%s)", rd->subject, arg_stream ? " in stream " : "",
+                          arg_stream ? arg_stream : "", natsStatus_GetText(st), nats_GetLastError(NULL));
+                return -EIO;
         }
-        reader_tty = isatty(STDOUT_FILENO);
-        if (arg_json < 0)
-                arg_json = !reader_tty;
+        return 1;
+}
+
+/* Nothing came for 2 s: --no-follow ends (without a stream, or when
+ * nothing at all matched, or the consumer has nothing left: a line's
+ * NumPending says so too, but the line saying 0 may be lost); on a stream,
+ * lines lost on the way are asked for again. *RET_DONE: stop reading. */
+static natsStatus reader_idle(struct reader *rd, bool got_any, bool *ret_done) {
+        uint64_t missing = 0;
+
+        fflush(stdout);
+        if (arg_no_follow && (!arg_stream || !got_any)) {
+                *ret_done = true;
+                return NATS_OK;
+        }
+        if (arg_stream && got_any) {
+                if (reader_caught_up(rd, &missing) && arg_no_follow) {
+                        *ret_done = true;
+                        return NATS_OK;
+                }
+                if (missing > 0)
+                        return reader_resume(rd, missing);
+        }
+        return NATS_OK;
+}
+
+/* A stream's line: its consumer and stream sequences and what is pending
+ * after it are in its reply subject. A gap in the consumer's sequence
+ * makes a new consumer from the last line printed. */
+static natsStatus reader_stream_line(struct reader *rd, natsMsg *m, bool *ret_done) {
+        jsMsgMetaData *meta = NULL;
+        uint64_t missing;
+
+        if (natsMsg_GetMetaData(&meta, m) != NATS_OK) {
+                natsMsg_Destroy(m);
+                return NATS_OK;
+        }
+        if (meta->Sequence.Consumer > rd->cseq + 1) {
+                missing = meta->Sequence.Consumer - rd->cseq - 1;
+                jsMsgMetaData_Destroy(meta);
+                natsMsg_Destroy(m);
+                return reader_resume(rd, missing);
+        }
+        rd->cseq = meta->Sequence.Consumer;
+        rd->sseq = meta->Sequence.Stream;
+        rd->received++;
+        *ret_done = arg_no_follow && meta->NumPending == 0;
+        jsMsgMetaData_Destroy(meta);
+        reader_print(m);
+        natsMsg_Destroy(m);
+        return NATS_OK;
+}
+
+static int reader_loop(struct reader *rd) {
+        bool got_any = false;
 
         while (!stop) {
                 natsMsg *m = NULL;
-                jsMsgMetaData *meta = NULL;
-                uint64_t missing = 0;
-                bool done;
+                bool done = false;
+                natsStatus st;
 
-                st = natsSubscription_NextMsg(&m, rd.subs[rd.n_subs - 1], 2000);
-                if (st == NATS_TIMEOUT) {
-                        fflush(stdout);
-                        /* --no-follow: nothing more came; on a stream,
-                         * when nothing at all matched, or the consumer
-                         * has nothing left (a line's NumPending says so
-                         * too, but the line saying 0 may be lost). */
-                        if (arg_no_follow && (!arg_stream || !got_any))
-                                break;
-                        st = NATS_OK;
-                        if (arg_stream && got_any) {
-                                if (reader_caught_up(&rd, &missing) && arg_no_follow)
-                                        break;
-                                if (missing > 0)
-                                        st = reader_resume(&rd, missing);
-                        }
-                } else if (st == NATS_OK && !arg_stream) {
+                st = natsSubscription_NextMsg(&m, rd->subs[rd->n_subs - 1], 2000);
+                if (st == NATS_TIMEOUT)
+                        st = reader_idle(rd, got_any, &done);
+                else if (st == NATS_OK && !arg_stream) {
                         got_any = true;
                         reader_print(m);
                         natsMsg_Destroy(m);
                         continue;
                 } else if (st == NATS_OK) {
-                        /* A stream's line: its consumer and stream
-                         * sequences and what is pending after it are in
-                         * its reply subject. */
                         got_any = true;
-                        if (natsMsg_GetMetaData(&meta, m) != NATS_OK) {
-                                natsMsg_Destroy(m);
-                                continue;
-                        }
-                        if (meta->Sequence.Consumer > rd.cseq + 1) {
-                                missing = meta->Sequence.Consumer - rd.cseq - 1;
-                                jsMsgMetaData_Destroy(meta);
-                                natsMsg_Destroy(m);
-                                st = reader_resume(&rd, missing);
-                        } else {
-                                rd.cseq = meta->Sequence.Consumer;
-                                rd.sseq = meta->Sequence.Stream;
-                                rd.received++;
-                                done = arg_no_follow && meta->NumPending == 0;
-                                jsMsgMetaData_Destroy(meta);
-                                reader_print(m);
-                                natsMsg_Destroy(m);
-                                if (done)
-                                        break;
-                        }
+                        st = reader_stream_line(rd, m, &done);
                 }
-                if (st != NATS_OK && !stop) {
-                        log_error("reading %s%s%s: %s (%s)", subject, arg_stream ? " in stream " : "", arg_stream ? arg_stream : "",
-                              natsStatus_GetText(st), nats_GetLastError(NULL));
-                        ret = -EIO;
+                if (done)
                         break;
+                if (st != NATS_OK && !stop) {
+                        log_error("reading %s%s%s: %s (%s)", rd->subject, arg_stream ? " in stream " : "",
+                                  arg_stream ? arg_stream : "", natsStatus_GetText(st), nats_GetLastError(NULL));
+                        return -EIO;
                 }
         }
-        fflush(stdout);
-        if (reader_not_json > 0)
-                log_warning("%" PRIu64 " messages were no JSON object and were not printed", reader_not_json);
-out:
+        return 0;
+}
+
+int run_read(void) {
+        struct reader rd = {};
+        char subject[512];
+        bool filter = false;
+        int r;
+
+        r = reader_subject(subject, sizeof(subject), &filter);
+        if (r < 0)
+                return r;
+        rd.subject = subject;
+        r = reader_open(&rd);
+        if (r > 0) {
+                reader_tty = isatty(STDOUT_FILENO);
+                if (arg_json < 0)
+                        arg_json = !reader_tty;
+                r = reader_loop(&rd);
+                fflush(stdout);
+                if (reader_not_json > 0)
+                        log_warning("%" PRIu64 " messages were no JSON object and were not printed", reader_not_json);
+        }
         reader_close(&rd);
-        return ret;
+        return r;
 }
