@@ -888,17 +888,11 @@ static int decode_events_new(const char *path, const struct perfdata *pd, struct
         return 0;
 }
 
-static int cmd_decode(const char *path, const char *order) {
-        _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
-        _cleanup_(jbuf_donep) struct jbuf line = {};
-        _cleanup_(decode_events_done) struct decode_events d = {};
+/* Opens PATH for decode in ORDER; 0, or the exit status after saying
+ * why not. */
+static int decode_open(const char *path, const char *name, const char *order, struct perfdata **ret) {
         _cleanup_(freep) char *fault = NULL;
-        struct perfdata_clock clock;
-        struct perfdata_record pr;
-        uint64_t n_bad = 0, n_unknown = 0, n_unparsed = 0;
-        int64_t offset = 0;
-        int r, k, o, status = 0;
-        const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+        int r, o;
 
         o = perfdata_order_from_string(order);
         if (o < 0) {
@@ -911,7 +905,7 @@ static int cmd_decode(const char *path, const char *order) {
                           "(perf record -o - ... | evmonctl decode -) or name a FILE");
                 return 2;
         }
-        r = perfdata_open_full(path, &pd, &fault);
+        r = perfdata_open_full(path, ret, &fault);
         if (r < 0 && fault) {
                 /* One file of a --threads directory: data.N's name is
                  * digits after "data.", safe to show as it is. */
@@ -925,72 +919,67 @@ static int cmd_decode(const char *path, const char *order) {
         }
         if (r < 0)
                 return decode_open_error(path, r);
-        (void) perfdata_set_order(pd, (enum perfdata_order) o);
+        (void) perfdata_set_order(*ret, (enum perfdata_order) o);
+        return 0;
+}
 
-        if (perfdata_clock(pd, &clock) >= 0)
-                offset = (int64_t) (clock.wall_ns - clock.clock_ns);
-        else
-                log_error("%s has no clock reference (HEADER_CLOCK_DATA, written by "
-                        "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", name);
-        if (decode_events_new(name, pd, &d) < 0)
-                return log_oom_cli();
+/* What decode left out, said at the end. */
+struct decode_counts {
+        uint64_t bad, unknown, unparsed;
+};
 
-        /* Full buffering: this is a batch job; a stream is flushed
-         * whenever the reader waits for it. */
-        setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-        perfdata_set_wait(pd, decode_wait, &line);
-        if (encode_perfdata_header(&line, pd) < 0)
-                return log_oom_cli();
-        while ((r = perfdata_next(pd, &pr)) > 0) {
-                ssize_t i = decode_event_index(&d, pr.event);
+/* Encodes record PR into LINE: 0 when written or left out (counted in
+ * *C), -ENOMEM. */
+static int decode_record(struct perfdata *pd, const struct decode_events *d, const struct perfdata_record *pr,
+                         int64_t offset, struct jbuf *line, struct decode_counts *c) {
+        ssize_t i = decode_event_index(d, pr->event);
+        int r;
 
-                if (pr.rec.type == PERF_RECORD_SAMPLE) {
-                        if (i < 0 || !pr.parsed) {
-                                n_unknown++;
-                                continue;
-                        }
-                        r = encode_event(&line, d.enc[i], &pr.rec.sample, offset);
-                        if (r == -EBADMSG) {
-                                n_bad++;
-                                continue;
-                        }
-                } else if (pr.rec.type < PERFDATA_RECORD_USER_TYPE_START && !pr.parsed) {
-                        /* Its id names no event of the file, whose events
-                         * lay the sample_id out differently: nothing tells
-                         * where its body ends. Counted, not guessed at. */
-                        n_unparsed++;
-                        continue;
-                } else if (pr.rec.type == PERF_RECORD_LOST) {
-                        const struct perf_event_attr *a = pr.event ? &pr.event->attr : &perfdata_event(pd, 0)->attr;
-                        int cpu = pr.rec.has_sid && (a->sample_type & PERF_SAMPLE_CPU) ? (int) pr.rec.sid.cpu : -1;
-
-                        r = encode_lost(&line, cpu, pr.rec.lost.lost);
-                } else if (!arg_all)
-                        continue;
-                else if (pr.rec.type >= PERFDATA_RECORD_USER_TYPE_START)
-                        r = encode_perfdata_user(&line, &pr);
-                else {
-                        /* perf's synthesized records carry no id: laid out
-                         * by the first event (perfdata.c), named by none. */
-                        const struct perfdata_event *layout = pr.event ?: perfdata_event(pd, 0);
-                        const struct encode_record_opts ro = {
-                                .sample_type = layout ? layout->attr.sample_type : 0,
-                                .event = i >= 0 ? d.names[i] : NULL,
-                                .realtime_offset_ns = offset,
-                                .ids = { .name = decode_id_name, .userdata = &d },
-                        };
-
-                        r = encode_record(&line, pr.header, &pr.rec, &ro);
+        if (pr->rec.type == PERF_RECORD_SAMPLE) {
+                if (i < 0 || !pr->parsed) {
+                        c->unknown++;
+                        return 0;
                 }
-                if (r < 0)
-                        return log_oom_cli();
-                if (line.len >= 1 << 16 && (k = decode_flush(&line)) < 0)
-                        return stdout_failed(-k);       /* quiet when the reader went away */
+                r = encode_event(line, d->enc[i], &pr->rec.sample, offset);
+                if (r == -EBADMSG) {
+                        c->bad++;
+                        return 0;
+                }
+                return r;
         }
-        if ((k = decode_flush(&line)) < 0)
-                return stdout_failed(-k);
-        if (fflush(stdout) == EOF)
-                return stdout_failed(errno > 0 ? errno : EIO);
+        if (pr->rec.type < PERFDATA_RECORD_USER_TYPE_START && !pr->parsed) {
+                /* Its id names no event of the file, whose events lay the
+                 * sample_id out differently: nothing tells where its body
+                 * ends. Counted, not guessed at. */
+                c->unparsed++;
+                return 0;
+        }
+        if (pr->rec.type == PERF_RECORD_LOST) {
+                const struct perf_event_attr *a = pr->event ? &pr->event->attr : &perfdata_event(pd, 0)->attr;
+                int cpu = pr->rec.has_sid && (a->sample_type & PERF_SAMPLE_CPU) ? (int) pr->rec.sid.cpu : -1;
+
+                return encode_lost(line, cpu, pr->rec.lost.lost);
+        }
+        if (!arg_all)
+                return 0;
+        if (pr->rec.type >= PERFDATA_RECORD_USER_TYPE_START)
+                return encode_perfdata_user(line, pr);
+        /* perf's synthesized records carry no id: laid out by the first
+         * event (perfdata.c), named by none. */
+        const struct perfdata_event *layout = pr->event ?: perfdata_event(pd, 0);
+        const struct encode_record_opts ro = {
+                .sample_type = layout ? layout->attr.sample_type : 0,
+                .event = i >= 0 ? d->names[i] : NULL,
+                .realtime_offset_ns = offset,
+                .ids = { .name = decode_id_name, .userdata = (void *) d },
+        };
+        return encode_record(line, pr->header, &pr->rec, &ro);
+}
+
+/* Says where reading stopped (R, what perfdata_next() returned) and what
+ * was left out; the exit status. */
+static int decode_report(struct perfdata *pd, const char *name, int r, const struct decode_counts *c) {
+        int status = 0;
 
         if (r < 0) {
                 char file[32] = "file";
@@ -1006,14 +995,55 @@ static int cmd_decode(const char *path, const char *order) {
                         perfdata_offset(pd), file);
                 status = 1;
         }
-        if (n_bad > 0)
-                log_error("%s: %" PRIu64 " samples did not decode with their event's format", name, n_bad);
-        if (n_unknown > 0)
-                log_error("%s: %" PRIu64 " samples name no event of the file (unknown sample id)", name, n_unknown);
-        if (n_unparsed > 0)
+        if (c->bad > 0)
+                log_error("%s: %" PRIu64 " samples did not decode with their event's format", name, c->bad);
+        if (c->unknown > 0)
+                log_error("%s: %" PRIu64 " samples name no event of the file (unknown sample id)", name, c->unknown);
+        if (c->unparsed > 0)
                 log_error("%s: %" PRIu64 " other records name no event of the file (unknown id): left out",
-                        name, n_unparsed);
+                        name, c->unparsed);
         return status;
+}
+
+static int cmd_decode(const char *path, const char *order) {
+        _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(decode_events_done) struct decode_events d = {};
+        struct decode_counts counts = {};
+        struct perfdata_clock clock;
+        struct perfdata_record pr;
+        int64_t offset = 0;
+        int r, k;
+        const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+
+        r = decode_open(path, name, order, &pd);
+        if (r != 0)
+                return r;
+        if (perfdata_clock(pd, &clock) >= 0)
+                offset = (int64_t) (clock.wall_ns - clock.clock_ns);
+        else
+                log_error("%s has no clock reference (HEADER_CLOCK_DATA, written by "
+                        "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", name);
+        if (decode_events_new(name, pd, &d) < 0)
+                return log_oom_cli();
+
+        /* Full buffering: this is a batch job; a stream is flushed
+         * whenever the reader waits for it. */
+        setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+        perfdata_set_wait(pd, decode_wait, &line);
+        if (encode_perfdata_header(&line, pd) < 0)
+                return log_oom_cli();
+        while ((r = perfdata_next(pd, &pr)) > 0) {
+                if (decode_record(pd, &d, &pr, offset, &line, &counts) < 0)
+                        return log_oom_cli();
+                if (line.len >= 1 << 16 && (k = decode_flush(&line)) < 0)
+                        return stdout_failed(-k);       /* quiet when the reader went away */
+        }
+        if ((k = decode_flush(&line)) < 0)
+                return stdout_failed(-k);
+        if (fflush(stdout) == EOF)
+                return stdout_failed(errno > 0 ? errno : EIO);
+        return decode_report(pd, name, r, &counts);
 }
 
 static int run_watch(char **args, int n) {
