@@ -71,7 +71,7 @@ static int field_access(struct parser *ps, const char *path, json_object *o, jso
         struct perf_entry *p = base;
 
         if (p->e->kind != EVENT_BREAKPOINT)
-                return fail(ps, p->path, "\"access\" and \"len\" are for breakpoints");
+                return config_fail(ps, p->path, "\"access\" and \"len\" are for breakpoints");
         p->spec.access = json_object_get_string(v);
         return 0;
 }
@@ -81,11 +81,11 @@ static int field_len(struct parser *ps, const char *path, json_object *o, json_o
         struct perf_entry *p = base;
         int r;
 
-        r = field_uint(ps, path, o, v, base, f);
+        r = config_field_uint(ps, path, o, v, base, f);
         if (r < 0)
                 return r;
         if (p->e->kind != EVENT_BREAKPOINT)
-                return fail(ps, p->path, "\"access\" and \"len\" are for breakpoints");
+                return config_fail(ps, p->path, "\"access\" and \"len\" are for breakpoints");
         return 0;
 }
 
@@ -108,7 +108,7 @@ static int field_callchain(struct parser *ps, const char *path, json_object *o, 
         struct callchain_in in = { .kernel = true, .user = true };
         int r;
 
-        r = fields_dispatch(ps, path, v, callchain_fields, &in);
+        r = config_fields_dispatch(ps, path, v, callchain_fields, &in);
         if (r < 0)
                 return r;
         spec->callchain = true;
@@ -124,8 +124,8 @@ static int field_group(struct parser *ps, const char *path, json_object *o, json
         const char *s = json_object_get_string(v);
 
         if (!*s || has_control(s))
-                return fail(ps, path, "must be a non-empty name without control characters (it goes into counter "
-                            "lines)");
+                return config_fail(ps, path, "must be a non-empty name without control characters (it goes into "
+                                   "counter lines)");
         p->e->group = strdup(s);
         return p->e->group ? 0 : -ENOMEM;
 }
@@ -133,7 +133,8 @@ static int field_group(struct parser *ps, const char *path, json_object *o, json
 #define P_UINT(k, m, lo, hi) F_UINT(k, struct perf_entry, spec.m, lo, hi)
 #define P_BOOL(k) F_BOOL(#k, struct perf_entry, spec.k)
 #define P_NAMES(k) F_NAMES(#k, struct perf_entry, spec.k)
-#define P_WORD(k) { .key = #k, .type = json_type_null, .parse = field_word, FIELD_AT(struct perf_entry, spec.k), \
+#define P_WORD(k) { .key = #k, .type = json_type_null, .parse = config_field_word, \
+                    FIELD_AT(struct perf_entry, spec.k), \
                     .offset_has = offsetof(struct perf_entry, spec.has_##k), .flags = FIELD_HAS }
 
 /* The keys of a perf event entry: its kind, "name" (parse_perf_entry()),
@@ -183,24 +184,24 @@ static int parse_perf_attr(struct parser *ps, const char *path, json_object *o, 
 
         r = attr_from_spec(spec, NULL, &e->attr, &err);
         if (r < 0) {
-                child = path_join(path, strcmp(err.key, "name") == 0 ? event_kind_to_string(e->kind) : err.key);
+                child = config_path_join(path, strcmp(err.key, "name") == 0 ? event_kind_to_string(e->kind) : err.key);
                 if (!child)
                         return -ENOMEM;
-                return fail(ps, child, "%s%s%s%s", err.value ? "\"" : "", err.value ?: "", err.value ? "\": " : "",
-                            err.reason);
+                return config_fail(ps, child, "%s%s%s%s", err.value ? "\"" : "", err.value ?: "",
+                                   err.value ? "\": " : "", err.reason);
         }
         e->count = spec->count;
-        child = path_join(path, "symbols");
+        child = config_path_join(path, "symbols");
         if (!child)
                 return -ENOMEM;
         if (!json_object_object_get_ex(o, "symbols", &v))
                 return 0;
         if (!json_object_is_type(v, json_type_boolean))
-                return fail(ps, child, "expected boolean, got %s", json_type_name(v));
+                return config_fail(ps, child, "expected boolean, got %s", config_type_name(v));
         e->symbols = json_object_get_boolean(v);
         if (e->symbols && !(e->attr.sample_type & PERF_SAMPLE_CALLCHAIN))
-                return fail(ps, child, "names callchain frames, and this event samples none: add \"callchain\" to "
-                            "\"sample\" (or a \"callchain\" object)");
+                return config_fail(ps, child, "names callchain frames, and this event samples none: add "
+                                   "\"callchain\" to \"sample\" (or a \"callchain\" object)");
         return 0;
 }
 
@@ -212,7 +213,7 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
         };
         int r;
 
-        r = fields_walk(ps, path, o, perf_fields, &p);
+        r = config_fields_walk(ps, path, o, perf_fields, &p);
         if (r >= 0)
                 r = parse_perf_attr(ps, path, o, &p.spec, e);
         perf_entry_done(&p);
@@ -226,22 +227,23 @@ static int parse_perf_entry(struct parser *ps, const char *path, const char *chi
         json_object *v;
 
         if (!*s)
-                return fail(ps, child, "empty event name (`evmonctl list` shows them)");
+                return config_fail(ps, child, "empty event name (`evmonctl list` shows them)");
         e->target = strdup(s);
         e->system = strdup(event_kind_to_string(e->kind));
         e->name = strdup(s);
         if (!e->target || !e->system || !e->name)
                 return -ENOMEM;
         if (json_object_object_get_ex(o, "name", &v)) {
-                _cleanup_(freep) char *key = path_join(path, "name");
+                _cleanup_(freep) char *key = config_path_join(path, "name");
                 const char *n = json_object_get_string(v);
 
                 if (!key)
                         return -ENOMEM;
                 if (!json_object_is_type(v, json_type_string))
-                        return fail(ps, key, "expected string, got %s", json_type_name(v));
+                        return config_fail(ps, key, "expected string, got %s", config_type_name(v));
                 if (!*n || strpbrk(n, " \"") || has_control(n))
-                        return fail(ps, key, "must be a non-empty name without spaces, quotes or control characters");
+                        return config_fail(ps, key, "must be a non-empty name without spaces, quotes or control "
+                                           "characters");
                 e->wire_name = strdup(n);
         } else if (asprintf(&e->wire_name, "%s:%s", event_kind_to_string(e->kind), s) < 0)
                 e->wire_name = NULL;
@@ -253,50 +255,55 @@ static int parse_perf_entry(struct parser *ps, const char *path, const char *chi
 static int parse_tracepoint_entry(struct parser *ps, const char *path, const char *child, json_object *o,
                                   json_object *kind_val, struct event_config *e) {
         const char *s = json_object_get_string(kind_val), *colon = strchr(s, ':');
-        _cleanup_(freep) char *fetch = path_join(path, "fetch"), *name = path_join(path, "name");
+        _cleanup_(freep) char *fetch = config_path_join(path, "fetch"), *name = config_path_join(path, "name");
 
         if (!fetch || !name)
                 return -ENOMEM;
         if (!colon || colon == s || !colon[1] || strchr(colon + 1, ':') || strchr(s, '/'))
-                return fail(ps, child, "\"%s\" is not SYSTEM:NAME (for example \"sched:sched_process_exec\"; `evmonctl list` shows them)", s);
+                return config_fail(ps, child, "\"%s\" is not SYSTEM:NAME (for example \"sched:sched_process_exec\"; "
+                                   "`evmonctl list` shows them)", s);
         e->system = strndup(s, colon - s);
         e->name = strdup(colon + 1);
         e->wire_name = strdup(s);
         if (!e->system || !e->name || !e->wire_name)
                 return -ENOMEM;
         if (json_object_object_get_ex(o, "fetch", NULL))
-                return fail(ps, fetch, "only probes take fetch-args; a tracepoint's fields come from its format");
+                return config_fail(ps, fetch, "only probes take fetch-args; a tracepoint's fields come from its "
+                                   "format");
         if (json_object_object_get_ex(o, "name", NULL))
-                return fail(ps, name, "a tracepoint is named by its SYSTEM:NAME; \"name\" is for probes");
+                return config_fail(ps, name, "a tracepoint is named by its SYSTEM:NAME; \"name\" is for probes");
         return 0;
 }
 
 /* A probe's "fetch": "NAME=FETCHARG" strings, as the kernel takes them. */
 static int parse_fetch(struct parser *ps, const char *path, json_object *v, struct event_config *e) {
-        _cleanup_(freep) char *child = path_join(path, "fetch");
+        _cleanup_(freep) char *child = config_path_join(path, "fetch");
         size_t n;
 
         if (!child)
                 return -ENOMEM;
         if (!json_object_is_type(v, json_type_array))
-                return fail(ps, child, "expected an array of \"NAME=FETCHARG\" strings, got %s", json_type_name(v));
+                return config_fail(ps, child, "expected an array of \"NAME=FETCHARG\" strings, got %s",
+                                   config_type_name(v));
         n = json_object_array_length(v);
         e->fetch = calloc(n + 1, sizeof(char *));
         if (!e->fetch)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_object *a = json_object_array_get_idx(v, i);
-                _cleanup_(freep) char *achild = path_index(child, i);
+                _cleanup_(freep) char *achild = config_path_index(child, i);
                 const char *s, *eq;
 
                 if (!achild)
                         return -ENOMEM;
                 if (!json_object_is_type(a, json_type_string))
-                        return fail(ps, achild, "expected a \"NAME=FETCHARG\" string, got %s", json_type_name(a));
+                        return config_fail(ps, achild, "expected a \"NAME=FETCHARG\" string, got %s",
+                                           config_type_name(a));
                 s = json_object_get_string(a);
                 eq = strchr(s, '=');
                 if (!eq || eq == s || !eq[1] || strpbrk(s, " \t\n"))
-                        return fail(ps, achild, "\"%s\" is not NAME=FETCHARG (for example \"path=+0(%%si):string\")", s);
+                        return config_fail(ps, achild, "\"%s\" is not NAME=FETCHARG (for example "
+                                           "\"path=+0(%%si):string\")", s);
                 e->fetch[i] = strdup(s);
                 if (!e->fetch[i])
                         return -ENOMEM;
@@ -308,21 +315,21 @@ static int parse_probe_entry(struct parser *ps, const char *path, const char *ch
                              json_object *kind_val, struct event_config *e) {
         const char *s = json_object_get_string(kind_val);
         const char *kind = event_kind_to_string(e->kind);
-        _cleanup_(freep) char *key = path_join(path, "name");
+        _cleanup_(freep) char *key = config_path_join(path, "name");
         json_object *v;
 
         if (!key)
                 return -ENOMEM;
         if (!*s)
-                return fail(ps, child, "empty probe target");
+                return config_fail(ps, child, "empty probe target");
         e->target = strdup(s);
         if (!e->target)
                 return -ENOMEM;
         if (!json_object_object_get_ex(o, "name", &v))
-                return fail(ps, path, "a %s needs a \"name\" (letters, digits, _): it is served as \"%s:NAME\"",
-                            kind, kind);
+                return config_fail(ps, path, "a %s needs a \"name\" (letters, digits, _): it is served as \"%s:NAME\"",
+                                   kind, kind);
         if (!json_object_is_type(v, json_type_string) || !valid_name(json_object_get_string(v)))
-                return fail(ps, key, "must be a name of letters, digits and _ that does not start with a digit");
+                return config_fail(ps, key, "must be a name of letters, digits and _ that does not start with a digit");
         e->name = strdup(json_object_get_string(v));
         e->system = strdup(kind);
         if (!e->name || !e->system || asprintf(&e->wire_name, "%s:%s", e->system, e->name) < 0)
@@ -335,7 +342,7 @@ static int parse_probe_entry(struct parser *ps, const char *path, const char *ch
 static int field_filter(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
                         const struct field *f) {
         struct event_config *e = base;
-        unsigned line = parser_line_of(ps, path);
+        unsigned line = config_line_of(ps, path);
 
         e->filter = strdup(json_object_get_string(v));
         if (!e->filter || asprintf(&e->filter_where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, path) < 0)
@@ -360,32 +367,33 @@ static int parse_event_kind(struct parser *ps, const char *path, json_object *o,
         int kind = -1;
 
         if (!json_object_is_type(o, json_type_object))
-                return fail(ps, path, "expected an object such as {\"tracepoint\": \"sched:sched_process_exec\"}, got %s",
-                            json_type_name(o));
+                return config_fail(ps, path, "expected an object such as {\"tracepoint\": "
+                                   "\"sched:sched_process_exec\"}, got %s", config_type_name(o));
         for (int k = 0; k < _EVENT_KIND_MAX; k++) {
                 if (!json_object_object_get_ex(o, event_kind_to_string(k), &v))
                         continue;
                 if (kind >= 0)
-                        return fail(ps, path, "has both \"%s\" and \"%s\": one event per entry",
-                                    event_kind_to_string(kind), event_kind_to_string(k));
+                        return config_fail(ps, path, "has both \"%s\" and \"%s\": one event per entry",
+                                           event_kind_to_string(kind), event_kind_to_string(k));
                 kind = k;
                 *ret_val = v;
         }
         if (kind < 0)
-                return fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", "
-                            "\"uretprobe\", \"software\", \"hardware\", \"cache\", \"raw\", \"breakpoint\", \"pmu\"");
+                return config_fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", "
+                                   "\"uretprobe\", \"software\", \"hardware\", \"cache\", \"raw\", \"breakpoint\", "
+                                   "\"pmu\"");
         if (!event_kind_is_perf(kind))
                 for (const struct field *f = perf_fields + PERF_OPTIONS; f->key; f++)
                         if (json_object_object_get_ex(o, f->key, NULL)) {
-                                _cleanup_(freep) char *child = path_join(path, f->key);
-                                return child ? fail(ps, child, "is a perf event option: for software, hardware, "
-                                                    "cache, raw, breakpoint and pmu entries") : -ENOMEM;
+                                _cleanup_(freep) char *child = config_path_join(path, f->key);
+                                return child ? config_fail(ps, child, "is a perf event option: for software, hardware, "
+                                                           "cache, raw, breakpoint and pmu entries") : -ENOMEM;
                         }
         *ret_kind = kind;
-        return check_keys(ps, o, path, event_kind_is_perf(kind) ? perf_fields : trace_fields);
+        return config_check_keys(ps, o, path, event_kind_is_perf(kind) ? perf_fields : trace_fields);
 }
 
-int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
+int config_parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
         _cleanup_(freep) char *path = NULL, *child = NULL;
         json_object *kind_val = NULL;
         int kind = -1, r;
@@ -397,12 +405,12 @@ int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_conf
         if (r < 0)
                 return r;
         e->kind = kind;
-        child = path_join(path, event_kind_to_string(kind));
+        child = config_path_join(path, event_kind_to_string(kind));
         if (!child)
                 return -ENOMEM;
         if (!json_object_is_type(kind_val, json_type_string))
-                return fail(ps, child, "expected a string, got %s", json_type_name(kind_val));
-        line = parser_line_of(ps, child);
+                return config_fail(ps, child, "expected a string, got %s", config_type_name(kind_val));
+        line = config_line_of(ps, child);
         if (asprintf(&e->where, line ? "%s:%u: %s" : "%s%.0u: %s", ps->file, line, child) < 0)
                 return -ENOMEM;
 
@@ -414,31 +422,31 @@ int parse_event(struct parser *ps, size_t idx, json_object *o, struct event_conf
                 r = parse_probe_entry(ps, path, child, o, kind_val, e);
         if (r < 0)
                 return r;
-        return fields_walk(ps, path, o, trace_fields, e);
+        return config_fields_walk(ps, path, o, trace_fields, e);
 }
 
 /* "events": each entry, and no wire name twice. */
-int field_events(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
-                 const struct field *f) {
+int config_field_events(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                        const struct field *f) {
         struct config *c = base;
         size_t n = json_object_array_length(v);
         int r;
 
         if (n == 0)
-                return fail(ps, path, "is empty: list the tracepoints and probes to serve");
+                return config_fail(ps, path, "is empty: list the tracepoints and probes to serve");
         c->events = calloc(n, sizeof(*c->events));
         if (!c->events)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                r = parse_event(ps, i, json_object_array_get_idx(v, i), &c->events[i]);
+                r = config_parse_event(ps, i, json_object_array_get_idx(v, i), &c->events[i]);
                 c->n_events = i + 1;
                 if (r < 0)
                         return r;
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(c->events[j].wire_name, c->events[i].wire_name) == 0) {
-                                _cleanup_(freep) char *child = path_index(path, i);
-                                return child ? fail(ps, child, "\"%s\" is already listed as events[%zu]",
-                                                    c->events[i].wire_name, j) : -ENOMEM;
+                                _cleanup_(freep) char *child = config_path_index(path, i);
+                                return child ? config_fail(ps, child, "\"%s\" is already listed as events[%zu]",
+                                                           c->events[i].wire_name, j) : -ENOMEM;
                         }
         }
         return 0;
@@ -449,14 +457,14 @@ int config_parse_entry(json_object *o, size_t idx, const char *file, struct even
         struct event_config e = {};
         int r;
 
-        r = parse_event(&ps, idx, o, &e);
+        r = config_parse_event(&ps, idx, o, &e);
         if (r < 0) {
                 event_config_done(&e);
                 *ret_error = TAKE_PTR(ps.error);
-                parser_done(&ps);
+                config_parser_done(&ps);
                 return r;
         }
-        parser_done(&ps);
+        config_parser_done(&ps);
         *ret = e;
         return 0;
 }

@@ -13,9 +13,9 @@
 #include "evmon/cleanup.h"
 
 /* The config reader's tools: the position scanner (lines for messages),
- * fail(), and the table walk with the parsers of plain values. */
+ * config_fail(), and the table walk with the parsers of plain values. */
 
-void parser_done(struct parser *ps) {
+void config_parser_done(struct parser *ps) {
         for (size_t i = 0; i < ps->n_keys; i++)
                 free(ps->keys[i].path);
         free(ps->keys);
@@ -89,7 +89,7 @@ static int scan_string(struct parser *ps, const char **ret_start, size_t *ret_le
 /* After a member or an element: a comma (json-c allows one before the
  * closing bracket too) or the closing bracket itself. Anything else is
  * text the scanner does not know, and it gives up rather than guess:
- * each turn of the loops below must consume input or fail. */
+ * each turn of the loops below must consume input or config_fail. */
 static int scan_separator(struct parser *ps, char close) {
         scan_space(ps);
         if (*ps->p == ',') {
@@ -99,7 +99,7 @@ static int scan_separator(struct parser *ps, char close) {
         return *ps->p == close ? 0 : -EINVAL;
 }
 
-int scan_value(struct parser *ps, const char *path, unsigned depth) {
+int config_scan(struct parser *ps, const char *path, unsigned depth) {
         const char *start;
         int r;
 
@@ -138,7 +138,7 @@ int scan_value(struct parser *ps, const char *path, unsigned depth) {
                         if (*ps->p != ':')
                                 return -EINVAL;
                         ps->p++;
-                        r = scan_value(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
+                        r = config_scan(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
                         if (r < 0)
                                 return r;
                         r = scan_separator(ps, '}');
@@ -161,7 +161,7 @@ int scan_value(struct parser *ps, const char *path, unsigned depth) {
                         r = scan_remember(ps, child);
                         if (r < 0)
                                 return r;
-                        r = scan_value(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
+                        r = config_scan(ps, ps->keys[ps->n_keys - 1].path, depth + 1);
                         if (r < 0)
                                 return r;
                         r = scan_separator(ps, ']');
@@ -181,7 +181,7 @@ int scan_value(struct parser *ps, const char *path, unsigned depth) {
         return ps->p > start ? 0 : -EINVAL;
 }
 
-unsigned parser_line_of(const struct parser *ps, const char *path) {
+unsigned config_line_of(const struct parser *ps, const char *path) {
         /* The scanner saw the whole text in order, so the last match is the
          * one json-c kept when a key repeats. */
         for (size_t i = ps->n_keys; i > 0; i--)
@@ -201,7 +201,7 @@ static unsigned parser_line_near(const struct parser *ps, const char *path) {
         for (;;) {
                 char *cut = strrchr(p, '.'), *bracket = strrchr(p, '[');
 
-                line = parser_line_of(ps, p);
+                line = config_line_of(ps, p);
                 if (line > 0 || !*p)
                         return line;
                 if (!cut || (bracket && bracket > cut))
@@ -213,7 +213,7 @@ static unsigned parser_line_near(const struct parser *ps, const char *path) {
         }
 }
 
-_printf_(3, 4) int fail(struct parser *ps, const char *path, const char *fmt, ...) {
+_printf_(3, 4) int config_fail(struct parser *ps, const char *path, const char *fmt, ...) {
         _cleanup_(freep) char *msg = NULL;
         unsigned line = path ? parser_line_near(ps, path) : 0;
         va_list ap;
@@ -239,17 +239,17 @@ _printf_(3, 4) int fail(struct parser *ps, const char *path, const char *fmt, ..
         return -EINVAL;
 }
 
-const char *json_type_name(json_object *o) {
+const char *config_type_name(json_object *o) {
         return json_type_to_name(json_object_get_type(o));
 }
 
-char *path_join(const char *path, const char *key) {
+char *config_path_join(const char *path, const char *key) {
         char *s;
 
         return asprintf(&s, "%s%s%s", path, *path ? "." : "", key) < 0 ? NULL : s;
 }
 
-char *path_index(const char *path, size_t i) {
+char *config_path_index(const char *path, size_t i) {
         char *s;
 
         return asprintf(&s, "%s[%zu]", path, i) < 0 ? NULL : s;
@@ -263,7 +263,7 @@ static const struct field *field_find(const struct field *table, const char *key
 }
 
 /* Checks that every key of object O at PATH has a row in TABLE. */
-int check_keys(struct parser *ps, json_object *o, const char *path, const struct field *table) {
+int config_check_keys(struct parser *ps, json_object *o, const char *path, const struct field *table) {
         json_object_object_foreach(o, key, val) {
                 _cleanup_(freep) char *child = NULL, *list = NULL;
                 size_t n = 1;
@@ -273,7 +273,7 @@ int check_keys(struct parser *ps, json_object *o, const char *path, const struct
                 for (const struct field *f = table; f->key; f++)
                         n += strlen(f->key) + 2;
                 list = calloc(1, n);
-                child = path_join(path, key);
+                child = config_path_join(path, key);
                 if (!list || !child)
                         return -ENOMEM;
                 for (const struct field *f = table; f->key; f++) {
@@ -281,13 +281,13 @@ int check_keys(struct parser *ps, json_object *o, const char *path, const struct
                                 strcat(list, ", ");
                         strcat(list, f->key);
                 }
-                return fail(ps, child, "unknown key \"%s\" (known here: %s)", key, list);
+                return config_fail(ps, child, "unknown key \"%s\" (known here: %s)", key, list);
         }
         return 0;
 }
 
 /* Each row of TABLE with a parser, in order, whose key O has. */
-int fields_walk(struct parser *ps, const char *path, json_object *o, const struct field *table, void *base) {
+int config_fields_walk(struct parser *ps, const char *path, json_object *o, const struct field *table, void *base) {
         for (const struct field *f = table; f->key; f++) {
                 _cleanup_(freep) char *child = NULL;
                 json_object *v;
@@ -295,16 +295,17 @@ int fields_walk(struct parser *ps, const char *path, json_object *o, const struc
 
                 if (!f->parse)
                         continue;
-                child = path_join(path, f->key);
+                child = config_path_join(path, f->key);
                 if (!child)
                         return -ENOMEM;
                 if (!json_object_object_get_ex(o, f->key, &v)) {
                         if (f->flags & FIELD_REQUIRED)
-                                return fail(ps, child, "%s", (const char *) f->arg);
+                                return config_fail(ps, child, "%s", (const char *) f->arg);
                         continue;
                 }
                 if (f->type != json_type_null && !json_object_is_type(v, f->type))
-                        return fail(ps, child, "expected %s, got %s", json_type_to_name(f->type), json_type_name(v));
+                        return config_fail(ps, child, "expected %s, got %s", json_type_to_name(f->type),
+                                           config_type_name(v));
                 r = f->parse(ps, child, o, v, base, f);
                 if (r < 0)
                         return r;
@@ -312,48 +313,48 @@ int fields_walk(struct parser *ps, const char *path, json_object *o, const struc
         return 0;
 }
 
-int fields_dispatch(struct parser *ps, const char *path, json_object *o, const struct field *table,
-                    void *base) {
-        int r = check_keys(ps, o, path, table);
-        return r < 0 ? r : fields_walk(ps, path, o, table, base);
+int config_fields_dispatch(struct parser *ps, const char *path, json_object *o, const struct field *table,
+                           void *base) {
+        int r = config_check_keys(ps, o, path, table);
+        return r < 0 ? r : config_fields_walk(ps, path, o, table, base);
 }
 
-int check_range(struct parser *ps, const char *path, json_object *v, uint64_t min, uint64_t max,
-                uint64_t *ret) {
+int config_check_range(struct parser *ps, const char *path, json_object *v, uint64_t min, uint64_t max,
+                       uint64_t *ret) {
         int64_t n = json_object_get_int64(v);
 
         if (n < 0 || (uint64_t) n < min || (uint64_t) n > max)
-                return fail(ps, path, "%" PRIi64 " is out of range (%" PRIu64 "..%" PRIu64 ")", n, min, max);
+                return config_fail(ps, path, "%" PRIi64 " is out of range (%" PRIu64 "..%" PRIu64 ")", n, min, max);
         *ret = (uint64_t) n;
         return 0;
 }
 
-void store_uint(void *p, size_t size, uint64_t v) {
+void config_store_uint(void *p, size_t size, uint64_t v) {
         if (size == sizeof(uint64_t))
                 *(uint64_t *) p = v;
         else
                 *(uint32_t *) p = (uint32_t) v;
 }
 
-int field_uint(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
-               const struct field *f) {
+int config_field_uint(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                      const struct field *f) {
         uint64_t n = 0;
         int r;
 
-        r = check_range(ps, path, v, f->min, f->max, &n);
+        r = config_check_range(ps, path, v, f->min, f->max, &n);
         if (r < 0)
                 return r;
-        store_uint(field_ptr(base, f), f->size, n);
+        config_store_uint(field_ptr(base, f), f->size, n);
         return 0;
 }
 
-int field_bool(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
-               const struct field *f) {
+int config_field_bool(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                      const struct field *f) {
         *(bool *) field_ptr(base, f) = json_object_get_boolean(v);
         return 0;
 }
 
-int dup_string(json_object *o, char **ret) {
+int config_dup_string(json_object *o, char **ret) {
         char *s = strdup(json_object_get_string(o));
         if (!s)
                 return -ENOMEM;
@@ -362,25 +363,25 @@ int dup_string(json_object *o, char **ret) {
         return 0;
 }
 
-int field_string(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
-                 const struct field *f) {
-        return dup_string(v, field_ptr(base, f));
+int config_field_string(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                        const struct field *f) {
+        return config_dup_string(v, field_ptr(base, f));
 }
 
-int field_object(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
-                 const struct field *f) {
-        return fields_dispatch(ps, path, v, f->arg, base);
+int config_field_object(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                        const struct field *f) {
+        return config_fields_dispatch(ps, path, v, f->arg, base);
 }
 
 /* A list of names into a NULL-terminated vector of pointers into V (valid
  * while V lives), stored as a const char ** the caller frees. */
-int field_names(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
-                const struct field *f) {
+int config_field_names(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                       const struct field *f) {
         const char ***ret = field_ptr(base, f);
         size_t n;
 
         if (!json_object_is_type(v, json_type_array))
-                return fail(ps, path, "expected an array of names, got %s", json_type_name(v));
+                return config_fail(ps, path, "expected an array of names, got %s", config_type_name(v));
         n = json_object_array_length(v);
         free(*ret);
         *ret = calloc(n + 1, sizeof(char *));
@@ -390,8 +391,8 @@ int field_names(struct parser *ps, const char *path, json_object *o, json_object
                 json_object *a = json_object_array_get_idx(v, i);
 
                 if (!json_object_is_type(a, json_type_string)) {
-                        _cleanup_(freep) char *child = path_index(path, i);
-                        return child ? fail(ps, child, "expected a name, got %s", json_type_name(a)) : -ENOMEM;
+                        _cleanup_(freep) char *child = config_path_index(path, i);
+                        return child ? config_fail(ps, child, "expected a name, got %s", config_type_name(a)) : -ENOMEM;
                 }
                 (*ret)[i] = json_object_get_string(a);
         }
@@ -399,8 +400,8 @@ int field_names(struct parser *ps, const char *path, json_object *o, json_object
 }
 
 /* A u64 given as a number or as a "0x..." string (config words). */
-int field_word(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
-               const struct field *f) {
+int config_field_word(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                      const struct field *f) {
         uint64_t *ret = field_ptr(base, f);
 
         if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0)
@@ -412,9 +413,9 @@ int field_word(struct parser *ps, const char *path, json_object *o, json_object 
                 errno = 0;
                 *ret = strtoull(s, &end, 0);
                 if (!*s || *s == '-' || errno != 0 || *end)
-                        return fail(ps, path, "\"%s\" is not a number (0x... for hex)", s);
+                        return config_fail(ps, path, "\"%s\" is not a number (0x... for hex)", s);
         } else
-                return fail(ps, path, "expected a number or a \"0x...\" string, got %s", json_type_name(v));
+                return config_fail(ps, path, "expected a number or a \"0x...\" string, got %s", config_type_name(v));
         if (f->flags & FIELD_HAS)
                 *(bool *) ((uint8_t *) base + f->offset_has) = true;
         return 0;

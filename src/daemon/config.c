@@ -72,8 +72,9 @@ static int admin_add_kinds(struct parser *ps, const char *path, const char *cons
 
                         if (asprintf(&child, "%s.kinds[%zu]", path, i) < 0)
                                 return -ENOMEM;
-                        return fail(ps, child, "unknown event kind \"%s\" (known: tracepoint, kprobe, kretprobe, "
-                                    "uprobe, uretprobe, software, hardware, cache, raw, breakpoint, pmu)", kinds[i]);
+                        return config_fail(ps, child, "unknown event kind \"%s\" (known: tracepoint, kprobe, "
+                                           "kretprobe, uprobe, uretprobe, software, hardware, cache, raw, breakpoint, "
+                                           "pmu)", kinds[i]);
                 }
                 *ret |= 1u << k;
         }
@@ -96,8 +97,8 @@ static int admin_add_paths(struct parser *ps, const char *path, const char *cons
 
                         if (asprintf(&child, "%s.paths[%zu]", path, i) < 0)
                                 return -ENOMEM;
-                        return fail(ps, child, "\"%s\" must be an absolute path or pattern such as \"/usr/bin/*\"",
-                                    paths[i]);
+                        return config_fail(ps, child, "\"%s\" must be an absolute path or pattern such as "
+                                           "\"/usr/bin/*\"", paths[i]);
                 }
                 (*ret)[i] = strdup(paths[i]);
                 if (!(*ret)[i])
@@ -114,8 +115,8 @@ static int field_admin_add(struct parser *ps, const char *path, json_object *o, 
         int r;
 
         if (!c->socket_admin_group)
-                return fail(ps, path, "there is no socket.admin_group for it to limit");
-        r = fields_dispatch(ps, path, v, admin_add_fields, &in);
+                return config_fail(ps, path, "there is no socket.admin_group for it to limit");
+        r = config_fields_dispatch(ps, path, v, admin_add_fields, &in);
         a->fetch = in.fetch;
         if (r >= 0)
                 r = admin_add_kinds(ps, path, in.kinds, &a->kinds);
@@ -126,8 +127,8 @@ static int field_admin_add(struct parser *ps, const char *path, json_object *o, 
         if (r < 0)
                 return r;
         if ((a->kinds & (1u << EVENT_UPROBE | 1u << EVENT_URETPROBE)) && !a->paths)
-                return fail(ps, "socket.admin_add.paths", "uprobes are in socket.admin_add.kinds, but no \"paths\" "
-                            "says which binaries (e.g. [\"/usr/bin/*\"])");
+                return config_fail(ps, "socket.admin_add.paths", "uprobes are in socket.admin_add.kinds, but no "
+                                   "\"paths\" says which binaries (e.g. [\"/usr/bin/*\"])");
         return 0;
 }
 
@@ -136,8 +137,8 @@ static int field_socket_path(struct parser *ps, const char *path, json_object *o
         const char *s = json_object_get_string(v);
 
         if (s[0] != '/' || strlen(s) >= 108)
-                return fail(ps, path, "\"%s\" must be an absolute path shorter than 108 bytes", s);
-        return dup_string(v, &((struct config *) base)->socket_path);
+                return config_fail(ps, path, "\"%s\" must be an absolute path shorter than 108 bytes", s);
+        return config_dup_string(v, &((struct config *) base)->socket_path);
 }
 
 static int field_socket_mode(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
@@ -147,13 +148,13 @@ static int field_socket_mode(struct parser *ps, const char *path, json_object *o
         unsigned long m;
 
         if (!json_object_is_type(v, json_type_string))
-                return fail(ps, path, "expected an octal string such as \"0660\", got %s", json_type_name(v));
+                return config_fail(ps, path, "expected an octal string such as \"0660\", got %s", config_type_name(v));
         s = json_object_get_string(v);
         errno = 0;
         m = strtoul(s, &end, 8);
         /* strtoul() would take " 660" and "+660" too. */
         if (!*s || s[strspn(s, "01234567")] || *end || errno || m > 0777)
-                return fail(ps, path, "\"%s\" is not an octal file mode such as \"0660\"", s);
+                return config_fail(ps, path, "\"%s\" is not an octal file mode such as \"0660\"", s);
         ((struct config *) base)->socket_mode = (mode_t) m;
         return 0;
 }
@@ -174,12 +175,12 @@ static int field_ring_pages(struct parser *ps, const char *path, json_object *o,
         uint64_t n = 0;
         int r;
 
-        r = check_range(ps, path, v, 1, 1u << 16, &n);
+        r = config_check_range(ps, path, v, 1, 1u << 16, &n);
         if (r < 0)
                 return r;
         if (n & (n - 1))
-                return fail(ps, path, "%" PRIu64 " is not a power of two (try %" PRIu64 ")",
-                            n, (uint64_t) 1 << (63 - __builtin_clzll(n)));
+                return config_fail(ps, path, "%" PRIu64 " is not a power of two (try %" PRIu64 ")",
+                                   n, (uint64_t) 1 << (63 - __builtin_clzll(n)));
         ((struct config *) base)->ring_pages = (unsigned) n;
         return 0;
 }
@@ -190,8 +191,9 @@ static int field_ring_pages(struct parser *ps, const char *path, json_object *o,
 static int field_flush_ms(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
                           const struct field *f) {
         if (json_object_object_get_ex(o, "latency_ms", NULL))
-                return fail(ps, path, "is the old name of ring.latency_ms, which is set too: keep only ring.latency_ms");
-        return field_uint(ps, path, o, v, base, f);
+                return config_fail(ps, path, "is the old name of ring.latency_ms, which is set too: keep only "
+                                   "ring.latency_ms");
+        return config_field_uint(ps, path, o, v, base, f);
 }
 
 /* ring.busy_flush_ms and ring.idle_flush_ms, periods that start from
@@ -202,13 +204,13 @@ static int field_ring_period(struct parser *ps, const char *path, json_object *o
         uint64_t n = 0;
         int r;
 
-        r = check_range(ps, path, v, 1, 10000, &n);
+        r = config_check_range(ps, path, v, 1, 10000, &n);
         if (r < 0)
                 return r;
         if (n < c->flush_ms)
-                return fail(ps, path, "%" PRIu64 " is below ring.flush_ms (%u): the reader %s", n, c->flush_ms,
-                            (const char *) f->arg);
-        store_uint(field_ptr(base, f), f->size, n);
+                return config_fail(ps, path, "%" PRIu64 " is below ring.flush_ms (%u): the reader %s", n, c->flush_ms,
+                                   (const char *) f->arg);
+        config_store_uint(field_ptr(base, f), f->size, n);
         return 0;
 }
 
@@ -233,13 +235,15 @@ static int field_ring(struct parser *ps, const char *path, json_object *o, json_
         struct config *c = base;
         int r;
 
-        r = fields_dispatch(ps, path, v, ring_fields, c);
+        r = config_fields_dispatch(ps, path, v, ring_fields, c);
         if (r < 0)
                 return r;
         if (!json_object_object_get_ex(v, "idle_flush_ms", NULL))
-                c->idle_flush_ms = c->flush_ms > CONFIG_DEFAULT_IDLE_FLUSH_MS ? c->flush_ms : CONFIG_DEFAULT_IDLE_FLUSH_MS;
+                c->idle_flush_ms = c->flush_ms > CONFIG_DEFAULT_IDLE_FLUSH_MS ? c->flush_ms :
+                                                                                 CONFIG_DEFAULT_IDLE_FLUSH_MS;
         if (!json_object_object_get_ex(v, "busy_flush_ms", NULL))
-                c->busy_flush_ms = c->flush_ms > CONFIG_DEFAULT_BUSY_FLUSH_MS ? c->flush_ms : CONFIG_DEFAULT_BUSY_FLUSH_MS;
+                c->busy_flush_ms = c->flush_ms > CONFIG_DEFAULT_BUSY_FLUSH_MS ? c->flush_ms :
+                                                                                 CONFIG_DEFAULT_BUSY_FLUSH_MS;
         return 0;
 }
 
@@ -248,7 +252,7 @@ static int field_queue_kib(struct parser *ps, const char *path, json_object *o, 
         uint64_t n = 0;
         int r;
 
-        r = check_range(ps, path, v, 64, 1u << 20, &n);
+        r = config_check_range(ps, path, v, 64, 1u << 20, &n);
         if (r < 0)
                 return r;
         ((struct config *) base)->client_queue_bytes = (size_t) n * 1024;
@@ -276,12 +280,13 @@ static int field_metrics_path(struct parser *ps, const char *path, json_object *
                 return 0;
         }
         if (!json_object_is_type(v, json_type_string))
-                return fail(ps, path, "expected a file path string (or \"\" or false for no metrics file), got %s",
-                            json_type_name(v));
+                return config_fail(ps, path, "expected a file path string (or \"\" or false for no metrics file), "
+                                   "got %s", config_type_name(v));
         s = json_object_get_string(v);
         if (s[0] != '/' || s[strlen(s) - 1] == '/')
-                return fail(ps, path, "\"%s\" must be an absolute file path, such as \"%s\"", s, METRICS_DEFAULT_PATH);
-        return dup_string(v, &c->metrics_path);
+                return config_fail(ps, path, "\"%s\" must be an absolute file path, such as \"%s\"", s,
+                                   METRICS_DEFAULT_PATH);
+        return config_dup_string(v, &c->metrics_path);
 }
 
 static const struct field metrics_fields[] = {
@@ -309,15 +314,15 @@ static int field_cgroups(struct parser *ps, const char *path, json_object *o, js
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(v, i);
-                _cleanup_(freep) char *child = path_index(path, i);
+                _cleanup_(freep) char *child = config_path_index(path, i);
 
                 if (!child)
                         return -ENOMEM;
                 if (!json_object_is_type(e, json_type_string))
-                        return fail(ps, child, "expected a cgroup path string, got %s", json_type_name(e));
+                        return config_fail(ps, child, "expected a cgroup path string, got %s", config_type_name(e));
                 c->cgroups[i] = strdup(json_object_get_string(e));
                 if (!c->cgroups[i] ||
-                    asprintf(&c->cgroups_where[i], "%s:%u: %s", ps->file, parser_line_of(ps, child), child) < 0)
+                    asprintf(&c->cgroups_where[i], "%s:%u: %s", ps->file, config_line_of(ps, child), child) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -333,16 +338,16 @@ static int field_pids(struct parser *ps, const char *path, json_object *o, json_
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(v, i);
-                _cleanup_(freep) char *child = path_index(path, i);
+                _cleanup_(freep) char *child = config_path_index(path, i);
                 int64_t pid;
 
                 if (!child)
                         return -ENOMEM;
                 if (!json_object_is_type(e, json_type_int))
-                        return fail(ps, child, "expected a process id, got %s", json_type_name(e));
+                        return config_fail(ps, child, "expected a process id, got %s", config_type_name(e));
                 pid = json_object_get_int64(e);
                 if (pid <= 0 || pid > INT32_MAX)
-                        return fail(ps, child, "%" PRIi64 " is not a valid process id", pid);
+                        return config_fail(ps, child, "%" PRIi64 " is not a valid process id", pid);
                 c->pids[c->n_pids++] = (pid_t) pid;
         }
         return 0;
@@ -371,9 +376,9 @@ static int field_clock(struct parser *ps, const char *path, json_object *o, json
         for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
                 if (strcmp(s, clocks[i].name) == 0) {
                         c->clockid = clocks[i].id;
-                        return dup_string(v, &c->clock_name);
+                        return config_dup_string(v, &c->clock_name);
                 }
-        return fail(ps, path, "\"%s\" is not one of monotonic, monotonic_raw, boottime, realtime, tai", s);
+        return config_fail(ps, path, "\"%s\" is not one of monotonic, monotonic_raw, boottime, realtime, tai", s);
 }
 
 static int field_order(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
@@ -386,8 +391,8 @@ static int field_order(struct parser *ps, const char *path, json_object *o, json
         else if (strcmp(s, "arrival") == 0)
                 c->order_time = false;
         else
-                return fail(ps, path, "\"%s\" is neither \"time\" (lines in ts order across CPUs, the default) nor "
-                            "\"arrival\" (as read, at the lowest latency)", s);
+                return config_fail(ps, path, "\"%s\" is neither \"time\" (lines in ts order across CPUs, the "
+                                   "default) nor \"arrival\" (as read, at the lowest latency)", s);
         return 0;
 }
 
@@ -396,7 +401,7 @@ static const struct field root_fields[] = {
         F_CUSTOM("ring", json_type_object, field_ring),
         F_OBJECT("clients", clients_fields),
         F_OBJECT("targets", targets_fields),
-        { .key = "events", .type = json_type_array, .parse = field_events, .flags = FIELD_REQUIRED,
+        { .key = "events", .type = json_type_array, .parse = config_field_events, .flags = FIELD_REQUIRED,
           .arg = "missing: list the tracepoints and probes to serve" },
         F_CUSTOM("clock", json_type_string, field_clock),
         F_OBJECT("counters", counters_fields),
@@ -426,10 +431,11 @@ static int check_clock(struct parser *ps, const struct config *c) {
                 return 0;
         for (size_t i = 0; i < c->n_events; i++)
                 if (!event_kind_takes_any_clock(c->events[i].kind))
-                        return fail(ps, "clock", "\"%s\" is a clock the kernel stamps software events with only (it is "
-                                    "not NMI-safe), and events[%zu] (%s) is a %s: use \"monotonic\" (the default) "
-                                    "or \"monotonic_raw\"; \"time\" on every line is wall-clock time anyway",
-                                    c->clock_name, i, c->events[i].wire_name, event_kind_table[c->events[i].kind]);
+                        return config_fail(ps, "clock", "\"%s\" is a clock the kernel stamps software events "
+                                           "with only (it is not NMI-safe), and events[%zu] (%s) is a %s: use "
+                                           "\"monotonic\" (the default) or \"monotonic_raw\"; \"time\" on every "
+                                           "line is wall-clock time anyway", c->clock_name, i,
+                                           c->events[i].wire_name, event_kind_table[c->events[i].kind]);
         return 0;
 }
 
@@ -437,8 +443,8 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         int r;
 
         if (!json_object_is_type(root, json_type_object))
-                return fail(ps, "", "the config must be a JSON object, got %s", json_type_name(root));
-        r = fields_dispatch(ps, "", root, root_fields, c);
+                return config_fail(ps, "", "the config must be a JSON object, got %s", config_type_name(root));
+        r = config_fields_dispatch(ps, "", root, root_fields, c);
         if (r < 0)
                 return r;
         return check_clock(ps, c);
@@ -602,7 +608,7 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
         }
         /* json-c accepted the text; where our scanner is stricter it only
          * loses line numbers past that point. */
-        r = scan_value(&ps, "", 0);
+        r = config_scan(&ps, "", 0);
         if (r == -ENOMEM)
                 goto finish;
         for (const char *p = text + end; *p; p++)
@@ -610,7 +616,7 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
                         unsigned line = 1;
                         for (const char *q = text; q < p; q++)
                                 line += *q == '\n';
-                        parser_done(&ps);
+                        config_parser_done(&ps);
                         return error_set(ret_error, -EINVAL, "%s:%u: invalid JSON: text after the end of the config object",
                                          path, line);
                 }
@@ -619,10 +625,10 @@ int config_parse(const char *text, const char *path, struct config **ret, char *
 finish:
         if (r < 0) {
                 *ret_error = TAKE_PTR(ps.error);
-                parser_done(&ps);
+                config_parser_done(&ps);
                 return r;
         }
-        parser_done(&ps);
+        config_parser_done(&ps);
         *ret = TAKE_PTR(c);
         return 0;
 }
