@@ -4,36 +4,22 @@
  * (forwarder, dropped). */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <limits.h>
-#include <nats/nats.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "evmon/human.h"
 #include "evmon/protocol.h"
-#include "evmon/cleanup.h"
 #include "evmon/encode.h"
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
 #include "line.h"
-#include "url.h"
-#include "queue.h"
 #include "forward.h"
 
 /* Queues one line with its subject and message id; counts it dropped when
