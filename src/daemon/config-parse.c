@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "config-parse.h"
-#include "evmon/attr.h"
 #include "evmon/cleanup.h"
 
 /* The config reader's tools: the position scanner (lines for messages),

@@ -4,14 +4,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
 #include "config-parse.h"
 #include "metrics.h"
-#include "evmon/attr.h"
 #include "evmon/cleanup.h"
 #include "evmon/error.h"
 #include "evmon/io.h"
