@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Work the event loop must not wait for, done in order on one worker
+/* src/basic/async.c. Work the event loop must not wait for, done in order on one worker
  * thread: the last close of a perf fd (for a tracepoint the kernel waits
  * for an RCU grace period in perf_trace_event_unreg()) and the removal of
  * a probe from tracefs, which must come after it. systemd's

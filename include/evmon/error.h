@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The message half of "-errno and a message", for every module that
- * returns both (tracefs, the daemon). */
+/* src/basic/error.c: the message half of "-errno and a message", for
+ * every module that returns both (tracefs, the daemon). */
 
 #include "evmon/cleanup.h"
 

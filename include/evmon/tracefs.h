@@ -30,11 +30,6 @@ const char *tracefs_path(const struct tracefs *t);
  * tracefs mount. -ENOENT when there is none. The caller owns *ret_path. */
 int tracefs_find_mount(const char *mounts, char **ret_path);
 
-/* Reads a small sysfs or tracefs attribute at PATH whole into BUF (SIZE
- * bytes), NUL-terminated, trailing newlines and spaces dropped. -E2BIG
- * when it does not fit. */
-int sysfs_read_small(const char *path, char *buf, size_t size);
-
 /* Reads the file REL (relative to the root) whole, NUL-terminated. */
 int tracefs_read(const struct tracefs *t, const char *rel, char **ret_text, size_t *ret_len);
 

@@ -10,6 +10,7 @@
 
 #include "config-parse.h"
 #include "evmon/cleanup.h"
+#include "evmon/parse.h"
 
 /* The config reader's tools: the position scanner (lines for messages),
  * config_fail(), and the table walk with the parsers of plain values. */
@@ -407,11 +408,8 @@ int config_field_word(struct parser *ps, const char *path, json_object *o, json_
                 *ret = (uint64_t) json_object_get_int64(v);
         else if (json_object_is_type(v, json_type_string)) {
                 const char *s = json_object_get_string(v);
-                char *end;
 
-                errno = 0;
-                *ret = strtoull(s, &end, 0);
-                if (!*s || *s == '-' || errno != 0 || *end)
+                if (parse_u64(s, ret) < 0)
                         return config_fail(ps, path, "\"%s\" is not a number (0x... for hex)", s);
         } else
                 return config_fail(ps, path, "expected a number or a \"0x...\" string, got %s", config_type_name(v));

@@ -14,7 +14,7 @@
 
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
-#include "attr-private.h"
+#include "evmon/parse.h"
 
 /* Newer than some uapi headers we build against; the numbers are ABI. */
 #define SW_CGROUP_SWITCHES 11
@@ -350,18 +350,6 @@ const char *const *attr_event_names(enum attr_kind k) {
         }
 }
 
-int attr_parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-
-        if (!s || !*s || *s == '-')
-                return -EINVAL;
-        errno = 0;
-        *ret = strtoull(s, &end, 0);
-        if (errno != 0 || *end != '\0')
-                return -EINVAL;
-        return 0;
-}
-
 static int fail(struct attr_error *e, const char *key, const char *value, const char *reason, int r) {
         if (e)
                 *e = (struct attr_error) { .key = key, .value = value, .reason = reason };
@@ -482,7 +470,7 @@ static int breakpoint_attr(const struct attr_spec *s, const struct attr_env *env
         if (a->bp_len != 1 && a->bp_len != 2 && a->bp_len != 4 && a->bp_len != 8)
                 return fail(e, "len", NULL, "not 1, 2, 4 or 8", -EINVAL);
 
-        if (attr_parse_u64(s->name, &addr) < 0) {
+        if (parse_u64(s->name, &addr) < 0) {
                 r = kallsyms_lookup(env ? env->kallsyms : NULL, s->name, &addr);
                 if (r == -ENOENT)
                         return fail(e, "name", s->name, "neither an address nor a kernel symbol in kallsyms", r);

@@ -15,8 +15,8 @@
 
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
-#include "evmon/tracefs.h"
-#include "attr-private.h"
+#include "evmon/io.h"
+#include "evmon/parse.h"
 
 #define PMU_ROOT "/sys/bus/event_source/devices"
 #define KALLSYMS "/proc/kallsyms"
@@ -125,7 +125,7 @@ static int term_apply(struct pmu_ctx *c, const char *term, unsigned depth) {
         }
         memcpy(name, term, l);
         name[l] = '\0';
-        if (eq && attr_parse_u64(eq + 1, &value) < 0) {
+        if (eq && parse_u64(eq + 1, &value) < 0) {
                 *c->reason = "a term's value is a number (0x.. for hex)";
                 return -EINVAL;
         }
@@ -175,9 +175,9 @@ static int term_apply(struct pmu_ctx *c, const char *term, unsigned depth) {
 
 int pmu_resolve(const char *root, const char *spec, struct perf_event_attr *attr, const char **ret_reason) {
         const char *slash, *dummy = NULL;
-        char pmu[NAME_MAX + 1], type[32], terms[4096], path[PATH_MAX + 64];
+        char pmu[NAME_MAX + 1], terms[4096];
         struct pmu_ctx c;
-        uint64_t t;
+        uint32_t t;
         size_t l, tl;
         int r;
 
@@ -206,20 +206,19 @@ int pmu_resolve(const char *root, const char *spec, struct perf_event_attr *attr
 
         c = (struct pmu_ctx) { .attr = attr, .reason = ret_reason };
         snprintf(c.dir, sizeof(c.dir), "%s/%s", root, pmu);
-        snprintf(path, sizeof(path), "%s/type", c.dir);
-        r = sysfs_read_small(path, type, sizeof(type));
+        r = sysfs_pmu_type(root, pmu, &t);
         if (r == -ENOENT) {
                 *ret_reason = "no such PMU under /sys/bus/event_source/devices";
                 return r;
         }
-        if (r < 0)
-                return r;
-        if (attr_parse_u64(type, &t) < 0 || t > UINT32_MAX) {
+        if (r == -EBADMSG) {
                 *ret_reason = "the PMU's type file is not a number";
                 return -EINVAL;
         }
+        if (r < 0)
+                return r;
 
-        attr->type = (uint32_t) t;
+        attr->type = t;
         attr->config = attr->config1 = attr->config2 = 0;
         return terms_apply(&c, terms, 0);
 }
@@ -284,23 +283,22 @@ int pmu_foreach_event(const char *root, pmu_event_fn fn, void *userdata) {
 
         for (size_t i = 0; i < n_pmus; i++) {
                 _cleanup_(strv_freep) char **events = NULL;
-                char path[PATH_MAX + 64], type[32];
+                char path[PATH_MAX + 64];
                 size_t n_events = 0;
-                uint64_t t;
+                uint32_t t;
 
-                snprintf(path, sizeof(path), "%s/%s/type", root, pmus[i]);
-                if (sysfs_read_small(path, type, sizeof(type)) < 0 || attr_parse_u64(type, &t) < 0 || t > UINT32_MAX)
+                if (sysfs_pmu_type(root, pmus[i], &t) < 0)
                         continue;
                 snprintf(path, sizeof(path), "%s/%s/events", root, pmus[i]);
                 if (list_dir(path, true, &events, &n_events) < 0)
                         n_events = 0;
                 if (n_events == 0) {
-                        r = fn(pmus[i], (uint32_t) t, NULL, userdata);
+                        r = fn(pmus[i], t, NULL, userdata);
                         if (r < 0)
                                 return r;
                 }
                 for (size_t k = 0; k < n_events; k++) {
-                        r = fn(pmus[i], (uint32_t) t, events[k], userdata);
+                        r = fn(pmus[i], t, events[k], userdata);
                         if (r < 0)
                                 return r;
                 }

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
-#include "error.h"
+#include "evmon/error.h"
 #include "evmon/probe.h"
 
 static void elf_endp(Elf **e) {

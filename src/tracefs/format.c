@@ -368,8 +368,9 @@ static bool is_ident_char(char c) {
         return isalnum((unsigned char) c) || c == '_';
 }
 
-/* Parses a decimal number of P..END into *ret. */
-static int parse_u64(const char *p, const char *end, uint64_t *ret) {
+/* Parses a decimal number of P..END (blanks around it) into *ret: a span
+ * of the format text, not a C string, hence not basic's parse_u64(). */
+static int parse_decimal(const char *p, const char *end, uint64_t *ret) {
         uint64_t v = 0;
 
         p = skip_space(p, end);
@@ -391,7 +392,7 @@ static int parse_u32(const char *p, const char *end, uint32_t *ret) {
         uint64_t v;
         int r;
 
-        r = parse_u64(p, end, &v);
+        r = parse_decimal(p, end, &v);
         if (r < 0)
                 return r;
         if (v > UINT32_MAX)
@@ -447,7 +448,7 @@ static int field_parse(const char *decl, const char *decl_end, const char *items
                         } else if (word_is(p, kl, "signed")) {
                                 uint64_t s;
 
-                                r = parse_u64(colon + 1, item_end, &s);
+                                r = parse_decimal(colon + 1, item_end, &s);
                                 if (r < 0)
                                         return r;
                                 f->is_signed = s != 0;
@@ -480,7 +481,7 @@ static int field_parse(const char *decl, const char *decl_end, const char *items
                 /* Old kernels wrote the length as the macro
                  * ("comm[TASK_COMM_LEN]"): then it stays 0 and the
                  * element width comes from the type. */
-                if (parse_u64(open + 1, name_end - 1, &len) < 0)
+                if (parse_decimal(open + 1, name_end - 1, &len) < 0)
                         len = 0;
                 name_end = rskip_space(decl, open);
         }

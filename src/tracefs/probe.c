@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
-#include "error.h"
+#include "evmon/error.h"
+#include "evmon/io.h"
+#include "evmon/parse.h"
 #include "evmon/probe.h"
 #include "evmon/tracefs.h"
 
@@ -67,21 +69,6 @@ bool probe_name_is_valid(const char *s) {
         return n < PROBE_NAME_MAX;
 }
 
-/* A whole-string unsigned number in C syntax (0x.., decimal). */
-static int parse_u64(const char *s, uint64_t *ret) {
-        unsigned long long v;
-        char *end;
-
-        if (!s || !isdigit((unsigned char) s[0]))
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 0);
-        if (errno != 0 || *end)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 /* Kernel symbols: C identifiers plus the '.' of compiler clones
  * ("foo.isra.0", "foo.cold") and an optional "MODULE:" prefix. */
 static bool symbol_is_valid(const char *s, bool allow_colon) {
@@ -117,7 +104,8 @@ static int parse_location(const char *s, bool allow_colon, struct probe_target *
         if (!symbol_is_valid(sym, allow_colon))
                 return error_set(ret_error, -EINVAL, "probe target \"%s\": bad symbol \"%s\"", target, sym);
         v = 0;
-        if (plus && parse_u64(plus + 1, &v) < 0)
+        /* A digit first: parse_u64() would take "+ 5" and "++5". */
+        if (plus && (!isdigit((unsigned char) plus[1]) || parse_u64(plus + 1, &v) < 0))
                 return error_set(ret_error, -EINVAL, "probe target \"%s\": bad offset \"%s\"", target, plus + 1);
         ret->symbol = TAKE_PTR(sym);
         ret->offset = v;
@@ -631,7 +619,8 @@ int probe_pmu_type(const char *sysfs, enum probe_kind kind, uint32_t *ret_type,
         _cleanup_(freep) char *path = NULL;
         const char *pmu;
         char buf[64];
-        uint64_t v, bit;
+        uint64_t bit;
+        uint32_t type;
         int r;
 
         if (!kind_is_valid(kind))
@@ -640,17 +629,15 @@ int probe_pmu_type(const char *sysfs, enum probe_kind kind, uint32_t *ret_type,
                 sysfs = "/sys";
         pmu = probe_kind_is_uprobe(kind) ? "uprobe" : "kprobe";
 
-        if (asprintf(&path, "%s/bus/event_source/devices/%s/type", sysfs, pmu) < 0)
+        if (asprintf(&path, "%s/bus/event_source/devices", sysfs) < 0)
                 return -ENOMEM;
-        r = sysfs_read_small(path, buf, sizeof(buf));
+        r = sysfs_pmu_type(path, pmu, &type);
         if (r == -ENOENT)
                 return -EOPNOTSUPP;
         if (r < 0)
                 return r;
-        if (parse_u64(buf, &v) < 0 || v > UINT32_MAX)
-                return -EBADMSG;
         if (ret_type)
-                *ret_type = (uint32_t) v;
+                *ret_type = type;
 
         if (!ret_retprobe_mask)
                 return 0;

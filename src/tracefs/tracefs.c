@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,6 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/tracefs.h"
-#include "error.h"
 #include "evmon/io.h"
 
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
@@ -44,27 +42,6 @@ struct tracefs *tracefs_free(struct tracefs *t) {
 
 const char *tracefs_path(const struct tracefs *t) {
         return t ? t->path : NULL;
-}
-
-int sysfs_read_small(const char *path, char *buf, size_t size) {
-        _cleanup_(closep) int fd = -1;
-        ssize_t n;
-
-        if (!path || !buf || size == 0)
-                return -EINVAL;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        /* A sysfs attribute is read whole in one read. */
-        n = read(fd, buf, size - 1);
-        if (n < 0)
-                return negative_errno();
-        if ((size_t) n == size - 1)
-                return -E2BIG;
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-                n--;
-        buf[n] = '\0';
-        return 0;
 }
 
 static int read_file_at(int dirfd, const char *path, char **ret_text, size_t *ret_len) {
@@ -430,56 +407,4 @@ char *tracefs_filter_error(const struct tracefs *t, const char *system, const ch
         end = p + strcspn(p, "\n");
         why = strndup(p, (size_t) (end - p));
         return why;
-}
-
-int error_set(char **ret_error, int error, const char *fmt, ...) {
-        va_list ap;
-
-        if (ret_error) {
-                free(*ret_error);
-                *ret_error = NULL;
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return error;
-}
-
-int read_full(int fd, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_(freep) char *buf = NULL;
-        size_t len = 0, alloc = 0;
-
-        for (;;) {
-                ssize_t k;
-
-                if (alloc - len < 4096 + 1) {
-                        size_t n = alloc ? alloc * 2 : 8192;
-                        char *nb;
-
-                        if (max > 0 && alloc > max + 1)
-                                return -EFBIG;
-                        nb = realloc(buf, n);
-                        if (!nb)
-                                return -ENOMEM;
-                        buf = nb;
-                        alloc = n;
-                }
-                k = read(fd, buf + len, alloc - len - 1);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
-        if (max > 0 && len > max)
-                return -EFBIG;
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        if (ret_len)
-                *ret_len = len;
-        return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Closes off the event loop (src/monitor/async.c), on the real kernel.
+/* Closes off the event loop (src/basic/async.c), on the real kernel.
  *
  * The last close of a tracepoint's perf fd waits for a grace period under
  * the kernel's event_mutex (~30 ms, one after the other), so removing a

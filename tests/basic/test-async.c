@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* src/monitor/async.c: jobs run in the order queued, a ticket reads done
+/* src/basic/async.c: jobs run in the order queued, a ticket reads done
  * only after its job (and every one before) ran, fds handed over are
  * closed, hundreds of jobs queue behind a slow one without a wait, and
  * what they hold stays within half of RLIMIT_NOFILE. */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Numbers from text: see evmon/parse.h. */
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "evmon/parse.h"
+
+int parse_u64(const char *s, uint64_t *ret) {
+        unsigned long long v;
+        char *end;
+
+        /* strtoull() takes "-1" as 2^64-1 and "" as 0: neither is a count. */
+        if (!s || !*s || *s == '-' || !ret)
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 0);
+        if (errno != 0 || *end != '\0')
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}

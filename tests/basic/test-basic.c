@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* src/basic/: number parsing, error messages, whole-file and sysfs reads. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/error.h"
+#include "evmon/io.h"
+#include "evmon/parse.h"
+
+static void test_parse_u64(void **state) {
+        static const struct { const char *s; int r; uint64_t v; } cases[] = {
+                { "0", 0, 0 },
+                { "42", 0, 42 },
+                { "0x1a2", 0, 0x1a2 },
+                { "010", 0, 8 },
+                { "18446744073709551615", 0, UINT64_MAX },
+                { "18446744073709551616", -EINVAL, 0 },
+                { "", -EINVAL, 0 },
+                { "-1", -EINVAL, 0 },
+                { "12abc", -EINVAL, 0 },
+                { "0x", -EINVAL, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t v = 7;
+
+                assert_int_equal(parse_u64(cases[i].s, &v), cases[i].r);
+                assert_true(v == (cases[i].r == 0 ? cases[i].v : 7));
+        }
+        assert_int_equal(parse_u64(NULL, &(uint64_t) {0}), -EINVAL);
+}
+
+static void test_error_set(void **state) {
+        _cleanup_(freep) char *e = NULL;
+
+        assert_int_equal(error_set(&e, -ENOENT, "no %s", "thing"), -ENOENT);
+        assert_string_equal(e, "no thing");
+        /* An old message is replaced, not leaked (ASan says). */
+        assert_int_equal(error_set(&e, -EINVAL, "bad %d", 3), -EINVAL);
+        assert_string_equal(e, "bad 3");
+        assert_int_equal(error_set(NULL, -EIO, "dropped"), -EIO);
+}
+
+static void test_read_full(void **state) {
+        _cleanup_(freep) char *text = NULL;
+        _cleanup_(freep) char *big = malloc(100000);
+        size_t len = 0;
+        int p[2];
+
+        assert_non_null(big);
+        memset(big, 'x', 100000);
+        /* A pipe has no size: read until the end, across buffer growth. */
+        assert_int_equal(pipe(p), 0);
+        if (fork() == 0) {
+                close(p[0]);
+                _exit(loop_write(p[1], big, 100000) < 0);
+        }
+        close(p[1]);
+        assert_int_equal(read_full(p[0], 0, &text, &len), 0);
+        close(p[0]);
+        assert_int_equal(len, 100000);
+        assert_int_equal(text[len], '\0');
+        assert_memory_equal(text, big, len);
+
+        assert_int_equal(pipe(p), 0);
+        assert_int_equal(loop_write(p[1], "0123456789", 10), 0);
+        close(p[1]);
+        free(TAKE_PTR(text));
+        assert_int_equal(read_full(p[0], 5, &text, &len), -EFBIG);
+        assert_null(text);
+        close(p[0]);
+}
+
+static void put(const char *dir, const char *name, const char *text) {
+        char path[PATH_MAX];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        assert_non_null(f = fopen(path, "we"));
+        fputs(text, f);
+        fclose(f);
+}
+
+static void test_sysfs(void **state) {
+        char dir[] = "/tmp/evmon-test-basic-XXXXXX", path[PATH_MAX], buf[8];
+        uint32_t type = 0;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/msr", dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        put(path, "type", "12 \n");
+        snprintf(path, sizeof(path), "%s/bad", dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        put(path, "type", "msr\n");
+
+        snprintf(path, sizeof(path), "%s/msr/type", dir);
+        assert_int_equal(sysfs_read_small(path, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "12");
+        assert_int_equal(sysfs_read_small(path, buf, 3), -E2BIG);
+
+        assert_int_equal(sysfs_pmu_type(dir, "msr", &type), 0);
+        assert_int_equal(type, 12);
+        assert_int_equal(sysfs_pmu_type(dir, "bad", &type), -EBADMSG);
+        assert_int_equal(sysfs_pmu_type(dir, "none", &type), -ENOENT);
+
+        snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+        assert_int_equal(system(path), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_u64),
+                cmocka_unit_test(test_error_set),
+                cmocka_unit_test(test_read_full),
+                cmocka_unit_test(test_sysfs),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
