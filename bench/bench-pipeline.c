@@ -26,10 +26,10 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "evmon/connect.h"
 #include "evmon/context.h"
 #include "evmon/encode.h"
 #include "server.h"
@@ -190,7 +190,6 @@ int main(int argc, char **argv) {
         struct bench b = { .attr = { .sample_type = SAMPLE_TYPE, .sample_id_all = 1 } };
         struct format *fmt = NULL;
         struct reader rd = { .fd = -1 };
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         struct server_opts so = { .mode = 0600, .gid = (gid_t) -1, .max_clients = 4, .max_per_uid = 4, .admin_gid = (gid_t) -1,
                                   .queue_bytes = 64u << 20, .listen_fd = -1 };
         struct ring ring = {};
@@ -248,9 +247,8 @@ int main(int argc, char **argv) {
         so.path = path;
         if (sd_event_new(&e) < 0 || server_new(e, &so, &ops, NULL, &b.server, NULL) < 0)
                 return 1;
-        rd.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        strcpy(sa.sun_path, path);
-        if (connect(rd.fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+        rd.fd = evmon_connect(path);
+        if (rd.fd < 0)
                 return 1;
         while (server_n_clients(b.server) == 0)
                 sd_event_run(e, 100000);

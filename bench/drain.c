@@ -31,9 +31,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "evmon/clock.h"
+#include "evmon/connect.h"
 
 #define READ_SIZE (4u << 20)
 #define MAX_PIDS 64
@@ -80,13 +82,6 @@ static volatile sig_atomic_t stop;
 
 static void on_signal(int sig) {
         stop = 1;
-}
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
 static int u64_push(struct u64_array *a, uint64_t v) {
@@ -255,25 +250,19 @@ static int handle_line(const struct options *o, struct stats *st, struct u64_arr
 }
 
 static int connect_socket(const char *path, double timeout_s) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        uint64_t deadline = now_ns() + (uint64_t) (timeout_s * 1e9);
+        uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) (timeout_s * 1e9);
 
-        if (strlen(path) >= sizeof(sa.sun_path)) {
-                fprintf(stderr, "drain: socket path too long: %s\n", path);
-                return -ENAMETOOLONG;
-        }
-        strcpy(sa.sun_path, path);
         for (;;) {
-                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                if (fd < 0)
-                        return -errno;
-                if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+                int fd = evmon_connect(path);
+                if (fd >= 0)
                         return fd;
-                close(fd);
-                if ((errno != ENOENT && errno != ECONNREFUSED) || now_ns() > deadline) {
-                        int r = -errno;
-                        fprintf(stderr, "drain: connect %s: %s\n", path, strerror(errno));
-                        return r;
+                if (fd == -ENAMETOOLONG) {
+                        fprintf(stderr, "drain: socket path too long: %s\n", path);
+                        return fd;
+                }
+                if ((fd != -ENOENT && fd != -ECONNREFUSED) || now_ns(CLOCK_MONOTONIC) > deadline) {
+                        fprintf(stderr, "drain: connect %s: %s\n", path, strerror(-fd));
+                        return fd;
                 }
                 usleep(20000);
         }
@@ -401,10 +390,10 @@ int main(int argc, char **argv) {
         if (fd < 0)
                 return EXIT_FAILURE;
 
-        start_ns = last_data_ns = now_ns();
+        start_ns = last_data_ns = now_ns(CLOCK_MONOTONIC);
         for (;;) {
                 struct pollfd pfd = { .fd = fd, .events = POLLIN };
-                uint64_t now = now_ns();
+                uint64_t now = now_ns(CLOCK_MONOTONIC);
                 int timeout_ms;
                 ssize_t n;
                 char *p, *end, *nl;
@@ -453,7 +442,7 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "drain: evmond closed the connection\n");
                         break;
                 }
-                last_data_ns = now_ns();
+                last_data_ns = now_ns(CLOCK_MONOTONIC);
                 st.bytes += (uint64_t) n;
                 have += (size_t) n;
 
@@ -478,7 +467,7 @@ int main(int argc, char **argv) {
                 }
                 memmove(buf, p, have);
         }
-        end_ns = now_ns();
+        end_ns = now_ns(CLOCK_MONOTONIC);
         /* The client's own cost, taken before the bookkeeping below. */
         getrusage(RUSAGE_SELF, &ru);
         close(fd);

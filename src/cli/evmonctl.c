@@ -17,6 +17,7 @@
 
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
+#include "evmon/connect.h"
 #include "evmon/encode.h"
 #include "evmon/human.h"
 #include "evmon/io.h"
@@ -121,27 +122,16 @@ static void log_connect_error(const char *path, int err) {
 }
 
 static int connect_daemon(void) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         const char *path = socket_path();
         int fd;
 
-        if (strlen(path) >= sizeof(sa.sun_path)) {
+        fd = evmon_connect(path);
+        if (fd == -ENAMETOOLONG)
                 log_error("socket path %s is %zu bytes long: a Unix socket path has at most %zu "
                           "(give a shorter one: a symlink to the socket works)",
-                          path, strlen(path), sizeof(sa.sun_path) - 1);
-                return -ENAMETOOLONG;
-        }
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return log_error_errno(errno, "cannot make a socket: %m");
-        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int r = -errno;
-
-                log_connect_error(path, errno);
-                close(fd);
-                return r;
-        }
+                          path, strlen(path), sizeof(((struct sockaddr_un *) NULL)->sun_path) - 1);
+        else if (fd < 0)
+                log_connect_error(path, -fd);
         return fd;
 }
 

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evmon/clock.h"
 #include "evmon/context.h"
 #include "evmon/io.h"
 #include "symbolizer.h"
@@ -55,8 +56,6 @@
 #define EVMON_SYMBOLIZER_PATH "/usr/libexec/evmon/evmon-symbolizer"
 #endif
 
-#define NSEC_PER_SEC UINT64_C(1000000000)
-#define NSEC_PER_MSEC UINT64_C(1000000)
 /* A file the helper failed on is asked for again after this. */
 #define RETRY_NS (60 * NSEC_PER_SEC)
 /* A file met while the helper works on another is asked for after this. */
@@ -136,13 +135,6 @@ struct ctx_symbols {
         uint64_t wait_credit_ns, wait_refill_ns;  /* what the loop may still wait (helper_wait()) */
 };
 
-static uint64_t now_mono(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
-}
-
 /* ---- the helper ---------------------------------------------------------- */
 
 static void helper_stop(struct ctx_symbols *s) {
@@ -159,7 +151,7 @@ static void helper_stop(struct ctx_symbols *s) {
 /* The helper failed (late, dead, nonsense): killed, and not started again
  * before the back-off has passed. */
 static void helper_failed(struct ctx_symbols *s, bool timeout) {
-        uint64_t now = now_mono();
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
 
         helper_stop(s);
         if (timeout)
@@ -302,7 +294,7 @@ static int helper_pump(struct ctx_symbols *s, uint64_t until) {
                         continue;
                 if (errno != EAGAIN)
                         return -errno;
-                now = now_mono();
+                now = now_ns(CLOCK_MONOTONIC);
                 if (now >= until)
                         return 0;
                 if (poll(&(struct pollfd) { .fd = s->helper_fd, .events = POLLIN }, 1,
@@ -380,7 +372,7 @@ static int helper_request(struct ctx_symbols *s, int fd, uint64_t dev, uint64_t 
                 return -EAGAIN;
         }
         if (s->helper_fd < 0) {
-                if (now_mono() < s->restart_ns) {
+                if (now_ns(CLOCK_MONOTONIC) < s->restart_ns) {
                         /* In the back-off: what brought it down. */
                         *ret_note = s->down_note;
                         return -EAGAIN;
@@ -396,7 +388,7 @@ static int helper_request(struct ctx_symbols *s, int fd, uint64_t dev, uint64_t 
         }
         s->pending = (struct pending) {
                 .active = true, .id = ++s->next_id, .dev = dev, .ino = ino,
-                .deadline = now_mono() + (uint64_t) s->o.timeout_ms * NSEC_PER_MSEC,
+                .deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) s->o.timeout_ms * NSEC_PER_MSEC,
         };
         r = helper_send(s, fd, s->pending.id);
         if (r < 0) {
@@ -502,7 +494,7 @@ static void pending_settle(struct ctx_symbols *s, uint64_t until) {
         if (until > q->deadline)
                 until = q->deadline;
         r = helper_pump(s, until);
-        now = now_mono();
+        now = now_ns(CLOCK_MONOTONIC);
         if (r == 0 && now >= q->deadline)
                 r = -ETIMEDOUT;
         if (r == 0)
@@ -539,7 +531,7 @@ static void pending_settle(struct ctx_symbols *s, uint64_t until) {
  * 1.3 s for a callchain of 32 (issue 26). Past the credit, frames say
  * "symbols pending" and take the table when it is in. */
 static void helper_wait(struct ctx_symbols *s) {
-        uint64_t cap = (uint64_t) s->o.wait_ms * NSEC_PER_MSEC, now = now_mono(), spent;
+        uint64_t cap = (uint64_t) s->o.wait_ms * NSEC_PER_MSEC, now = now_ns(CLOCK_MONOTONIC), spent;
 
         if (now - s->wait_refill_ns >= NSEC_PER_SEC)
                 s->wait_credit_ns = cap;
@@ -549,7 +541,7 @@ static void helper_wait(struct ctx_symbols *s) {
                 s->wait_credit_ns = cap;
         s->wait_refill_ns = now;
         pending_settle(s, s->wait_credit_ns ? now + s->wait_credit_ns : 0);
-        spent = now_mono() - now;
+        spent = now_ns(CLOCK_MONOTONIC) - now;
         s->wait_credit_ns -= spent < s->wait_credit_ns ? spent : s->wait_credit_ns;
 }
 
@@ -580,7 +572,7 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
                         return NULL;
                 }
                 *ret_note = m->note;
-                if (!m->retry_ns || now_mono() < m->retry_ns)
+                if (!m->retry_ns || now_ns(CLOCK_MONOTONIC) < m->retry_ns)
                         return NULL;
         } else {
                 m = lru;
@@ -621,7 +613,7 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
         }
         r = helper_request(s, fd, dev, ino, &m->note);
         if (r < 0) {
-                now = now_mono();
+                now = now_ns(CLOCK_MONOTONIC);
                 /* Busy or restarting: asked again on a later frame (not
                  * every frame: each asking opens the file). */
                 if (r == -EAGAIN)

@@ -13,18 +13,11 @@
 #include <systemd/sd-event.h>
 
 #include "evmon/cleanup.h"
+#include "evmon/clock.h"
 #include "evmon/protocol.h"
 #include "lines.h"
 #include "queue.h"
 #include "subscription.h"
-
-/* CLOCK_MONOTONIC in µs: a client's stuck time, the log budget. */
-static inline uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 /* A request line and its newline (doc/protocol.md). */
 #define CLIENT_INBUF_SIZE (EVMON_REQUEST_MAX_BYTES + 1u)

@@ -212,11 +212,8 @@ int counters_carry(struct daemon *d, struct daemon_event *from, struct daemon_ev
 }
 
 void counters_emit(struct daemon *d) {
-        struct timespec t;
-        uint64_t ts;
+        uint64_t ts = now_ns(d->config->clockid);
 
-        clock_gettime(d->config->clockid, &t);
-        ts = (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
         /* In config order, so a group's members come together. */
         for (size_t i = 0; i < d->n_events; i++)
                 if (d->events[i]->cfg->count && d->events[i]->handle >= 0)

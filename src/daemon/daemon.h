@@ -17,6 +17,7 @@
 #include "annotate.h"
 #include "config.h"
 #include "events.h"
+#include "evmon/clock.h"
 #include "evmon/encode.h"
 #include "reader.h"
 #include "request.h"
@@ -85,13 +86,6 @@ int daemon_cleanup(struct daemon *d, unsigned *ret_removed, unsigned *ret_metric
 void daemon_done(struct daemon *d);
 
 /* Shared by the daemon's files. */
-
-static inline uint64_t now_ns(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 /* Loads the config file (d->args.config_path) into *RET, with --socket
  * applied. */

@@ -52,6 +52,7 @@
 
 #include "reader.h"
 #include "evmon/cleanup.h"
+#include "evmon/clock.h"
 
 /* Records read from one ring per wakeup before the loop turns to the
  * sockets again: one busy CPU must not starve the clients. */
@@ -108,13 +109,6 @@ struct reader {
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
 
-static uint64_t clock_ns(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /* The tick stretched more than once: a rate above BUSY_RECORDS_PER_S that
  * goes on (a burst is read in a tick or two). Held records then wait for
  * the tick, within busy_usec as every record at such rates: a release
@@ -156,7 +150,7 @@ static void release_schedule(struct reader *r, uint64_t held, uint64_t now, bool
         due_ns = due_ns > now ? due_ns - now : 0;
         if (due_ns > 2 * hold_ns)
                 due_ns = 2 * hold_ns;
-        at = clock_ns(CLOCK_MONOTONIC) / 1000u + (due_ns + 999u) / 1000u + 1;
+        at = now_ns(CLOCK_MONOTONIC) / 1000u + (due_ns + 999u) / 1000u + 1;
         (void) sd_event_source_get_enabled(r->timer, &enabled);
         if (enabled != SD_EVENT_OFF && sd_event_source_get_time(r->timer, &tick_at) >= 0 &&
             (tick_at <= at || busy(r) || (after_tick && tick_at <= at + r->opts.flush_usec)))
@@ -171,7 +165,7 @@ static void release_schedule(struct reader *r, uint64_t held, uint64_t now, bool
  * ring_drain(). */
 static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
         struct monitor_order o = {
-                .now = clock_ns(r->opts.clock),
+                .now = now_ns(r->opts.clock),
                 .hold_ns = r->opts.hold_usec * 1000u,
                 .all = all,
         };

@@ -48,20 +48,6 @@ bool arg_no_follow;
 bool arg_new;
 bool arg_host_given;
 
-int64_t now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-uint64_t realtime_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /* Copies the URLs in IN (comma-separated) into BUF with what comes
  * before the last '@' in each (nats://USER:PASSWORD@HOST,
  * nats://TOKEN@HOST) replaced by "***": the journal is no place for

@@ -454,7 +454,7 @@ static int fwd_init(struct fwd *f) {
         hj = json_object_new_string(arg_host);
         snprintf(f->host_json, sizeof(f->host_json), "%s", json_object_to_json_string_ext(hj, JSON_C_TO_STRING_PLAIN));
         json_object_put(hj);
-        f->fwd_start_ns = realtime_ns();
+        f->fwd_start_ns = now_ns(CLOCK_REALTIME);
         f->jetstream = arg_stream != NULL;
         f->stream_ready = !f->jetstream;
         f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

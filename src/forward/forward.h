@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "evmon/clock.h"
 #include "queue.h"
 
 
@@ -68,8 +69,6 @@ extern bool arg_host_given;
 /* Set on SIGTERM/SIGINT: the forwarder drains its queue and exits. */
 extern volatile sig_atomic_t stop;
 
-int64_t now_ms(void);
-uint64_t realtime_ns(void);
 void urls_redact(const char *in, char *buf, size_t size);
 natsStatus nats_options_new(natsOptions **ret);
 

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "evmon/protocol.h"
+#include "evmon/connect.h"
 #include "evmon/encode.h"
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
@@ -77,7 +77,7 @@ static int fwd_say(struct fwd *f, const struct jbuf *line) {
 static void fwd_say_event(struct fwd *f, const char *event, const char *detail) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
 
-        if (encode_forwarder(&line, event, realtime_ns(), arg_socket, detail, f->dropped_total) < 0 ||
+        if (encode_forwarder(&line, event, now_ns(CLOCK_REALTIME), arg_socket, detail, f->dropped_total) < 0 ||
             fwd_say(f, &line) < 0) {
                 f->dropped++;
                 f->dropped_total++;
@@ -240,19 +240,13 @@ static char *subscribe_line(void) {
 }
 
 int evmond_connect(struct fwd *f) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_(freep) char *sub = NULL;
         _cleanup_(closep) int fd = -1;
         int r;
 
-        if (strlen(arg_socket) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        strcpy(sa.sun_path, arg_socket);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        fd = evmon_connect(arg_socket);
         if (fd < 0)
-                return -errno;
-        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
-                return -errno;
+                return fd;
         sub = subscribe_line();
         if (!sub)
                 return -ENOMEM;
@@ -262,7 +256,7 @@ int evmond_connect(struct fwd *f) {
                 return r;
         if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
-        snprintf(f->conn_tag, sizeof(f->conn_tag), "c%" PRIu64, realtime_ns());
+        snprintf(f->conn_tag, sizeof(f->conn_tag), "c%" PRIu64, now_ns(CLOCK_REALTIME));
         f->conn_lines = 0;
         f->rlen = 0;
         f->sub_answered = false;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* src/basic/: number parsing, error messages, whole-file and sysfs reads. */
+/* src/basic/: number parsing, error messages, whole-file and sysfs reads,
+ * the connection to a Unix socket, the clocks. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,11 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "evmon/cleanup.h"
+#include "evmon/clock.h"
+#include "evmon/connect.h"
 #include "evmon/error.h"
 #include "evmon/io.h"
 #include "evmon/parse.h"
@@ -120,12 +125,49 @@ static void test_sysfs(void **state) {
         assert_int_equal(system(path), 0);
 }
 
+static void test_connect(void **state) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char dir[] = "/tmp/evmon-test-basic-XXXXXX", path[PATH_MAX], lng[200];
+        _cleanup_(closep) int listener = -1, fd = -1;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s.sock", dir);
+        assert_true((listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+        assert_int_equal(bind(listener, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(listen(listener, 1), 0);
+
+        fd = evmon_connect(sa.sun_path);
+        assert_true(fd >= 0);
+        assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+
+        snprintf(path, sizeof(path), "%s/none.sock", dir);
+        assert_int_equal(evmon_connect(path), -ENOENT);
+        memset(lng, 'a', sizeof(lng) - 1);
+        lng[sizeof(lng) - 1] = '\0';
+        assert_int_equal(evmon_connect(lng), -ENAMETOOLONG);
+
+        snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+        assert_int_equal(system(path), 0);
+}
+
+static void test_clock(void **state) {
+        uint64_t a = now_ns(CLOCK_MONOTONIC), us = now_usec();
+        int64_t ms = now_ms();
+
+        assert_true(now_ns(CLOCK_MONOTONIC) >= a);
+        assert_true(us >= a / NSEC_PER_USEC);
+        assert_true((uint64_t) ms >= a / NSEC_PER_MSEC);
+        assert_true(now_ns(CLOCK_REALTIME) > 1700000000 * NSEC_PER_SEC);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_u64),
                 cmocka_unit_test(test_error_set),
                 cmocka_unit_test(test_read_full),
                 cmocka_unit_test(test_sysfs),
+                cmocka_unit_test(test_connect),
+                cmocka_unit_test(test_clock),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

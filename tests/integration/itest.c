@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evmon/connect.h"
 #include "itest.h"
 #include "../host-tracing.h"
 
@@ -58,20 +59,11 @@ const char *itest_build_path(const char *rel, char *buf, size_t size) {
 }
 
 int itest_client_connect(struct itest_client *c, const char *socket_path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = evmon_connect(socket_path);
 
         c->len = 0;
-        c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (c->fd < 0)
-                return -errno;
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", socket_path);
-        if (connect(c->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int r = -errno;
-                close(c->fd);
-                c->fd = -1;
-                return r;
-        }
-        return 0;
+        c->fd = fd < 0 ? -1 : fd;
+        return fd < 0 ? fd : 0;
 }
 
 void itest_client_close(struct itest_client *c) {

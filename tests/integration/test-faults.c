@@ -29,6 +29,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 
+#include "evmon/connect.h"
 #include "itest.h"
 
 #define GETPPID "syscalls:sys_enter_getppid"
@@ -400,12 +401,9 @@ static unsigned long rss_kib(pid_t pid) {
 }
 
 static int connect_raw(const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int fd = evmon_connect(path);
 
-        assert_true(fd >= 0 && strlen(path) < sizeof(sa.sun_path));
-        memcpy(sa.sun_path, path, strlen(path) + 1);
-        assert_int_equal(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_true(fd >= 0);
         return fd;
 }
 

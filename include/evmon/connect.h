@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* src/basic/connect.c: a client's connection to evmond's Unix socket,
+ * for evmonctl, evmon-forward, bench/ and tests/. */
+
+/* Connects a blocking, close-on-exec stream socket to the Unix socket at
+ * PATH. The fd, -ENAMETOOLONG when PATH does not fit sun_path (108 bytes
+ * with the NUL), or the -errno of socket() or connect() (-ENOENT and
+ * -ECONNREFUSED: nothing listens there). The caller owns the fd. */
+int evmon_connect(const char *path);
