@@ -109,8 +109,3 @@ int pmu_resolve(const char *root, const char *spec, struct perf_event_attr *attr
  * Sorted by PMU, then event. Stops at FN's negative return. */
 typedef int (*pmu_event_fn)(const char *pmu, uint32_t type, const char *event, void *userdata);
 int pmu_foreach_event(const char *root, pmu_event_fn fn, void *userdata);
-
-/* The address of kernel symbol NAME in KALLSYMS (NULL: /proc/kallsyms).
- * -ENOENT when absent, -EPERM when the file hides addresses (all zero:
- * kptr_restrict). */
-int kallsyms_lookup(const char *kallsyms, const char *name, uint64_t *ret);

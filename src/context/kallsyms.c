@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* /proc/kallsyms: "ADDRESS TYPE NAME [MODULE]" per line (kernel/kallsyms.c
- * s_show()). Only text symbols (t, T, w, W) name code; the table is
- * sorted by address once and searched per frame. Addresses read as 0 when
+/* /proc/kallsyms as a table for callchain frames; its lines are read by
+ * basic's kallsyms_line_next() (kernel/kallsyms.c s_show()). Only text
+ * symbols (t, T, w, W) name code; the table is sorted by address once
+ * and searched per frame. Addresses read as 0 when
  * kptr_restrict hides them from us. */
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 
 #include "evmon/context.h"
 #include "evmon/io.h"
+#include "evmon/kallsyms.h"
 
 struct ksym {
         uint64_t addr;
@@ -85,40 +87,18 @@ int ctx_kallsyms_parse(const char *text, size_t len, struct ctx_kallsyms **ret) 
         if (r < 0)
                 return r;
         while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t) (end - p));
-                const char *eol = nl ? nl : end, *q = p, *name, *name_end;
-                uint64_t addr = 0;
-                size_t digits = 0;
+                struct kallsyms_line l;
                 uint32_t mod = kernel;
-                char type;
+                size_t n;
 
-                for (; q < eol && digits < 17; q++, digits++) {
-                        int d = *q >= '0' && *q <= '9' ? *q - '0' : *q >= 'a' && *q <= 'f' ? *q - 'a' + 10 : -1;
-                        if (d < 0)
-                                break;
-                        addr = addr << 4 | (uint64_t) d;
-                }
-                if (digits == 0 || digits > 16 || q + 3 > eol || q[0] != ' ' || q[2] != ' ')
-                        goto next;
-                type = q[1];
-                if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-                        goto next;
-                if (addr == 0)
-                        goto next;
-                name = q + 3;
-                name_end = name;
-                while (name_end < eol && *name_end != ' ' && *name_end != '\t')
-                        name_end++;
-                if (name_end == name || memchr(name, 0, (size_t) (name_end - name)))
-                        goto next;
-                q = name_end;
-                while (q < eol && (*q == ' ' || *q == '\t'))
-                        q++;
-                if (q < eol && *q == '[') {
-                        const char *close = memchr(q, ']', (size_t) (eol - q));
-                        if (!close || close == q + 1)
-                                goto next;
-                        r = module_index(k, q + 1, (size_t) (close - q - 1), &mod);
+                if (kallsyms_line_next(&p, end, &l) == 0)
+                        continue;
+                if (l.type != 't' && l.type != 'T' && l.type != 'w' && l.type != 'W')
+                        continue;
+                if (l.addr == 0)
+                        continue;
+                if (l.module) {
+                        r = module_index(k, l.module, l.module_len, &mod);
                         if (r < 0)
                                 return r;
                 }
@@ -130,29 +110,25 @@ int ctx_kallsyms_parse(const char *text, size_t len, struct ctx_kallsyms **ret) 
                         k->syms = s;
                         cap = ncap;
                 }
-                {
-                        size_t n = (size_t) (name_end - name);
-                        if (k->names_len + n + 1 > names_cap) {
-                                size_t ncap = names_cap ? names_cap * 2 : 65536;
-                                char *s;
+                n = l.name_len;
+                if (k->names_len + n + 1 > names_cap) {
+                        size_t ncap = names_cap ? names_cap * 2 : 65536;
+                        char *s;
 
-                                while (ncap < k->names_len + n + 1)
-                                        ncap *= 2;
-                                if (ncap > UINT32_MAX)
-                                        return -E2BIG;
-                                s = realloc(k->names, ncap);
-                                if (!s)
-                                        return -ENOMEM;
-                                k->names = s;
-                                names_cap = ncap;
-                        }
-                        k->syms[k->n++] = (struct ksym) { addr, (uint32_t) k->names_len, mod };
-                        memcpy(k->names + k->names_len, name, n);
-                        k->names[k->names_len + n] = 0;
-                        k->names_len += n + 1;
+                        while (ncap < k->names_len + n + 1)
+                                ncap *= 2;
+                        if (ncap > UINT32_MAX)
+                                return -E2BIG;
+                        s = realloc(k->names, ncap);
+                        if (!s)
+                                return -ENOMEM;
+                        k->names = s;
+                        names_cap = ncap;
                 }
-        next:
-                p = eol + 1;
+                k->syms[k->n++] = (struct ksym) { l.addr, (uint32_t) k->names_len, mod };
+                memcpy(k->names + k->names_len, l.name, n);
+                k->names[k->names_len + n] = 0;
+                k->names_len += n + 1;
         }
         if (k->n == 0)
                 return -ENOENT;

@@ -14,6 +14,7 @@
 
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
+#include "evmon/kallsyms.h"
 #include "evmon/parse.h"
 
 /* Newer than some uapi headers we build against; the numbers are ABI. */

@@ -2,7 +2,7 @@
 /* Dynamic PMUs as perf names them: PMU/term=value,.../ resolved from
  * /sys/bus/event_source/devices/PMU/{type,format/NAME,events/NAME}
  * (Documentation/ABI/testing/sysfs-bus-event_source-devices-format and
- * -events), and kernel symbols from kallsyms for breakpoints. */
+ * -events). */
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +19,6 @@
 #include "evmon/parse.h"
 
 #define PMU_ROOT "/sys/bus/event_source/devices"
-#define KALLSYMS "/proc/kallsyms"
 /* An alias may name format terms only, so one level of expansion. */
 #define TERMS_MAX 32
 
@@ -303,41 +302,5 @@ int pmu_foreach_event(const char *root, pmu_event_fn fn, void *userdata) {
                                 return r;
                 }
         }
-        return 0;
-}
-
-int kallsyms_lookup(const char *kallsyms, const char *name, uint64_t *ret) {
-        _cleanup_(fclosep) FILE *f = NULL;
-        char line[512];
-        bool all_zero = true, found = false;
-        uint64_t addr = 0;
-
-        if (!name || !ret)
-                return -EINVAL;
-        f = fopen(kallsyms ?: KALLSYMS, "re");
-        if (!f)
-                return negative_errno();
-
-        /* "ffffffff81000000 T _stext\t[module]": address, type, name. */
-        while (fgets(line, sizeof(line), f)) {
-                char sym[256], type;
-                unsigned long long a;
-
-                if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3)
-                        continue;
-                if (a != 0)
-                        all_zero = false;
-                if (!found && strcmp(sym, name) == 0) {
-                        addr = a;
-                        found = true;
-                }
-                if (found && !all_zero)
-                        break;
-        }
-        if (!found)
-                return -ENOENT;
-        if (addr == 0 && all_zero)
-                return -EPERM;
-        *ret = addr;
         return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* src/basic/: number parsing, error messages, whole-file and sysfs reads,
- * the connection to a Unix socket, the clocks. */
+ * the connection to a Unix socket, kallsyms lines, the clocks. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +23,7 @@
 #include "evmon/connect.h"
 #include "evmon/error.h"
 #include "evmon/io.h"
+#include "evmon/kallsyms.h"
 #include "evmon/parse.h"
 
 static void test_parse_u64(void **state) {
@@ -150,6 +151,36 @@ static void test_connect(void **state) {
         assert_int_equal(system(path), 0);
 }
 
+/* Each line as the kernel writes it, and the lines that are no symbol. */
+static void test_kallsyms_lines(void **state) {
+        static const char text[] =
+                "ffffffff81000000 T _stext\n"
+                "ffffffffc0001000 t helper\t[ext4]\n"
+                "0000000000000000 D jiffies\n"
+                "ffffffff8100000 Tx bad_separator\n"
+                "zz T no_address\n"
+                "ffffffff81000010 t broken\t[ext4\n"
+                "ffffffff81000020 W last";
+        const char *p = text, *end = text + strlen(text);
+        struct kallsyms_line l;
+
+        assert_int_equal(kallsyms_line_next(&p, end, &l), 1);
+        assert_true(l.addr == 0xffffffff81000000ULL && l.type == 'T' && !l.module);
+        assert_memory_equal(l.name, "_stext", l.name_len);
+        assert_int_equal(kallsyms_line_next(&p, end, &l), 1);
+        assert_int_equal(l.module_len, 4);
+        assert_memory_equal(l.module, "ext4", 4);
+        assert_memory_equal(l.name, "helper", l.name_len);
+        assert_int_equal(kallsyms_line_next(&p, end, &l), 1);
+        assert_true(l.addr == 0 && l.type == 'D');
+        assert_int_equal(kallsyms_line_next(&p, end, &l), 0);
+        assert_int_equal(kallsyms_line_next(&p, end, &l), 0);
+        assert_int_equal(kallsyms_line_next(&p, end, &l), 0);
+        assert_int_equal(kallsyms_line_next(&p, end, &l), 1);
+        assert_memory_equal(l.name, "last", l.name_len);
+        assert_true(p > end - 1);
+}
+
 static void test_clock(void **state) {
         uint64_t a = now_ns(CLOCK_MONOTONIC), us = now_usec();
         int64_t ms = now_ms();
@@ -167,6 +198,7 @@ int main(void) {
                 cmocka_unit_test(test_read_full),
                 cmocka_unit_test(test_sysfs),
                 cmocka_unit_test(test_connect),
+                cmocka_unit_test(test_kallsyms_lines),
                 cmocka_unit_test(test_clock),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

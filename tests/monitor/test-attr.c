@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "evmon/attr.h"
+#include "evmon/kallsyms.h"
 #include "evmon/cleanup.h"
 
 #define L(...) ((const char *const[]) { __VA_ARGS__, NULL })
