@@ -14,6 +14,7 @@
 #include "evmon/error.h"
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
+#include "evmon/strv.h"
 
 const char config_builtin[] =
         "{\n"
@@ -451,23 +452,6 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
 static int strdup_or_null(const char *s, char **ret) {
         *ret = s ? strdup(s) : NULL;
         return s && !*ret ? -ENOMEM : 0;
-}
-
-static int strv_copy(char **l, char ***ret) {
-        size_t n = 0;
-
-        *ret = NULL;
-        if (!l)
-                return 0;
-        while (l[n])
-                n++;
-        *ret = calloc(n + 1, sizeof(char *));
-        if (!*ret)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                if (!((*ret)[i] = strdup(l[i])))
-                        return -ENOMEM;
-        return 0;
 }
 
 int event_config_copy(const struct event_config *src, struct event_config *ret) {

@@ -15,6 +15,7 @@
 #include "follow.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
+#include "evmon/strv.h"
 
 char *event_definition(const struct event_config *ec) {
         size_t n = 0;
@@ -51,13 +52,6 @@ char *event_definition(const struct event_config *ec) {
                 p = stpcpy(p, ec->group ?: "");
         }
         return s;
-}
-
-static size_t strv_length(char **l) {
-        size_t n = 0;
-        while (l && l[n])
-                n++;
-        return n;
 }
 
 void daemon_event_destroy(struct daemon *d, struct daemon_event *ev) {

@@ -17,6 +17,7 @@
 #include "replies.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
+#include "evmon/strv.h"
 
 /* A reload under way: the new config and the new event list (by the new
  * config's index), some of whose events are the running ones, kept. */
@@ -28,13 +29,6 @@ struct reload {
         size_t n_added, n_removed;
         bool from_file;               /* a reload, not a runtime change */
 };
-
-static bool strv_equal(char **a, char **b) {
-        for (; a && *a && b && *b; a++, b++)
-                if (strcmp(*a, *b) != 0)
-                        return false;
-        return (!a || !*a) && (!b || !*b);
-}
 
 /* The settings a running daemon cannot change without a restart: the
  * socket, the rings, the clock and the targets every fd was opened with. */

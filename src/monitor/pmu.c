@@ -17,6 +17,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/io.h"
 #include "evmon/parse.h"
+#include "evmon/strv.h"
 
 #define PMU_ROOT "/sys/bus/event_source/devices"
 /* An alias may name format terms only, so one level of expansion. */
@@ -222,49 +223,35 @@ int pmu_resolve(const char *root, const char *spec, struct perf_event_attr *attr
         return terms_apply(&c, terms, 0);
 }
 
-static int cmp_str(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 /* Sorted entry names of DIR, without dot files and (for events/) without
  * the .scale/.unit/.per-pkg/.snapshot companions of an alias. */
 static int list_dir(const char *dir, bool aliases, char ***ret, size_t *ret_n) {
-        _cleanup_(strv_freep) char **l = NULL;
-        DIR *d;
-        size_t n = 0, allocated = 0;
+        struct strv_builder b = {};
         struct dirent *de;
+        DIR *d;
 
         d = opendir(dir);
         if (!d)
                 return negative_errno();
         while ((de = readdir(d))) {
-                char **q;
+                char *s;
 
                 if (de->d_name[0] == '.')
                         continue;
                 if (aliases && strchr(de->d_name, '.'))
                         continue;
-                if (n + 2 > allocated) {
-                        allocated = allocated ? allocated * 2 : 16;
-                        q = realloc(l, allocated * sizeof(*l));
-                        if (!q) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        l = q;
-                }
-                l[n] = strdup(de->d_name);
-                if (!l[n]) {
+                /* strv_builder_add() frees S when it fails. */
+                s = strdup(de->d_name);
+                if (!s || strv_builder_add(&b, s) < 0) {
                         closedir(d);
+                        strv_free(b.l);
                         return -ENOMEM;
                 }
-                l[++n] = NULL;
         }
         closedir(d);
-        if (n > 0)
-                qsort(l, n, sizeof(*l), cmp_str);
-        *ret = TAKE_PTR(l);
-        *ret_n = n;
+        strv_sort(b.l, b.n);
+        *ret = b.l;
+        *ret_n = b.n;
         return 0;
 }
 

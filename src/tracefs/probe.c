@@ -22,6 +22,7 @@
 #include "evmon/io.h"
 #include "evmon/parse.h"
 #include "evmon/probe.h"
+#include "evmon/strv.h"
 #include "evmon/tracefs.h"
 
 /* The kernel's MAX_EVENT_NAME_LEN, NUL included. */
@@ -474,51 +475,36 @@ int probe_remove_group(struct tracefs *t, const char *group, unsigned *ret_remov
 
 int probe_record_load(const char *path, char ***ret_groups) {
         _cleanup_(fclosep) FILE *f = NULL;
-        _cleanup_(strv_freep) char **l = NULL;
+        _cleanup_(strv_builder_done) struct strv_builder b = {};
         _cleanup_(freep) char *buf = NULL;
-        size_t n = 0, cap = 0;
+        size_t cap = 0;
         ssize_t k;
+        int r;
 
         if (!path || !ret_groups)
                 return -EINVAL;
 
-        l = calloc(1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
+        /* No record yet: no groups. */
         f = fopen(path, "re");
-        if (!f) {
-                if (errno != ENOENT)
-                        return negative_errno();
-                *ret_groups = TAKE_PTR(l);
-                return 0;
-        }
-
-        while ((k = getline(&buf, &cap, f)) >= 0) {
-                char **nl;
-                bool dup = false;
+        if (!f && errno != ENOENT)
+                return negative_errno();
+        while (f && (k = getline(&buf, &cap, f)) >= 0) {
+                char *s;
 
                 while (k > 0 && (buf[k - 1] == '\n' || buf[k - 1] == ' '))
                         buf[--k] = 0;
-                if (!probe_name_is_valid(buf))
+                if (!probe_name_is_valid(buf) || strv_contains(b.l, buf))
                         continue;
-                for (size_t i = 0; i < n; i++)
-                        dup |= strcmp(l[i], buf) == 0;
-                if (dup)
-                        continue;
-                nl = realloc(l, (n + 2) * sizeof(char *));
-                if (!nl)
+                s = strdup(buf);
+                if (!s)
                         return -ENOMEM;
-                l = nl;
-                l[n] = strdup(buf);
-                if (!l[n])
-                        return -ENOMEM;
-                l[++n] = NULL;
+                r = strv_builder_add(&b, s);
+                if (r < 0)
+                        return r;
         }
-        if (ferror(f))
+        if (f && ferror(f))
                 return -EIO;
-
-        *ret_groups = TAKE_PTR(l);
-        return 0;
+        return strv_builder_finish(&b, ret_groups);
 }
 
 static int mkdir_parent(const char *path) {

@@ -20,6 +20,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/tracefs.h"
 #include "evmon/io.h"
+#include "evmon/strv.h"
 
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
 #define TRACEFS_DEBUGFS "/sys/kernel/debug/tracing"
@@ -239,32 +240,6 @@ static int opendir_at(int dirfd, const char *path, DIR **ret) {
         return 0;
 }
 
-struct strv_builder {
-        char **l;
-        size_t n, alloc;
-};
-
-static int strv_builder_add(struct strv_builder *b, char *s) {
-        if (b->n + 1 >= b->alloc) {
-                size_t n = b->alloc ? b->alloc * 2 : 256;
-                char **nl = reallocarray(b->l, n, sizeof(char *));
-
-                if (!nl) {
-                        free(s);
-                        return -ENOMEM;
-                }
-                b->l = nl;
-                b->alloc = n;
-        }
-        b->l[b->n++] = s;
-        b->l[b->n] = NULL;
-        return 0;
-}
-
-static int cmp_str(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 int tracefs_list_events(const struct tracefs *t, char ***ret) {
         _cleanup_(closedirp) DIR *events = NULL;
         struct strv_builder b = {};
@@ -317,15 +292,11 @@ int tracefs_list_events(const struct tracefs *t, char ***ret) {
                 goto fail;
         }
 
-        if (!b.l) {
-                b.l = calloc(1, sizeof(char *));
-                if (!b.l)
-                        return -ENOMEM;
-        }
-        qsort(b.l, b.n, sizeof(char *), cmp_str);
-
-        *ret = b.l;
-        return (int) b.n;
+        strv_sort(b.l, b.n);
+        r = (int) b.n;
+        if (strv_builder_finish(&b, ret) < 0)
+                return -ENOMEM;
+        return r;
 
 fail:
         strv_free(b.l);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* src/basic/: number parsing, error messages, whole-file and sysfs reads,
- * the connection to a Unix socket, kallsyms lines, the clocks. */
+ * string vectors, the connection to a Unix socket, kallsyms lines, the
+ * clocks. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include "evmon/io.h"
 #include "evmon/kallsyms.h"
 #include "evmon/parse.h"
+#include "evmon/strv.h"
 
 static void test_parse_u64(void **state) {
         static const struct { const char *s; int r; uint64_t v; } cases[] = {
@@ -181,6 +183,41 @@ static void test_kallsyms_lines(void **state) {
         assert_true(p > end - 1);
 }
 
+static void test_strv(void **state) {
+        _cleanup_(strv_freep) char **l = NULL, **c = NULL, **empty = NULL;
+        _cleanup_(strv_builder_done) struct strv_builder b = {};
+        static const char *const words[] = { "pmu", "cpu", "msr", "breakpoint", "kprobe", "uprobe",
+                                             "software", "tracepoint", "power", "cstate_core", "cstate_pkg",
+                                             "intel_pt", "uncore_imc", "uncore_cbox_0", "uncore_cbox_1",
+                                             "i915", "amd_iommu" };
+
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                assert_int_equal(strv_builder_add(&b, strdup(words[i])), 0);
+        strv_sort(b.l, b.n);
+        assert_int_equal(strv_builder_finish(&b, &l), 0);
+        assert_null(b.l);
+        assert_int_equal(strv_length(l), ELEMENTSOF(words));
+        for (size_t i = 1; l[i]; i++)
+                assert_true(strcmp(l[i - 1], l[i]) < 0);
+        assert_true(strv_contains(l, "msr"));
+        assert_false(strv_contains(l, "ms"));
+
+        assert_int_equal(strv_copy(l, &c), 0);
+        assert_true(c != l && strv_equal(l, c));
+        free(c[3]);
+        assert_non_null(c[3] = strdup("other"));
+        assert_false(strv_equal(l, c));
+
+        assert_int_equal(strv_builder_finish(&b, &empty), 0);
+        assert_non_null(empty);
+        assert_int_equal(strv_length(empty), 0);
+        assert_true(strv_equal(empty, NULL));
+        assert_false(strv_equal(l, NULL));
+        strv_free(TAKE_PTR(c));
+        assert_int_equal(strv_copy(NULL, &c), 0);
+        assert_null(c);
+}
+
 static void test_clock(void **state) {
         uint64_t a = now_ns(CLOCK_MONOTONIC), us = now_usec();
         int64_t ms = now_ms();
@@ -199,6 +236,7 @@ int main(void) {
                 cmocka_unit_test(test_sysfs),
                 cmocka_unit_test(test_connect),
                 cmocka_unit_test(test_kallsyms_lines),
+                cmocka_unit_test(test_strv),
                 cmocka_unit_test(test_clock),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
