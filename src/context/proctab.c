@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "evmon/context.h"
+#include "evmon/parse.h"
 
 #define OPEN_END UINT64_MAX
 
@@ -464,10 +465,9 @@ int context_seed(struct context *c) {
         if (!d)
                 return -errno;
         while ((de = readdir(d))) {
-                char *end;
-                long pid = strtol(de->d_name, &end, 10);
+                pid_t pid;
 
-                if (*end || pid <= 0 || pid > INT32_MAX)
+                if (parse_pid(de->d_name, &pid) < 0)
                         continue;
                 if (find_live(c, (pid_t) pid))
                         continue;  /* a record got there first */

@@ -17,7 +17,9 @@
 #include "server.h"
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
+#include "evmon/io.h"
 #include "evmon/log.h"
+#include "evmon/parse.h"
 #include "evmon/protocol.h"
 
 /* What hotplug keeps between its looks; each array has one entry per
@@ -62,18 +64,12 @@ static void time_text(struct daemon *d, uint64_t ts, char *buf, size_t size) {
  * look. A busy host's other uevents (devices, network interfaces) only
  * bring the look back for that tick. */
 static uint64_t uevent_seqnum(void) {
-        _cleanup_(closep) int fd = -1;
         char buf[32];
-        ssize_t n;
+        uint64_t v;
 
-        fd = open("/sys/kernel/uevent_seqnum", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (sysfs_read_small("/sys/kernel/uevent_seqnum", buf, sizeof(buf)) < 0 || parse_u64(buf, &v) < 0)
                 return UINT64_MAX;
-        n = read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return UINT64_MAX;
-        buf[n] = '\0';
-        return strtoull(buf, NULL, 10);
+        return v;
 }
 
 /* Marks in PRESENT[i] whether ring I's CPU is in CPUS (ascending, as

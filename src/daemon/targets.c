@@ -14,6 +14,7 @@
 #include "targets.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
+#include "evmon/parse.h"
 
 static int prepare_cgroups(struct targets *t, const struct config *c, char **ret_error) {
         size_t n = 0;
@@ -59,10 +60,9 @@ static int add_threads(struct targets *t, size_t *cap, pid_t pid) {
         if (!dir)
                 return errno == ENOENT ? -ESRCH : -errno;
         while ((de = readdir(dir))) {
-                char *end;
-                long tid = strtol(de->d_name, &end, 10);
+                pid_t tid;
 
-                if (*end || tid <= 0)
+                if (parse_pid(de->d_name, &tid) < 0)
                         continue;
                 if (t->n_pids == *cap) {
                         pid_t *p = reallocarray(t->pids, *cap * 2, sizeof(pid_t));

@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
+#include "evmon/io.h"
 #include "evmon/monitor.h"
 #include "doorbell.h"
 
@@ -137,19 +138,9 @@ void doorbell_close(struct doorbell *b) {
 
 /* The type of the dynamic PMU NAME (/sys/bus/event_source/devices), or -1. */
 static int64_t pmu_type(const char *name) {
-        char path[128], buf[32];
-        _cleanup_(closep) int fd = -1;
-        ssize_t n;
+        uint32_t t;
 
-        snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -1;
-        n = read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return -1;
-        buf[n] = '\0';
-        return strtoll(buf, NULL, 10);
+        return sysfs_pmu_type("/sys/bus/event_source/devices", name, &t) < 0 ? -1 : (int64_t) t;
 }
 
 bool doorbell_fits(uint32_t type) {

@@ -51,6 +51,19 @@ static void test_parse_u64(void **state) {
         assert_int_equal(parse_u64(NULL, &(uint64_t) {0}), -EINVAL);
 }
 
+static void test_parse_pid(void **state) {
+        static const char *const bad[] = { "", "0", "-1", "+1", " 1", "1x", ".", "..", "self",
+                                           "2147483648", "99999999999999999999" };
+        pid_t pid = 0;
+
+        assert_int_equal(parse_pid("1", &pid), 0);
+        assert_int_equal(pid, 1);
+        assert_int_equal(parse_pid("2147483647", &pid), 0);
+        assert_int_equal(pid, INT32_MAX);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_int_equal(parse_pid(bad[i], &pid), -EINVAL);
+}
+
 static void test_error_set(void **state) {
         _cleanup_(freep) char *e = NULL;
 
@@ -231,6 +244,7 @@ static void test_clock(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_u64),
+                cmocka_unit_test(test_parse_pid),
                 cmocka_unit_test(test_error_set),
                 cmocka_unit_test(test_read_full),
                 cmocka_unit_test(test_sysfs),
