@@ -21,6 +21,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/encode-perf.h"
 #include "evmon/monitor.h"
+#include "evmon/perfdata.h"
 
 /* ---- raw records ------------------------------------------------------- */
 
@@ -1320,6 +1321,39 @@ static void test_schema_perf(void **state) {
         }
 }
 
+/* The line decode prints is the daemon's line, byte for byte, with the
+ * sample fields perf recorded beyond the daemon's own in "sample". */
+static void test_task_encodes_as_daemon(void **state) {
+        static const char want[] =
+                "{\"type\":\"event\",\"event\":\"sched:sched_process_exec\","
+                "\"time\":\"2026-11-21T12:45:07.945618910Z\",\"ts\":3038457969,\"cpu\":0,"
+                "\"pid\":102,\"tid\":102,\"fields\":{\"filename\":\"/usr/local/bin/evmon-fx-workload\","
+                "\"pid\":102,\"old_pid\":102},"
+                "\"sample\":{\"ip\":\"0xffffffffaab70d4b\",\"id\":7,\"period\":1}}\n";
+        _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
+        _cleanup_(encoder_freep) struct encoder *enc = NULL;
+        struct jbuf line = {};
+        struct perfdata_clock clock;
+        struct perfdata_record pr;
+        const char *root = getenv("EVMON_SOURCE_ROOT");
+        char *path;
+
+        /* A perf.data file perf recorded: tests/monitor/fixtures/perfdata/. */
+        assert_true(asprintf(&path, "%s/tests/monitor/fixtures/perfdata/task.data", root ? root : ".") > 0);
+        assert_int_equal(perfdata_open(path, &pd), 0);
+        assert_int_equal(perfdata_clock(pd, &clock), 0);
+        assert_int_equal(encoder_new(perfdata_event(pd, 0)->name, perfdata_event(pd, 0)->format, &enc), 0);
+        while (perfdata_next(pd, &pr) > 0)
+                if (pr.rec.type == PERF_RECORD_SAMPLE)
+                        break;
+        assert_int_equal(pr.rec.type, PERF_RECORD_SAMPLE);
+        assert_int_equal(encode_event(&line, enc, &pr.rec.sample, (int64_t) (clock.wall_ns - clock.clock_ns)), 0);
+        assert_int_equal(line.len, strlen(want));
+        assert_memory_equal(line.data, want, line.len);
+        jbuf_done(&line);
+        free(path);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sample_scalars),
@@ -1347,6 +1381,7 @@ int main(void) {
                 cmocka_unit_test(test_record_names),
                 cmocka_unit_test(test_context_container_uid),
                 cmocka_unit_test(test_random),
+                cmocka_unit_test(test_task_encodes_as_daemon),
         };
 
         struct CMUnitTest all[ELEMENTSOF(tests) + ELEMENTSOF(record_cases)];
