@@ -2,12 +2,20 @@
 /* The client side of evmond's socket: see evmon/connect.h. */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include "evmon/cleanup.h"
 #include "evmon/connect.h"
+#include "evmon/protocol.h"
+
+const char *evmon_socket_path(const char *arg) {
+        const char *path = arg ?: getenv("EVMON_SOCKET");
+
+        return path && *path ? path : EVMON_SOCKET_PATH_DEFAULT;
+}
 
 int evmon_connect(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };

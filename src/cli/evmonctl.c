@@ -99,9 +99,7 @@ static int log_oom_cli(void) {
 }
 
 static const char *socket_path(void) {
-        const char *path = arg_socket ?: getenv("EVMON_SOCKET");
-
-        return path && *path ? path : EVMON_SOCKET_PATH_DEFAULT;
+        return evmon_socket_path(arg_socket);
 }
 
 /* Why connect() to PATH failed with ERR, in words that say what to do. */

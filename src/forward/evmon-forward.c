@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evmon/connect.h"
 #include "evmon/protocol.h"
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
@@ -370,8 +371,7 @@ int main(int argc, char **argv) {
                 free(arg_cgroups);
                 return r > 0 ? 0 : r == -EINVAL ? 2 : 1;
         }
-        if (!arg_socket)
-                arg_socket = getenv("EVMON_SOCKET") ?: EVMON_SOCKET_PATH_DEFAULT;
+        arg_socket = evmon_socket_path(arg_socket);
 
         if (arg_read) {
                 struct sigaction sa = { .sa_handler = on_stop_signal };

@@ -26,6 +26,7 @@
 #include "evmon/io.h"
 #include "evmon/kallsyms.h"
 #include "evmon/parse.h"
+#include "evmon/protocol.h"
 #include "evmon/strv.h"
 
 static void test_parse_u64(void **state) {
@@ -158,6 +159,15 @@ static void test_connect(void **state) {
 
         snprintf(path, sizeof(path), "%s/none.sock", dir);
         assert_int_equal(evmon_connect(path), -ENOENT);
+
+        /* --socket, then $EVMON_SOCKET, then the default; "" is unset. */
+        assert_string_equal(evmon_socket_path("/a.sock"), "/a.sock");
+        assert_int_equal(setenv("EVMON_SOCKET", "/b.sock", 1), 0);
+        assert_string_equal(evmon_socket_path(NULL), "/b.sock");
+        assert_int_equal(setenv("EVMON_SOCKET", "", 1), 0);
+        assert_string_equal(evmon_socket_path(NULL), EVMON_SOCKET_PATH_DEFAULT);
+        assert_string_equal(evmon_socket_path(""), EVMON_SOCKET_PATH_DEFAULT);
+        assert_int_equal(unsetenv("EVMON_SOCKET"), 0);
         memset(lng, 'a', sizeof(lng) - 1);
         lng[sizeof(lng) - 1] = '\0';
         assert_int_equal(evmon_connect(lng), -ENAMETOOLONG);
