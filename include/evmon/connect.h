@@ -4,6 +4,11 @@
 /* src/basic/connect.c: a client's connection to evmond's Unix socket,
  * for evmonctl, evmon-forward, bench/ and tests/. */
 
+#include <sys/un.h>
+
+/* The longest Unix socket path, in bytes without its NUL (107 on Linux). */
+#define EVMON_SOCKET_PATH_MAX (sizeof(((struct sockaddr_un *) 0)->sun_path) - 1)
+
 /* The socket a client of evmond talks to: ARG (--socket), else
  * $EVMON_SOCKET, else EVMON_SOCKET_PATH_DEFAULT; an empty one (ARG or the
  * variable) means the default. */

@@ -127,7 +127,7 @@ static int connect_daemon(void) {
         if (fd == -ENAMETOOLONG)
                 log_error("socket path %s is %zu bytes long: a Unix socket path has at most %zu "
                           "(give a shorter one: a symlink to the socket works)",
-                          path, strlen(path), sizeof(((struct sockaddr_un *) NULL)->sun_path) - 1);
+                          path, strlen(path), EVMON_SOCKET_PATH_MAX);
         else if (fd < 0)
                 log_connect_error(path, -fd);
         return fd;

@@ -13,6 +13,7 @@
 #include "request.h"
 #include "server.h"
 #include "evmon/cleanup.h"
+#include "evmon/connect.h"
 #include "evmon/error.h"
 #include "evmon/log.h"
 
@@ -674,13 +675,11 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 }
 
 int server_check_path(const char *path, char **ret_error) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_(closep) int fd = -1;
         struct stat st;
 
-        if (strlen(path) >= sizeof(sa.sun_path))
+        if (strlen(path) > EVMON_SOCKET_PATH_MAX)
                 return -ENAMETOOLONG;
-        strcpy(sa.sun_path, path);
         if (lstat(path, &st) < 0)
                 return errno == ENOENT ? 0 : -errno;
         if (!S_ISSOCK(st.st_mode))
@@ -691,12 +690,14 @@ int server_check_path(const char *path, char **ret_error) {
         if (st.st_uid != geteuid())
                 return error_set(ret_error, -EEXIST, "%s is a socket of uid %u, not evmond's: evmond will not remove it; "
                                  "remove it, or give evmond another socket.path or --socket", path, (unsigned) st.st_uid);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)) == 0)
+        /* Someone answers: not a stale socket of ours. Out of fds or
+         * memory we cannot tell, so we do not remove it either. */
+        fd = evmon_connect(path);
+        if (fd >= 0)
                 return error_set(ret_error, -EADDRINUSE, "another evmond is serving on %s: stop it, or give this one "
                                  "another --socket", path);
+        if (fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM)
+                return fd;
         return 1;
 }
 
