@@ -237,7 +237,10 @@ static json_object *status_cpus(const struct encode_status *st) {
 static json_object *status_ring(const struct encode_status *st) {
         json_object *o = json_object_new_object();
 
+        /* latency_ms is the config key; flush_ms, its old name, stays for
+         * the clients that read it. */
         if (o && (!add(o, "pages", json_object_new_int((int) st->ring_pages)) ||
+                  !add(o, "latency_ms", json_object_new_int((int) st->flush_ms)) ||
                   !add(o, "flush_ms", json_object_new_int((int) st->flush_ms)) ||
                   !add(o, "busy_flush_ms", json_object_new_int((int) st->busy_flush_ms)) ||
                   !add(o, "idle_flush_ms", json_object_new_int((int) st->idle_flush_ms)) ||

@@ -351,7 +351,8 @@ static void test_status(void **state) {
         /* The ring settings it runs with: the config's, and the default idle period. */
         assert_true(json_object_object_get_ex(o, "ring", &a) && json_object_is_type(a, json_type_object));
         assert_int_equal(itest_int(a, "pages"), 16);
-        assert_int_equal(itest_int(a, "flush_ms"), 5);
+        assert_int_equal(itest_int(a, "latency_ms"), 5);
+        assert_int_equal(itest_int(a, "flush_ms"), 5);    /* its old name */
         assert_int_equal(itest_int(a, "idle_flush_ms"), 50);
 
         /* evmonctl itself is one of the clients. */
