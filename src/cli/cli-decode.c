@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/encode.h"
+#include "evmon/encode-perf.h"
+#include "evmon/encode-perfdata.h"
+#include "evmon/human.h"
+#include "evmon/io.h"
+#include "evmon/log.h"
+#include "evmon/perfdata.h"
+
+#include "cli.h"
+
+/* evmonctl decode: a perf.data file as evmond's JSON lines. */
+
+/* The file's first bytes again (standard input was read already: a file
+ * there reads again from its start, a pipe not), or -errno. */
+#define MIN(a, b) ((size_t) (a) < (size_t) (b) ? (size_t) (a) : (size_t) (b))
+
+static ssize_t decode_head(const char *path, uint8_t *head, size_t size) {
+        bool in = strcmp(path, "-") == 0;
+        _cleanup_(closep) int fd = in ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (!in && fd < 0)
+                return -errno;
+        n = pread(in ? STDIN_FILENO : fd, head, size, 0);
+        return n < 0 ? -errno : n;
+}
+
+static int decode_open_error(const char *path, int r) {
+        const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+        uint8_t head[128] = {};
+        ssize_t n;
+
+        if (r == -EPROTONOSUPPORT) {
+                const char *why = NULL;
+
+                n = decode_head(path, head, sizeof(head));
+                if (n > 0)
+                        why = perfdata_unsupported(head, (size_t) n);
+                log_error("%s: %s is not read by evmonctl decode", name,
+                        why ? why : "this perf.data variant");
+        } else if (r == -EBADMSG) {
+                n = decode_head(path, head, sizeof(head));
+                if (n == 0)
+                        log_error("%s is empty: no perf.data file (perf record -o FILE writes one)", name);
+                else if (n < 0 && strcmp(path, "-") == 0)
+                        /* A pipe: what was read is gone. */
+                        log_error("standard input is not perf.data: it does not begin with perf's \"PERFILE2\" "
+                                  "header, or its first records are damaged (perf record -o - ... | evmonctl "
+                                  "decode - reads what perf writes)");
+                else if (n > 0 && memcmp(head, "PERFILE2", MIN(n, 8)) != 0 && memcmp(head, "2ELIFREP", MIN(n, 8)) != 0)
+                        log_error("%s is not a perf.data file: it does not begin with perf's \"PERFILE2\" "
+                                  "(perf record -o FILE writes one, perf record -o - the pipe-mode data "
+                                  "evmonctl decode - reads)", name);
+                else
+                        log_error("%s is not a well-formed perf.data file (its header or attrs are "
+                                  "truncated or corrupt; evmonctl decode reads what perf record writes)", name);
+        } else if (r == -EISDIR)
+                log_error("%s is a directory without a \"data\" file: not the output of perf record "
+                        "(a file, or with --threads a directory holding data and data.N)", name);
+        else
+                log_error("cannot read %s: %s", name, strerror(-r));
+        return 1;
+}
+
+static int decode_terminal = -1;
+
+/* A perf.data is anyone's to write: its comms and file names are valid
+ * UTF-8 that the JSON passes raw, C1 controls among them (U+009B is
+ * CSI). On a terminal they go out escaped, as watch --json does. */
+static int decode_flush(struct jbuf *line) {
+        if (decode_terminal < 0)
+                decode_terminal = isatty(STDOUT_FILENO);
+        if (line->len > 0 && decode_terminal) {
+                human_put_json(stdout, line->data, line->len);
+                if (fflush(stdout) == EOF)
+                        return errno > 0 ? -errno : -EIO;
+        } else if (line->len > 0 && fwrite(line->data, 1, line->len, stdout) != line->len)
+                return errno > 0 ? -errno : -EIO;
+        line->len = 0;
+        return 0;
+}
+
+/* perfdata_next() waits for a live stream (perf record -o - | evmonctl
+ * decode -): what came so far goes out first, so lines come as perf
+ * writes, not when it exits. A failed write is found by the next. */
+static void decode_wait(void *userdata) {
+        struct jbuf *line = userdata;
+
+        if (decode_flush(line) == 0)
+                (void) fflush(stdout);
+}
+
+struct decode_events {
+        const struct perfdata *pd;
+        struct encoder **enc;           /* per event of the file */
+        char **names;                   /* its wire name */
+        size_t n;
+};
+
+static void decode_events_done(struct decode_events *d) {
+        for (size_t i = 0; i < d->n; i++) {
+                if (d->enc)
+                        encoder_free(d->enc[i]);
+                if (d->names)
+                        free(d->names[i]);
+        }
+        free(d->enc);
+        free(d->names);
+}
+
+static ssize_t decode_event_index(const struct decode_events *d, const struct perfdata_event *ev) {
+        for (size_t i = 0; ev && i < d->n; i++)
+                if (perfdata_event(d->pd, i) == ev)
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* Names a read value's id (a group's members) after its event. */
+static const char *decode_id_name(uint64_t id, void *userdata) {
+        const struct decode_events *d = userdata;
+
+        for (size_t i = 0; i < d->n; i++) {
+                const struct perfdata_event *ev = perfdata_event(d->pd, i);
+
+                for (size_t k = 0; k < ev->n_ids; k++)
+                        if (ev->ids[k] == id)
+                                return d->names[i];
+        }
+        return NULL;
+}
+
+/* An encoder per event: a tracepoint's fields from the format the file
+ * carries, any other event's samples with every field in "sample". */
+static int decode_events_new(const char *path, const struct perfdata *pd, struct decode_events *d) {
+        d->pd = pd;
+        d->n = perfdata_n_events(pd);
+        d->enc = calloc(d->n ?: 1, sizeof(*d->enc));
+        d->names = calloc(d->n ?: 1, sizeof(*d->names));
+        if (!d->enc || !d->names)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n; i++) {
+                const struct perfdata_event *ev = perfdata_event(pd, i);
+                const struct encode_ids ids = { .name = decode_id_name, .userdata = d };
+                int r;
+
+                if (ev->name)
+                        d->names[i] = strdup(ev->name);
+                else if (asprintf(&d->names[i], "event%zu", i) < 0)
+                        d->names[i] = NULL;
+                if (!d->names[i])
+                        return -ENOMEM;
+                r = encoder_new(d->names[i], ev->format, &d->enc[i]);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* A format we cannot compile: its samples with
+                         * their raw data, not decoded. */
+                        log_error("%s: cannot decode the fields of %s: %s", path, d->names[i],
+                                strerror(-r));
+                        r = encoder_new(d->names[i], NULL, &d->enc[i]);
+                        if (r < 0)
+                                return r;
+                }
+                encoder_set_ids(d->enc[i], &ids);
+        }
+        return 0;
+}
+
+/* Opens PATH for decode in ORDER; 0, or the exit status after saying
+ * why not. */
+static int decode_open(const char *path, const char *name, const char *order, struct perfdata **ret) {
+        _cleanup_(freep) char *fault = NULL;
+        int r, o;
+
+        o = perfdata_order_from_string(order);
+        if (o < 0) {
+                log_error("--order %s: use time, causal or file", order);
+                return 2;
+        }
+        /* It would wait for perf.data typed in. */
+        if (strcmp(path, "-") == 0 && isatty(STDIN_FILENO)) {
+                log_error("decode -: standard input is a terminal; pipe perf's data in "
+                          "(perf record -o - ... | evmonctl decode -) or name a FILE");
+                return 2;
+        }
+        r = perfdata_open_full(path, ret, &fault);
+        if (r < 0 && fault) {
+                /* One file of a --threads directory: data.N's name is
+                 * digits after "data.", safe to show as it is. */
+                if (r == -EBADFD)
+                        log_error("%s/%s is not a regular file (a FIFO, a device, or a link to one): not what "
+                                  "perf record --threads writes; remove it or decode a copy of the directory",
+                                  name, fault);
+                else
+                        log_error("cannot read %s/%s: %s", name, fault, strerror(-r));
+                return 1;
+        }
+        if (r < 0)
+                return decode_open_error(path, r);
+        (void) perfdata_set_order(*ret, (enum perfdata_order) o);
+        return 0;
+}
+
+/* What decode left out, said at the end. */
+struct decode_counts {
+        uint64_t bad, unknown, unparsed;
+};
+
+/* Encodes record PR into LINE: 0 when written or left out (counted in
+ * *C), -ENOMEM. */
+static int decode_record(struct perfdata *pd, const struct decode_events *d, const struct perfdata_record *pr,
+                         int64_t offset, struct jbuf *line, struct decode_counts *c) {
+        ssize_t i = decode_event_index(d, pr->event);
+        int r;
+
+        if (pr->rec.type == PERF_RECORD_SAMPLE) {
+                if (i < 0 || !pr->parsed) {
+                        c->unknown++;
+                        return 0;
+                }
+                r = encode_event(line, d->enc[i], &pr->rec.sample, offset);
+                if (r == -EBADMSG) {
+                        c->bad++;
+                        return 0;
+                }
+                return r;
+        }
+        if (pr->rec.type < PERFDATA_RECORD_USER_TYPE_START && !pr->parsed) {
+                /* Its id names no event of the file, whose events lay the
+                 * sample_id out differently: nothing tells where its body
+                 * ends. Counted, not guessed at. */
+                c->unparsed++;
+                return 0;
+        }
+        if (pr->rec.type == PERF_RECORD_LOST) {
+                const struct perf_event_attr *a = pr->event ? &pr->event->attr : &perfdata_event(pd, 0)->attr;
+                int cpu = pr->rec.has_sid && (a->sample_type & PERF_SAMPLE_CPU) ? (int) pr->rec.sid.cpu : -1;
+
+                return encode_lost(line, cpu, pr->rec.lost.lost);
+        }
+        if (!arg_all)
+                return 0;
+        if (pr->rec.type >= PERFDATA_RECORD_USER_TYPE_START)
+                return encode_perfdata_user(line, pr);
+        /* perf's synthesized records carry no id: laid out by the first
+         * event (perfdata.c), named by none. */
+        const struct perfdata_event *layout = pr->event ?: perfdata_event(pd, 0);
+        const struct encode_record_opts ro = {
+                .sample_type = layout ? layout->attr.sample_type : 0,
+                .event = i >= 0 ? d->names[i] : NULL,
+                .realtime_offset_ns = offset,
+                .ids = { .name = decode_id_name, .userdata = (void *) d },
+        };
+        return encode_record(line, pr->header, &pr->rec, &ro);
+}
+
+/* Says where reading stopped (R, what perfdata_next() returned) and what
+ * was left out; the exit status. */
+static int decode_report(struct perfdata *pd, const char *name, int r, const struct decode_counts *c) {
+        int status = 0;
+
+        if (r < 0) {
+                char file[32] = "file";
+
+                if (perfdata_pipe(pd))
+                        strcpy(file, "stream");
+                else if (perfdata_offset_file(pd) >= 0)
+                        snprintf(file, sizeof(file), "file data.%d", perfdata_offset_file(pd));
+                log_error("%s: %s at byte %" PRIu64 " of the %s; stopped there, after every "
+                        "record before it", name,
+                        r == -EOPNOTSUPP ? "a sample with fields newer than this evmonctl" :
+                        r == -EBADMSG ? "damaged or truncated data (a malformed record or section)" : strerror(-r),
+                        perfdata_offset(pd), file);
+                status = 1;
+        }
+        if (c->bad > 0)
+                log_error("%s: %" PRIu64 " samples did not decode with their event's format", name, c->bad);
+        if (c->unknown > 0)
+                log_error("%s: %" PRIu64 " samples name no event of the file (unknown sample id)", name, c->unknown);
+        if (c->unparsed > 0)
+                log_error("%s: %" PRIu64 " other records name no event of the file (unknown id): left out",
+                        name, c->unparsed);
+        return status;
+}
+
+int cmd_decode(const char *path, const char *order) {
+        _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(decode_events_done) struct decode_events d = {};
+        struct decode_counts counts = {};
+        struct perfdata_clock clock;
+        struct perfdata_record pr;
+        int64_t offset = 0;
+        int r, k;
+        const char *name = strcmp(path, "-") == 0 ? "standard input" : path;
+
+        r = decode_open(path, name, order, &pd);
+        if (r != 0)
+                return r;
+        if (perfdata_clock(pd, &clock) >= 0)
+                offset = (int64_t) (clock.wall_ns - clock.clock_ns);
+        else
+                log_error("%s has no clock reference (HEADER_CLOCK_DATA, written by "
+                        "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", name);
+        if (decode_events_new(name, pd, &d) < 0)
+                return log_oom_cli();
+
+        /* Full buffering: this is a batch job; a stream is flushed
+         * whenever the reader waits for it. */
+        setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+        perfdata_set_wait(pd, decode_wait, &line);
+        if (encode_perfdata_header(&line, pd) < 0)
+                return log_oom_cli();
+        while ((r = perfdata_next(pd, &pr)) > 0) {
+                if (decode_record(pd, &d, &pr, offset, &line, &counts) < 0)
+                        return log_oom_cli();
+                if (line.len >= 1 << 16 && (k = decode_flush(&line)) < 0)
+                        return stdout_failed(-k);       /* quiet when the reader went away */
+        }
+        if ((k = decode_flush(&line)) < 0)
+                return stdout_failed(-k);
+        if (fflush(stdout) == EOF)
+                return stdout_failed(errno > 0 ? errno : EIO);
+        return decode_report(pd, name, r, &counts);
+}

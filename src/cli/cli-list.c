@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evmon/attr.h"
+#include "evmon/cleanup.h"
+#include "evmon/encode.h"
+#include "evmon/jsonc.h"
+#include "evmon/log.h"
+#include "evmon/tracefs.h"
+
+#include "cli.h"
+
+/* evmonctl list and describe: the events this kernel has, and one
+ * event's fields; they read tracefs and sysfs, not evmond. */
+
+static int open_tracefs(struct tracefs **ret) {
+        int r = tracefs_open(arg_tracefs, ret);
+
+        if (r == -ENOENT && arg_tracefs && access(arg_tracefs, F_OK) == 0)
+                log_error("cannot open tracefs at %s: it has no events/ directory (--tracefs names tracefs' "
+                          "mount point, such as /sys/kernel/tracing)", arg_tracefs);
+        else if (r < 0)
+                log_error("cannot open tracefs%s%s: %s%s", arg_tracefs ? " at " : "",
+                        arg_tracefs ? arg_tracefs : "", strerror(-r),
+                        r == -EACCES || r == -EPERM ? " (run as root)" : "");
+        return r;
+}
+
+static int list_pmu_event(const char *pmu, uint32_t type, const char *event, void *userdata) {
+        if (event)
+                printf("pmu:%s/%s/\n", pmu, event);
+        return 0;
+}
+
+/* describe's JSON: pretty on a terminal, one line otherwise (or with
+ * --json), for a trace event and a perf event alike. */
+static int describe_flags(void) {
+        return (arg_json <= 0 && isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+                                                       : JSON_C_TO_STRING_PLAIN) | JSON_C_TO_STRING_NOSLASHESCAPE;
+}
+
+/* A perf event's attr as the config would build it by default, and the
+ * sample fields its lines carry (what evmond adds included). */
+static int describe_perf(enum attr_kind kind, const char *event, const char *name) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        struct attr_spec spec = { .kind = kind, .name = name };
+        struct perf_event_attr a;
+        struct attr_error e = {};
+        json_object *fields;
+        uint64_t t;
+        int r;
+
+        r = attr_from_spec(&spec, NULL, &a, &e);
+        if (r < 0) {
+                log_error("%s: %s%s%s", event, e.value ? e.value : "", e.value ? ": " : "", e.reason ?: strerror(-r));
+                return 1;
+        }
+        o = json_object_new_object();
+        fields = json_object_new_array();
+        json_object_object_add(o, "event", json_object_new_string(event));
+        json_object_object_add(o, "kind", json_object_new_string(attr_kind_to_string(kind)));
+        json_object_object_add(o, "type", json_object_new_int64(a.type));
+        json_object_object_add(o, "config", json_object_new_int64((int64_t) a.config));
+        if (a.config1)
+                json_object_object_add(o, "config1", json_object_new_int64((int64_t) a.config1));
+        if (a.config2)
+                json_object_object_add(o, "config2", json_object_new_int64((int64_t) a.config2));
+        if (a.freq)
+                json_object_object_add(o, "freq", json_object_new_int64((int64_t) a.sample_freq));
+        else
+                json_object_object_add(o, "period", json_object_new_int64((int64_t) a.sample_period));
+        /* evmond adds tid, time and cpu to every sample (and identifier,
+         * which it keeps to itself). */
+        t = a.sample_type | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+        for (unsigned b = 0; b < 64; b++) {
+                const char *n = attr_sample_name(1ULL << b);
+
+                if ((t & (1ULL << b)) && n)
+                        json_object_array_add(fields, json_object_new_string(n));
+        }
+        json_object_object_add(o, "sample", fields);
+        puts(json_object_to_json_string_ext(o, describe_flags()));
+        return 0;
+}
+
+int cmd_list(void) {
+        _cleanup_(tracefs_freep) struct tracefs *t = NULL;
+        _cleanup_(strv_freep) char **names = NULL;
+        int r;
+
+        if (open_tracefs(&t) < 0)
+                return 1;
+        r = tracefs_list_events(t, &names);
+        if (r < 0) {
+                log_error("cannot list events in %s: %s", tracefs_path(t), strerror(-r));
+                return 1;
+        }
+        for (char **n = names; *n; n++)
+                puts(*n);
+        for (enum attr_kind k = ATTR_SOFTWARE; k <= ATTR_CACHE; k++)
+                for (const char *const *n = attr_event_names(k); *n; n++)
+                        printf("%s:%s\n", attr_kind_to_string(k), *n);
+        /* Each PMU's named events (its sysfs events/ directory). */
+        (void) pmu_foreach_event(NULL, list_pmu_event, NULL);
+        return 0;
+}
+
+int cmd_describe(const char *event) {
+        _cleanup_(tracefs_freep) struct tracefs *t = NULL;
+        _cleanup_(format_freep) struct format *f = NULL;
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_(freep) char *system = NULL;
+        const char *colon = strchr(event, ':');
+        json_object *fields;
+        int r;
+
+        if (!colon || colon == event || !colon[1]) {
+                log_error("\"%s\" is not SYSTEM:NAME (for example sched:sched_process_exec)", event);
+                return 2;
+        }
+        system = strndup(event, colon - event);
+        if (system) {
+                enum attr_kind kind;
+
+                if (attr_kind_from_string(system, &kind) == 0)
+                        return describe_perf(kind, event, colon + 1);
+        }
+        if (!system || open_tracefs(&t) < 0)
+                return 1;
+        r = tracefs_event_format(t, system, colon + 1, &f);
+        if (r == -EINVAL) {
+                log_error("\"%s\" is not SYSTEM:NAME: neither holds a '/', nor is '.' or '..' "
+                          "(for example sched:sched_process_exec)", event);
+                return 2;
+        }
+        if (r < 0) {
+                log_error("%s: %s", event,
+                        r == -ENOENT ? "no such event in this kernel (`evmonctl list` shows them)" : strerror(-r));
+                return 1;
+        }
+        o = json_object_new_object();
+        fields = json_object_new_array();
+        json_object_object_add(o, "event", json_object_new_string(event));
+        json_object_object_add(o, "id", json_object_new_int64(f->id));
+        for (size_t i = 0; i < f->n_fields; i++) {
+                const struct format_field *ff = &f->fields[i];
+                json_object *e = json_object_new_object();
+
+                json_object_object_add(e, "name", json_object_new_string(ff->name));
+                json_object_object_add(e, "type", json_object_new_string(ff->type));
+                json_object_object_add(e, "offset", json_object_new_int64(ff->offset));
+                json_object_object_add(e, "size", json_object_new_int64(ff->size));
+                /* The sign the decoder gives the value: it follows the
+                 * declared type (int in an 8-byte syscall slot is signed),
+                 * and only numbers have one (kernels disagree about the
+                 * signed: of a __data_loc char[]). */
+                json_object_object_add(e, "signed", json_object_new_boolean(
+                        (ff->kind == FIELD_INT || ff->kind == FIELD_ARRAY || ff->kind == FIELD_DYN_ARRAY) && ff->elem_signed));
+                json_object_object_add(e, "kind", json_object_new_string(field_kind_to_string(ff->kind)));
+                if (ff->common)
+                        json_object_object_add(e, "common", json_object_new_boolean(true));
+                /* The print fmt's tables, as schema lines show them. */
+                if (format_symbols_find(f, i))
+                        json_object_object_add(e, "symbols", encode_symbols_new(format_symbols_find(f, i)));
+                json_object_array_add(fields, e);
+        }
+        json_object_object_add(o, "fields", fields);
+        /* Helpers of the print fmt that name nothing here (printfmt.c). */
+        json_object_object_add(o, "print_unknown", json_object_new_int64(f->print_unknown));
+        puts(json_object_to_json_string_ext(o, describe_flags()));
+        return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What evmonctl's files share: the options main() parsed, the output
+ * helpers, the connection to evmond (cli-connect.c), and each group's
+ * commands, which return the exit status. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+struct jbuf;
+
+extern const char *arg_socket;
+extern const char *arg_tracefs;
+extern int arg_json;            /* -1: JSON when stdout is not a terminal */
+extern bool arg_all;
+extern const char *arg_order;   /* decode --order; NULL: time */
+
+/* evmonctl.c */
+int log_oom_cli(void);
+int stdout_failed(int err);
+int stdout_done(int status);
+
+/* cli-connect.c */
+const char *socket_path(void);
+int connect_daemon(void);
+json_object *parse_line(const char *line, size_t len);
+const char *line_type(json_object *o);
+int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, size_t len, void *ud), void *ud);
+int read_lines_failed(int r, const char *what);
+int request_too_long(const struct jbuf *line, const char *what);
+int send_line(int fd, const char *line, size_t n, const char *what);
+
+/* cli-watch.c */
+int cmd_watch(char **events);
+
+/* cli-control.c */
+int cmd_request(const char *type);
+int cmd_control(const char *type, char **args, int n);
+
+/* cli-list.c */
+int cmd_list(void);
+int cmd_describe(const char *event);
+
+/* cli-decode.c */
+int cmd_decode(const char *path, const char *order);
