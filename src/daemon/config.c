@@ -11,6 +11,7 @@
 #include "config-parse.h"
 #include "metrics.h"
 #include "evmon/cleanup.h"
+#include "evmon/connect.h"
 #include "evmon/error.h"
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
@@ -135,8 +136,9 @@ static int field_socket_path(struct parser *ps, const char *path, json_object *o
                              const struct field *f) {
         const char *s = json_object_get_string(v);
 
-        if (s[0] != '/' || strlen(s) >= 108)
-                return config_fail(ps, path, "\"%s\" must be an absolute path shorter than 108 bytes", s);
+        if (s[0] != '/' || strlen(s) > EVMON_SOCKET_PATH_MAX)
+                return config_fail(ps, path, "\"%s\" must be an absolute path shorter than %zu bytes", s,
+                                   EVMON_SOCKET_PATH_MAX + 1);
         return config_dup_string(v, &((struct config *) base)->socket_path);
 }
 

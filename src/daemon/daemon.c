@@ -226,8 +226,8 @@ static int daemon_lock(struct daemon *d, char **ret_error) {
                                 return error_set(ret_error, -EBUSY, "another evmond runs on %s (it holds %s): stop it first",
                                                  d->config->socket_path, path);
                 } else {
-                        d->lock_fd = fd;
-                        d->lock_path = TAKE_PTR(path);
+                        d->lock.fd = fd;
+                        d->lock.path = TAKE_PTR(path);
                         return 0;
                 }
         }
@@ -569,17 +569,13 @@ void daemon_done(struct daemon *d) {
         /* The closes and probe removals still queued: none is left behind
          * on exit, and the tracefs handle they use is freed below. */
         async_wait(0);
-        if (d->probe_record && !d->check_only)
-                (void) probe_record_cleanup(d->tracefs, d->probe_record, NULL);
-        free(d->probe_record);
-        free(d->probe_group);
-        if (d->lock_path) {
-                (void) unlink(d->lock_path);
-                d->lock_fd = safe_close(d->lock_fd);
-                free(d->lock_path);
-                d->lock_path = NULL;
+        daemon_probes_done(d);
+        if (d->lock.path) {
+                (void) unlink(d->lock.path);
+                d->lock.fd = safe_close(d->lock.fd);
+                free(d->lock.path);
+                d->lock.path = NULL;
         }
-        d->reference = format_free(d->reference);
         targets_done(&d->targets);
         d->tracefs = tracefs_free(d->tracefs);
         d->config = config_free(d->config);

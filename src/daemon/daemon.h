@@ -34,6 +34,21 @@ struct daemon_args {
         const char *tracefs_dir;      /* overrides finding tracefs */
 };
 
+/* Our probes in tracefs, probes.c's: made by daemon_probe_setup(),
+ * freed by daemon_probes_done(). */
+struct daemon_probes {
+        struct format *reference;     /* any tracefs format: the common header of PMU probes */
+        char *group;                  /* our tracefs group */
+        char *record;                 /* the record of our probe groups, beside the socket */
+        bool cleaned;                 /* stale probes of an earlier instance are gone */
+};
+
+/* SOCKET.lock, held (fd) while we serve; path NULL when not held. */
+struct daemon_lock {
+        char *path;
+        int fd;
+};
+
 struct daemon {
         struct daemon_args args;
         sd_event *event;
@@ -50,13 +65,9 @@ struct daemon {
         uint64_t start_usec;
         uint64_t start_realtime_ns;   /* for the hello line and the metrics */
         uint64_t lost_total;
-        struct format *reference;     /* any tracefs format: the common header of PMU probes */
-        char *probe_group;            /* our tracefs group */
-        char *probe_record;           /* the record of our probe groups, beside the socket */
-        char *lock_path;              /* SOCKET.lock, held (lock_fd) while we serve; NULL when not held */
-        int lock_fd;
+        struct daemon_probes probes;  /* our tracefs probes (probes.c) */
+        struct daemon_lock lock;      /* SOCKET.lock (daemon.c) */
         bool check_only;              /* --check-config: touch nothing a running daemon owns */
-        bool probes_cleaned;          /* stale probes of an earlier instance are gone */
         uint64_t reloads, reload_failures;
         struct metrics_file metrics;  /* metrics.path, written from the tick (stats.c) */
         struct targets targets;       /* the cgroups and pids watched (targets.c) */

@@ -152,7 +152,7 @@ static int event_source_probe_pmu(struct daemon *d, struct daemon_event *ev, con
         if (r >= 0)
                 r = probe_pmu_attr(NULL, spec, &ev->pmu, &err);
         if (r >= 0)
-                r = probe_pmu_format(d->reference, spec->kind, ec->name, &ev->format);
+                r = probe_pmu_format(d->probes.reference, spec->kind, ec->name, &ev->format);
         if (r < 0)
                 return error_set(ret_error, r == -ENOMEM ? r : -EINVAL, "%s: cannot set up %s \"%s\": %s", ec->where,
                                  event_kind_to_string(ec->kind), ec->target, err ?: strerror(-r));
@@ -410,7 +410,7 @@ static int event_open_error(struct daemon *d, struct daemon_event *ev, int r, ch
         if (r == -EINVAL && ec->filter) {
                 _cleanup_(freep) char *why = ec->kind == EVENT_TRACEPOINT
                         ? tracefs_filter_error(d->tracefs, ec->system, ec->name, ec->filter)
-                        : ev->probe_added ? tracefs_filter_error(d->tracefs, d->probe_group, ev->probe_name, ec->filter)
+                        : ev->probe_added ? tracefs_filter_error(d->tracefs, d->probes.group, ev->probe_name, ec->filter)
                         : NULL;
                 return error_set(ret_error, -EINVAL, "%s: the kernel rejected the filter \"%s\" of %s%s%s (ftrace filter "
                                  "syntax, Documentation/trace/events.rst; `evmonctl describe %s` lists the fields)",

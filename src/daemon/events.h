@@ -97,6 +97,9 @@ void daemon_events_done(struct daemon *d);
 
 /* Names our group and our record of groups from the socket path. */
 int daemon_probe_setup(struct daemon *d);
+/* Removes the probes we recorded (not with --check-config) and frees
+ * D's probe state. */
+void daemon_probes_done(struct daemon *d);
 /* Makes EV's probe through tracefs in our group, per SPEC. */
 int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct probe_spec *spec, char **ret_error);
 /* Removes probe NAME of our group on the async worker, after the perf fds

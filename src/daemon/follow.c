@@ -250,7 +250,7 @@ static int follow_probe_tracefs(struct follow *f, struct follow_file *ff, struct
                 return -ENOMEM;
         }
         spec->name = ff->probe_name;
-        r = probe_add(d->tracefs, d->probe_group, spec, &ff->format, ret_error);
+        r = probe_add(d->tracefs, d->probes.group, spec, &ff->format, ret_error);
         if (r < 0) {
                 ff->probe_name = mfree(ff->probe_name);
                 return r;

@@ -6,6 +6,7 @@
 
 #include "daemon.h"
 #include "evmon/cleanup.h"
+#include "evmon/connect.h"
 #include "evmon/log.h"
 
 #define EXIT_CONFIG 2
@@ -51,10 +52,10 @@ static int run_cleanup(struct daemon *d) {
                 return r == -EINVAL || r == -ENOENT ? EXIT_CONFIG : EXIT_FAILURE;
         }
         if (n == 0)
-                log_info("No probe of group %s was left: nothing to remove", d->probe_group);
+                log_info("No probe of group %s was left: nothing to remove", d->probes.group);
         else
                 log_info("Removed %u probe%s of group %s left by an evmond that did not stop cleanly",
-                         n, n == 1 ? "" : "s", d->probe_group);
+                         n, n == 1 ? "" : "s", d->probes.group);
         daemon_done(d);
         return 0;
 }
@@ -153,8 +154,9 @@ static int parse_argv(int argc, char **argv, struct daemon_args *args, int *ret_
                 fprintf(stderr, "evmond: unexpected argument \"%s\"; try 'evmond --help'.\n", argv[optind]);
                 return -EXIT_CONFIG;
         }
-        if (args->socket_path && (args->socket_path[0] != '/' || strlen(args->socket_path) >= 108)) {
-                fprintf(stderr, "evmond: --socket \"%s\" must be an absolute path shorter than 108 bytes\n", args->socket_path);
+        if (args->socket_path && (args->socket_path[0] != '/' || strlen(args->socket_path) > EVMON_SOCKET_PATH_MAX)) {
+                fprintf(stderr, "evmond: --socket \"%s\" must be an absolute path shorter than %zu bytes\n",
+                        args->socket_path, EVMON_SOCKET_PATH_MAX + 1);
                 return -EXIT_CONFIG;
         }
         return 0;

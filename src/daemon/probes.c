@@ -39,15 +39,15 @@ static int daemon_clean_probes(struct daemon *d) {
         unsigned n = 0, m = 0;
         int r;
 
-        if (d->probes_cleaned || d->check_only)
+        if (d->probes.cleaned || d->check_only)
                 return 0;
-        d->probes_cleaned = true;
-        r = probe_record_cleanup(d->tracefs, d->probe_record, &n);
+        d->probes.cleaned = true;
+        r = probe_record_cleanup(d->tracefs, d->probes.record, &n);
         if (r < 0 && r != -EOPNOTSUPP)
-                log_warning_errno(r, "Failed to remove the probes recorded in %s: %m", d->probe_record);
-        r = probe_remove_group(d->tracefs, d->probe_group, &m);
+                log_warning_errno(r, "Failed to remove the probes recorded in %s: %m", d->probes.record);
+        r = probe_remove_group(d->tracefs, d->probes.group, &m);
         if (r < 0 && r != -EOPNOTSUPP)
-                log_warning_errno(r, "Failed to remove stale probes of group %s: %m", d->probe_group);
+                log_warning_errno(r, "Failed to remove stale probes of group %s: %m", d->probes.group);
         if (n + m > 0)
                 log_notice("Removed %u probes an earlier evmond left behind", n + m);
         return 0;
@@ -57,9 +57,9 @@ int daemon_reference_format(struct daemon *d, char **ret_error) {
         _cleanup_(strv_freep) char **names = NULL;
         int r;
 
-        if (d->reference)
+        if (d->probes.reference)
                 return 0;
-        r = tracefs_event_format(d->tracefs, "sched", "sched_process_exec", &d->reference);
+        r = tracefs_event_format(d->tracefs, "sched", "sched_process_exec", &d->probes.reference);
         if (r >= 0)
                 return 0;
         r = tracefs_list_events(d->tracefs, &names);
@@ -68,7 +68,7 @@ int daemon_reference_format(struct daemon *d, char **ret_error) {
                 char *colon = sys ? strchr(sys, ':') : NULL;
                 if (colon) {
                         *colon = 0;
-                        if (tracefs_event_format(d->tracefs, sys, colon + 1, &d->reference) >= 0)
+                        if (tracefs_event_format(d->tracefs, sys, colon + 1, &d->probes.reference) >= 0)
                                 return 0;
                 }
         }
@@ -82,10 +82,10 @@ int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct pro
 
         (void) daemon_clean_probes(d);
         if (!d->check_only) {
-                r = probe_record_group(d->probe_record, d->probe_group);
+                r = probe_record_group(d->probes.record, d->probes.group);
                 if (r < 0)
                         log_warning_errno(r, "Failed to record probe group %s in %s: %m",
-                                          d->probe_group, d->probe_record);
+                                          d->probes.group, d->probes.record);
         }
         /* During a reload the old and the new definition of one probe
          * exist side by side: the new one takes NAME_1. */
@@ -101,7 +101,7 @@ int daemon_event_add_probe(struct daemon *d, struct daemon_event *ev, struct pro
                 spec->name = ev->probe_name;
                 free(err);
                 err = NULL;
-                r = probe_add(d->tracefs, d->probe_group, spec, &ev->format, &err);
+                r = probe_add(d->tracefs, d->probes.group, spec, &ev->format, &err);
                 if (r != -EEXIST || gen >= 8)
                         break;
         }
@@ -146,7 +146,7 @@ void daemon_probe_remove_async(struct daemon *d, enum probe_kind kind, const cha
         if (p) {
                 *p = (struct probe_removal) {
                         .tracefs = d->tracefs, .kind = kind,
-                        .group = strdup(d->probe_group), .name = strdup(name), .owner = strdup(owner ?: "?"),
+                        .group = strdup(d->probes.group), .name = strdup(name), .owner = strdup(owner ?: "?"),
                 };
                 if (p->group && p->name && p->owner) {
                         (void) async_run(probe_removal_run, p);
@@ -159,7 +159,7 @@ void daemon_probe_remove_async(struct daemon *d, enum probe_kind kind, const cha
         }
         /* No memory: here, after the pending closes. */
         async_wait(0);
-        probe_remove_logged(d->tracefs, d->probe_group, kind, name, owner ?: "?");
+        probe_remove_logged(d->tracefs, d->probes.group, kind, name, owner ?: "?");
 }
 
 void daemon_event_remove_probe(struct daemon *d, struct daemon_event *ev) {
@@ -181,10 +181,10 @@ int daemon_probe_setup(struct daemon *d) {
         const char *sock = d->config->socket_path, *slash = strrchr(sock, '/');
 
         if (d->check_only) {
-                if (asprintf(&d->probe_group, "evmoncheck%d", (int) getpid()) < 0)
+                if (asprintf(&d->probes.group, "evmoncheck%d", (int) getpid()) < 0)
                         return -ENOMEM;
         } else if (strcmp(sock, EVMON_SOCKET_PATH_DEFAULT) == 0) {
-                if (!(d->probe_group = strdup(PROBE_GROUP_DEFAULT)))
+                if (!(d->probes.group = strdup(PROBE_GROUP_DEFAULT)))
                         return -ENOMEM;
         } else {
                 /* Another instance (its own socket) gets its own group, so
@@ -192,10 +192,10 @@ int daemon_probe_setup(struct daemon *d) {
                 uint32_t h = 2166136261u;
                 for (const char *p = sock; *p; p++)
                         h = (h ^ (uint8_t) *p) * 16777619u;
-                if (asprintf(&d->probe_group, "%s_%08x", PROBE_GROUP_DEFAULT, h) < 0)
+                if (asprintf(&d->probes.group, "%s_%08x", PROBE_GROUP_DEFAULT, h) < 0)
                         return -ENOMEM;
         }
-        if (asprintf(&d->probe_record, "%.*s/probes", (int) (slash - sock), sock) < 0)
+        if (asprintf(&d->probes.record, "%.*s/probes", (int) (slash - sock), sock) < 0)
                 return -ENOMEM;
         return 0;
 }
@@ -204,15 +204,24 @@ int daemon_remove_probes(struct daemon *d, unsigned *ret_removed, char **ret_err
         unsigned n = 0, m = 0;
         int r;
 
-        r = probe_record_cleanup(d->tracefs, d->probe_record, &n);
+        r = probe_record_cleanup(d->tracefs, d->probes.record, &n);
         if (r < 0 && r != -EOPNOTSUPP)
                 return error_set(ret_error, r, "%s: cannot remove the probes recorded there: %s",
-                                 d->probe_record, strerror(-r));
-        r = probe_remove_group(d->tracefs, d->probe_group, &m);
+                                 d->probes.record, strerror(-r));
+        r = probe_remove_group(d->tracefs, d->probes.group, &m);
         if (r < 0 && r != -EOPNOTSUPP)
                 return error_set(ret_error, r, "cannot remove the probes of group %s: %s",
-                                 d->probe_group, strerror(-r));
-        d->probes_cleaned = true;
+                                 d->probes.group, strerror(-r));
+        d->probes.cleaned = true;
         *ret_removed = n + m;
         return 0;
+}
+
+void daemon_probes_done(struct daemon *d) {
+        if (d->probes.record && !d->check_only)
+                (void) probe_record_cleanup(d->tracefs, d->probes.record, NULL);
+        free(d->probes.record);
+        free(d->probes.group);
+        d->probes.record = d->probes.group = NULL;
+        d->probes.reference = format_free(d->probes.reference);
 }

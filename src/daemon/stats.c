@@ -104,7 +104,7 @@ int daemon_stats_take(struct daemon *d, struct daemon_stats *ret) {
         *s = (struct daemon_stats) {
                 .status = {
                         .config = d->config->path,
-                        .probe_group = d->probe_group,
+                        .probe_group = d->probes.group,
                         .uptime_s = (now_ns(CLOCK_MONOTONIC) / 1000 - d->start_usec) / 1e6,
                         /* What the rings run with now (pages stay as they
                          * were at start until a restart). */
