@@ -251,153 +251,215 @@ static int real_push(char *real, size_t *len, const char *comp, size_t n) {
         return 0;
 }
 
+/* The state of elf_open_target()'s walk: the directory it holds, what
+ * is left of the path, and the links that led here. */
+struct walk {
+        const char *path;       /* as given, for the errors */
+        char **ret_error;
+        int dir;                /* the directory the walk is in, O_PATH */
+        char *rest, *p;         /* what is left to walk: P, inside REST */
+        char *real;             /* DIR's real path (PATH_MAX bytes) */
+        size_t len;             /* strlen(real) */
+        char *buf;              /* a link's target (PATH_MAX bytes) */
+        unsigned links;         /* links followed */
+        uid_t link_uid;         /* the owner of the links on the way that are not root's; 0: none */
+        char *link_path;        /* the last such link */
+};
+
+static void walk_done(struct walk *w) {
+        safe_close(w->dir);
+        free(w->rest);
+        free(w->real);
+        free(w->buf);
+        free(w->link_path);
+}
+
+/* R, said for the path walked. */
+static int walk_fail(const struct walk *w, int r) {
+        return error_set(w->ret_error, r, "%s: %s", w->path, strerror(-r));
+}
+
+/* Back to /: at the start, and for a link to an absolute path. */
+static int walk_root(struct walk *w) {
+        safe_close(w->dir);
+        w->dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (w->dir < 0)
+                return negative_errno();
+        w->real[0] = 0;
+        w->len = 0;
+        return 0;
+}
+
+static int walk_start(struct walk *w, const char *path, char **ret_error) {
+        if (!path || path[0] != '/')
+                return error_set(ret_error, -EINVAL, "%s: the path must be absolute", path ?: "");
+        w->path = path;
+        w->ret_error = ret_error;
+        w->rest = strdup(path);
+        w->real = malloc(PATH_MAX);
+        w->buf = malloc(PATH_MAX);
+        if (!w->rest || !w->real || !w->buf)
+                return -ENOMEM;
+        w->p = w->rest;
+        return walk_root(w);
+}
+
+/* Splits the next component off what is left: *RET_COMP, *RET_N bytes
+ * (NUL-terminated in place); *RET_LAST when nothing follows it. */
+static int walk_next(struct walk *w, const char **ret_comp, size_t *ret_n, bool *ret_last) {
+        char *p = w->p;
+
+        while (*p == '/')
+                p++;
+        if (!*p)
+                return error_set(w->ret_error, -EINVAL, "%s is a directory, not a regular file; a probe target "
+                                 "must be an ELF file", w->path);
+        *ret_comp = p;
+        *ret_n = strcspn(p, "/");
+        p += *ret_n;
+        if (*p)
+                *p++ = 0;
+        while (*p == '/')
+                p++;
+        *ret_last = !*p;
+        w->p = p;
+        return 0;
+}
+
+/* "..": the parent of the directory held. */
+static int walk_up(struct walk *w) {
+        char *slash = strrchr(w->real, '/');
+        int fd;
+
+        fd = openat(w->dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return walk_fail(w, negative_errno());
+        close(w->dir);
+        w->dir = fd;
+        if (slash) {
+                *slash = 0;
+                w->len = (size_t) (slash - w->real);
+        }
+        return 0;
+}
+
+/* The link COMP (N bytes; PFD, ST) in the directory held: its target is
+ * put before what is left of the path, after the check of its owner. */
+static int walk_link(struct walk *w, int pfd, const struct stat *st, const char *comp, size_t n) {
+        ssize_t k;
+        char *next;
+
+        if (++w->links > WALK_LINKS_MAX)
+                return error_set(w->ret_error, -ELOOP, "%s: more than %d symbolic links", w->path,
+                                 WALK_LINKS_MAX);
+        /* A link of a user's leads only to that user's files: whoever
+         * may write a directory on the way could otherwise point root's
+         * probe at any file (issue 26). Links of two users: refused. */
+        if (st->st_uid != 0) {
+                if (w->link_uid != 0 && w->link_uid != st->st_uid)
+                        return error_set(w->ret_error, -EPERM, "%s: the way to it has symbolic links of "
+                                         "uid %u and uid %u; name the file itself", w->path,
+                                         (unsigned) w->link_uid, (unsigned) st->st_uid);
+                w->link_uid = st->st_uid;
+                free(w->link_path);
+                if (asprintf(&w->link_path, "%s/%.*s", w->real, (int) n, comp) < 0) {
+                        w->link_path = NULL;
+                        return -ENOMEM;
+                }
+        }
+        k = readlinkat(pfd, "", w->buf, PATH_MAX);
+        if (k < 0)
+                return walk_fail(w, negative_errno());
+        if (k == 0 || k >= PATH_MAX)
+                return error_set(w->ret_error, -ENAMETOOLONG, "%s: a symbolic link on the way is empty "
+                                 "or too long", w->path);
+        w->buf[k] = 0;
+        if (asprintf(&next, "%s/%s", w->buf, w->p) < 0)
+                return -ENOMEM;
+        free(w->rest);
+        w->rest = w->p = next;
+        return w->buf[0] == '/' ? walk_root(w) : 0;
+}
+
+/* One component at a time, each opened O_PATH|O_NOFOLLOW in the
+ * directory fd the walk holds: what is checked is what is opened,
+ * whatever is renamed meanwhile. A link is read and walked here, so that
+ * who placed it is known. The last component, O_PATH, and its stat in
+ * *RET_ST; its directory stays held. */
+static int walk_path(struct walk *w, struct stat *ret_st) {
+        _cleanup_(closep) int pfd = -1;
+        const char *comp = NULL;
+        size_t n = 0;
+        bool last = false;
+        int r;
+
+        for (;;) {
+                r = walk_next(w, &comp, &n, &last);
+                if (r < 0)
+                        return r;
+                if (strcmp(comp, ".") == 0 && !last)
+                        continue;
+                if (strcmp(comp, "..") == 0 && !last) {
+                        r = walk_up(w);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                pfd = openat(w->dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (pfd < 0 || fstat(pfd, ret_st) < 0)
+                        return walk_fail(w, negative_errno());
+                if (S_ISLNK(ret_st->st_mode)) {
+                        r = walk_link(w, pfd, ret_st, comp, n);
+                        pfd = safe_close(pfd);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                r = real_push(w->real, &w->len, comp, n);
+                if (r < 0)
+                        return walk_fail(w, r);
+                if (last)
+                        return TAKE_FD(pfd);
+                if (!S_ISDIR(ret_st->st_mode))
+                        return error_set(w->ret_error, -ENOTDIR, "%s: %s is not a directory", w->path, w->real);
+                close(w->dir);
+                w->dir = TAKE_FD(pfd);
+        }
+}
+
 int elf_open_target(const char *path, int *ret_dir_fd, char **ret_real, struct stat *ret_st, char **ret_error) {
-        _cleanup_(closep) int dir = -1, pfd = -1, fd = -1;
-        _cleanup_(freep) char *rest = NULL, *real = NULL, *link_path = NULL, *buf = NULL;
-        uid_t link_uid = 0;
-        unsigned links = 0;
-        size_t len = 0;
+        _cleanup_(walk_done) struct walk w = { .dir = -1 };
+        _cleanup_(closep) int pfd = -1, fd = -1;
         struct stat st;
-        char *p;
         int r;
 
         if (ret_error)
                 *ret_error = NULL;
-        if (!path || path[0] != '/')
-                return error_set(ret_error, -EINVAL, "%s: the path must be absolute", path ?: "");
-        rest = strdup(path);
-        real = malloc(PATH_MAX);
-        buf = malloc(PATH_MAX);
-        if (!rest || !real || !buf)
-                return -ENOMEM;
-        real[0] = 0;
-        dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dir < 0)
-                return negative_errno();
-        /* One component at a time, each opened O_PATH|O_NOFOLLOW in the
-         * directory fd the walk holds: what is checked is what is opened,
-         * whatever is renamed meanwhile. A link is read and walked here, so
-         * that who placed it is known. */
-        p = rest;
-        for (;;) {
-                const char *comp;
-                size_t n;
-                bool last;
-
-                while (*p == '/')
-                        p++;
-                if (!*p)
-                        return error_set(ret_error, -EINVAL, "%s is a directory, not a regular file; a probe target "
-                                         "must be an ELF file", path);
-                comp = p;
-                n = strcspn(p, "/");
-                p += n;
-                if (*p)
-                        *p++ = 0;
-                while (*p == '/')
-                        p++;
-                last = !*p;
-                if (strcmp(comp, ".") == 0 && !last)
-                        continue;
-                if (strcmp(comp, "..") == 0 && !last) {
-                        char *slash = strrchr(real, '/');
-
-                        pfd = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (pfd < 0) {
-                                r = negative_errno();
-                                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
-                        }
-                        close(dir);
-                        dir = TAKE_FD(pfd);
-                        if (slash) {
-                                *slash = 0;
-                                len = (size_t) (slash - real);
-                        }
-                        continue;
-                }
-                pfd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-                if (pfd < 0 || fstat(pfd, &st) < 0) {
-                        r = negative_errno();
-                        return error_set(ret_error, r, "%s: %s", path, strerror(-r));
-                }
-                if (S_ISLNK(st.st_mode)) {
-                        ssize_t k;
-                        char *next;
-
-                        if (++links > WALK_LINKS_MAX)
-                                return error_set(ret_error, -ELOOP, "%s: more than %d symbolic links", path,
-                                                 WALK_LINKS_MAX);
-                        /* A link of a user's leads only to that user's
-                         * files: whoever may write a directory on the way
-                         * could otherwise point root's probe at any file
-                         * (issue 26). Links of two users: refused. */
-                        if (st.st_uid != 0) {
-                                if (link_uid != 0 && link_uid != st.st_uid)
-                                        return error_set(ret_error, -EPERM, "%s: the way to it has symbolic links of "
-                                                         "uid %u and uid %u; name the file itself", path,
-                                                         (unsigned) link_uid, (unsigned) st.st_uid);
-                                link_uid = st.st_uid;
-                                free(link_path);
-                                if (asprintf(&link_path, "%s/%.*s", real, (int) n, comp) < 0) {
-                                        link_path = NULL;
-                                        return -ENOMEM;
-                                }
-                        }
-                        k = readlinkat(pfd, "", buf, PATH_MAX);
-                        if (k < 0) {
-                                r = negative_errno();
-                                return error_set(ret_error, r, "%s: %s", path, strerror(-r));
-                        }
-                        if (k == 0 || k >= PATH_MAX)
-                                return error_set(ret_error, -ENAMETOOLONG, "%s: a symbolic link on the way is empty "
-                                                 "or too long", path);
-                        buf[k] = 0;
-                        pfd = safe_close(pfd);
-                        if (asprintf(&next, "%s/%s", buf, p) < 0)
-                                return -ENOMEM;
-                        free(rest);
-                        rest = p = next;
-                        if (buf[0] == '/') {
-                                close(dir);
-                                dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (dir < 0)
-                                        return negative_errno();
-                                real[0] = 0;
-                                len = 0;
-                        }
-                        continue;
-                }
-                r = real_push(real, &len, comp, n);
-                if (r < 0)
-                        return error_set(ret_error, r, "%s: %s", path, strerror(-r));
-                if (!last) {
-                        if (!S_ISDIR(st.st_mode))
-                                return error_set(ret_error, -ENOTDIR, "%s: %s is not a directory", path, real);
-                        close(dir);
-                        dir = TAKE_FD(pfd);
-                        continue;
-                }
-                break;
-        }
-        if (link_uid != 0 && S_ISREG(st.st_mode) && st.st_uid != link_uid)
+        r = walk_start(&w, path, ret_error);
+        if (r < 0)
+                return r;
+        pfd = walk_path(&w, &st);
+        if (pfd < 0)
+                return pfd;
+        if (w.link_uid != 0 && S_ISREG(st.st_mode) && st.st_uid != w.link_uid)
                 return error_set(ret_error, -EPERM, "%s leads through %s, a symbolic link of uid %u, to %s, a file "
                                  "of uid %u: a link that is not root's is followed only to its owner's own files; "
-                                 "name the file itself", path, link_path, (unsigned) link_uid, real,
+                                 "name the file itself", path, w.link_path, (unsigned) w.link_uid, w.real,
                                  (unsigned) st.st_uid);
         /* The last component, in the directory held: checked and reopened
          * as any untrusted file. */
         pfd = safe_close(pfd);
-        fd = elf_open_regular(dir, strrchr(real, '/') + 1, real, ELF_OPEN_NOFOLLOW, &st, ret_error);
+        fd = elf_open_regular(w.dir, strrchr(w.real, '/') + 1, w.real, ELF_OPEN_NOFOLLOW, &st, ret_error);
         if (fd < 0)
                 return fd;
-        if (link_uid != 0 && st.st_uid != link_uid)
-                return error_set(ret_error, -ESTALE, "%s changed while it was opened", real);
+        if (w.link_uid != 0 && st.st_uid != w.link_uid)
+                return error_set(ret_error, -ESTALE, "%s changed while it was opened", w.real);
         if (ret_st)
                 *ret_st = st;
         if (ret_dir_fd)
-                *ret_dir_fd = TAKE_FD(dir);
+                *ret_dir_fd = TAKE_FD(w.dir);
         if (ret_real)
-                *ret_real = TAKE_PTR(real);
+                *ret_real = TAKE_PTR(w.real);
         return TAKE_FD(fd);
 }
 
