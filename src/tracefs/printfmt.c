@@ -582,6 +582,97 @@ static size_t n_kids(const struct parser *p, int n) {
         return c;
 }
 
+/* OP applied to A, as C computes it in unsigned long long. */
+static bool const_unary(unsigned op, uint64_t a, uint64_t *ret) {
+        switch (op) {
+        case '-':
+                *ret = -a;
+                return true;
+        case '+':
+                *ret = a;
+                return true;
+        case '~':
+                *ret = ~a;
+                return true;
+        case '!':
+                *ret = !a;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* A OP B, as C computes it in unsigned long long; false where C has no
+ * value (a shift by 64 or more, a division by zero). */
+static bool const_binary(unsigned op, uint64_t a, uint64_t b, uint64_t *ret) {
+        switch (op) {
+        case OP2('|', '|'):
+                *ret = a || b;
+                return true;
+        case OP2('&', '&'):
+                *ret = a && b;
+                return true;
+        case '|':
+                *ret = a | b;
+                return true;
+        case '^':
+                *ret = a ^ b;
+                return true;
+        case '&':
+                *ret = a & b;
+                return true;
+        case OP2('=', '='):
+                *ret = a == b;
+                return true;
+        case OP2('!', '='):
+                *ret = a != b;
+                return true;
+        case '<':
+                *ret = a < b;
+                return true;
+        case '>':
+                *ret = a > b;
+                return true;
+        case OP2('<', '='):
+                *ret = a <= b;
+                return true;
+        case OP2('>', '='):
+                *ret = a >= b;
+                return true;
+        case OP2('<', '<'):
+                if (b >= 64)
+                        return false;
+                *ret = a << b;
+                return true;
+        case OP2('>', '>'):
+                if (b >= 64)
+                        return false;
+                *ret = a >> b;
+                return true;
+        case '+':
+                *ret = a + b;
+                return true;
+        case '-':
+                *ret = a - b;
+                return true;
+        case '*':
+                *ret = a * b;
+                return true;
+        case '/':
+                if (b == 0)
+                        return false;
+                *ret = a / b;
+                return true;
+        case '%':
+                if (b == 0)
+                        return false;
+                *ret = a % b;
+                return true;
+        default:
+                return false;
+        }
+}
+
 /* The value of the constant expression N, as C computes it in unsigned
  * long long (the kernel's flag values are unsigned long). */
 static bool eval_const(const struct parser *p, int n, unsigned depth, uint64_t *ret) {
@@ -598,97 +689,14 @@ static bool eval_const(const struct parser *p, int n, unsigned depth, uint64_t *
         case N_CAST:
                 return eval_const(p, x->kid, depth + 1, ret);
         case N_UNARY:
-                if (!eval_const(p, x->kid, depth + 1, &a))
-                        return false;
-                switch (x->op) {
-                case '-':
-                        *ret = -a;
-                        return true;
-                case '+':
-                        *ret = a;
-                        return true;
-                case '~':
-                        *ret = ~a;
-                        return true;
-                case '!':
-                        *ret = !a;
-                        return true;
-                default:
-                        return false;
-                }
+                return eval_const(p, x->kid, depth + 1, &a) && const_unary(x->op, a, ret);
         case N_COND:
                 if (!eval_const(p, kid(p, n, 0), depth + 1, &c))
                         return false;
                 return eval_const(p, kid(p, n, c ? 1 : 2), depth + 1, ret);
         case N_BIN:
-                if (!eval_const(p, kid(p, n, 0), depth + 1, &a) || !eval_const(p, kid(p, n, 1), depth + 1, &b))
-                        return false;
-                switch (x->op) {
-                case OP2('|', '|'):
-                        *ret = a || b;
-                        return true;
-                case OP2('&', '&'):
-                        *ret = a && b;
-                        return true;
-                case '|':
-                        *ret = a | b;
-                        return true;
-                case '^':
-                        *ret = a ^ b;
-                        return true;
-                case '&':
-                        *ret = a & b;
-                        return true;
-                case OP2('=', '='):
-                        *ret = a == b;
-                        return true;
-                case OP2('!', '='):
-                        *ret = a != b;
-                        return true;
-                case '<':
-                        *ret = a < b;
-                        return true;
-                case '>':
-                        *ret = a > b;
-                        return true;
-                case OP2('<', '='):
-                        *ret = a <= b;
-                        return true;
-                case OP2('>', '='):
-                        *ret = a >= b;
-                        return true;
-                case OP2('<', '<'):
-                        if (b >= 64)
-                                return false;
-                        *ret = a << b;
-                        return true;
-                case OP2('>', '>'):
-                        if (b >= 64)
-                                return false;
-                        *ret = a >> b;
-                        return true;
-                case '+':
-                        *ret = a + b;
-                        return true;
-                case '-':
-                        *ret = a - b;
-                        return true;
-                case '*':
-                        *ret = a * b;
-                        return true;
-                case '/':
-                        if (b == 0)
-                                return false;
-                        *ret = a / b;
-                        return true;
-                case '%':
-                        if (b == 0)
-                                return false;
-                        *ret = a % b;
-                        return true;
-                default:
-                        return false;
-                }
+                return eval_const(p, kid(p, n, 0), depth + 1, &a) && eval_const(p, kid(p, n, 1), depth + 1, &b) &&
+                       const_binary(x->op, a, b, ret);
         default:
                 return false;
         }
@@ -1265,12 +1273,93 @@ struct arg_part {
         struct symbol_part part;
 };
 
+/* The arguments after the format string, ", arg" each, compiled into
+ * ARGS (*N_ARGS of them so far). 0; 1 when the print fmt is not one we
+ * read; -errno. */
+static int parse_args(struct parser *p, struct format *f, struct arg_part *args, size_t *n_args) {
+        p->pos = 1;
+        while (p->toks[p->pos].type == T_STR)
+                p->pos++;
+        while (at_punct(p, ',')) {
+                size_t pos, n_nodes = p->n_nodes;
+                int n, r;
+
+                pos = ++p->pos;
+                p->depth = 0;
+                n = parse_cond(p);
+                if (n < 0 || (!at_punct(p, ',') && cur(p)->type != T_END)) {
+                        /* No expression we read (a GNU statement
+                         * expression, "({ int x = ...; x; })"): skip it
+                         * to the next comma outside brackets, counting
+                         * the helpers in it. */
+                        p->pos = pos;
+                        p->n_nodes = n_nodes;
+                        if (skip_arg(p, &f->print_unknown) < 0)
+                                return 1;
+                        continue;
+                }
+                r = compile_part(p, f, n, &args[*n_args].part, &args[*n_args].field, &args[*n_args].class);
+                if (r < 0)
+                        return r;
+                (*n_args)++;
+        }
+        return cur(p)->type != T_END;
+}
+
+/* Runs of neighbouring arguments about one field, with a helper among
+ * them, name it: the run's parts become F's symbols of that field (the
+ * arguments give them up). 0 or -ENOMEM. */
+static int name_helper_runs(struct format *f, struct arg_part *args, size_t n_args) {
+        size_t n_alloc = 0;
+        int r;
+
+        for (size_t i = 0; i < n_args;) {
+                size_t j = i + 1;
+                bool helper;
+
+                if (args[i].class == PART_NONE) {
+                        i++;
+                        continue;
+                }
+                helper = args[i].class == PART_HELPER;
+                while (j < n_args && args[j].class != PART_NONE && args[j].field == args[i].field) {
+                        helper = helper || args[j].class == PART_HELPER;
+                        j++;
+                }
+                if (helper) {
+                        struct symbol_part *parts = calloc(j - i, sizeof(*parts));
+
+                        if (!parts)
+                                return -ENOMEM;
+                        for (size_t k = i; k < j; k++) {
+                                parts[k - i] = args[k].part;
+                                args[k].class = PART_NONE;
+                        }
+                        r = symbols_add(f, args[i].field, parts, j - i, &n_alloc);
+                        if (r < 0)
+                                return r;
+                }
+                i = j;
+        }
+        return 0;
+}
+
+/* The calls of the print fmt that nothing here accounts for: a helper
+ * whose table no field took, or a function we do not know. */
+static void count_unknown_calls(struct parser *p, struct format *f) {
+        for (size_t i = 0; i < p->n_nodes; i++)
+                if (p->nodes[i].type == N_CALL &&
+                    ((is_symbolic_helper(p, (int) i) || is_flags_helper(p, (int) i)) ? !p->nodes[i].used
+                                                                                      : !is_known_call(p, (int) i)))
+                        f->print_unknown++;
+}
+
 int printfmt_parse(struct format *f, const char *text) {
         _cleanup_(freep) struct node *nodes = NULL;
         _cleanup_(freep) struct arg_part *args = NULL;
         struct toks t = {};
         struct parser p = {};
-        size_t n_args = 0, n_alloc = 0;
+        size_t n_args = 0;
         int r;
 
         format_symbols_free(f);
@@ -1291,74 +1380,15 @@ int printfmt_parse(struct format *f, const char *text) {
         }
         p = (struct parser) { .toks = t.v, .nodes = nodes, .cap = t.n + 1 };
 
-        /* The format string, then ", arg" each. */
-        p.pos = 1;
-        while (p.toks[p.pos].type == T_STR)
-                p.pos++;
-        while (at_punct(&p, ',')) {
-                size_t pos, n_nodes = p.n_nodes;
-                int n;
-
-                pos = ++p.pos;
-                p.depth = 0;
-                n = parse_cond(&p);
-                if (n < 0 || (!at_punct(&p, ',') && cur(&p)->type != T_END)) {
-                        /* No expression we read (a GNU statement
-                         * expression, "({ int x = ...; x; })"): skip it
-                         * to the next comma outside brackets, counting
-                         * the helpers in it. */
-                        p.pos = pos;
-                        p.n_nodes = n_nodes;
-                        if (skip_arg(&p, &f->print_unknown) < 0)
-                                goto bad;
-                        continue;
-                }
-                r = compile_part(&p, f, n, &args[n_args].part, &args[n_args].field, &args[n_args].class);
-                if (r < 0)
-                        goto out;
-                n_args++;
-        }
-        if (cur(&p)->type != T_END)
+        r = parse_args(&p, f, args, &n_args);
+        if (r < 0)
+                goto out;
+        if (r > 0)
                 goto bad;
-
-        /* Runs of neighbouring arguments about one field, with a helper
-         * among them, name it. */
-        for (size_t i = 0; i < n_args;) {
-                size_t j = i + 1;
-                bool helper;
-
-                if (args[i].class == PART_NONE) {
-                        i++;
-                        continue;
-                }
-                helper = args[i].class == PART_HELPER;
-                while (j < n_args && args[j].class != PART_NONE && args[j].field == args[i].field) {
-                        helper = helper || args[j].class == PART_HELPER;
-                        j++;
-                }
-                if (helper) {
-                        struct symbol_part *parts = calloc(j - i, sizeof(*parts));
-
-                        if (!parts) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                        for (size_t k = i; k < j; k++) {
-                                parts[k - i] = args[k].part;
-                                args[k].class = PART_NONE;
-                        }
-                        r = symbols_add(f, args[i].field, parts, j - i, &n_alloc);
-                        if (r < 0)
-                                goto out;
-                }
-                i = j;
-        }
-
-        for (size_t i = 0; i < p.n_nodes; i++)
-                if (nodes[i].type == N_CALL &&
-                    ((is_symbolic_helper(&p, (int) i) || is_flags_helper(&p, (int) i)) ? !nodes[i].used
-                                                                                       : !is_known_call(&p, (int) i)))
-                        f->print_unknown++;
+        r = name_helper_runs(f, args, n_args);
+        if (r < 0)
+                goto out;
+        count_unknown_calls(&p, f);
 
         if (f->n_symbols > 1)
                 qsort(f->symbols, f->n_symbols, sizeof(*f->symbols), cmp_symbols);
