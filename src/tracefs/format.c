@@ -114,19 +114,57 @@ static bool word_is(const char *w, size_t n, const char *s) {
 
 /* Classifies the element type TYPE (N bytes, no array suffix, no
  * __data_loc prefix). */
-static struct type_info classify_type(const char *type, size_t n) {
-        struct type_info info = { .class = TYPE_UNKNOWN, .sign = -1 };
-        unsigned n_unsigned = 0, n_signed = 0, n_short = 0, n_long = 0, n_char = 0, n_int = 0, n_bool = 0;
-        const char *other = NULL;
-        size_t other_len = 0;
-        unsigned n_other = 0;
+/* The words of a C type, counted: the base type's words by kind, and
+ * the others (a typedef's name) apart; qualifiers are passed over. */
+enum {
+        WORD_UNSIGNED,
+        WORD_SIGNED,
+        WORD_SHORT,
+        WORD_LONG,
+        WORD_CHAR,
+        WORD_INT,
+        WORD_BOOL,
+        _WORD_MAX,
+};
 
-        if (memchr(type, '*', n)) {
-                info.class = TYPE_POINTER;
-                info.sign = 0;
-                return info;
-        }
+static const struct {
+        const char *name;
+        unsigned word;
+} base_words[] = {
+        { "unsigned", WORD_UNSIGNED },
+        { "signed", WORD_SIGNED },
+        { "short", WORD_SHORT },
+        { "long", WORD_LONG },
+        { "char", WORD_CHAR },
+        { "int", WORD_INT },
+        { "bool", WORD_BOOL },
+        { "_Bool", WORD_BOOL },
+};
 
+struct type_words {
+        unsigned n[_WORD_MAX];
+        unsigned n_base;        /* all of n[] */
+        const char *other;      /* the last word that is neither base nor qualifier */
+        size_t other_len;
+        unsigned n_other;
+};
+
+static void count_word(struct type_words *tw, const char *w, size_t wl) {
+        if (is_qualifier(w, wl))
+                return;
+        for (size_t k = 0; k < ELEMENTSOF(base_words); k++)
+                if (word_is(w, wl, base_words[k].name)) {
+                        tw->n[base_words[k].word]++;
+                        tw->n_base++;
+                        return;
+                }
+        tw->other = w;
+        tw->other_len = wl;
+        tw->n_other++;
+}
+
+static void count_words(const char *type, size_t n, struct type_words *ret) {
+        *ret = (struct type_words) {};
         for (size_t i = 0; i < n;) {
                 size_t j;
 
@@ -136,85 +174,77 @@ static struct type_info classify_type(const char *type, size_t n) {
                 }
                 for (j = i; j < n && !isspace((unsigned char) type[j]); j++)
                         ;
-
-                const char *w = type + i;
-                size_t wl = j - i;
-
-                if (is_qualifier(w, wl))
-                        ;
-                else if (word_is(w, wl, "unsigned"))
-                        n_unsigned++;
-                else if (word_is(w, wl, "signed"))
-                        n_signed++;
-                else if (word_is(w, wl, "short"))
-                        n_short++;
-                else if (word_is(w, wl, "long"))
-                        n_long++;
-                else if (word_is(w, wl, "char"))
-                        n_char++;
-                else if (word_is(w, wl, "int"))
-                        n_int++;
-                else if (word_is(w, wl, "bool") || word_is(w, wl, "_Bool"))
-                        n_bool++;
-                else {
-                        other = w;
-                        other_len = wl;
-                        n_other++;
-                }
+                count_word(ret, type + i, j - i);
                 i = j;
         }
+}
 
-        unsigned n_base = n_unsigned + n_signed + n_short + n_long + n_char + n_int + n_bool;
+/* A type with a word we do not know: an integer typedef alone ("u32",
+ * int_typedefs[]); "enum foo", "struct foo", "unsigned foo_t": nothing we
+ * know. */
+static struct type_info classify_typedef(const struct type_words *tw) {
+        struct type_info info = { .class = TYPE_UNKNOWN, .sign = -1 };
 
-        if (n_other > 0) {
-                /* "enum foo", "struct foo", "unsigned foo_t": nothing we know. */
-                if (n_other > 1 || n_base > 0)
+        if (tw->n_other > 1 || tw->n_base > 0)
+                return info;
+        for (size_t k = 0; k < ELEMENTSOF(int_typedefs); k++)
+                if (word_is(tw->other, tw->other_len, int_typedefs[k].name)) {
+                        info.class = TYPE_INT;
+                        info.width = int_typedefs[k].width;
+                        info.sign = int_typedefs[k].is_signed;
                         return info;
+                }
+        return info;
+}
 
-                for (size_t k = 0; k < ELEMENTSOF(int_typedefs); k++)
-                        if (word_is(other, other_len, int_typedefs[k].name)) {
-                                info.class = TYPE_INT;
-                                info.width = int_typedefs[k].width;
-                                info.sign = int_typedefs[k].is_signed;
-                                return info;
-                        }
-                return info;
-        }
+/* A type of base words only: "unsigned long", "char", "_Bool". */
+static struct type_info classify_base(const struct type_words *tw) {
+        struct type_info info = { .class = TYPE_UNKNOWN, .sign = -1 };
+        const unsigned *c = tw->n;
 
-        if (n_base == 0)
+        if (tw->n_base == 0)
                 return info;
-        if (n_unsigned > 0 && n_signed > 0)
+        if (c[WORD_UNSIGNED] > 0 && c[WORD_SIGNED] > 0)
                 return info;
 
-        if (n_bool > 0) {
-                if (n_base == n_bool)
+        if (c[WORD_BOOL] > 0) {
+                if (tw->n_base == c[WORD_BOOL])
                         info.class = TYPE_BOOL;
                 return info;
         }
 
         info.class = TYPE_INT;
-        if (n_char > 0) {
-                if (n_short || n_long || n_int)
+        if (c[WORD_CHAR] > 0) {
+                if (c[WORD_SHORT] || c[WORD_LONG] || c[WORD_INT])
                         return (struct type_info) { .class = TYPE_UNKNOWN, .sign = -1 };
                 info.width = 1;
-                if (n_unsigned == 0 && n_signed == 0)
+                if (c[WORD_UNSIGNED] == 0 && c[WORD_SIGNED] == 0)
                         /* Plain char: its sign is the platform's, the
                          * kernel's signed: flag says which. */
                         info.class = TYPE_CHAR;
-        } else if (n_short > 0)
+        } else if (c[WORD_SHORT] > 0)
                 info.width = 2;
-        else if (n_long >= 2)
+        else if (c[WORD_LONG] >= 2)
                 info.width = 8;
-        else if (n_long == 1)
+        else if (c[WORD_LONG] == 1)
                 info.width = WIDTH_LONG;
         else
                 info.width = 4;
 
-        if (n_unsigned > 0)
+        if (c[WORD_UNSIGNED] > 0)
                 info.sign = 0;
-        else if (n_signed > 0 || info.class == TYPE_INT)
+        else if (c[WORD_SIGNED] > 0 || info.class == TYPE_INT)
                 info.sign = 1;
         return info;
+}
+
+static struct type_info classify_type(const char *type, size_t n) {
+        struct type_words tw;
+
+        if (memchr(type, '*', n))
+                return (struct type_info) { .class = TYPE_POINTER, .sign = 0 };
+        count_words(type, n, &tw);
+        return tw.n_other > 0 ? classify_typedef(&tw) : classify_base(&tw);
 }
 
 static bool is_int_size(uint64_t size) {
@@ -409,15 +439,13 @@ static char *strndup_trim(const char *p, const char *end) {
 
 /* Parses "TYPE NAME[LEN]" (the text between "field:" and the first ';')
  * together with the key:value items after it, into F. */
-static int field_parse(const char *decl, const char *decl_end, const char *items, const char *line_end,
-                       struct format_field *f) {
-        const char *name_end, *name_start, *type_end, *array_start = NULL;
-        bool have_offset = false, have_size = false, have_signed = false, dynamic = false;
-        uint64_t len = 0;
+/* A field's items after its declaration, "offset:N; size:N; signed:N;"
+ * (unknown keys are skipped: a newer kernel may add some), into F;
+ * *RET_HAVE_SIGNED when the kernel said signed:. */
+static int field_items(const char *items, const char *line_end, struct format_field *f, bool *ret_have_signed) {
+        bool have_offset = false, have_size = false, have_signed = false;
         int r;
 
-        /* key:value; items. Unknown keys are skipped: a newer kernel may
-         * add some. */
         for (const char *p = items; p < line_end;) {
                 const char *semi = memchr(p, ';', (size_t) (line_end - p));
                 const char *item_end = semi ?: line_end;
@@ -467,6 +495,23 @@ static int field_parse(const char *decl, const char *decl_end, const char *items
          * 1.1 GB char array reserved 8 GiB). */
         if ((uint64_t) f->offset + f->size > UINT16_MAX)
                 return -ERANGE;
+        *ret_have_signed = have_signed;
+        return 0;
+}
+
+/* A field's declaration, "TYPE NAME" or "TYPE NAME[LEN]", as
+ * field_decl_parse() reads it. */
+struct field_decl {
+        const char *type, *type_end;  /* TYPE */
+        const char *array_start;      /* "[LEN]", NULL when there is none */
+        uint64_t len;                 /* LEN; 0 when it is not a number */
+};
+
+/* Reads DECL (up to DECL_END) into *RET, and F's name and type. */
+static int field_decl_parse(const char *decl, const char *decl_end, struct format_field *f, struct field_decl *ret) {
+        const char *name_end, *name_start, *type_end, *array_start = NULL;
+        uint64_t len = 0;
+        size_t tl;
 
         /* The name is the last identifier, perhaps followed by "[LEN]". */
         name_end = rskip_space(decl, decl_end);
@@ -499,7 +544,7 @@ static int field_parse(const char *decl, const char *decl_end, const char *items
         if (!f->name)
                 return -ENOMEM;
 
-        size_t tl = type_end - decl;
+        tl = type_end - decl;
 
         /* The type as the kernel declared it, array suffix included
          * ("u8[16]", "char[]"), as the kernel's own field->type. */
@@ -517,35 +562,59 @@ static int field_parse(const char *decl, const char *decl_end, const char *items
                 if (!f->type)
                         return -ENOMEM;
         }
+        *ret = (struct field_decl) { .type = decl, .type_end = type_end, .array_start = array_start, .len = len };
+        return 0;
+}
 
-        /* "__data_loc char[]", "__rel_loc u8[]", "__data_loc cpumask_t". */
-        const char *elem = decl, *elem_end = type_end;
-        bool array = array_start != NULL;
+/* A dynamic field's element type: "__data_loc char[]", "__rel_loc u8[]",
+ * "__data_loc cpumask_t" give "char", "u8", "cpumask_t" in *ELEM up to
+ * *ELEM_END (D's type before). 1 for a dynamic field, 0 for another,
+ * -EINVAL. */
+static int field_dynamic(struct format_field *f, const struct field_decl *d, const char **elem, const char **elem_end) {
+        const char *decl = d->type;
+        size_t tl = d->type_end - decl;
 
-        if (tl >= 10 && memcmp(decl, "__data_loc", 10) == 0 && (tl == 10 || !is_ident_char(decl[10]))) {
-                dynamic = true;
-                elem = decl + 10;
-        } else if (tl >= 9 && memcmp(decl, "__rel_loc", 9) == 0 && (tl == 9 || !is_ident_char(decl[9]))) {
-                dynamic = true;
+        if (tl >= 10 && memcmp(decl, "__data_loc", 10) == 0 && (tl == 10 || !is_ident_char(decl[10])))
+                *elem = decl + 10;
+        else if (tl >= 9 && memcmp(decl, "__rel_loc", 9) == 0 && (tl == 9 || !is_ident_char(decl[9]))) {
                 f->rel = true;
-                elem = decl + 9;
-        }
-        if (dynamic) {
-                elem_end = rskip_space(elem, elem_end);
-                if (elem_end > elem && elem_end[-1] == ']') {
-                        while (elem_end > elem && elem_end[-1] != '[')
-                                elem_end--;
-                        if (elem_end == elem)
-                                return -EINVAL;
-                        elem_end = rskip_space(elem, elem_end - 1);
-                }
-                elem = skip_space(elem, elem_end);
-                if (elem == elem_end)
+                *elem = decl + 9;
+        } else
+                return 0;
+        *elem_end = rskip_space(*elem, *elem_end);
+        if (*elem_end > *elem && (*elem_end)[-1] == ']') {
+                while (*elem_end > *elem && (*elem_end)[-1] != '[')
+                        (*elem_end)--;
+                if (*elem_end == *elem)
                         return -EINVAL;
-                array = false;
+                *elem_end = rskip_space(*elem, *elem_end - 1);
         }
+        *elem = skip_space(*elem, *elem_end);
+        if (*elem == *elem_end)
+                return -EINVAL;
+        return 1;
+}
 
-        return field_classify(f, elem, elem_end - elem, have_signed, dynamic, array, len);
+static int field_parse(const char *decl, const char *decl_end, const char *items, const char *line_end,
+                       struct format_field *f) {
+        struct field_decl d;
+        const char *elem, *elem_end;
+        bool have_signed, dynamic;
+        int r;
+
+        r = field_items(items, line_end, f, &have_signed);
+        if (r < 0)
+                return r;
+        r = field_decl_parse(decl, decl_end, f, &d);
+        if (r < 0)
+                return r;
+        elem = d.type;
+        elem_end = d.type_end;
+        r = field_dynamic(f, &d, &elem, &elem_end);
+        if (r < 0)
+                return r;
+        dynamic = r > 0;
+        return field_classify(f, elem, elem_end - elem, have_signed, dynamic, d.array_start && !dynamic, d.len);
 }
 
 struct format *format_free(struct format *f) {
@@ -570,6 +639,73 @@ static bool line_starts(const char *p, const char *end, const char *prefix, cons
                 return false;
         *ret_rest = p + n;
         return true;
+}
+
+/* A line before "format:": the event's name, its ID, or "format:"
+ * itself; any other is passed over. */
+static int header_line(struct format *f, const char *line, const char *end, bool *have_id, bool *in_format) {
+        const char *rest;
+
+        if (line_starts(line, end, "name:", &rest)) {
+                free(f->name);
+                f->name = strndup_trim(rest, end);
+                if (!f->name)
+                        return -ENOMEM;
+        } else if (line_starts(line, end, "ID:", &rest)) {
+                if (parse_u32(rest, end, &f->id) < 0)
+                        return -EINVAL;
+                *have_id = true;
+        } else if (line_starts(line, end, "format:", &rest))
+                *in_format = true;
+        return 0;
+}
+
+/* A field's line ("field:TYPE NAME; offset:...;"), added to F's fields
+ * (*N_ALLOC allocated); a common_* field before the blank line after
+ * them (COMMONS_DONE) is a common one. */
+static int field_line(struct format *f, const char *line, const char *end, size_t *n_alloc, bool commons_done) {
+        struct format_field *field;
+        const char *rest, *semi;
+        uint32_t field_end;
+        int r;
+
+        /* "field:" or, on some old kernels, "field special:". */
+        if (!line_starts(line, end, "field:", &rest) &&
+            !line_starts(line, end, "field special:", &rest))
+                return -EINVAL;
+
+        semi = memchr(rest, ';', end - rest);
+        if (!semi)
+                return -EINVAL;
+
+        if (f->n_fields == *n_alloc) {
+                size_t n = *n_alloc ? *n_alloc * 2 : 16;
+                struct format_field *nf = reallocarray(f->fields, n, sizeof(*nf));
+
+                if (!nf)
+                        return -ENOMEM;
+                f->fields = nf;
+                *n_alloc = n;
+        }
+        field = &f->fields[f->n_fields];
+        *field = (struct format_field) {};
+        /* Counted now so that format_free() frees what
+         * field_parse() allocated even when it fails. */
+        f->n_fields++;
+
+        r = field_parse(rest, semi, semi + 1, end, field);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EINVAL;
+
+        if (!commons_done && strncmp(field->name, "common_", 7) == 0 && f->n_common == f->n_fields - 1) {
+                field->common = true;
+                f->n_common++;
+        }
+
+        field_end = field->offset + field->size;
+        if (field_end > f->min_size)
+                f->min_size = field_end;
+        return 0;
 }
 
 int format_parse(const char *text, const char *system, struct format **ret) {
@@ -607,65 +743,17 @@ int format_parse(const char *text, const char *system, struct format **ret) {
                                 return r;
                         break;
                 }
-                if (!in_format) {
-                        if (line_starts(line, end, "name:", &rest)) {
-                                free(f->name);
-                                f->name = strndup_trim(rest, end);
-                                if (!f->name)
-                                        return -ENOMEM;
-                        } else if (line_starts(line, end, "ID:", &rest)) {
-                                r = parse_u32(rest, end, &f->id);
-                                if (r < 0)
-                                        return -EINVAL;
-                                have_id = true;
-                        } else if (line_starts(line, end, "format:", &rest))
-                                in_format = true;
-                        continue;
-                }
-
-                if (line == end) {
+                if (!in_format)
+                        r = header_line(f, line, end, &have_id, &in_format);
+                else if (line == end) {
                         /* The blank line after the common_* fields. */
                         if (f->n_fields > 0)
                                 commons_done = true;
                         continue;
-                }
-
-                /* "field:" or, on some old kernels, "field special:". */
-                if (!line_starts(line, end, "field:", &rest) &&
-                    !line_starts(line, end, "field special:", &rest))
-                        return -EINVAL;
-
-                const char *semi = memchr(rest, ';', end - rest);
-                if (!semi)
-                        return -EINVAL;
-
-                if (f->n_fields == n_alloc) {
-                        size_t n = n_alloc ? n_alloc * 2 : 16;
-                        struct format_field *nf = reallocarray(f->fields, n, sizeof(*nf));
-
-                        if (!nf)
-                                return -ENOMEM;
-                        f->fields = nf;
-                        n_alloc = n;
-                }
-                struct format_field *field = &f->fields[f->n_fields];
-                *field = (struct format_field) {};
-                /* Counted now so that format_free() frees what
-                 * field_parse() allocated even when it fails. */
-                f->n_fields++;
-
-                r = field_parse(rest, semi, semi + 1, end, field);
+                } else
+                        r = field_line(f, line, end, &n_alloc, commons_done);
                 if (r < 0)
-                        return r == -ENOMEM ? r : -EINVAL;
-
-                if (!commons_done && strncmp(field->name, "common_", 7) == 0 && f->n_common == f->n_fields - 1) {
-                        field->common = true;
-                        f->n_common++;
-                }
-
-                uint32_t field_end = field->offset + field->size;
-                if (field_end > f->min_size)
-                        f->min_size = field_end;
+                        return r;
         }
 
         if (!f->name || !*f->name || !have_id || !in_format)
