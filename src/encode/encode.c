@@ -339,29 +339,8 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
         return encode_event_ext(b, e, s, realtime_offset_ns, NULL, NULL);
 }
 
-int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
-                     int64_t realtime_offset_ns, const struct encode_context *ctx,
-                     const struct encode_frame *frames) {
-        const void *raw = s->raw.data;
-        size_t raw_size = s->raw.size;
-        size_t bound = e->fixed_max + e->raw_factor * raw_size;
-        bool has_sample = s->sample_type & e->sample_show & ~(uint64_t) ENCODE_SAMPLE_TOP;
-        char *p, *start;
-        int r;
-
-        if (has_sample)
-                bound += encode_sample_max_frames(s, e->sample_show, &e->ids, frames);
-        if (ctx)
-                bound += encode_context_max(ctx);
-        r = jbuf_reserve(b, bound);
-        if (r < 0)
-                return r;
-
-        /* Written past b->len and committed only at the end: a field that
-         * does not decode leaves the buffer as it was. */
-        start = p = jbuf_end(b);
-        p = json_put_bytes(p, e->prefix, e->prefix_len);
-
+/* The sample's time, cpu, pid and tid, each when the sample has it. */
+static inline char *put_sample_header(char *p, const struct perf_sample *s, int64_t realtime_offset_ns) {
         if (s->sample_type & PERF_SAMPLE_TIME) {
                 uint64_t rt = s->time + (uint64_t) realtime_offset_ns;
 
@@ -385,10 +364,14 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
                 p = json_put_literal(p, KEY_TID);
                 p = json_put_i64(p, (int32_t) s->tid);
         }
-        if (ctx)
-                p = encode_context_put(p, ctx);
-        if (e->fmt)
-                p = json_put_literal(p, KEY_FIELDS);
+        return p;
+}
+
+/* The event's fields, decoded from RAW (RAW_SIZE bytes) at *PP; 0, or
+ * -EBADMSG for a field that does not decode. */
+static inline int put_event_fields(char **pp, const struct encoder *e, const void *raw, size_t raw_size) {
+        char *p = *pp;
+        int r;
 
         for (size_t i = 0; i < e->n_fields; i++) {
                 const struct encoder_field *ef = &e->fields[i];
@@ -437,28 +420,75 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
                         return -EBADMSG;        /* encoder_new() let no other kind in */
                 }
         }
+        *pp = p;
+        return 0;
+}
 
+/* The names of the fields' values (the print fmt's tables) at *PP; 0,
+ * or -EBADMSG. */
+static inline int put_event_symbols(char **pp, const struct encoder *e, const void *raw, size_t raw_size) {
+        char name[SYMBOLS_NAME_MAX];
+        char *p = *pp;
+        int r;
+
+        p = json_put_literal(p, KEY_SYMBOLS);
+        for (size_t i = 0; i < e->n_syms; i++) {
+                const struct encoder_symbols *es = &e->syms[i];
+                struct field_value v;
+                uint64_t x;
+                size_t n;
+
+                r = field_decode(es->f, raw, raw_size, &v);
+                if (r < 0)
+                        return r;
+                x = v.kind == FIELD_BOOL ? v.b : es->f->elem_signed ? (uint64_t) v.i : v.u;
+                n = symbols_name(es->sym, x, name, sizeof(name));
+                p = json_put_bytes(p, es->key, es->key_len);
+                p = json_put_string(p, name, n);
+        }
+        *p++ = '}';
+        *pp = p;
+        return 0;
+}
+
+int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                     int64_t realtime_offset_ns, const struct encode_context *ctx,
+                     const struct encode_frame *frames) {
+        const void *raw = s->raw.data;
+        size_t raw_size = s->raw.size;
+        size_t bound = e->fixed_max + e->raw_factor * raw_size;
+        bool has_sample = s->sample_type & e->sample_show & ~(uint64_t) ENCODE_SAMPLE_TOP;
+        char *p, *start;
+        int r;
+
+        if (has_sample)
+                bound += encode_sample_max_frames(s, e->sample_show, &e->ids, frames);
+        if (ctx)
+                bound += encode_context_max(ctx);
+        r = jbuf_reserve(b, bound);
+        if (r < 0)
+                return r;
+
+        /* Written past b->len and committed only at the end: a field that
+         * does not decode leaves the buffer as it was. */
+        start = p = jbuf_end(b);
+        p = json_put_bytes(p, e->prefix, e->prefix_len);
+
+        p = put_sample_header(p, s, realtime_offset_ns);
+        if (ctx)
+                p = encode_context_put(p, ctx);
+        if (e->fmt)
+                p = json_put_literal(p, KEY_FIELDS);
+
+        r = put_event_fields(&p, e, raw, raw_size);
+        if (r < 0)
+                return r;
         if (e->fmt)
                 *p++ = '}';
         if (e->n_syms > 0) {
-                char name[SYMBOLS_NAME_MAX];
-
-                p = json_put_literal(p, KEY_SYMBOLS);
-                for (size_t i = 0; i < e->n_syms; i++) {
-                        const struct encoder_symbols *es = &e->syms[i];
-                        struct field_value v;
-                        uint64_t x;
-                        size_t n;
-
-                        r = field_decode(es->f, raw, raw_size, &v);
-                        if (r < 0)
-                                return r;
-                        x = v.kind == FIELD_BOOL ? v.b : es->f->elem_signed ? (uint64_t) v.i : v.u;
-                        n = symbols_name(es->sym, x, name, sizeof(name));
-                        p = json_put_bytes(p, es->key, es->key_len);
-                        p = json_put_string(p, name, n);
-                }
-                *p++ = '}';
+                r = put_event_symbols(&p, e, raw, raw_size);
+                if (r < 0)
+                        return r;
         }
         if (has_sample)
                 p = encode_sample_put_frames(p, s, e->sample_show, &e->ids, frames);
