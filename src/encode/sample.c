@@ -592,19 +592,10 @@ size_t encode_sample_max_frames(const struct perf_sample *s, uint64_t show, cons
         return n;
 }
 
-char *encode_sample_put_frames(char *p, const struct perf_sample *s, uint64_t show, const struct encode_ids *ids,
-                               const struct encode_frame *frames) {
-        uint64_t t = s->sample_type & show & ~(uint64_t) ENCODE_SAMPLE_TOP;
-        char *first;
-
-        if (t == 0)
-                return p;
-
-        p = json_put_literal(p, ",\"sample\":{");
-        /* Every member is written as ,"key": and the first comma is taken
-         * back at the end: simpler than tracking which came first. */
-        first = p;
-
+/* The members of sample type T from ip to stack_user, each as
+ * ,"key":value. */
+static inline char *put_sample_members(char *p, const struct perf_sample *s, uint64_t t, const struct encode_ids *ids,
+                                       const struct encode_frame *frames) {
         if (t & PERF_SAMPLE_IP) {
                 p = json_put_key(p, "ip");
                 p = json_put_hex(p, s->ip);
@@ -655,6 +646,12 @@ char *encode_sample_put_frames(char *p, const struct perf_sample *s, uint64_t sh
                 p = json_put_u64(p, s->stack_user.dyn_size);
                 *p++ = '}';
         }
+        return p;
+}
+
+/* The members of sample type T from weight to aux (memory accesses,
+ * page sizes, the AUX area), each as ,"key":value. */
+static inline char *put_sample_memory(char *p, const struct perf_sample *s, uint64_t t) {
         if (t & PERF_SAMPLE_WEIGHT_STRUCT) {
                 p = json_put_key(p, "weight");
                 p = put_weight_struct(p, s->weight);
@@ -696,6 +693,25 @@ char *encode_sample_put_frames(char *p, const struct perf_sample *s, uint64_t sh
                 p = json_put_u64(p, s->aux.size);
                 *p++ = '}';
         }
+
+        return p;
+}
+
+char *encode_sample_put_frames(char *p, const struct perf_sample *s, uint64_t show, const struct encode_ids *ids,
+                               const struct encode_frame *frames) {
+        uint64_t t = s->sample_type & show & ~(uint64_t) ENCODE_SAMPLE_TOP;
+        char *first;
+
+        if (t == 0)
+                return p;
+
+        p = json_put_literal(p, ",\"sample\":{");
+        /* Every member is written as ,"key": and the first comma is taken
+         * back at the end: simpler than tracking which came first. */
+        first = p;
+
+        p = put_sample_members(p, s, t, ids, frames);
+        p = put_sample_memory(p, s, t);
 
         /* Drop the first member's comma. */
         if (p > first) {
