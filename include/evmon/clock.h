@@ -28,3 +28,14 @@ static inline uint64_t now_usec(void) {
 static inline int64_t now_ms(void) {
         return (int64_t) (now_ns(CLOCK_MONOTONIC) / NSEC_PER_MSEC);
 }
+
+/* TS on the event clock as realtime, OFFSET_NS (realtime - event clock)
+ * added: saturated rather than wrapped on a nonsense offset. Inline: the
+ * encoder calls it for every event. */
+static inline uint64_t clock_to_realtime(uint64_t ts, int64_t offset_ns) {
+        uint64_t rt = ts + (uint64_t) offset_ns;
+
+        if (offset_ns < 0 ? rt > ts : rt < ts)
+                rt = offset_ns < 0 ? 0 : UINT64_MAX;
+        return rt;
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "evmon/cleanup.h"
+#include "evmon/clock.h"
 #include "evmon/encode-perf.h"
 #include "evmon/encode.h"
 #include "evmon/protocol.h"
@@ -342,13 +343,8 @@ int encode_event(struct jbuf *b, const struct encoder *e, const struct perf_samp
 /* The sample's time, cpu, pid and tid, each when the sample has it. */
 static inline char *put_sample_header(char *p, const struct perf_sample *s, int64_t realtime_offset_ns) {
         if (s->sample_type & PERF_SAMPLE_TIME) {
-                uint64_t rt = s->time + (uint64_t) realtime_offset_ns;
-
-                /* Saturate rather than wrap on a nonsense offset. */
-                if (realtime_offset_ns < 0 ? rt > s->time : rt < s->time)
-                        rt = realtime_offset_ns < 0 ? 0 : UINT64_MAX;
                 p = json_put_literal(p, KEY_TIME);
-                p = json_put_time(p, rt);
+                p = json_put_time(p, clock_to_realtime(s->time, realtime_offset_ns));
                 p = json_put_literal(p, KEY_TS);
                 p = json_put_u64(p, s->time);
         }

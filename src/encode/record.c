@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "evmon/clock.h"
 #include "evmon/encode-perf.h"
 #include "evmon/protocol.h"
 #include "writer.h"
@@ -419,13 +420,10 @@ int encode_record(struct jbuf *b, const struct perf_event_header *h, const struc
 
         t = rec->has_sid ? o->sample_type : 0;
         if (t & PERF_SAMPLE_TIME) {
-                uint64_t ts = rec->sid.time, rt = ts + (uint64_t) o->realtime_offset_ns;
+                uint64_t ts = rec->sid.time;
 
-                /* Saturate rather than wrap, as encode_event() does. */
-                if (o->realtime_offset_ns < 0 ? rt > ts : rt < ts)
-                        rt = o->realtime_offset_ns < 0 ? 0 : UINT64_MAX;
                 p = json_put_key(p, "time");
-                p = json_put_time(p, rt);
+                p = json_put_time(p, clock_to_realtime(ts, o->realtime_offset_ns));
                 p = json_put_key(p, "ts");
                 p = json_put_u64(p, ts);
         }
