@@ -61,6 +61,53 @@ struct ctx_container {
 int ctx_container_parse(const char *path, size_t len, struct ctx_container *ret);
 const char *ctx_runtime_to_string(enum ctx_runtime r);
 
+/* ---- runstate.c: what the runtime says of a container ------------------ */
+
+/* A container as its runtime's state on the host describes it. Strings
+ * are NULL when not known (and all are when not verified); valid until
+ * the next ctx_runstate_lookup(). */
+struct ctx_runstate_info {
+        uint64_t gen;                   /* changes with anything below, never repeats: a cache key */
+        bool verified;                  /* the runtime's state names this id (and pod) */
+        const char *name;               /* the runtime's name for it (docker's, podman's, the machine's) */
+        const char *image;              /* the image as asked for ("nginx:1.25", "quay.io/x/y:tag") */
+        const char *image_id;           /* the image's id or digest where the runtime keeps it */
+        const char *pod_name, *pod_namespace, *pod_uid;
+        const char *pod_container;      /* the container's name in its pod */
+};
+
+struct ctx_runstate_opts {
+        const char *root;               /* the host's "/" (NULL: $EVMON_TEST_RUNTIME_ROOT for tests, else "/") */
+        unsigned max_containers;        /* entries kept (default 4096), least recently used go */
+        uint64_t recheck_ns;            /* a state file is looked at again after this; 0: on every
+                                         * lookup (tests); UINT64_MAX or no opts: 1 s */
+};
+
+struct ctx_runstate;
+
+/* The cache of runtime states, bounded. Caller owns *RET. 0 or -errno
+ * (the root cannot be opened). */
+int ctx_runstate_new(const struct ctx_runstate_opts *opts, struct ctx_runstate **ret);
+struct ctx_runstate *ctx_runstate_free(struct ctx_runstate *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_runstate *, ctx_runstate_free);
+
+/* What CT's runtime says of it: read once (docker's config.v2.json,
+ * containerd's and CRI-O's OCI bundle config.json, containers/storage's
+ * containers.json for podman, machined's /run/systemd/machines/NAME,
+ * LXC's config), then again only when the file changed (inode, mtime,
+ * size), looked at once a second at most. A rootless container's id, or
+ * one whose state is absent, refused (not a regular file of root's, too
+ * large, a link on the way) or does not name it (another id, another
+ * pod) is not verified. NULL when CT has no id. No allocation or syscall
+ * unless a state file is due. */
+const struct ctx_runstate_info *ctx_runstate_lookup(struct ctx_runstate *s, const struct ctx_container *ct);
+
+struct ctx_runstate_stats {
+        uint64_t known, verified, unverified;   /* containers in the cache now */
+        uint64_t reads, refused, evicted;
+};
+void ctx_runstate_stats(const struct ctx_runstate *s, struct ctx_runstate_stats *ret);
+
 /* ---- procfs.c: /proc parsers on text (pure, fuzzed) -------------------- */
 
 struct ctx_proc_stat {
