@@ -8,12 +8,17 @@
  * client got (and lost). For comparing changes to the hot path on any
  * machine, or under `valgrind --tool=callgrind` for instruction counts.
  *
- *   ./build/bench/bench-pipeline [EVENTS_PER_RUN] [--context]
+ *   ./build/bench/bench-pipeline [EVENTS_PER_RUN] [--context|--context-docker|--context-names]
  *
  * --context adds what evmond does per event with "context" on (the
  * default): the process table lookup, the cgroup id lookup, and the
  * "proc", "cgroup" keys on the line, for a process with an exe path of a
  * usual length (src/daemon/annotate.c does the same calls).
+ * --context-docker puts that process in a docker container (the id on
+ * the line, as before issue 31); --context-names also makes its
+ * config.v2.json under a test root, and adds what issue 31 does
+ * per event: the parent's lookup ("pcomm") and the runtime state's
+ * ("container_info"), keys in the cached part as annotate.c keys them.
  */
 
 #include <errno.h>
@@ -60,11 +65,29 @@ struct bench {
         struct jbuf line;
         uint64_t events, bad;
         struct context *context;        /* --context */
-        const struct ctx_proc *cache_proc;
-        uint64_t cache_gen;
+        struct ctx_runstate *runstate;  /* --context-names */
+        bool docker;                    /* --context-docker, --context-names */
+        const struct ctx_proc *cache_proc, *cache_parent;
+        const struct ctx_runstate_info *cache_info;
+        uint64_t cache_gen, cache_parent_gen, cache_info_gen;
         char cache[1024];
         size_t cache_len;
 };
+
+#define BENCH_ID "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a"
+
+static int mkdir_p(const char *path) {
+        char p[256];
+
+        snprintf(p, sizeof(p), "%s", path);
+        for (char *s = p + 1; *s; s++)
+                if (*s == '/') {
+                        *s = 0;
+                        (void) mkdir(p, 0755);
+                        *s = '/';
+                }
+        return mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
 
 static size_t ns_page_size(void) {
         return (size_t) sysconf(_SC_PAGESIZE);
@@ -110,8 +133,10 @@ static int on_record(const struct perf_event_header *h, void *userdata) {
         if (b->context) {
                 const struct ctx_proc *p = context_lookup(b->context, (pid_t) s.pid, s.time);
                 const struct ctx_cgroup *g = context_cgroup_lookup(b->context, s.cgroup);
+                const struct ctx_proc *pp = NULL;
+                const struct ctx_runstate_info *ri = NULL;
 
-                ec = (struct encode_context) { .ppid = -1, .uid = -1 };
+                ec = (struct encode_context) { .ppid = -1, .uid = -1, .container_uid = -1 };
                 if (p) {
                         ec.comm = p->comm;
                         ec.exe = p->exe;
@@ -122,12 +147,35 @@ static int on_record(const struct perf_event_header *h, void *userdata) {
                 if (g)
                         ec.cgroup = g->path;
                 meta.comm = ec.comm;
+                if (b->docker && p) {
+                        const struct ctx_container *ct = context_proc_container(b->context, p);
+
+                        ec.container = ct ? ct->id : NULL;
+                        if (b->runstate) {
+                                pp = context_lookup(b->context, p->ppid, s.time);
+                                ec.pcomm = pp ? pp->comm : NULL;
+                                ri = ct ? ctx_runstate_lookup(b->runstate, ct) : NULL;
+                        }
+                        if (ri) {
+                                ec.runtime = ctx_runtime_to_string(ct->runtime);
+                                ec.verified = ri->verified;
+                                ec.name = ri->name;
+                                ec.image = ri->image;
+                                ec.image_id = ri->image_id;
+                        }
+                }
                 /* As annotate.c: the keys written once per process and
                  * cgroup (their gens), copied into each line. */
-                if (p != b->cache_proc || !p || p->gen != b->cache_gen) {
+                if (p != b->cache_proc || !p || p->gen != b->cache_gen || pp != b->cache_parent ||
+                    (pp && pp->gen != b->cache_parent_gen) || ri != b->cache_info ||
+                    (ri && ri->gen != b->cache_info_gen)) {
                         b->cache_len = (size_t) (encode_context_put(b->cache, &ec) - b->cache);
                         b->cache_proc = p;
                         b->cache_gen = p ? p->gen : 0;
+                        b->cache_parent = pp;
+                        b->cache_parent_gen = pp ? pp->gen : 0;
+                        b->cache_info = ri;
+                        b->cache_info_gen = ri ? ri->gen : 0;
                 }
                 ec.json = b->cache;
                 ec.json_len = b->cache_len;
@@ -185,7 +233,9 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
         uint64_t per_run = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
-        bool with_context = argc > 2 && strcmp(argv[2], "--context") == 0;
+        bool with_names = argc > 2 && strcmp(argv[2], "--context-names") == 0;
+        bool with_docker = with_names || (argc > 2 && strcmp(argv[2], "--context-docker") == 0);
+        bool with_context = with_docker || (argc > 2 && strcmp(argv[2], "--context") == 0);
         size_t page = ns_page_size(), data_size = 256 * page;
         struct bench b = { .attr = { .sample_type = SAMPLE_TYPE, .sample_id_all = 1 } };
         struct format *fmt = NULL;
@@ -234,7 +284,8 @@ int main(int argc, char **argv) {
                 snprintf(f, sizeof(f), "%s/4242/cgroup", proc);
                 if (!(fp = fopen(f, "we")))
                         return 1;
-                fputs("0::/user.slice/user-0.slice/session-1.scope\n", fp);
+                fputs(with_docker ? "0::/system.slice/docker-" BENCH_ID ".scope\n"
+                                 : "0::/user.slice/user-0.slice/session-1.scope\n", fp);
                 fclose(fp);
                 snprintf(f, sizeof(f), "%s/4242/exe", proc);
                 if (symlink("/home/build/evmon/build-bench/bench/loadgen", f) < 0)
@@ -242,6 +293,24 @@ int main(int argc, char **argv) {
                 if (context_new(&(struct ctx_opts) { .proc_root = proc }, &b.context) < 0 ||
                     context_seed(b.context) != 1)
                         return 1;
+                b.docker = with_docker;
+                if (with_names) {
+                        /* docker's state for the container, and a parent. */
+                        snprintf(f, sizeof(f), "%s/var/lib/docker/containers/" BENCH_ID, dir);
+                        if (mkdir_p(f) < 0)
+                                return 1;
+                        snprintf(f, sizeof(f), "%s/var/lib/docker/containers/" BENCH_ID "/config.v2.json", dir);
+                        if (!(fp = fopen(f, "we")))
+                                return 1;
+                        fputs("{\"ID\":\"" BENCH_ID "\",\"Name\":\"/payments-api\",\"Config\":{\"Image\":"
+                              "\"registry.example/payments/api:2.4.1\"},\"Image\":\"sha256:" BENCH_ID "\"}", fp);
+                        fclose(fp);
+                        context_fork(b.context, 4000, 1, 4000, 0);
+                        context_comm(b.context, 4000, 4000, "containerd-shim", false, 0);
+                        if (ctx_runstate_new(&(struct ctx_runstate_opts) { .root = dir, .recheck_ns = UINT64_MAX },
+                                             &b.runstate) < 0)
+                                return 1;
+                }
         }
         snprintf(path, sizeof(path), "%s/s.sock", dir);
         so.path = path;
@@ -292,7 +361,8 @@ int main(int argc, char **argv) {
                 char cmd[128];
 
                 b.context = context_free(b.context);
-                snprintf(cmd, sizeof(cmd), "rm -rf %s/proc", dir);
+                b.runstate = ctx_runstate_free(b.runstate);
+                snprintf(cmd, sizeof(cmd), "rm -rf %s/proc %s/var", dir, dir);
                 (void) system(cmd);
         }
         jbuf_done(&b.line);

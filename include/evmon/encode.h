@@ -84,6 +84,13 @@ struct encode_context {
         const char *container;          /* "container":"…" */
         int64_t container_uid;          /* "container_uid":N, a rootless one's; -1: none */
         const char *pod;                /* "pod":"…", the Kubernetes pod uid */
+        const char *pcomm;              /* the parent's comm: "proc":{…,"pcomm":…} */
+        /* "container_info":{"runtime","name","image","image_id","pod":{"name",
+         * "namespace","uid","container"},"verified"} after "container" when
+         * runtime is not NULL: what the runtime's state says (NULL: not known). */
+        const char *runtime, *name, *image, *image_id;
+        const char *pod_name, *pod_namespace, *pod_container;
+        bool verified;
         /* When not NULL: the keys above already written by
          * encode_context_put() (JSON_LEN bytes), copied as they are. */
         const char *json;

@@ -49,6 +49,11 @@ int daemon_context_open(struct daemon *d, char **ret_error) {
         r = context_new(&co, &x->table);
         if (r < 0)
                 return r;
+        r = ctx_runstate_new(NULL, &x->runstate);
+        if (r < 0)
+                /* Lines keep their container ids, without names. */
+                log_warning_errno(r, "context: cannot open the root for the container runtimes' state (%m): "
+                                  "containers are not named");
         if (want_symbols(d)) {
                 /* Executable mappings as they are made, for processes that
                  * are gone before their samples are read. */
@@ -130,6 +135,7 @@ void daemon_context_done(struct daemon *d) {
         struct daemon_context *x = &d->ctx;
 
         x->table = context_free(x->table);
+        x->runstate = ctx_runstate_free(x->runstate);
         free(x->cache);
         x->cache = NULL;
         x->symbols = ctx_symbols_free(x->symbols);
@@ -250,8 +256,9 @@ const struct encode_frame *daemon_context_frames(struct daemon *d, struct daemon
 bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
                              struct line_meta *meta, struct encode_context *ret) {
         struct daemon_context *x = &d->ctx;
-        const struct ctx_proc *p = NULL;
+        const struct ctx_proc *p = NULL, *pp = NULL;
         const struct ctx_container *ct = NULL;
+        const struct ctx_runstate_info *ri = NULL;
         const struct ctx_cgroup *g = NULL;
 
         if (!x->table)
@@ -272,8 +279,13 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
         if (p) {
                 ret->comm = p->comm;
                 ret->exe = p->exe;
-                if (p->has_ppid)
+                if (p->has_ppid) {
                         ret->ppid = p->ppid;
+                        /* The parent as it was then: a lookup, no syscall. */
+                        pp = context_lookup(x->table, p->ppid, s->sample_type & PERF_SAMPLE_TIME ? s->time : 0);
+                        if (pp && pp->comm[0])
+                                ret->pcomm = pp->comm;
+                }
                 if (p->has_ids)
                         ret->uid = p->uid;
         }
@@ -290,6 +302,17 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
                 if (ret->container && ct->rootless)
                         ret->container_uid = ct->uid;
                 ret->pod = ct->pod[0] ? ct->pod : NULL;
+                ri = ret->container ? ctx_runstate_lookup(x->runstate, ct) : NULL;
+        }
+        if (ri) {
+                ret->runtime = ctx_runtime_to_string(ct->runtime);
+                ret->verified = ri->verified;
+                ret->name = ri->name;
+                ret->image = ri->image;
+                ret->image_id = ri->image_id;
+                ret->pod_name = ri->pod_name;
+                ret->pod_namespace = ri->pod_namespace;
+                ret->pod_container = ri->pod_container;
         }
         meta->comm = ret->comm;
         meta->container = ret->container;
@@ -297,9 +320,10 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
         if (x->cache) {
                 struct context_cache_slot *sl =
                         &x->cache[(((uintptr_t) p >> 4) ^ ((uintptr_t) g >> 3)) % CONTEXT_CACHE_SLOTS];
-                uint64_t pg = p ? p->gen : 0, gg = g ? g->gen : 0;
+                uint64_t pg = p ? p->gen : 0, gg = g ? g->gen : 0, ppg = pp ? pp->gen : 0, rg = ri ? ri->gen : 0;
 
-                if (!sl->valid || sl->proc != p || sl->proc_gen != pg || sl->cgroup != g || sl->cgroup_gen != gg) {
+                if (!sl->valid || sl->proc != p || sl->proc_gen != pg || sl->cgroup != g || sl->cgroup_gen != gg ||
+                    sl->parent != pp || sl->parent_gen != ppg || sl->state != ri || sl->state_gen != rg) {
                         sl->valid = false;
                         if (encode_context_max(ret) > sizeof(sl->json))
                                 return true;  /* written per line */
@@ -308,6 +332,10 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
                         sl->cgroup = g;
                         sl->proc_gen = pg;
                         sl->cgroup_gen = gg;
+                        sl->parent = pp;
+                        sl->parent_gen = ppg;
+                        sl->state = ri;
+                        sl->state_gen = rg;
                         sl->valid = true;
                 }
                 ret->json = sl->json;

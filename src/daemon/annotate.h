@@ -22,11 +22,11 @@ struct daemon;
  * comm, exe and cgroup path per event measured at ~1,400 instructions,
  * more than the rest of the line. Direct-mapped. */
 #define CONTEXT_CACHE_SLOTS 256
-#define CONTEXT_CACHE_BYTES 600
+#define CONTEXT_CACHE_BYTES 1024  /* a Kubernetes line with names fits */
 
 struct context_cache_slot {
-        const void *proc, *cgroup;
-        uint64_t proc_gen, cgroup_gen;
+        const void *proc, *cgroup, *parent, *state;
+        uint64_t proc_gen, cgroup_gen, parent_gen, state_gen;
         size_t len;
         bool valid;
         char json[CONTEXT_CACHE_BYTES];
@@ -35,6 +35,7 @@ struct context_cache_slot {
 struct daemon_context {
         struct context_cache_slot *cache;       /* CONTEXT_CACHE_SLOTS */
         struct context *table;
+        struct ctx_runstate *runstate;  /* container names from the runtimes' state; NULL when it failed */
         struct ctx_symbols *symbols;    /* made at the first sample that wants symbols */
         bool symbols_failed;
         int dummy, exec;                /* monitor handles, -1 when not open */

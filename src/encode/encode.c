@@ -285,7 +285,55 @@ size_t encode_context_max(const struct encode_context *c) {
                 n += json_escaped_max(strlen(c->container));
         if (c->pod)
                 n += json_escaped_max(strlen(c->pod));
+        if (c->pcomm)
+                n += sizeof(",\"pcomm\":") + json_escaped_max(strlen(c->pcomm));
+        if (c->runtime) {
+                const char *const s[] = { c->runtime, c->name, c->image, c->image_id,
+                                          c->pod_name, c->pod_namespace, c->pod_container };
+
+                n += sizeof(",\"container_info\":{\"runtime\":,\"name\":,\"image\":,\"image_id\":,\"pod\":"
+                            "{\"name\":,\"namespace\":,\"uid\":,\"container\":},\"verified\":false}");
+                for (size_t i = 0; i < ELEMENTSOF(s); i++)
+                        if (s[i])
+                                n += json_escaped_max(strlen(s[i]));
+                if (c->pod)
+                        n += json_escaped_max(strlen(c->pod));
+        }
         return n;
+}
+
+static char *put_key_string(char *p, const char *key, size_t key_len, const char *v) {
+        if (!v)
+                return p;
+        p = json_put_bytes(p, key, key_len);
+        return json_put_string(p, v, strlen(v));
+}
+
+#define PUT_KEY_STRING(p, key, v) put_key_string(p, key, sizeof(key) - 1, v)
+
+/* What the runtime's state says of the container (issue 31): beside the
+ * id, so "container" keeps its shape and the protocol its version. */
+static char *put_container_info(char *p, const struct encode_context *c) {
+        p = PUT_KEY_STRING(p, ",\"container_info\":{\"runtime\":", c->runtime);
+        p = PUT_KEY_STRING(p, ",\"name\":", c->name);
+        p = PUT_KEY_STRING(p, ",\"image\":", c->image);
+        p = PUT_KEY_STRING(p, ",\"image_id\":", c->image_id);
+        if (c->pod_name || c->pod_namespace || c->pod_container) {
+                char *first;
+
+                p = json_put_literal(p, ",\"pod\":{");
+                first = p;
+                p = PUT_KEY_STRING(p, ",\"name\":", c->pod_name);
+                p = PUT_KEY_STRING(p, ",\"namespace\":", c->pod_namespace);
+                p = PUT_KEY_STRING(p, ",\"uid\":", c->pod);
+                p = PUT_KEY_STRING(p, ",\"container\":", c->pod_container);
+                /* Drop the first member's comma. */
+                memmove(first, first + 1, (size_t) (p - first - 1));
+                p[-1] = '}';
+        }
+        if (c->verified)
+                return json_put_literal(p, ",\"verified\":true}");
+        return json_put_literal(p, ",\"verified\":false}");
 }
 
 char *encode_context_put(char *p, const struct encode_context *c) {
@@ -308,6 +356,10 @@ char *encode_context_put(char *p, const struct encode_context *c) {
                         p = json_put_literal(p, ",\"ppid\":");
                         p = json_put_i64(p, c->ppid);
                 }
+                if (c->pcomm) {
+                        p = json_put_literal(p, ",\"pcomm\":");
+                        p = json_put_string(p, c->pcomm, strlen(c->pcomm));
+                }
                 if (c->uid >= 0) {
                         p = json_put_literal(p, ",\"uid\":");
                         p = json_put_i64(p, c->uid);
@@ -327,6 +379,8 @@ char *encode_context_put(char *p, const struct encode_context *c) {
                         p = json_put_literal(p, ",\"container_uid\":");
                         p = json_put_i64(p, c->container_uid);
                 }
+                if (c->runtime)
+                        p = put_container_info(p, c);
         }
         if (c->pod) {
                 p = json_put_literal(p, ",\"pod\":");

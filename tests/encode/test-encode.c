@@ -1155,6 +1155,36 @@ static void test_encoder_name_escaped(void **state) {
         assert_null(encoder_free(NULL));
 }
 
+/* The context keys with what the runtime says (issue 31): a verified
+ * Kubernetes container, an unverified one, the parent's comm; within
+ * encode_context_max(). */
+static void test_context_container_info(void **state) {
+        struct encode_context c = {
+                .comm = "api", .exe = "/app", .ppid = 1, .pcomm = "containerd-shim", .uid = 0,
+                .container = "3f2a", .container_uid = -1, .pod = "8d4e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a",
+                .runtime = "containerd", .name = "api", .image = "reg/api:\"2\"", .pod_name = "api-7d9f8",
+                .pod_namespace = "prod", .pod_container = "api", .verified = true,
+        };
+        char buf[2048], *end;
+
+        (void) state;
+        assert_true(encode_context_max(&c) < sizeof(buf));
+        end = encode_context_put(buf, &c);
+        *end = 0;
+        assert_true((size_t) (end - buf) <= encode_context_max(&c));
+        assert_string_equal(buf, ",\"proc\":{\"comm\":\"api\",\"exe\":\"/app\",\"ppid\":1,\"pcomm\":\"containerd-shim\",\"uid\":0},"
+                                 "\"container\":\"3f2a\",\"container_info\":{\"runtime\":\"containerd\",\"name\":\"api\","
+                                 "\"image\":\"reg/api:\\\"2\\\"\",\"pod\":{\"name\":\"api-7d9f8\",\"namespace\":\"prod\","
+                                 "\"uid\":\"8d4e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a\",\"container\":\"api\"},\"verified\":true},"
+                                 "\"pod\":\"8d4e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a\"");
+        c = (struct encode_context) { .ppid = -1, .uid = -1, .container = "3f2a", .container_uid = 1000,
+                                      .runtime = "podman" };
+        end = encode_context_put(buf, &c);
+        *end = 0;
+        assert_string_equal(buf, ",\"container\":\"3f2a\",\"container_uid\":1000,"
+                                 "\"container_info\":{\"runtime\":\"podman\",\"verified\":false}");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_string_controls),
@@ -1174,6 +1204,7 @@ int main(void) {
                 cmocka_unit_test(test_event_worst_case),
                 cmocka_unit_test(test_event_fuzz),
                 cmocka_unit_test(test_encoder_name_escaped),
+                cmocka_unit_test(test_context_container_info),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
