@@ -9,7 +9,11 @@
  * the same layouts below a subtree of the test's (as a user with a
  * delegated cgroup would make them, issue 26) name no container, and a
  * rootless podman one under user@UID.service carries container_uid and
- * reaches only a subscription by "UID/ID"; cpu-clock callchains name its functions
+ * reaches only a subscription by "UID/ID". Each runtime's state, made
+ * under a test root as the runtime writes it (issue 31), names the
+ * container, image and pod in "container_info"; the spoofs have none,
+ * the rootless one and an id docker does not keep are not verified, and
+ * a docker rename is seen. cpu-clock callchains name its functions
  * (checked against nm) and kernel functions (against /proc/kallsyms).
  * Root, tracefs and the getpgid tracepoint, else 77; the cgroup part
  * needs a cgroup2 mount and is skipped without one. */
@@ -266,6 +270,7 @@ static void test_off(void **state) {
 #define ID_CTRD "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID_CRIO "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 #define ID_PODMAN "aaaabbbbccccddddeeeeffff0000111122223333444455556666777788889999"
+#define ID_GHOST "5555666677778888999900001111222233334444555566667777888899990000"
 #define POD "8d4e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a"
 
 #define POD_SLICE "kubepods-besteffort-pod8d4e6f1a_2b3c_4d5e_8f9a_0b1c2d3e4f5a.slice/"
@@ -277,22 +282,36 @@ static const struct layout {
         const char *rel, *id, *pod;
         int64_t uid;
         bool top;
+        /* What the runtime's state made below says (issue 31): VERIFIED
+         * -1 when the line has no container_info. */
+        int verified;
+        const char *runtime, *name, *image, *pod_name, *pod_ns;
 } layouts[] = {
-        { "system.slice/docker-" ID_DOCKER ".scope", ID_DOCKER, NULL, -1, true },
+        { "system.slice/docker-" ID_DOCKER ".scope", ID_DOCKER, NULL, -1, true, 1, "docker", "payments-api",
+          "registry.example/payments/api:2.4.1", NULL, NULL },
         { "kubepods.slice/kubepods-besteffort.slice/" POD_SLICE "cri-containerd-" ID_CTRD ".scope", ID_CTRD, POD, -1,
-          true },
-        { "kubepods/burstable/pod" POD "/crio-" ID_CRIO, ID_CRIO, POD, -1, true },
-        { "machine.slice/libpod-" ID_PODMAN ".scope", ID_PODMAN, NULL, -1, true },
-        { "machine.slice/systemd-nspawn@evtest.service", "evtest", NULL, -1, true },
-        { "system.slice/plain.service", NULL, NULL, -1, false },
+          true, 1, "containerd", "api", "registry.example/web/api:1.0", "web-7d9f8-xk2lp", "prod" },
+        { "kubepods/burstable/pod" POD "/crio-" ID_CRIO, ID_CRIO, POD, -1, true, 1, "cri-o", "coredns",
+          "registry.k8s.io/coredns/coredns:v1.11.1", "coredns-5dd5756b68-4mtdm", "kube-system" },
+        { "machine.slice/libpod-" ID_PODMAN ".scope", ID_PODMAN, NULL, -1, true, 1, "podman", "web",
+          "docker.io/library/nginx:latest", NULL, NULL },
+        { "machine.slice/systemd-nspawn@evtest.service", "evtest", NULL, -1, true, 1, "systemd-nspawn", "evtest",
+          "/var/lib/machines/evtest", NULL, NULL },
+        { "system.slice/plain.service", NULL, NULL, -1, false, -1 },
         /* spoofs: the same layouts below the test's subtree */
         { "kubepods.slice/kubepods-besteffort.slice/" POD_SLICE "cri-containerd-" ID_CTRD ".scope", NULL, NULL, -1,
-          false },
-        { "system.slice/docker-" ID_DOCKER ".scope", NULL, NULL, -1, false },
-        /* rootless podman with the rootful one's id: the user's say */
+          false, -1 },
+        { "system.slice/docker-" ID_DOCKER ".scope", NULL, NULL, -1, false, -1 },
+        /* rootless podman with the rootful one's id: the user's say,
+         * never verified, though the rootful state names that id */
         { "user.slice/user-65534.slice/user@65534.service/app.slice/libpod-" ID_PODMAN ".scope", ID_PODMAN, NULL, 65534,
-          true },
+          true, 0, "podman" },
+        { "lxc.payload.lxctest", "lxctest", NULL, -1, true, 1, "lxc", "lxctest", NULL, NULL, NULL },
+        /* at docker's place, an id docker's state does not have */
+        { "system.slice/docker-" ID_GHOST ".scope", ID_GHOST, NULL, -1, true, 0, "docker" },
 };
+static const char *docker_name = "payments-api";  /* the docker layout's, renamed below */
+static char rt_root[512];
 #define N_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
 struct cg_check {
@@ -331,6 +350,30 @@ static void check_cg_line(json_object *o, void *ud) {
         else
                 assert_null(get(o, "pod"));
         assert_string_equal(get_str(o, "proc.comm"), comm);
+        if (layouts[i].verified < 0)
+                assert_null(get(o, "container_info"));
+        else {
+                json_object *v = get(o, "container_info.verified");
+                const char *name = i == 0 ? docker_name : layouts[i].name;
+
+                assert_non_null(v);
+                assert_int_equal(json_object_get_boolean(v), layouts[i].verified);
+                assert_string_equal(get_str(o, "container_info.runtime") ?: "(none)", layouts[i].runtime);
+                if (name)
+                        assert_string_equal(get_str(o, "container_info.name") ?: "(none)", name);
+                else
+                        assert_null(get(o, "container_info.name"));
+                if (layouts[i].image)
+                        assert_string_equal(get_str(o, "container_info.image") ?: "(none)", layouts[i].image);
+                else
+                        assert_null(get(o, "container_info.image"));
+                if (layouts[i].pod_name) {
+                        assert_string_equal(get_str(o, "container_info.pod.name") ?: "(none)", layouts[i].pod_name);
+                        assert_string_equal(get_str(o, "container_info.pod.namespace") ?: "(none)", layouts[i].pod_ns);
+                        assert_string_equal(get_str(o, "container_info.pod.uid") ?: "(none)", layouts[i].pod);
+                } else
+                        assert_null(get(o, "container_info.pod"));
+        }
         k->n[i]++;
 }
 
@@ -378,6 +421,70 @@ static void cgroups_remove(void) {
         }
 }
 
+/* A file of the runtimes' state under rt_root, written as they write
+ * them: a temporary file renamed over. */
+static void rt_put(const char *dir, const char *file, const char *text) {
+        char p[1024], tmpf[1100];
+        FILE *f;
+
+        snprintf(p, sizeof(p), "%s/%s", rt_root, dir);
+        for (char *s = p + strlen(rt_root) + 1;; s++) {
+                bool last = !(s = strchr(s, '/'));
+
+                if (!last)
+                        *s = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        fail_msg("mkdir %s: %m", p);
+                if (last)
+                        break;
+                *s = '/';
+        }
+        snprintf(p, sizeof(p), "%s/%s/%s", rt_root, dir, file);
+        snprintf(tmpf, sizeof(tmpf), "%s.tmp", p);
+        assert_non_null(f = fopen(tmpf, "w"));
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(rename(tmpf, p), 0);
+}
+
+static void rt_docker(const char *name) {
+        char text[1024];
+
+        /* moby's config.v2.json: "Name" with a leading '/'. */
+        snprintf(text, sizeof(text),
+                 "{\"ID\":\"" ID_DOCKER "\",\"State\":{\"Running\":true},\"Config\":{\"Hostname\":\"3f2a1b9c8d7e\","
+                 "\"Image\":\"registry.example/payments/api:2.4.1\"},\"Image\":\"sha256:" ID_CTRD "\","
+                 "\"Name\":\"/%s\",\"Driver\":\"overlay2\"}", name);
+        rt_put("var/lib/docker/containers/" ID_DOCKER, "config.v2.json", text);
+}
+
+/* Each runtime's state for the layouts above, at its place under
+ * rt_root, which evmond takes for "/" (EVMON_TEST_RUNTIME_ROOT). */
+static void rt_make(void) {
+        snprintf(rt_root, sizeof(rt_root), "%s/rt", tmp);
+        assert_int_equal(mkdir(rt_root, 0755), 0);
+        rt_docker("payments-api");
+        rt_put("run/containerd/io.containerd.runtime.v2.task/k8s.io/" ID_CTRD, "config.json",
+               "{\"ociVersion\":\"1.1.0\",\"process\":{\"args\":[\"/app\"]},\"annotations\":{"
+               "\"io.kubernetes.cri.container-type\":\"container\",\"io.kubernetes.cri.container-name\":\"api\","
+               "\"io.kubernetes.cri.image-name\":\"registry.example/web/api:1.0\","
+               "\"io.kubernetes.cri.sandbox-name\":\"web-7d9f8-xk2lp\",\"io.kubernetes.cri.sandbox-namespace\":\"prod\","
+               "\"io.kubernetes.cri.sandbox-uid\":\"" POD "\"}}");
+        rt_put("run/containers/storage/overlay-containers/" ID_CRIO "/userdata", "config.json",
+               "{\"ociVersion\":\"1.0.2-dev\",\"annotations\":{\"io.container.manager\":\"cri-o\","
+               "\"io.kubernetes.container.name\":\"coredns\",\"io.kubernetes.cri-o.ContainerID\":\"" ID_CRIO "\","
+               "\"io.kubernetes.cri-o.ImageName\":\"registry.k8s.io/coredns/coredns:v1.11.1\","
+               "\"io.kubernetes.pod.name\":\"coredns-5dd5756b68-4mtdm\",\"io.kubernetes.pod.namespace\":\"kube-system\","
+               "\"io.kubernetes.pod.uid\":\"" POD "\"}}");
+        rt_put("var/lib/containers/storage/overlay-containers", "containers.json",
+               "[{\"id\":\"" ID_PODMAN "\",\"names\":[\"web\"],\"image\":\"" ID_CTRD "\",\"layer\":\"" ID_CRIO "\","
+               "\"metadata\":\"{\\\"image-name\\\":\\\"docker.io/library/nginx:latest\\\",\\\"name\\\":\\\"web\\\"}\"}]");
+        rt_put("run/systemd/machines", "evtest",
+               "# This is private data. Do not parse.\nNAME=evtest\nSCOPE=systemd-nspawn@evtest.service\n"
+               "ROOT=/var/lib/machines/evtest\nCLASS=container\n");
+        rt_put("var/lib/lxc/lxctest", "config", "lxc.uts.name = lxctest\nlxc.rootfs.path = dir:/var/lib/lxc/lxctest/rootfs\n");
+}
+
 static void test_containers(void **state) {
         static const char config[] =
                 "{\"ring\": {\"pages\": 256}, \"events\": [{\"tracepoint\": \"sched:sched_process_exec\"},\n"
@@ -392,7 +499,10 @@ static void test_containers(void **state) {
         if (!cg_mount[0])
                 skip();  /* no cgroup2 mount here */
         snprintf(cg_root, sizeof(cg_root), "%s/evmon-ctx-%d", cg_mount, (int) getpid());
+        rt_make();
+        assert_int_equal(setenv("EVMON_TEST_RUNTIME_ROOT", rt_root, 1), 0);
         assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        (void) unsetenv("EVMON_TEST_RUNTIME_ROOT");
         /* Made while evmond runs: it learns them from CGROUP records. */
         for (size_t i = 0; i < N_LAYOUTS; i++) {
                 snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", layouts[i].top ? cg_mount : cg_root, layouts[i].rel);
@@ -449,6 +559,19 @@ static void test_containers(void **state) {
                 assert_int_equal(s.other, 0);
         }
         client_free(none);
+        /* docker rename: the state file written anew is seen (looked at
+         * again after a second), the other containers' names stay. */
+        rt_docker("payments-api-v2");
+        docker_name = "payments-api-v2";
+        usleep(1200 * 1000);
+        memset(&k, 0, sizeof(k));
+        k.pid = run_prog(args);
+        text = itest_client_slurp(all, 500, 20000, &len);
+        itest_for_each_line(text, len, check_cg_line, &k);
+        free(text);
+        for (size_t i = 0; i < N_LAYOUTS; i++)
+                assert_int_equal(k.n[i], 3);
+        docker_name = "payments-api";
         client_free(all);
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
         itest_daemon_cleanup(&daemon_);
