@@ -217,6 +217,8 @@ struct encode_status_context {
         uint64_t procs, retired, cgroups, strings, string_bytes;
         uint64_t hits, misses, full;
         uint64_t bound_bytes;
+        bool containers;                /* the runtimes' state is read: the counts below */
+        uint64_t ctr_known, ctr_verified, ctr_unverified, ctr_reads, ctr_refused, ctr_evicted;
         bool symbols;                   /* the symbol caches below are in use */
         uint64_t sym_modules, sym_procs, sym_named, sym_unnamed;
         uint64_t sym_cache_bytes, sym_helper_starts, sym_helper_timeouts, sym_helper_crashes, sym_refused;

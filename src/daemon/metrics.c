@@ -139,6 +139,17 @@ static void put_totals(FILE *f, const struct metrics *m) {
         fprintf(f, "evmon_closing_fds %" PRIu64 "\n", m->closing_fds);
 }
 
+/* The containers whose runtime state evmond keeps (issue 31). */
+static void put_containers(FILE *f, const struct metrics *m) {
+        put_family(f, "evmon_containers", "gauge",
+                   "Containers evmond keeps the runtime's state of, by whether that state names them (verified).");
+        fprintf(f, "evmon_containers{verified=\"true\"} %" PRIu64 "\n", m->ctr_verified);
+        fprintf(f, "evmon_containers{verified=\"false\"} %" PRIu64 "\n", m->ctr_unverified);
+        put_family(f, "evmon_container_state_refused_total", "counter",
+                   "Runtime state files refused: not a regular file of root's, too large, or a link on the way.");
+        fprintf(f, "evmon_container_state_refused_total %" PRIu64 "\n", m->ctr_refused);
+}
+
 /* The symbolizer, when symbols are in use. */
 static void put_symbols(FILE *f, const struct metrics *m) {
         put_family(f, "evmon_symbols_modules", "gauge", "ELF files whose symbol tables evmond keeps.");
@@ -170,6 +181,8 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
         put_cpus(f, m);
         put_clients(f, m);
         put_totals(f, m);
+        if (m->containers)
+                put_containers(f, m);
         if (m->symbols)
                 put_symbols(f, m);
         put_family(f, "evmon_start_time_seconds", "gauge", "When evmond started, in seconds since 1970.");

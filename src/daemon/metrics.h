@@ -52,6 +52,8 @@ struct metrics {
         int64_t process_table;        /* entries; < 0: there is no process table */
         int64_t order_late;           /* lines handed out after a later one; < 0: arrival order */
         uint64_t closing_fds;         /* removed events' fds the worker thread has yet to close */
+        bool containers;              /* the runtimes' state is read (context on) */
+        uint64_t ctr_known, ctr_verified, ctr_unverified, ctr_refused;
         bool symbols;                 /* the symbolizer below is in use */
         uint64_t sym_modules, sym_cache_bytes;
         uint64_t sym_helper_starts, sym_helper_timeouts, sym_helper_crashes;

@@ -78,6 +78,18 @@ static void stats_context(struct daemon *d, struct daemon_stats *s) {
                 };
                 s->status.context = c;
         }
+        if (d->ctx.table && d->ctx.runstate) {
+                struct ctx_runstate_stats rs;
+
+                ctx_runstate_stats(d->ctx.runstate, &rs);
+                c->containers = true;
+                c->ctr_known = rs.known;
+                c->ctr_verified = rs.verified;
+                c->ctr_unverified = rs.unverified;
+                c->ctr_reads = rs.reads;
+                c->ctr_refused = rs.refused;
+                c->ctr_evicted = rs.evicted;
+        }
         if (d->ctx.symbols) {
                 struct ctx_symbols_stats ss;
 
@@ -205,6 +217,11 @@ int daemon_stats_metrics(const struct daemon_stats *s, char **ret, size_t *ret_s
                         .process_table = st->context ? (int64_t) st->context->procs : -1,
                         .order_late = st->order_time && s->order_known ? (int64_t) st->order_late : -1,
                         .closing_fds = st->closing_fds,
+                        .containers = s->context.containers,
+                        .ctr_known = s->context.ctr_known,
+                        .ctr_verified = s->context.ctr_verified,
+                        .ctr_unverified = s->context.ctr_unverified,
+                        .ctr_refused = s->context.ctr_refused,
                         .symbols = s->context.symbols,
                         .sym_modules = s->context.sym_modules,
                         .sym_cache_bytes = s->context.sym_cache_bytes,

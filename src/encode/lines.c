@@ -307,6 +307,17 @@ static json_object *status_context(const struct encode_status_context *c) {
                   !add(o, "untracked", json_object_new_int64((int64_t) c->full)) ||
                   !add(o, "bound_bytes", json_object_new_int64((int64_t) c->bound_bytes))))
                 return json_object_put(o), NULL;
+        if (o && c->containers) {
+                s = json_object_new_object();
+                if (!add(o, "containers", s) ||
+                    !add(s, "known", json_object_new_int64((int64_t) c->ctr_known)) ||
+                    !add(s, "verified", json_object_new_int64((int64_t) c->ctr_verified)) ||
+                    !add(s, "unverified", json_object_new_int64((int64_t) c->ctr_unverified)) ||
+                    !add(s, "reads", json_object_new_int64((int64_t) c->ctr_reads)) ||
+                    !add(s, "refused", json_object_new_int64((int64_t) c->ctr_refused)) ||
+                    !add(s, "evicted", json_object_new_int64((int64_t) c->ctr_evicted)))
+                        return json_object_put(o), NULL;
+        }
         if (o && c->symbols) {
                 s = json_object_new_object();
                 if (!add(o, "symbols", s) ||

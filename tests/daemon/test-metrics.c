@@ -118,7 +118,8 @@ static void test_escape_and_empty(void **state) {
         };
         struct metrics m = { .events = events, .n_events = 1, .process_table = 17, .order_late = 2,
                              .symbols = true, .sym_modules = 3, .sym_cache_bytes = 4096, .sym_helper_starts = 2,
-                             .sym_helper_timeouts = 1, .sym_helper_crashes = 0 };
+                             .sym_helper_timeouts = 1, .sym_helper_crashes = 0, .containers = true,
+                             .ctr_known = 5, .ctr_verified = 4, .ctr_unverified = 1, .ctr_refused = 2 };
         _cleanup_(freep) char *text = NULL, *empty = NULL;
         size_t size;
 
@@ -132,12 +133,17 @@ static void test_escape_and_empty(void **state) {
         assert_non_null(strstr(text, "# TYPE evmon_symbolizer_starts_total counter\nevmon_symbolizer_starts_total 2\n"));
         assert_non_null(strstr(text, "\nevmon_symbolizer_timeouts_total 1\n"));
         assert_non_null(strstr(text, "\nevmon_symbolizer_failures_total 0\n"));
+        /* Containers by whether their runtime's state names them (issue 31). */
+        assert_non_null(strstr(text, "# TYPE evmon_containers gauge\nevmon_containers{verified=\"true\"} 4\n"
+                                     "evmon_containers{verified=\"false\"} 1\n"));
+        assert_non_null(strstr(text, "\nevmon_container_state_refused_total 2\n"));
 
         m = (struct metrics) { .process_table = -1, .order_late = -1 };
         assert_int_equal(metrics_format(&m, &empty, &size), 0);
         assert_null(strstr(empty, "process_table"));
         assert_null(strstr(empty, "order_late"));
         assert_null(strstr(empty, "evmon_symbol"));
+        assert_null(strstr(empty, "evmon_container"));
         assert_non_null(strstr(empty, "# TYPE evmon_events_total counter\n# HELP evmon_undecodable_total"));
         assert_non_null(strstr(empty, "\nevmon_clients 0\n"));
         assert_non_null(strstr(empty, "\nevmon_start_time_seconds 0.000000\n"));

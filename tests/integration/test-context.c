@@ -421,6 +421,8 @@ static void cgroups_remove(void) {
         }
 }
 
+static json_object *status(void);
+
 /* A file of the runtimes' state under rt_root, written as they write
  * them: a temporary file renamed over. */
 static void rt_put(const char *dir, const char *file, const char *text) {
@@ -572,6 +574,16 @@ static void test_containers(void **state) {
         for (size_t i = 0; i < N_LAYOUTS; i++)
                 assert_int_equal(k.n[i], 3);
         docker_name = "payments-api";
+        {
+                /* status counts them: 6 named by their runtime's state,
+                 * the rootless one and docker's ghost not. */
+                json_object *st = status();
+
+                assert_int_equal(get_int(st, "context.containers.known"), 8);
+                assert_int_equal(get_int(st, "context.containers.verified"), 6);
+                assert_int_equal(get_int(st, "context.containers.unverified"), 2);
+                json_object_put(st);
+        }
         client_free(all);
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
         itest_daemon_cleanup(&daemon_);
