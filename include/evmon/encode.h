@@ -265,6 +265,11 @@ int encode_request(struct jbuf *b, const char *type);
 int encode_control(struct jbuf *b, const char *type, const char *entry, const char *event, const char *filter,
                    const char *const *events, size_t n_events);
 int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events);
+/* The same with "containers" (ids, their first digits or names) and
+ * "namespaces" where given (N > 0), without "events" when EVENTS is NULL. */
+int encode_subscribe_context(struct jbuf *b, const char *const *events, size_t n_events,
+                             const char *const *containers, size_t n_containers,
+                             const char *const *namespaces, size_t n_namespaces);
 /* The same with "pids" and "cgroups" where PIDS and CGROUPS are given,
  * and without "events" when EVENTS is NULL (every event). */
 int encode_subscribe_targets(struct jbuf *b, const char *const *events, size_t n_events,

@@ -74,12 +74,13 @@ int cmd_watch(char **events) {
         w.terminal = isatty(STDOUT_FILENO);
         if (arg_json < 0)
                 arg_json = !w.terminal;
-        if (events && *events) {
+        if ((events && *events) || n_containers > 0 || n_namespaces > 0) {
                 size_t n = 0;
 
-                while (events[n])
+                while (events && events[n])
                         n++;
-                if (encode_subscribe(&line, (const char *const *) events, n) < 0)
+                if (encode_subscribe_context(&line, n > 0 ? (const char *const *) events : NULL, n, arg_containers,
+                                             n_containers, arg_namespaces, n_namespaces) < 0)
                         return log_oom_cli();
                 r = request_too_long(&line, "watch");
                 if (r != 0)

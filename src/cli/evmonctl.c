@@ -21,6 +21,8 @@ const char *arg_tracefs;
 int arg_json = -1;  /* -1: JSON when stdout is not a terminal */
 bool arg_all;
 const char *arg_order;   /* decode --order; NULL: time */
+const char *arg_containers[ARG_LIST_MAX], *arg_namespaces[ARG_LIST_MAX];
+size_t n_containers, n_namespaces;
 
 static void help(FILE *f) {
         fprintf(f, "Usage: evmonctl COMMAND [OPTIONS]\n"
@@ -70,6 +72,12 @@ static void help(FILE *f) {
                "                         %s)\n"
                "  -t, --tracefs DIR      tracefs directory (default: from /proc/mounts)\n"
                "  -j, --json             watch: JSON lines even on a terminal\n"
+               "      --container C      watch: events of container C only: its id, its first\n"
+               "                         digits, or its name as its runtime keeps it (a\n"
+               "                         pattern such as 'payments-*'; names only where the\n"
+               "                         runtime's state verifies them); repeatable\n"
+               "      --namespace NS     watch: events of Kubernetes namespace NS only (a\n"
+               "                         pattern); repeatable\n"
                "      --all              decode: also one JSON line per other record: the\n"
                "                         kernel's (mmap2, comm, fork, ...) and perf's own\n"
                "                         (header_attr, finished_round, ...) with their fields\n"
@@ -182,6 +190,8 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 { "all", no_argument, NULL, 'A' },
                 { "order", required_argument, NULL, 'O' },
+                { "container", required_argument, NULL, 'C' },
+                { "namespace", required_argument, NULL, 'N' },
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
@@ -228,6 +238,18 @@ int main(int argc, char **argv) {
                         return 0;
                 case 'O':
                         arg_order = optarg;
+                        break;
+                case 'C':
+                case 'N':
+                        if (!*optarg || (c == 'C' ? n_containers : n_namespaces) >= ARG_LIST_MAX) {
+                                log_error("--%s takes a non-empty name, at most %d times; try 'evmonctl --help'.",
+                                          c == 'C' ? "container" : "namespace", ARG_LIST_MAX);
+                                return 2;
+                        }
+                        if (c == 'C')
+                                arg_containers[n_containers++] = optarg;
+                        else
+                                arg_namespaces[n_namespaces++] = optarg;
                         break;
                 default:
                         log_error("Try 'evmonctl --help'.");

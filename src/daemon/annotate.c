@@ -317,6 +317,8 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
         meta->comm = ret->comm;
         meta->container = ret->container;
         meta->container_uid = ret->container_uid;
+        meta->container_name = ri && ri->verified ? ri->name : NULL;
+        meta->pod_namespace = ri && ri->verified ? ri->pod_namespace : NULL;
         if (x->cache) {
                 struct context_cache_slot *sl =
                         &x->cache[(((uintptr_t) p >> 4) ^ ((uintptr_t) g >> 3)) % CONTEXT_CACHE_SLOTS];

@@ -25,7 +25,7 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
  * error naming it, for every type alike (status and reload ignored
  * them, so a typo there went unnoticed while subscribe refused it). */
 static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
-        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", NULL },
+        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", NULL },
         [REQUEST_STATUS] = (const char *const[]) { NULL },
         [REQUEST_RELOAD] = (const char *const[]) { NULL },
         [REQUEST_ADD] = (const char *const[]) { "event", NULL },
@@ -132,13 +132,19 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                         return r;
         }
         if ((v = get_set(msg, "containers"))) {
-                r = parse_strings(v, "containers", "a container id, or its first digits", REQUEST_LIST_MAX,
-                                  &req->containers, ret_error);
+                r = parse_strings(v, "containers", "a container id, its first digits, or a container name (fnmatch)",
+                                  REQUEST_LIST_MAX, &req->containers, ret_error);
                 if (r < 0)
                         return r;
                 for (size_t i = 0; req->containers[i]; i++)
                         if (!req->containers[i][0])
                                 return error_set(ret_error, -EINVAL, "subscribe: containers[%zu] is empty", i);
+        }
+        if ((v = get_set(msg, "namespaces"))) {
+                r = parse_strings(v, "namespaces", "a Kubernetes namespace such as \"prod\" (fnmatch)",
+                                  REQUEST_LIST_MAX, &req->namespaces, ret_error);
+                if (r < 0)
+                        return r;
         }
         if ((v = get_set(msg, "events"))) {
                 r = parse_strings(v, "events", "a string such as \"sched:sched_process_exec\"", 0, &req->events,
@@ -294,6 +300,7 @@ void request_done(struct request *req) {
         strv_free(req->cgroups);
         strv_free(req->comms);
         strv_free(req->containers);
+        strv_free(req->namespaces);
         free(req->pids);
         json_object_put(req->entry);
         free(req->name);

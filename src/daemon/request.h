@@ -36,7 +36,8 @@ struct request {
         size_t n_pids;
         char **cgroups;               /* as the client wrote them; an empty list matches nothing */
         char **comms;                 /* fnmatch(3) patterns of the process's comm */
-        char **containers;            /* container ids or their leading digits */
+        char **containers;            /* container ids or their leading digits, or name patterns */
+        char **namespaces;            /* fnmatch(3) patterns of the pod's namespace */
         /* Runtime control: enable and disable take events (NULL: all). */
         json_object *entry;           /* add: the event, as a config entry */
         char *name;                   /* remove, filter: the event's wire name */

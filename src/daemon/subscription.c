@@ -22,6 +22,7 @@ void subscription_done(struct subscription *s) {
         free(s->cgroups);
         strv_free(s->comms);
         strv_free(s->containers);
+        strv_free(s->namespaces);
         subscription_init(s);
 }
 
@@ -174,6 +175,7 @@ int subscription_build(struct subscription *ret, struct request *req, const char
         }
         s.comms = TAKE_PTR(req->comms);
         s.containers = TAKE_PTR(req->containers);
+        s.namespaces = TAKE_PTR(req->namespaces);
         if (req->cgroups) {
                 r = build_cgroups(&s, req->cgroups, cgroup_mount, ret_error);
                 if (r < 0) {

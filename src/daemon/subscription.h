@@ -25,6 +25,10 @@ struct line_meta {
         const char *comm;       /* the process's comm, NULL when unknown (context) */
         const char *container;  /* its container id, NULL when none or unknown */
         int64_t container_uid;  /* a rootless container's uid (its id is that user's say); else -1 */
+        /* What the runtime's state says, verified only (a cgroup a user
+         * names like a container names nothing here): NULL when not known. */
+        const char *container_name;
+        const char *pod_namespace;
         /* The event's schema line (NULL: none) and which definition of
          * the event it describes: a client gets it before its first line
          * of each (server_match()). */
@@ -43,7 +47,8 @@ struct subscription {
         uint64_t *cgroups;      /* sorted ids of the cgroups and those below; NULL: any */
         size_t n_cgroups;
         char **comms;           /* fnmatch(3) patterns of the comm; NULL: any */
-        char **containers;      /* container ids or their leading digits; NULL: any */
+        char **containers;      /* container ids or their leading digits, or name patterns; NULL: any */
+        char **namespaces;      /* fnmatch(3) patterns of the pod's namespace; NULL: any */
 };
 
 static inline bool subscription_has_event(const struct subscription *s, size_t idx) {
@@ -109,7 +114,15 @@ static inline bool subscription_matches(const struct subscription *s, const stru
         if (s->containers) {
                 bool found = false;
                 for (char **p = s->containers; m->container && *p && !found; p++)
-                        found = subscription_container_matches(*p, m->container, m->container_uid);
+                        found = subscription_container_matches(*p, m->container, m->container_uid) ||
+                                (m->container_name && fnmatch(*p, m->container_name, 0) == 0);
+                if (!found)
+                        return false;
+        }
+        if (s->namespaces) {
+                bool found = false;
+                for (char **p = s->namespaces; m->pod_namespace && *p && !found; p++)
+                        found = fnmatch(*p, m->pod_namespace, 0) == 0;
                 if (!found)
                         return false;
         }

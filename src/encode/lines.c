@@ -394,6 +394,18 @@ int encode_subscribe_targets(struct jbuf *b, const char *const *events, size_t n
         return jsonc_append_line(b, o);
 }
 
+int encode_subscribe_context(struct jbuf *b, const char *const *events, size_t n_events,
+                             const char *const *containers, size_t n_containers,
+                             const char *const *namespaces, size_t n_namespaces) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_REQUEST_SUBSCRIBE);
+
+        if (!o || (events && !add(o, "events", strings_new(events, n_events))) ||
+            (n_containers > 0 && !add(o, "containers", strings_new(containers, n_containers))) ||
+            (n_namespaces > 0 && !add(o, "namespaces", strings_new(namespaces, n_namespaces))))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
 int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events) {
         return encode_subscribe_targets(b, events, n_events, NULL, 0, NULL, 0);
 }

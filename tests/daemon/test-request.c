@@ -60,7 +60,7 @@ static void test_errors(void **state) {
                      "disable: \"events\" must be an array of event names or patterns");
         expect_error("{\"type\":\"enable\",\"event\":[]}", "enable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
-                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers)");
+                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces)");
         /* Every type refuses a key it does not take, naming what it takes:
          * status and reload took anything. */
         expect_error("{\"type\":\"status\",\"verbose\":true}",
@@ -79,7 +79,7 @@ static void test_errors(void **state) {
         expect_error("{\"type\":\"subscribe\",\"comms\":\"nginx\"}",
                      "subscribe: \"comms\" must be an array of a comm pattern such as \"nginx*\" (fnmatch)");
         expect_error("{\"type\":\"subscribe\",\"containers\":[3]}",
-                     "subscribe: containers[0] must be a container id, or its first digits");
+                     "subscribe: containers[0] must be a container id, its first digits, or a container name (fnmatch)");
         expect_error("{\"type\":\"subscribe\",\"containers\":[\"\"]}", "subscribe: containers[0] is empty");
         expect_error("{\"type\":\"subscribe\",\"events\":\"kprobe:open\"}",
                      "subscribe: \"events\" must be an array of event names");

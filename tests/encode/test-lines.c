@@ -119,6 +119,12 @@ static void test_subscribe_targets(void **state) {
         check_line(&b, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\"],\"pids\":[4242]}\n");
         assert_int_equal(encode_subscribe_targets(&b, NULL, 0, NULL, 0, cgroups, 2), 0);
         check_line(&b, "{\"type\":\"subscribe\",\"cgroups\":[\"/system.slice/nginx.service\",\"/user.slice\"]}\n");
+        /* evmonctl watch --container / --namespace (issue 31). */
+        static const char *const ctrs[] = { "payments-*", "3f2a" }, *const nss[] = { "prod" };
+        assert_int_equal(encode_subscribe_context(&b, NULL, 0, ctrs, 2, nss, 1), 0);
+        check_line(&b, "{\"type\":\"subscribe\",\"containers\":[\"payments-*\",\"3f2a\"],\"namespaces\":[\"prod\"]}\n");
+        assert_int_equal(encode_subscribe_context(&b, events, 1, NULL, 0, nss, 1), 0);
+        check_line(&b, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\"],\"namespaces\":[\"prod\"]}\n");
 }
 
 /* A counting event's line, a group member with two CPUs. */

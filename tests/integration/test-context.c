@@ -491,7 +491,8 @@ static void test_containers(void **state) {
         static const char config[] =
                 "{\"ring\": {\"pages\": 256}, \"events\": [{\"tracepoint\": \"sched:sched_process_exec\"},\n"
                 "  {\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid >= 2000000000 && pid < 2000001000\"}]}\n";
-        struct itest_client *all, *by_id[N_LAYOUTS], *none;
+        struct itest_client *all, *by_id[N_LAYOUTS], *none, *by_name[4];
+        static const size_t by_name_layout[4] = { 0, 3, 1, 2 };
         char dirs[N_LAYOUTS][1024], line[512];
         const char *args[N_LAYOUTS + 2] = { "cgroups" };
         struct cg_check k = {};
@@ -527,6 +528,13 @@ static void test_containers(void **state) {
                 by_id[i] = client_new(line);
         }
         none = client_new("{\"type\":\"subscribe\",\"containers\":[\"0000000000000000\"]}\n");
+        /* By what the runtime calls them (issue 31): docker's by name,
+         * podman's "web" by a pattern (the rootless cgroup with its id is
+         * not verified, so not "web"), containerd's by its namespace. */
+        by_name[0] = client_new("{\"type\":\"subscribe\",\"containers\":[\"payments-api\"]}\n");
+        by_name[1] = client_new("{\"type\":\"subscribe\",\"containers\":[\"w?b\"]}\n");
+        by_name[2] = client_new("{\"type\":\"subscribe\",\"namespaces\":[\"prod\"]}\n");
+        by_name[3] = client_new("{\"type\":\"subscribe\",\"namespaces\":[\"kube-*\"],\"containers\":[\"core*\"]}\n");
 
         k.pid = run_prog(args);
         text = itest_client_slurp(all, 500, 20000, &len);
@@ -561,6 +569,17 @@ static void test_containers(void **state) {
                 assert_int_equal(s.other, 0);
         }
         client_free(none);
+        for (size_t i = 0; i < 4; i++) {
+                struct cg_check s = { .pid = k.pid };
+
+                text = itest_client_slurp(by_name[i], 300, 20000, &len);
+                itest_for_each_line(text, len, check_cg_line, &s);
+                free(text);
+                for (size_t j = 0; j < N_LAYOUTS; j++)
+                        assert_int_equal(s.n[j], j == by_name_layout[i] ? 3 : 0);
+                assert_int_equal(s.other, 0);
+                client_free(by_name[i]);
+        }
         /* docker rename: the state file written anew is seen (looked at
          * again after a second), the other containers' names stay. */
         rt_docker("payments-api-v2");
