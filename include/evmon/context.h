@@ -81,6 +81,7 @@ struct ctx_runstate_opts {
         unsigned max_containers;        /* entries kept (default 4096), least recently used go */
         uint64_t recheck_ns;            /* a state file is looked at again after this; 0: on every
                                          * lookup (tests); UINT64_MAX or no opts: 1 s */
+        bool no_openat2;                /* tests: walk one O_NOFOLLOW component at a time, as before Linux 5.6 */
 };
 
 struct ctx_runstate;

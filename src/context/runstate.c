@@ -82,6 +82,7 @@ struct ptr_slot {
 
 struct ctx_runstate {
         int rootfd;
+        bool no_openat2;
         uid_t owner;
         unsigned n_sets;
         uint64_t recheck_ns;
@@ -107,6 +108,7 @@ int ctx_runstate_new(const struct ctx_runstate_opts *opts, struct ctx_runstate *
         if (!s)
                 return -ENOMEM;
         s->n_sets = (max + WAYS - 1) / WAYS;
+        s->no_openat2 = o.no_openat2;
         s->recheck_ns = o.recheck_ns == UINT64_MAX ? 1000000000ull : o.recheck_ns;
         s->entries = calloc((size_t) s->n_sets * WAYS, sizeof(*s->entries));
         s->ptrs = calloc(PTR_SLOTS, sizeof(*s->ptrs));
@@ -141,7 +143,7 @@ struct ctx_runstate *ctx_runstate_free(struct ctx_runstate *s) {
  * openat2()'s RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS (Linux 5.6), else one
  * O_NOFOLLOW component at a time. O_NONBLOCK: a FIFO put there does not
  * stop the loop. */
-static int open_beneath(int rootfd, const char *path) {
+static int open_beneath(int rootfd, const char *path, bool no_openat2) {
         struct open_how how = {
                 .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
@@ -150,11 +152,13 @@ static int open_beneath(int rootfd, const char *path) {
         int fd, dfd;
         char *p, *slash;
 
-        fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-        if (fd >= 0)
-                return fd;
-        if (errno != ENOSYS && errno != EPERM)
-                return -errno;
+        if (!no_openat2) {
+                fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return fd;
+                if (errno != ENOSYS && errno != EPERM)
+                        return -errno;
+        }
         if (strlen(path) >= sizeof(buf))
                 return -ENAMETOOLONG;
         strcpy(buf, path);
@@ -188,7 +192,7 @@ static int open_beneath(int rootfd, const char *path) {
  * bytes. Fills *RET_KEY. The fd, or -errno (-EPERM: refused). */
 static int open_state(struct ctx_runstate *s, const char *path, size_t max, struct key *ret_key) {
         struct stat st;
-        int fd = open_beneath(s->rootfd, path);
+        int fd = open_beneath(s->rootfd, path, s->no_openat2);
 
         if (fd < 0)
                 return fd;

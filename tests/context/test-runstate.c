@@ -80,11 +80,14 @@ static int teardown(void **state) {
         return system(cmd) == 0 ? 0 : -1;
 }
 
+static bool no_openat2;
+
 static struct ctx_runstate *fresh(void) {
         struct ctx_runstate *s;
 
         /* recheck_ns 0: every lookup looks at the file (renames, below). */
-        assert_int_equal(ctx_runstate_new(&(struct ctx_runstate_opts) { .root = root, .recheck_ns = 0 }, &s), 0);
+        assert_int_equal(ctx_runstate_new(&(struct ctx_runstate_opts) { .root = root, .recheck_ns = 0,
+                                                                        .no_openat2 = no_openat2 }, &s), 0);
         return s;
 }
 
@@ -303,6 +306,52 @@ static void test_hostile(void **state) {
         ctx_runstate_free(s);
 }
 
+/* The same without openat2() (kernels before 5.6): one component at a
+ * time, none of them a link. */
+static void test_hostile_walk(void **state) {
+        struct ctx_container ct;
+        const struct ctx_runstate_info *i;
+        char p[1024], t[1024];
+
+        no_openat2 = true;
+        /* A link one level up: CRI-O's userdata directory elsewhere. */
+        put("elsewhere2", "config.json",
+            "{\"annotations\":{\"io.kubernetes.cri-o.ContainerID\":\"" ID1 "\",\"io.kubernetes.container.name\":\"evil\"}}");
+        mkdirs("run/containers/storage/overlay-containers/" ID1);
+        snprintf(p, sizeof(p), "%s/run/containers/storage/overlay-containers/" ID1 "/userdata", root);
+        snprintf(t, sizeof(t), "%s/elsewhere2", root);
+        assert_int_equal(symlink(t, p), 0);
+        struct ctx_runstate *s = fresh();
+        i = look(s, "/kubepods/pod" POD "/crio-" ID1, &ct);
+        assert_false(i->verified);
+        assert_null(i->name);
+        /* The real files of test_docker and test_crio still read. */
+        i = look(s, "/system.slice/docker-" ID1 ".scope", &ct);
+        assert_true(i->verified);
+        assert_string_equal(i->name, "payments-api");
+        i = look(s, "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" POD_ ".slice/crio-" ID2 ".scope",
+                 &ct);
+        assert_true(i->verified);
+        assert_string_equal(i->pod_namespace, "kube-system");
+        /* The links and the FIFO of test_hostile are refused here too. */
+        i = look(s, "/system.slice/docker-" ID2 ".scope", &ct);
+        assert_false(i->verified);
+        i = look(s, "/kubepods/pod" POD "/crio-" ID3, &ct);
+        assert_false(i->verified);
+        /* A file of another user's at docker's place (root only can
+         * give it away). */
+        if (geteuid() == 0) {
+                put("var/lib/docker/containers/" ID3, "config.v2.json", "{\"ID\":\"" ID3 "\",\"Name\":\"/evil\"}");
+                snprintf(p, sizeof(p), "%s/var/lib/docker/containers/" ID3 "/config.v2.json", root);
+                assert_int_equal(chown(p, 65534, 65534), 0);
+                i = look(s, "/docker/" ID3, &ct);
+                assert_false(i->verified);
+                assert_null(i->name);
+        }
+        ctx_runstate_free(s);
+        no_openat2 = false;
+}
+
 /* Bounded: past max_containers the least recently used go. */
 static void test_bounded(void **state) {
         struct ctx_runstate *s = *state;
@@ -323,7 +372,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_docker),   cmocka_unit_test(test_docker_renamed), cmocka_unit_test(test_containerd),
                 cmocka_unit_test(test_crio),     cmocka_unit_test(test_podman),         cmocka_unit_test(test_nspawn_lxc),
-                cmocka_unit_test(test_hostile),  cmocka_unit_test(test_bounded),
+                cmocka_unit_test(test_hostile),  cmocka_unit_test(test_hostile_walk),
+                cmocka_unit_test(test_bounded),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
