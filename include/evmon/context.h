@@ -40,6 +40,10 @@ struct ctx_container {
          * delegates to UID, so the id is as UID says; else uid is -1. */
         bool rootless;
         uid_t uid;
+        /* Given by the process table to each it keeps, never twice (0
+         * from ctx_container_parse()): lets ctx_runstate_lookup() know it
+         * by its address alone. */
+        uint64_t serial;
 };
 
 /* Parses a cgroup path (as /proc/PID/cgroup or a CGROUP record gives it,

@@ -131,6 +131,7 @@ static struct istr *str_get(struct context *c, const char *s, size_t n, bool cgr
                 struct ctx_container ct;
 
                 if (ctx_container_parse(e->s, n, &ct) > 0) {
+                        ct.serial = ++c->gen;
                         e->container = malloc(sizeof(ct));
                         if (e->container)
                                 *e->container = ct;

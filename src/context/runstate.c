@@ -63,6 +63,7 @@ struct key {
 
 struct entry {
         bool used;
+        uint64_t inc;                   /* this occupant's number: the pointer cache checks it */
         enum ctx_runtime runtime;
         char id[CTX_CONTAINER_ID_MAX];
         char pod[CTX_POD_UID_MAX];
@@ -77,6 +78,7 @@ struct entry {
 
 struct ptr_slot {
         const struct ctx_container *ct;
+        uint64_t serial, inc;           /* ct's and e's when cached */
         struct entry *e;
 };
 
@@ -86,7 +88,7 @@ struct ctx_runstate {
         uid_t owner;
         unsigned n_sets;
         uint64_t recheck_ns;
-        uint64_t tick, gen;
+        uint64_t tick, gen, inc;
         struct entry *entries;          /* n_sets × WAYS */
         struct ptr_slot *ptrs;          /* PTR_SLOTS: container pointer → entry, checked */
         struct ctx_runstate_stats stats;
@@ -543,46 +545,59 @@ static uint64_t now_coarse(void) {
         return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
+/* The entry of CT, found in its set or made there (the set's least
+ * recently used goes), and remembered in pointer slot PS. Apart from the
+ * lookup so that the common path stays small. */
+static __attribute__((noinline)) struct entry *entry_find(struct ctx_runstate *s, struct ptr_slot *ps,
+                                                          const struct ctx_container *ct) {
+        struct entry *e = NULL, *set = &s->entries[(hash(ct) % s->n_sets) * WAYS];
+
+        for (unsigned w = 0; w < WAYS && !e; w++)
+                if (matches(&set[w], ct))
+                        e = &set[w];
+        if (!e) {
+                e = &set[0];
+                for (unsigned w = 1; w < WAYS; w++)
+                        if (!set[w].used || (e->used && set[w].last_used < e->last_used))
+                                e = &set[w];
+                if (e->used)
+                        s->stats.evicted++;
+                free(e->strings);
+                *e = (struct entry) { .used = true, .inc = ++s->inc, .runtime = ct->runtime, .rootless = ct->rootless };
+                strcpy(e->id, ct->id);
+                strcpy(e->pod, ct->pod);
+        }
+        *ps = (struct ptr_slot) { ct, ct->serial, e->inc, e };
+        return e;
+}
+
+static __attribute__((noinline)) void entry_refresh(struct ctx_runstate *s, struct entry *e, uint64_t now) {
+        e->checked_ns = now;
+        entry_load(s, e);
+}
+
 const struct ctx_runstate_info *ctx_runstate_lookup(struct ctx_runstate *s, const struct ctx_container *ct) {
         struct ptr_slot *ps;
-        struct entry *e = NULL, *set;
-        uint64_t now;
+        struct entry *e;
+        uint64_t now = 0;
 
         if (!s || !ct || !ct->id[0])
                 return NULL;
         ps = &s->ptrs[((uintptr_t) ct >> 4) % PTR_SLOTS];
-        if (ps->ct == ct && matches(ps->e, ct))
+        /* The process table numbers its containers (serial): the same
+         * address and number is the same container, and the same entry
+         * occupant (inc) holds it still. Others go the long way. */
+        if (ps->ct == ct && ct->serial && ps->serial == ct->serial && ps->e->inc == ps->inc)
                 e = ps->e;
-        else {
-                set = &s->entries[(hash(ct) % s->n_sets) * WAYS];
-                for (unsigned w = 0; w < WAYS && !e; w++)
-                        if (matches(&set[w], ct))
-                                e = &set[w];
-                if (!e) {
-                        /* The set's least recently used goes. */
-                        e = &set[0];
-                        for (unsigned w = 1; w < WAYS; w++)
-                                if (!set[w].used || (e->used && set[w].last_used < e->last_used))
-                                        e = &set[w];
-                        if (e->used)
-                                s->stats.evicted++;
-                        free(e->strings);
-                        *e = (struct entry) { .used = true, .runtime = ct->runtime, .rootless = ct->rootless };
-                        strcpy(e->id, ct->id);
-                        strcpy(e->pod, ct->pod);
-                        /* The pointer cache may name the old occupant. */
-                        for (size_t i = 0; i < PTR_SLOTS; i++)
-                                if (s->ptrs[i].e == e)
-                                        s->ptrs[i] = (struct ptr_slot) {};
-                }
-                *ps = (struct ptr_slot) { ct, e };
-        }
+        else
+                e = entry_find(s, ps, ct);
         e->last_used = ++s->tick;
-        now = s->recheck_ns ? now_coarse() : 0;
-        if (!e->have_key || s->recheck_ns == 0 || now - e->checked_ns >= s->recheck_ns) {
-                e->checked_ns = now;
-                entry_load(s, e);
+        if (s->recheck_ns) {
+                now = now_coarse();
+                if (e->have_key && now - e->checked_ns < s->recheck_ns)
+                        return &e->info;
         }
+        entry_refresh(s, e, now);
         return &e->info;
 }
 
