@@ -16,6 +16,16 @@
 #include "line.h"
 #include "forward.h"
 
+/* Appends the wildcard token '*' at *POS: subject_part_append() would make
+ * it '_', as it does with a '*' in a host or event name. */
+static int subject_wild_append(char *buf, size_t size, size_t *pos) {
+        if (*pos + 2 > size)
+                return -ENOBUFS;
+        buf[(*pos)++] = '*';
+        buf[*pos] = '\0';
+        return 0;
+}
+
 /* The subject for EVENT ("SYSTEM:NAME", a pattern allowed): a part with
  * a wildcard becomes "*" and the reader matches the name itself. */
 static int event_subject(const char *host, const char *event, char *buf, size_t size, bool *ret_glob) {
@@ -32,7 +42,7 @@ static int event_subject(const char *host, const char *event, char *buf, size_t 
         if (pos >= size)
                 return -ENOBUFS;
         if (strpbrk(event, "*?[") && strpbrk(event, "*?[") < colon)
-                r = subject_part_append(buf, size, &pos, "*", 1) == 0 ? 0 : -ENOBUFS;
+                r = subject_wild_append(buf, size, &pos);
         else
                 r = subject_part_append(buf, size, &pos, event, (size_t) (colon - event));
         if (r < 0 || pos + 2 > size)
@@ -40,7 +50,7 @@ static int event_subject(const char *host, const char *event, char *buf, size_t 
         buf[pos++] = '.';
         buf[pos] = '\0';
         if (strpbrk(colon + 1, "*?["))
-                return subject_part_append(buf, size, &pos, "*", 1);
+                return subject_wild_append(buf, size, &pos);
         return subject_part_append(buf, size, &pos, colon + 1, strlen(colon + 1));
 }
 

@@ -150,6 +150,14 @@ def run(procs, build):
         bad = [l for l in lines if l.get("host") != want_host[host] or l.get("event") != "sched:sched_process_exec"]
         assert lines and not bad, f"reader of {host}'s exec subject got {len(bad)} other lines: {bad[:3]}"
     log("two hosts: 10 marker execs each, exactly once, each with its host; the subject readers see only theirs")
+    # doc/forward.md's patterns: a wildcard part of EVENT is a subject
+    # wildcard, not the '_' a '*' in a name becomes.
+    for pattern in ("sched:*", "sched:sched_process_e*", "*:sched_process_exec"):
+        lines = nf.read_stream(build, url, STREAM, "hosta", [pattern])
+        got = [l for l in lines if l.get("fields", {}).get("filename") == marker]
+        bad = [l for l in lines if l.get("host") != "hosta" or not l.get("event", "").startswith("sched:")]
+        assert len(got) == 10 and not bad, f"--read {pattern!r}: {len(got)} marker execs, {len(bad)} others: {bad[:3]}"
+    log("--read 'sched:*', 'sched:sched_process_e*' and '*:sched_process_exec' each read the 10 marker execs")
     nf.wait_for("the live reader's 10 marker execs",
                 lambda: sum(marker in l for l in open(os.path.join(procs.dir, "live.out"), errors="replace")) >= 10,
                 timeout=30)
