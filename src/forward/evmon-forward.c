@@ -37,6 +37,7 @@ int64_t arg_max_age_s;
 int64_t arg_max_bytes_mib;
 size_t arg_buffer_mib = 64;
 unsigned arg_in_flight = 1024;
+size_t arg_batch_kib = 64;
 char **arg_events;
 int arg_n_events;
 /* --pid and --cgroup, each at most one per argument (room for argc). */
@@ -145,6 +146,8 @@ static void help(void) {
                "      --max-bytes MIB    with --create: keep at most this much (default: no limit)\n"
                "  -b, --buffer-mib N     lines waiting for NATS, at most (default 64)\n"
                "      --in-flight N      publishes awaiting acknowledgement, at most (default 1024)\n"
+               "      --batch-kib N      lines of one subject per message, up to N KiB (default 64;\n"
+               "                         0: one line per message)\n"
                "  -p, --pid PID          only events of PID (and its children), repeatable\n"
                "  -g, --cgroup PATH      only events of tasks in the cgroup, repeatable\n"
                "\n"
@@ -174,7 +177,7 @@ static int parse_int(const char *s, const char *opt, long long min, long long ma
         return 0;
 }
 
-enum { OPT_MAX_AGE = 0x100, OPT_MAX_BYTES, OPT_IN_FLIGHT, OPT_READ, OPT_NO_FOLLOW, OPT_NEW };
+enum { OPT_MAX_AGE = 0x100, OPT_MAX_BYTES, OPT_IN_FLIGHT, OPT_BATCH_KIB, OPT_READ, OPT_NO_FOLLOW, OPT_NEW };
 
 static int parse_option(int c, char *arg) {
         long long v;
@@ -225,6 +228,11 @@ static int parse_option(int c, char *arg) {
                         return -EINVAL;
                 arg_in_flight = (unsigned) v;
                 break;
+        case OPT_BATCH_KIB:
+                if (parse_int(arg, "--batch-kib", 0, 1024, &v) < 0)
+                        return -EINVAL;
+                arg_batch_kib = (size_t) v;
+                break;
         case 'p':
                 if (parse_int(arg, "--pid", 1, INT_MAX, &v) < 0)
                         return -EINVAL;
@@ -267,6 +275,7 @@ static int parse_argv(int argc, char **argv) {
                 { "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
                 { "buffer-mib", required_argument, NULL, 'b' },
                 { "in-flight", required_argument, NULL, OPT_IN_FLIGHT },
+                { "batch-kib", required_argument, NULL, OPT_BATCH_KIB },
                 { "pid", required_argument, NULL, 'p' },
                 { "cgroup", required_argument, NULL, 'g' },
                 { "read", no_argument, NULL, OPT_READ },

@@ -73,13 +73,13 @@ static int ack_refusal_text(natsMsg *msg, char *buf, size_t size) {
         return 0;
 }
 
-/* A line NATS will never take: off the queue as if acknowledged, counted
- * dropped by the main thread. Locked. */
+/* A message NATS will never take: off the queue as if acknowledged, its
+ * lines counted dropped by the main thread. Locked. */
 static void fwd_too_big_locked(struct fwd *f, unsigned s, bool stream, size_t len) {
         if (f->slot_state[s] == SLOT_ACKED)
                 return;
         f->slot_state[s] = SLOT_ACKED;
-        f->too_big[stream]++;
+        f->too_big[stream] += f->slot_lines[s];
         if (!stream)
                 f->too_big_len = len;
         fwd_advance_locked(f);
@@ -282,6 +282,7 @@ static void fwd_publish(struct fwd *f) {
                 f->slot_seq[s] = seq;
                 f->slot_state[s] = SLOT_SENT;
                 f->slot_sent[s] = now;
+                f->slot_lines[s] = rec.lines;
                 pthread_mutex_unlock(&f->lock);
 
                 if (f->jetstream) {
@@ -308,7 +309,8 @@ static void fwd_publish(struct fwd *f) {
                         f->retry_at = now + RETRY_BACKOFF_MS;
                         break;
                 }
-                f->published_total++;
+                f->published_total += rec.lines;
+                f->published_msgs++;
                 if (!f->jetstream) {
                         /* Core NATS has no acknowledgement: handed to the
                          * connection is as far as it goes. */
@@ -343,8 +345,12 @@ static int fwd_create_stream(struct fwd *f) {
         st = js_AddStream(&si, js, &sc, NULL, &jerr);
         if (st != NATS_OK && jerr == JSStreamNameExistErr) {
                 log_warning("stream %s exists already with another config; using it as it is", arg_stream);
+                /* Its max message size, if it says: batches stay below it. */
+                (void) js_GetStreamInfo(&si, js, arg_stream, NULL, NULL);
                 st = NATS_OK;
         }
+        if (st == NATS_OK && si && si->Config)
+                f->stream_max_msg = si->Config->MaxMsgSize;
         jsStreamInfo_Destroy(si);
         jsCtx_Destroy(js);
         /* What waiting does not mend: said, and the forwarder stops (it
@@ -385,6 +391,8 @@ static int fwd_check_stream(struct fwd *f) {
         st = natsConnection_JetStream(&js, f->nc, NULL);
         if (st == NATS_OK)
                 st = js_GetStreamInfo(&si, js, arg_stream, NULL, &jerr);
+        if (st == NATS_OK && si && si->Config)
+                f->stream_max_msg = si->Config->MaxMsgSize;
         jsStreamInfo_Destroy(si);
         jsCtx_Destroy(js);
         if (st == NATS_OK) {
@@ -442,10 +450,14 @@ static int fwd_init(struct fwd *f) {
         f->slot_seq = calloc(f->window, sizeof(uint64_t));
         f->slot_sent = calloc(f->window, sizeof(int64_t));
         f->slot_state = calloc(f->window, 1);
+        f->slot_lines = calloc(f->window, sizeof(uint32_t));
         f->rbuf = malloc(LINE_MAX_BYTES);
         f->pbuf = malloc(LINE_MAX_BYTES + 1024);
-        if (!f->slot_seq || !f->slot_sent || !f->slot_state || !f->rbuf || !f->pbuf)
+        if (!f->slot_seq || !f->slot_sent || !f->slot_state || !f->slot_lines || !f->rbuf || !f->pbuf)
                 return -ENOMEM;
+        r = fwd_batches_init(f);
+        if (r < 0)
+                return r;
         for (unsigned i = 0; i < f->window; i++)
                 f->slot_seq[i] = UINT64_MAX;
         r = queue_init(&f->q, arg_buffer_mib << 20);
@@ -474,6 +486,9 @@ static void fwd_done(struct fwd *f, natsSubscription *sub, natsOptions *opts) {
         free(f->slot_seq);
         free(f->slot_sent);
         free(f->slot_state);
+        free(f->slot_lines);
+        if (f->batching)
+                batcher_done(&f->batches);
         free(f->rbuf);
         free(f->pbuf);
         safe_close(f->wake_fd);
@@ -592,11 +607,13 @@ static void fwd_stop(struct fwd *f, int64_t deadline, int ret) {
                 f->ret = ret;
 }
 
-/* What the loop does before it sleeps: the stream looked up, evmond
- * reconnected, the queue published, refusals and losses reported. */
+/* What the loop does before it sleeps: batches due (all once stopping,
+ * or without evmond) queued, the stream looked up, evmond reconnected,
+ * the queue published, refusals and losses reported. */
 static void fwd_work(struct fwd *f, int64_t now) {
         int r;
 
+        fwd_batches_flush(f, stop || f->evmond_fd < 0 ? INT64_MAX : now - BATCH_MS + 1);
         if (!stop && !fwd_stream_setup(f))
                 /* Looked up only now (NATS was down at start): what is
                  * queued cannot go anywhere. */
@@ -623,7 +640,7 @@ static bool fwd_finished(struct fwd *f, int64_t now, bool *ret_busy) {
         *ret_busy = queue_count(&f->q) > 0 || f->retry || f->evmond_fd < 0;
         if (stop && (queue_count(&f->q) == 0 || now >= f->stop_deadline)) {
                 if (queue_count(&f->q) > 0) {
-                        log_warning("stopping with %" PRIu64 " lines not acknowledged", queue_count(&f->q));
+                        log_warning("stopping with %" PRIu64 " messages not acknowledged", queue_count(&f->q));
                         if (f->ret == 0)
                                 f->ret = -ETIMEDOUT;
                 }
@@ -638,15 +655,18 @@ static bool fwd_finished(struct fwd *f, int64_t now, bool *ret_busy) {
 
 /* Sleeps until a wake, a signal, a line from evmond or the timeout, and
  * handles what came. */
-static int fwd_wait(struct fwd *f, int sfd, bool busy) {
+static int fwd_wait(struct fwd *f, int sfd, bool busy, int64_t now) {
         struct pollfd pfd[3] = {
                 { .fd = f->wake_fd, .events = POLLIN },
                 { .fd = sfd, .events = POLLIN },
                 { .fd = f->evmond_fd, .events = POLLIN },
         };
-        int r;
+        int timeout = busy ? 50 : 1000, r;
 
-        r = poll(pfd, f->evmond_fd >= 0 && !stop ? 3 : 2, busy ? 50 : 1000);
+        /* Up when the oldest open batch is due. */
+        if (f->batch_oldest != INT64_MAX && f->batch_oldest + BATCH_MS - now < timeout)
+                timeout = f->batch_oldest + BATCH_MS > now ? (int) (f->batch_oldest + BATCH_MS - now) : 0;
+        r = poll(pfd, f->evmond_fd >= 0 && !stop ? 3 : 2, timeout);
         pthread_mutex_lock(&f->lock);
         f->sleeping = false;
         pthread_mutex_unlock(&f->lock);
@@ -685,7 +705,7 @@ static int fwd_loop(struct fwd *f, int sfd) {
                 fwd_work(f, now);
                 if (fwd_finished(f, now, &busy))
                         return f->ret;
-                r = fwd_wait(f, sfd, busy);
+                r = fwd_wait(f, sfd, busy, now);
                 if (r < 0)
                         return r;
         }
@@ -723,7 +743,8 @@ int run_forward(void) {
                 f.evmond_down_said = true;
         }
         r = fwd_loop(&f, sfd);
-        log_info("published %" PRIu64 " lines, dropped %" PRIu64, f.published_total, f.dropped_total);
+        log_info("published %" PRIu64 " lines in %" PRIu64 " messages, dropped %" PRIu64, f.published_total,
+                 f.published_msgs, f.dropped_total);
 out:
         fwd_done(&f, sub, opts);
         return r;

@@ -13,10 +13,19 @@
 #include <sys/types.h>
 
 #include "evmon/clock.h"
+#include "batch.h"
 #include "queue.h"
 
 
 #define LINE_MAX_BYTES (1 << 20)
+/* Lines of one subject go out together in one message (a batch) of at
+ * most --batch-kib, closed after BATCH_MS at the latest so that a lone
+ * line is not held; BATCH_SUBJECTS subjects have a batch open at once.
+ * BATCH_HEADROOM keeps a batch with its headers below the server's
+ * max_payload. */
+#define BATCH_MS 5
+#define BATCH_SUBJECTS 32
+#define BATCH_HEADROOM 1024
 /* How long a publish may wait for its acknowledgement before it and
  * everything after it is sent again (the Nats-Msg-Id makes the repeat
  * count once within the stream's duplicate window). */
@@ -54,6 +63,7 @@ extern int64_t arg_max_age_s;
 extern int64_t arg_max_bytes_mib;
 extern size_t arg_buffer_mib;
 extern unsigned arg_in_flight;
+extern size_t arg_batch_kib;
 extern char **arg_events;
 extern int arg_n_events;
 /* --pid and --cgroup, each at most one per argument (room for argc). */
@@ -84,6 +94,7 @@ struct fwd {
         uint64_t *slot_seq;
         int64_t *slot_sent;
         uint8_t *slot_state;
+        uint32_t *slot_lines;           /* lines in the message */
         bool connected;
         bool retry;                     /* send again from the head ... */
         int64_t retry_at;               /* ... at this time */
@@ -109,7 +120,15 @@ struct fwd {
         char inbox[128];
         char host_json[600];
         uint64_t dropped;               /* not yet reported in a dropped line */
-        uint64_t dropped_total, published_total;
+        uint64_t dropped_total, published_total, published_msgs;
+        /* Open batches (none without batching), the oldest one's opening
+         * time, and their size limit and clock for this read of evmond's
+         * socket. */
+        struct batcher batches;
+        bool batching;
+        int64_t batch_oldest;
+        size_t batch_limit;
+        int64_t read_now;
         uint64_t fwd_start_ns, fwd_lines;
         int evmond_fd;
         bool evmond_ever, evmond_down_said;
@@ -124,10 +143,12 @@ struct fwd {
          * start and our client number from its hello ("START.CLIENT"),
          * or, from an evmond whose hello lacks them, our connect time. */
         char conn_tag[96];
+        char id_tag[384];               /* "HOST.CONN_TAG": a line's id without its number */
         char *rbuf;
         size_t rlen;
         char *pbuf;
         bool stream_ready;
+        int32_t stream_max_msg;         /* the stream's max message size (<= 0: none) */
         int64_t stream_retry_at;
         bool big_said;
         int64_t refusal_said_at;        /* 0: the current refusal not logged yet */
@@ -154,6 +175,8 @@ struct fwd {
 void fwd_report_dropped(struct fwd *f);
 int evmond_connect(struct fwd *f);
 void evmond_read(struct fwd *f);
+int fwd_batches_init(struct fwd *f);
+void fwd_batches_flush(struct fwd *f, int64_t deadline);
 
 /* forward.c */
 int run_forward(void);

@@ -13,7 +13,7 @@ struct rec_hdr {
         uint16_t subject_len;
         uint16_t id_len;
         uint32_t data_len;
-        uint32_t pad;
+        uint32_t lines;
 };
 
 #define ALIGN8(x) (((x) + 7) & ~(size_t) 7)
@@ -35,7 +35,7 @@ void queue_done(struct queue *q) {
         *q = (struct queue) {};
 }
 
-int queue_push(struct queue *q, const char *subject, const char *id, const char *data, size_t len) {
+int queue_push(struct queue *q, const char *subject, const char *id, const char *data, size_t len, unsigned lines) {
         size_t sl = strlen(subject), il = strlen(id);
         size_t need = ALIGN8(sizeof(struct rec_hdr) + sl + 1 + il + 1 + len + 1);
         size_t off = (size_t) (q->tail % q->size), gap = 0;
@@ -59,6 +59,7 @@ int queue_push(struct queue *q, const char *subject, const char *id, const char 
                 .subject_len = (uint16_t) sl,
                 .id_len = (uint16_t) il,
                 .data_len = (uint32_t) len,
+                .lines = lines,
         };
         p = (char *) (h + 1);
         memcpy(p, subject, sl + 1);
@@ -100,6 +101,7 @@ int queue_peek(const struct queue *q, uint64_t *pos, struct queue_rec *ret) {
         ret->id = p + h->subject_len + 1;
         ret->data = ret->id + h->id_len + 1;
         ret->len = h->data_len;
+        ret->lines = h->lines;
         *pos += h->size;
         return 1;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* evmon-forward's bounded buffer: lines (subject, message id, payload)
+/* evmon-forward's bounded buffer: messages (subject, message id, payload
+ * of one or more lines)
  * wait here, in arrival order, from the moment they are read from evmond
  * until NATS acknowledged them. One byte arena allocated at start, records
  * laid end to end and wrapping; nothing is allocated per line. Positions
@@ -16,6 +17,7 @@ struct queue_rec {
         const char *id;         /* NUL-terminated */
         const char *data;       /* NUL-terminated, LEN bytes */
         size_t len;
+        unsigned lines;         /* how many lines DATA holds */
 };
 
 struct queue {
@@ -31,7 +33,7 @@ void queue_done(struct queue *q);
 
 /* Appends a record; -ENOSPC when it does not fit in what is free (the
  * caller counts it dropped), -E2BIG when it could never fit. */
-int queue_push(struct queue *q, const char *subject, const char *id, const char *data, size_t len);
+int queue_push(struct queue *q, const char *subject, const char *id, const char *data, size_t len, unsigned lines);
 
 /* The record at byte position *POS (the head, or a position an earlier
  * queue_peek() moved it to): returns 1, fills RET and moves *POS past it;

@@ -272,38 +272,32 @@ static json_object *reader_parse(const char *data, size_t len) {
  * ESC reaches a terminal), else encoded again by json-c, which escapes
  * them; on a terminal DEL and the C1 controls are escaped too
  * (human_put_json()). A payload that is no JSON object is not printed:
- * counted, the first one said on standard error, the count at the end. */
-static void reader_print(natsMsg *m) {
-        const char *data = natsMsg_GetData(m);
-        int len = natsMsg_GetDataLength(m);
+ * counted, the first one said on standard error, the count at the end.
+ * LINE is one line of a message (LEN bytes, no newline). */
+static void reader_print_line(const char *data, size_t len) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         bool raw = true;
 
-        if (!data || len < 0 || !reader_wants(data, len))
+        if (!reader_wants(data, (int) len))
                 return;
-        o = reader_parse(data, (size_t) len);
-        if (!o) {
-                if (reader_not_json++ == 0)
-                        log_warning("a message on %s is no JSON object (%d bytes): not printed; such messages "
-                                    "are counted and the count said when the reader stops",
-                                    natsMsg_GetSubject(m), len);
+        o = reader_parse(data, len);
+        if (!o)
                 return;
-        }
         if (!arg_json) {
                 human_print(stdout, o);
                 return;
         }
-        for (int i = 0; i < len; i++)
+        for (size_t i = 0; i < len; i++)
                 if ((unsigned char) data[i] < 0x20) {
                         raw = false;
                         break;
                 }
         if (raw && !reader_tty) {
-                fwrite(data, 1, (size_t) len, stdout);
+                fwrite(data, 1, len, stdout);
         } else {
                 const char *s = raw ? data : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
-                size_t n = raw ? (size_t) len : strlen(s);
+                size_t n = raw ? len : strlen(s);
 
                 if (reader_tty)
                         human_put_json(stdout, s, n);
@@ -311,6 +305,48 @@ static void reader_print(natsMsg *m) {
                         fwrite(s, 1, n, stdout);
         }
         putchar('\n');
+}
+
+/* The line of a message's payload at *POS, moving *POS past it: a
+ * forwarder's message holds one or more lines, each ending in '\n' (one
+ * line without it from a forwarder before batching). False at the end. */
+static bool payload_line(const char *data, size_t len, size_t *pos, const char **ret, size_t *ret_len) {
+        const char *nl;
+
+        if (*pos >= len)
+                return false;
+        *ret = data + *pos;
+        nl = memchr(*ret, '\n', len - *pos);
+        *ret_len = nl ? (size_t) (nl - *ret) : len - *pos;
+        *pos += *ret_len + 1;
+        return true;
+}
+
+/* A message is printed when each of its lines is one JSON object, else
+ * none of it: a line that is not one is no part of what a forwarder
+ * sends. */
+static void reader_print(natsMsg *m) {
+        const char *data = natsMsg_GetData(m), *line;
+        int len = natsMsg_GetDataLength(m);
+        size_t pos = 0, n;
+
+        if (!data || len <= 0)
+                return;
+        while (payload_line(data, (size_t) len, &pos, &line, &n)) {
+                json_object *o = reader_parse(line, n);
+
+                if (!o) {
+                        if (reader_not_json++ == 0)
+                                log_warning("a message on %s is no JSON object (%d bytes): not printed; such messages "
+                                            "are counted and the count said when the reader stops",
+                                            natsMsg_GetSubject(m), len);
+                        return;
+                }
+                json_object_put(o);
+        }
+        pos = 0;
+        while (payload_line(data, (size_t) len, &pos, &line, &n))
+                reader_print_line(line, n);
 }
 
 /* The subject to read: every event of --host (or of every host), or the

@@ -24,20 +24,61 @@
 
 /* Queues one line with its subject and message id; counts it dropped when
  * the buffer is full. */
-static void fwd_push(struct fwd *f, const char *subject, const char *id, const char *data, size_t len) {
+static void fwd_push(struct fwd *f, const char *subject, const char *id, const char *data, size_t len,
+                     unsigned lines) {
         int r;
 
         pthread_mutex_lock(&f->lock);
-        r = queue_push(&f->q, subject, id, data, len);
+        r = queue_push(&f->q, subject, id, data, len, lines);
         pthread_mutex_unlock(&f->lock);
         if (r == -E2BIG && !f->big_said) {
                 log_warning("a line of %zu bytes does not fit in the buffer (--buffer-mib %zu); dropped and counted", len, arg_buffer_mib);
                 f->big_said = true;
         }
         if (r < 0) {
-                f->dropped++;
-                f->dropped_total++;
+                f->dropped += lines;
+                f->dropped_total += lines;
         }
+}
+
+/* A closed batch goes to the queue as one message. */
+static void fwd_batch_closed(void *userdata, const char *subject, const char *id, const char *data, size_t len,
+                             unsigned lines) {
+        fwd_push(userdata, subject, id, data, len, lines);
+}
+
+int fwd_batches_init(struct fwd *f) {
+        f->batch_oldest = INT64_MAX;
+        f->batching = arg_batch_kib > 0;
+        if (!f->batching)
+                return 0;
+        return batcher_init(&f->batches, BATCH_SUBJECTS, arg_batch_kib << 10, fwd_batch_closed, f);
+}
+
+/* Queues the batches opened before DEADLINE (INT64_MAX: all). */
+void fwd_batches_flush(struct fwd *f, int64_t deadline) {
+        if (f->batching)
+                f->batch_oldest = batcher_flush(&f->batches, deadline);
+}
+
+/* What a batch may hold for this read: --batch-kib, less than the
+ * server's max_payload and the stream's max message size, with room for
+ * the headers: a batch is never refused for its size where its lines
+ * alone would not be. 0: each line alone. */
+static size_t fwd_batch_limit(struct fwd *f) {
+        int64_t max[2] = { f->nc ? natsConnection_GetMaxPayload(f->nc) : 0, f->stream_max_msg };
+        size_t limit = arg_batch_kib << 10;
+
+        for (int i = 0; i < 2; i++)
+                if (max[i] > 0 && (size_t) max[i] < limit + BATCH_HEADROOM)
+                        limit = max[i] > 2 * BATCH_HEADROOM ? (size_t) max[i] - BATCH_HEADROOM : 0;
+        return limit;
+}
+
+/* Sets what names this connection's lines: "HOST.CONN_TAG". */
+static void fwd_set_conn_tag(struct fwd *f, const char *tag) {
+        snprintf(f->conn_tag, sizeof(f->conn_tag), "%s", tag);
+        snprintf(f->id_tag, sizeof(f->id_tag), "%s.%s", arg_host, f->conn_tag);
 }
 
 /* Queues a line the forwarder itself says (forwarder, dropped; built by
@@ -69,7 +110,7 @@ static int fwd_say(struct fwd *f, const struct jbuf *line) {
         }
         snprintf(id, sizeof(id), "%s.fwd.%" PRIu64 ".%" PRIu64, arg_host, f->fwd_start_ns, ++f->fwd_lines);
         pthread_mutex_lock(&f->lock);
-        r = queue_push(&f->q, subject, id, f->pbuf, (size_t) r);
+        r = queue_push(&f->q, subject, id, f->pbuf, (size_t) r, 1);
         pthread_mutex_unlock(&f->lock);
         return r;
 }
@@ -77,6 +118,8 @@ static int fwd_say(struct fwd *f, const struct jbuf *line) {
 static void fwd_say_event(struct fwd *f, const char *event, const char *detail) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
 
+        /* What came before it goes before it. */
+        fwd_batches_flush(f, INT64_MAX);
         if (encode_forwarder(&line, event, now_ns(CLOCK_REALTIME), arg_socket, detail, f->dropped_total) < 0 ||
             fwd_say(f, &line) < 0) {
                 f->dropped++;
@@ -148,9 +191,12 @@ static void conn_tag_from_hello(struct fwd *f, const char *line, size_t len) {
         json_tokener_free(tok);
 
         if (o && json_object_object_get_ex(o, "start", &start) && json_object_is_type(start, json_type_string) &&
-            json_object_object_get_ex(o, "client", &client) && json_object_is_type(client, json_type_int))
-                snprintf(f->conn_tag, sizeof(f->conn_tag), "%s.%" PRIu64, json_object_get_string(start),
-                         json_object_get_uint64(client));
+            json_object_object_get_ex(o, "client", &client) && json_object_is_type(client, json_type_int)) {
+                char tag[sizeof(f->conn_tag)];
+
+                snprintf(tag, sizeof(tag), "%s.%" PRIu64, json_object_get_string(start), json_object_get_uint64(client));
+                fwd_set_conn_tag(f, tag);
+        }
 }
 
 static bool line_type_is(const struct line_info *li, const char *type) {
@@ -223,8 +269,15 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
         if (f->conn_lines == 1 && li.type_len == strlen(EVMON_LINE_HELLO) &&
             memcmp(li.type, EVMON_LINE_HELLO, li.type_len) == 0)
                 conn_tag_from_hello(f, line, len);
-        snprintf(id, sizeof(id), "%s.%s.%" PRIu64, arg_host, f->conn_tag, f->conn_lines);
-        fwd_push(f, subject, id, f->pbuf, (size_t) r);
+        /* The batch takes the line's id as its own when it is its first. */
+        if (f->batching && batcher_add(&f->batches, subject, f->id_tag, f->conn_lines, f->pbuf, (size_t) r,
+                                       f->batch_limit, f->read_now) == 0) {
+                if (f->batch_oldest == INT64_MAX)
+                        f->batch_oldest = f->read_now;
+                return;
+        }
+        snprintf(id, sizeof(id), "%s.%" PRIu64, f->id_tag, f->conn_lines);
+        fwd_push(f, subject, id, f->pbuf, (size_t) r, 1);
 }
 
 static char *subscribe_line(void) {
@@ -256,7 +309,12 @@ int evmond_connect(struct fwd *f) {
                 return r;
         if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
-        snprintf(f->conn_tag, sizeof(f->conn_tag), "c%" PRIu64, now_ns(CLOCK_REALTIME));
+        {
+                char tag[32];
+
+                snprintf(tag, sizeof(tag), "c%" PRIu64, now_ns(CLOCK_REALTIME));
+                fwd_set_conn_tag(f, tag);
+        }
         f->conn_lines = 0;
         f->rlen = 0;
         f->sub_answered = false;
@@ -289,6 +347,8 @@ static void evmond_lost(struct fwd *f, const char *why) {
 
 /* Reads what evmond has; every complete line is queued. */
 void evmond_read(struct fwd *f) {
+        f->read_now = now_ms();
+        f->batch_limit = f->batching ? fwd_batch_limit(f) : 0;
         for (int rounds = 0; rounds < 64; rounds++) {
                 ssize_t n = read(f->evmond_fd, f->rbuf + f->rlen, LINE_MAX_BYTES - f->rlen);
                 size_t start = 0;

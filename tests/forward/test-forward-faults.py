@@ -188,12 +188,12 @@ def scenario_refused(procs, build):
     assert said(fwd, "stream EVMONFAULTS takes lines again"), "no log line saying the stream takes lines again"
     total = stored(s.cluster)
     assert procs.stop(fwd) == 0
-    published = int(said(fwd, r"published (\d+) lines").group(1))
-    # Each line is stored once; the window of 1,024 was out when the
+    published = int(said(fwd, r"published \d+ lines in (\d+) messages").group(1))
+    # Each message is stored once; the window of 1,024 was out when the
     # stream began to refuse, then one at a time.
-    assert published <= total + 1024 + 100, f"{published} publishes for {total} lines stored: resent without pause"
+    assert published <= total + 1024 + 100, f"{published} publishes for {total} messages stored: resent without pause"
     log(f"limit raised: made {made}, stored {events}, dropped {dropped} (said in dropped lines); "
-        f"{published} publishes for {total} lines stored")
+        f"{published} publishes for {total} messages stored")
 
 
 def exec_long_path(top, length):

@@ -21,21 +21,22 @@ static void test_fifo_and_full(void **state) {
         assert_int_equal(queue_init(&q, 4096), 0);
         memset(data, 'x', sizeof(data));
         /* 16 header + "s\0" + "id\0" + 100 + 1 = 122 -> 128 bytes: 32 fit */
-        while (queue_push(&q, "s", "id", data, sizeof(data)) == 0)
+        while (queue_push(&q, "s", "id", data, sizeof(data), 1) == 0)
                 pushed++;
         assert_int_equal(pushed, 32);
-        assert_int_equal(queue_push(&q, "s", "id", data, sizeof(data)), -ENOSPC);
-        assert_int_equal(queue_push(&q, "s", "id", data, 1), -ENOSPC);
+        assert_int_equal(queue_push(&q, "s", "id", data, sizeof(data), 1), -ENOSPC);
+        assert_int_equal(queue_push(&q, "s", "id", data, 1, 1), -ENOSPC);
         assert_int_equal(queue_count(&q), 32);
-        assert_int_equal(queue_push(&q, "s", "id", data, 3000), -E2BIG);
+        assert_int_equal(queue_push(&q, "s", "id", data, 3000, 1), -E2BIG);
 
         pos = q.head;
         assert_int_equal(queue_peek(&q, &pos, &rec), 1);
         assert_string_equal(rec.subject, "s");
         assert_string_equal(rec.id, "id");
         assert_int_equal(rec.len, 100);
+        assert_int_equal(rec.lines, 1);
         assert_int_equal(queue_pop(&q), 0);
-        assert_int_equal(queue_push(&q, "s", "id", data, sizeof(data)), 0);
+        assert_int_equal(queue_push(&q, "s", "id", data, sizeof(data), 1), 0);
         queue_done(&q);
 }
 
@@ -55,7 +56,7 @@ static void test_wrap(void **state) {
 
                 snprintf(id, sizeof(id), "%" PRIu64, next_in);
                 memset(data, 'a' + (int) (next_in % 26), len);
-                r = queue_push(&q, "evmon.h._.x", id, data, len);
+                r = queue_push(&q, "evmon.h._.x", id, data, len, 1);
                 if (r == 0)
                         next_in++;
                 else
