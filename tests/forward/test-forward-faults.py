@@ -162,10 +162,19 @@ class Setup:
 
 
 def scenario_refused(procs, build):
+    refused(procs, build, 0, 100)
+
+
+def scenario_refused_batched(procs, build):
+    # ~25 messages for the 5,000 lines: the stream takes 10 of them.
+    refused(procs, build, 64, 10)
+
+
+def refused(procs, build, batch_kib, max_msgs):
     s = Setup(procs, build)
-    cfg = stream_create(s.cluster, max_msgs=100, discard="new")
+    cfg = stream_create(s.cluster, max_msgs=max_msgs, discard="new")
     made = 5000
-    fwd = s.forwarder("forward-refused", "refused", "--buffer-mib", "1")
+    fwd = s.forwarder("forward-refused", "refused", "--buffer-mib", "1", "--batch-kib", str(batch_kib))
     nf.wait_for("the stream's first lines", lambda: stored(s.cluster) > 0, timeout=60)
     s.work.run(made)
     try:
@@ -174,8 +183,8 @@ def scenario_refused(procs, build):
     except AssertionError as e:
         raise AssertionError(f"{e}; the stream holds {stored(s.cluster)} lines") from None
     time.sleep(3)   # refused for a while, its buffer full
-    assert stored(s.cluster) == 100, stored(s.cluster)
-    log("stream at max_msgs 100 (discard new): the forwarder logged the refusal")
+    assert stored(s.cluster) == max_msgs, stored(s.cluster)
+    log(f"--batch-kib {batch_kib}, stream at max_msgs {max_msgs} (discard new): the forwarder logged the refusal")
     cfg["max_msgs"] = -1
     stream_update(s.cluster, cfg)
     nf.wait_for("stored + dropped to reach the workload's count",
@@ -192,7 +201,7 @@ def scenario_refused(procs, build):
     # Each message is stored once; the window of 1,024 was out when the
     # stream began to refuse, then one at a time.
     assert published <= total + 1024 + 100, f"{published} publishes for {total} messages stored: resent without pause"
-    log(f"limit raised: made {made}, stored {events}, dropped {dropped} (said in dropped lines); "
+    log(f"--batch-kib {batch_kib}, limit raised: made {made}, stored {events}, dropped {dropped} (said in dropped lines); "
         f"{published} publishes for {total} messages stored")
 
 
@@ -717,7 +726,7 @@ def scenario_flood(procs, build):
         node.kill()
 
 
-SCENARIOS = {"refused": scenario_refused, "too-big": scenario_too_big, "hung": scenario_hung,
+SCENARIOS = {"refused": scenario_refused, "refused-batched": scenario_refused_batched, "too-big": scenario_too_big, "hung": scenario_hung,
              "setup": scenario_setup, "auth": scenario_auth,
              "quorum": scenario_quorum, "names": scenario_names, "cut": scenario_cut,
              "nats-arg": scenario_nats_arg, "subscription": scenario_subscription,
