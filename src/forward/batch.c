@@ -70,27 +70,36 @@ static struct batch *batch_for(struct batcher *b, const char *subject, uint64_t 
 
 int batcher_add(struct batcher *b, const char *subject, const char *tag, uint64_t number, const char *line,
                 size_t len, size_t limit, int64_t now) {
-        struct batch *s;
-        size_t sl;
-        uint64_t h;
+        struct batch *s = b->last;
+        size_t sl = 0;
+        uint64_t h = 0;
 
         if (limit > b->capacity)
                 limit = b->capacity;
         if (len + 1 > limit)
                 return -E2BIG;
-        h = subject_hash(subject, &sl);
-        if (sl >= BATCH_SUBJECT_MAX)
-                return -E2BIG;
-        s = batch_for(b, subject, h);
-        if (s->lines > 0 && s->len + len + 1 > limit)
+        if (!s || s->hash == 0 || strcmp(s->subject, subject) != 0) {
+                h = subject_hash(subject, &sl);
+                if (sl >= BATCH_SUBJECT_MAX)
+                        return -E2BIG;
+                s = batch_for(b, subject, h);
+        }
+        if (s->lines > 0 && s->len + len + 1 > limit) {
+                h = s->hash;
                 batch_close(b, s);
+        }
         if (s->lines == 0) {
+                if (h == 0)
+                        h = subject_hash(subject, &sl);
+                else if (sl == 0)
+                        sl = strlen(subject);
                 if (snprintf(s->id, sizeof(s->id), "%s.%" PRIu64, tag, number) >= (int) sizeof(s->id))
                         return -E2BIG;
                 memcpy(s->subject, subject, sl + 1);
                 s->hash = h;
                 s->opened = now;
         }
+        b->last = s;
         memcpy(s->data + s->len, line, len);
         s->data[s->len + len] = '\n';
         s->len += len + 1;

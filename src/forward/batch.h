@@ -36,6 +36,7 @@ struct batcher {
         size_t capacity;        /* bytes a batch can hold */
         batch_close_t close;
         void *userdata;
+        struct batch *last;     /* the last line's batch: most lines repeat its subject */
 };
 
 /* N_SLOTS subjects open at once, each batch at most CAPACITY bytes. 0 or

@@ -45,6 +45,10 @@ static void fwd_advance_locked(struct fwd *f) {
                 queue_pop(&f->q);
                 moved = true;
         }
+        /* Empty (so nothing in flight): the next record goes to the
+         * arena's start. */
+        if (moved && queue_rewind(&f->q))
+                f->send_pos = f->q.head;
         if (moved)
                 fwd_wake_locked(f);
 }

@@ -144,6 +144,12 @@ struct fwd {
          * or, from an evmond whose hello lacks them, our connect time. */
         char conn_tag[96];
         char id_tag[384];               /* "HOST.CONN_TAG": a line's id without its number */
+        /* The last event line's "event" (its JSON text) and the subject
+         * made of it: most lines repeat the one before's. */
+        char subj_event[256];
+        size_t subj_event_len;
+        char subj_cached[512];
+        int subj_cached_len;            /* 0: none */
         char *rbuf;
         size_t rlen;
         char *pbuf;

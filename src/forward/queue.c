@@ -115,3 +115,11 @@ int queue_pop(struct queue *q) {
         q->head_seq++;
         return 0;
 }
+
+bool queue_rewind(struct queue *q) {
+        if (q->head != q->tail || q->tail % q->size == 0)
+                return false;
+        q->tail += q->size - q->tail % q->size;
+        q->head = q->tail;
+        return true;
+}

@@ -9,6 +9,7 @@
  * are byte counts that only grow, so "in flight" and "acknowledged" are
  * ranges. Not thread-safe: the caller locks. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,12 @@ int queue_peek(const struct queue *q, uint64_t *pos, struct queue_rec *ret);
 
 /* Drops the oldest record. 0, or -ENOENT when empty. */
 int queue_pop(struct queue *q);
+
+/* When empty, moves head and tail on to the start of the arena's next
+ * lap: a queue that keeps up then uses its first pages only (no page
+ * faults on fresh pages, a small resident size). Returns whether they
+ * moved; positions held by the caller are stale then. */
+bool queue_rewind(struct queue *q);
 
 static inline uint64_t queue_count(const struct queue *q) {
         return q->tail_seq - q->head_seq;

@@ -243,6 +243,27 @@ static void fwd_check_subscribed(struct fwd *f, const struct line_info *li, cons
                   arg_socket, o && json_object_object_get_ex(o, "error", &e) ? json_object_get_string(e) : "no reason");
 }
 
+/* line_subject(), the subject of an event line taken from the last one
+ * when its "event" is the same text. */
+static int fwd_line_subject(struct fwd *f, const struct line_info *li, char *subject, size_t size) {
+        bool event = li->event && line_type_is(li, "event");
+        int r;
+
+        if (event && f->subj_cached_len > 0 && li->event_len == f->subj_event_len &&
+            memcmp(li->event, f->subj_event, li->event_len) == 0 && (size_t) f->subj_cached_len < size) {
+                memcpy(subject, f->subj_cached, (size_t) f->subj_cached_len + 1);
+                return f->subj_cached_len;
+        }
+        r = line_subject(arg_host, li, subject, size);
+        if (event && r > 0 && li->event_len <= sizeof(f->subj_event) && (size_t) r < sizeof(f->subj_cached)) {
+                memcpy(f->subj_event, li->event, li->event_len);
+                f->subj_event_len = li->event_len;
+                memcpy(f->subj_cached, subject, (size_t) r + 1);
+                f->subj_cached_len = r;
+        }
+        return r;
+}
+
 static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
         char subject[512], id[512];
         struct line_info li;
@@ -253,7 +274,7 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
                 li = (struct line_info) { .type = "invalid", .type_len = 7 };
         else
                 fwd_check_subscribed(f, &li, line, len);
-        r = line_subject(arg_host, &li, subject, sizeof(subject));
+        r = fwd_line_subject(f, &li, subject, sizeof(subject));
         if (r < 0) {
                 li = (struct line_info) { .type = li.type, .type_len = li.type_len };
                 r = line_subject(arg_host, &li, subject, sizeof(subject));
@@ -366,11 +387,13 @@ void evmond_read(struct fwd *f) {
                         return;
                 }
                 f->rlen += (size_t) n;
-                for (size_t i = 0; i < f->rlen; i++)
-                        if (f->rbuf[i] == '\n') {
-                                fwd_handle_line(f, f->rbuf + start, i - start);
-                                start = i + 1;
-                        }
+                /* Only what came now can hold a newline: the part kept
+                 * from before has none. */
+                for (char *nl = memchr(f->rbuf + (f->rlen - (size_t) n), '\n', (size_t) n); nl;
+                     nl = memchr(f->rbuf + start, '\n', f->rlen - start)) {
+                        fwd_handle_line(f, f->rbuf + start, (size_t) (nl - f->rbuf) - start);
+                        start = (size_t) (nl - f->rbuf) + 1;
+                }
                 memmove(f->rbuf, f->rbuf + start, f->rlen - start);
                 f->rlen -= start;
                 if (f->rlen == LINE_MAX_BYTES) {

@@ -81,10 +81,39 @@ static void test_wrap(void **state) {
         queue_done(&q);
 }
 
+/* An empty queue starts again at the arena's start; one that is not
+ * stays where it is. */
+static void test_rewind(void **state) {
+        struct queue q;
+        struct queue_rec rec;
+        uint64_t pos;
+        char data[100] = "x";
+
+        assert_int_equal(queue_init(&q, 4096), 0);
+        assert_false(queue_rewind(&q));
+        assert_int_equal(queue_push(&q, "s", "1", data, sizeof(data), 1), 0);
+        assert_int_equal(queue_push(&q, "s", "2", data, sizeof(data), 3), 0);
+        assert_int_equal(queue_pop(&q), 0);
+        assert_false(queue_rewind(&q));
+        assert_int_equal(queue_pop(&q), 0);
+        assert_true(queue_rewind(&q));
+        assert_int_equal(q.head, 4096);
+        assert_int_equal(q.tail, 4096);
+        assert_int_equal(queue_count(&q), 0);
+        assert_int_equal(queue_push(&q, "s", "3", data, sizeof(data), 2), 0);
+        pos = q.head;
+        assert_int_equal(queue_peek(&q, &pos, &rec), 1);
+        assert_string_equal(rec.id, "3");
+        assert_int_equal(rec.lines, 2);
+        assert_ptr_equal(rec.subject, q.mem + 16);
+        queue_done(&q);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fifo_and_full),
                 cmocka_unit_test(test_wrap),
+                cmocka_unit_test(test_rewind),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
