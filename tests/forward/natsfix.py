@@ -3,6 +3,8 @@
 with JetStream on loopback ports, evmond on a socket under /tmp, forwarders
 and the reader, all as child processes that stop() and cleanup() end."""
 
+import base64
+import calendar
 import json
 import os
 import resource
@@ -310,16 +312,70 @@ def js_publish(url, subject, msg_id, payload, timeout=10):
                 raise AssertionError(f"no acknowledgement: {f.read(n + 2)[:n]!r}")
 
 
+class JsApi:
+    """One connection for JetStream API requests by NATS' text protocol
+    (the bench's direct gets: what a stream holds, line by line)."""
+
+    def __init__(self, url, timeout=10):
+        host, port = url.split(",")[0].removeprefix("nats://").rsplit(":", 1)
+        self.s = socket.create_connection((host, int(port)), timeout=timeout)
+        self.f = self.s.makefile("rb")
+        assert self.f.readline().startswith(b"INFO "), "no INFO from nats-server"
+        self.s.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":true,"no_responders":true}\r\n'
+                       b"SUB _INBOX.evmonapi 1\r\n")
+
+    def request(self, subject, payload):
+        """The reply to PAYLOAD (a dict) on SUBJECT, parsed."""
+        data = json.dumps(payload).encode()
+        self.s.sendall(f"PUB {subject} _INBOX.evmonapi {len(data)}\r\n".encode() + data + b"\r\n")
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise AssertionError("nats-server closed the connection")
+            if line.startswith(b"PING"):
+                self.s.sendall(b"PONG\r\n")
+            elif line.startswith(b"-ERR"):
+                raise AssertionError(f"nats-server: {line.decode().strip()}")
+            elif line.startswith((b"MSG ", b"HMSG ")):
+                n = int(line.split()[-1])
+                body = self.f.read(n + 2)[:n]
+                if line.startswith(b"HMSG "):
+                    body = body[int(line.split()[-2]):]
+                return json.loads(body) if body else {}
+
+    def stored(self, stream, **which):
+        """The stored message WHICH names (seq=N or last_by_subj=SUBJECT):
+        (Nats-Msg-Id, its lines, the time it was stored in ns), or None."""
+        m = self.request(f"$JS.API.STREAM.MSG.GET.{stream}", which).get("message")
+        if not m:
+            return None
+        hdrs = base64.b64decode(m.get("hdrs", "")).decode(errors="replace")
+        msg_id = next((h.split(":", 1)[1].strip() for h in hdrs.split("\r\n") if h.startswith("Nats-Msg-Id:")), "")
+        lines = [json.loads(l) for l in base64.b64decode(m.get("data", "")).splitlines() if l.strip()]
+        return msg_id, lines, rfc3339_ns(m["time"])
+
+    def close(self):
+        self.s.close()
+
+
+def rfc3339_ns(t):
+    """2026-11-28T01:02:03.123456789Z (or +00:00) as ns since the epoch."""
+    t = t.replace("+00:00", "Z").rstrip("Z")
+    sec, _, frac = t.partition(".")
+    return calendar.timegm(time.strptime(sec, "%Y-%m-%dT%H:%M:%S")) * 10**9 + int((frac + "000000000")[:9])
+
+
 class Workload:
     """A child that makes N getppid calls when told (paced in batches so the
     kernel's rings keep up), and the pid evmond's filter names."""
 
     CODE = r"""
 import os, sys, time
+chunk = int(sys.argv[1])
 for line in sys.stdin:
     n = int(line)
     while n > 0:
-        k = min(n, 500)
+        k = min(n, chunk)
         for _ in range(k):
             os.getppid()
         n -= k
@@ -327,8 +383,10 @@ for line in sys.stdin:
     print("done", flush=True)
 """
 
-    def __init__(self, procs):
-        self.proc = procs.start("workload", [sys.executable, "-c", self.CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, procs, chunk=500):
+        """CHUNK calls, then 5 ms of sleep."""
+        self.proc = procs.start("workload", [sys.executable, "-c", self.CODE, str(chunk)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE)
         self.pid = self.proc.pid
 
     def run(self, n, wait=True):
