@@ -407,16 +407,114 @@ static void entry_set(struct ctx_runstate *s, struct entry *e, bool verified, co
 
 /* Reads the state of E's container (or, when KEY matches what was read
  * last time, nothing). */
-static void entry_load(struct ctx_runstate *s, struct entry *e) {
-        char path[PATH_MAX], nbuf[CTX_CONTAINER_ID_MAX], ibuf[PATH_MAX], cbuf[32];
+/* Where runtime RT keeps the state of container ID, below the state root,
+ * and how big that file may be; false for a runtime without one. */
+static bool state_path(enum ctx_runtime rt, const char *id, char *path, size_t size, size_t *max) {
+        *max = MAX_FILE;
+        switch (rt) {
+        case CTX_RUNTIME_DOCKER:
+                snprintf(path, size, "var/lib/docker/containers/%s/config.v2.json", id);
+                break;
+        case CTX_RUNTIME_CONTAINERD:
+                snprintf(path, size, "run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json", id);
+                break;
+        case CTX_RUNTIME_CRIO:
+                snprintf(path, size, "run/containers/storage/overlay-containers/%s/userdata/config.json", id);
+                break;
+        case CTX_RUNTIME_PODMAN:
+                snprintf(path, size, "var/lib/containers/storage/overlay-containers/containers.json");
+                *max = MAX_LIST;
+                break;
+        case CTX_RUNTIME_NSPAWN:
+                snprintf(path, size, "run/systemd/machines/%s", id);
+                break;
+        case CTX_RUNTIME_LXC:
+                snprintf(path, size, "var/lib/lxc/%s/config", id);
+                break;
+        default:
+                return false;
+        }
+        /* A name is one path component (container.c refuses '/'). */
+        return !strstr(path, "/../") && !strstr(path, "/./");
+}
+
+/* Reads E's state file into BUF: 0, or 1 when the file is unchanged
+ * since the last read (E's key), or a negative errno (-ENOENT: no runtime
+ * keeps it). A bare id in a pod's cgroup is looked for with each runtime
+ * that may keep it, and E takes the one that does. */
+static int state_read(struct ctx_runstate *s, struct entry *e, char **buf, size_t *len, struct key *key) {
         enum ctx_runtime rts[3];
-        size_t n_rts = 0, max = MAX_FILE;
+        size_t n_rts = 0, max;
+        char path[PATH_MAX];
+        int r = -ENOENT;
+
+        if (e->runtime == CTX_RUNTIME_KUBERNETES) {
+                rts[n_rts++] = CTX_RUNTIME_CONTAINERD;
+                rts[n_rts++] = CTX_RUNTIME_CRIO;
+                rts[n_rts++] = CTX_RUNTIME_DOCKER;
+        } else
+                rts[n_rts++] = e->runtime;
+        for (size_t i = 0; i < n_rts && r == -ENOENT; i++) {
+                if (!state_path(rts[i], e->id, path, sizeof(path), &max))
+                        continue;
+                if (e->have_key) {
+                        int fd = open_state(s, path, max, key);
+
+                        if (fd >= 0) {
+                                close(fd);
+                                if (memcmp(key, &e->key, sizeof(*key)) == 0)
+                                        return 1;
+                        }
+                }
+                r = read_state(s, path, max, buf, len, key);
+                if (r >= 0) {
+                        e->runtime = e->runtime == CTX_RUNTIME_KUBERNETES ? rts[i] : e->runtime;
+                        return 0;
+                }
+        }
+        return r;
+}
+
+/* Room for what a key=value state file says (F points into it). */
+struct state_text {
+        char name[CTX_CONTAINER_ID_MAX], image[PATH_MAX], class[32];
+};
+
+/* Whether the state in BUF is container E's, and what it says of it in F,
+ * which points into *O, *META (the caller puts them) or T. */
+static bool state_judge(struct entry *e, const char *buf, size_t len, struct found *f, json_object **o,
+                        json_object **meta, struct state_text *t) {
+        switch (e->runtime) {
+        case CTX_RUNTIME_DOCKER:
+                return docker_found(*o = parse_json(buf, len), e, f);
+        case CTX_RUNTIME_CONTAINERD:
+                return containerd_found(*o = parse_json(buf, len), e, f);
+        case CTX_RUNTIME_CRIO:
+                return crio_found(*o = parse_json(buf, len), e, f);
+        case CTX_RUNTIME_PODMAN:
+                return podman_found(*o = parse_json(buf, len), e, f, meta);
+        case CTX_RUNTIME_NSPAWN:
+                /* machined registers the machine by the name its scope or
+                 * service carries. */
+                f->name = e->id;
+                f->image = kv(buf, "ROOT", t->image, sizeof(t->image));
+                return same(kv(buf, "NAME", t->name, sizeof(t->name)), e->id) &&
+                       same(kv(buf, "CLASS", t->class, sizeof(t->class)), "container");
+        case CTX_RUNTIME_LXC:
+                f->name = e->id;
+                return true;
+        default:
+                return false;
+        }
+}
+
+static void entry_load(struct ctx_runstate *s, struct entry *e) {
+        struct state_text t;
         struct found f = {};
-        bool verified = false;
         struct key key;
         char *buf = NULL;
-        size_t len;
-        int r = -ENOENT;
+        size_t len = 0;
+        int r;
 
         if (e->rootless) {
                 /* The user's own state, named by the user: it verifies nothing. */
@@ -425,88 +523,13 @@ static void entry_load(struct ctx_runstate *s, struct entry *e) {
                 e->have_key = true;
                 return;
         }
-        if (e->runtime == CTX_RUNTIME_KUBERNETES) {
-                /* A bare id in a pod's cgroup: whichever runtime keeps it. */
-                rts[n_rts++] = CTX_RUNTIME_CONTAINERD;
-                rts[n_rts++] = CTX_RUNTIME_CRIO;
-                rts[n_rts++] = CTX_RUNTIME_DOCKER;
-        } else
-                rts[n_rts++] = e->runtime;
-        for (size_t i = 0; i < n_rts && r == -ENOENT; i++) {
-                switch (rts[i]) {
-                case CTX_RUNTIME_DOCKER:
-                        snprintf(path, sizeof(path), "var/lib/docker/containers/%s/config.v2.json", e->id);
-                        break;
-                case CTX_RUNTIME_CONTAINERD:
-                        snprintf(path, sizeof(path), "run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
-                                 e->id);
-                        break;
-                case CTX_RUNTIME_CRIO:
-                        snprintf(path, sizeof(path), "run/containers/storage/overlay-containers/%s/userdata/config.json",
-                                 e->id);
-                        break;
-                case CTX_RUNTIME_PODMAN:
-                        snprintf(path, sizeof(path), "var/lib/containers/storage/overlay-containers/containers.json");
-                        max = MAX_LIST;
-                        break;
-                case CTX_RUNTIME_NSPAWN:
-                        snprintf(path, sizeof(path), "run/systemd/machines/%s", e->id);
-                        break;
-                case CTX_RUNTIME_LXC:
-                        snprintf(path, sizeof(path), "var/lib/lxc/%s/config", e->id);
-                        break;
-                default:
-                        continue;
-                }
-                /* A name is one path component (container.c refuses '/'). */
-                if (strstr(path, "/../") || strstr(path, "/./"))
-                        continue;
-                if (e->have_key) {
-                        int fd = open_state(s, path, max, &key);
-
-                        if (fd >= 0) {
-                                close(fd);
-                                if (memcmp(&key, &e->key, sizeof(key)) == 0)
-                                        return;  /* unchanged */
-                        }
-                }
-                r = read_state(s, path, max, &buf, &len, &key);
-                if (r >= 0) {
-                        e->runtime = e->runtime == CTX_RUNTIME_KUBERNETES ? rts[i] : e->runtime;
-                        break;
-                }
-        }
+        r = state_read(s, e, &buf, &len, &key);
+        if (r == 1)
+                return;  /* unchanged */
         if (r >= 0) {
                 json_object *o = NULL, *meta = NULL;
+                bool verified = state_judge(e, buf, len, &f, &o, &meta, &t);
 
-                switch (e->runtime) {
-                case CTX_RUNTIME_DOCKER:
-                        verified = docker_found(o = parse_json(buf, len), e, &f);
-                        break;
-                case CTX_RUNTIME_CONTAINERD:
-                        verified = containerd_found(o = parse_json(buf, len), e, &f);
-                        break;
-                case CTX_RUNTIME_CRIO:
-                        verified = crio_found(o = parse_json(buf, len), e, &f);
-                        break;
-                case CTX_RUNTIME_PODMAN:
-                        verified = podman_found(o = parse_json(buf, len), e, &f, &meta);
-                        break;
-                case CTX_RUNTIME_NSPAWN:
-                        /* machined registers the machine by the name its
-                         * scope or service carries. */
-                        verified = same(kv(buf, "NAME", nbuf, sizeof(nbuf)), e->id) &&
-                                   same(kv(buf, "CLASS", cbuf, sizeof(cbuf)), "container");
-                        f.name = e->id;
-                        f.image = kv(buf, "ROOT", ibuf, sizeof(ibuf));
-                        break;
-                case CTX_RUNTIME_LXC:
-                        verified = true;
-                        f.name = e->id;
-                        break;
-                default:
-                        break;
-                }
                 /* The kubelet's cgroup names the pod: its state must too. */
                 if (verified && e->pod[0] && f.pod_uid && strcmp(f.pod_uid, e->pod) != 0)
                         verified = false;
