@@ -182,7 +182,9 @@ static const struct command {
         { "decode", 1, 1, "one FILE (- for standard input)", true, run_decode },
 };
 
-int main(int argc, char **argv) {
+/* The options: -1 to go on with the command, or the exit code (help,
+ * version, a usage error). */
+static int parse_argv(int argc, char **argv) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },
                 { "tracefs", required_argument, NULL, 't' },
@@ -195,19 +197,8 @@ int main(int argc, char **argv) {
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
-        const char *cmd;
-        int c, n;
+        int c;
 
-        log_setup("evmonctl");
-        signal(SIGPIPE, SIG_IGN);
-        /* A closed standard fd (`evmonctl status >&-`) would be the next
-         * one opened: the socket took fd 1, and status wrote its answer
-         * back into it, exit 0, nothing said. /dev/null read-only in its
-         * place makes a write there fail as a closed one does (EBADF),
-         * which is said. */
-        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
-                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) != fd)
-                        return 1;
         while ((c = getopt_long(argc, argv, "s:t:jh", options, NULL)) >= 0)
                 switch (c) {
                 case 's':
@@ -255,13 +246,11 @@ int main(int argc, char **argv) {
                         log_error("Try 'evmonctl --help'.");
                         return 2;
                 }
-        if (optind >= argc) {
-                /* A usage error: the help goes where errors go. */
-                help(stderr);
-                return 2;
-        }
-        cmd = argv[optind++];
-        n = argc - optind;
+        return -1;
+}
+
+/* Runs command CMD with its N arguments ARGS. */
+static int dispatch(const char *cmd, char **args, int n) {
         for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
                 const struct command *k = &commands[i];
 
@@ -273,7 +262,7 @@ int main(int argc, char **argv) {
                 }
                 if (n > k->max_args) {
                         log_error("%s takes %s, not also \"%s\"; try 'evmonctl --help'.", cmd, k->args,
-                                  argv[optind + k->max_args]);
+                                  args[k->max_args]);
                         return 2;
                 }
                 if (!k->decode && (arg_all || arg_order)) {
@@ -281,9 +270,33 @@ int main(int argc, char **argv) {
                                   arg_all ? "all" : "order", cmd);
                         return 2;
                 }
-                return k->run(argv + optind, n);
+                return k->run(args, n);
         }
         log_error("unknown command \"%s\"; the commands are watch, status, reload, add, remove, enable, "
                   "disable, filter, list, describe and decode (evmonctl --help says more).", cmd);
         return 2;
+}
+
+int main(int argc, char **argv) {
+        int r;
+
+        log_setup("evmonctl");
+        signal(SIGPIPE, SIG_IGN);
+        /* A closed standard fd (`evmonctl status >&-`) would be the next
+         * one opened: the socket took fd 1, and status wrote its answer
+         * back into it, exit 0, nothing said. /dev/null read-only in its
+         * place makes a write there fail as a closed one does (EBADF),
+         * which is said. */
+        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) != fd)
+                        return 1;
+        r = parse_argv(argc, argv);
+        if (r >= 0)
+                return r;
+        if (optind >= argc) {
+                /* A usage error: the help goes where errors go. */
+                help(stderr);
+                return 2;
+        }
+        return dispatch(argv[optind], argv + optind + 1, argc - optind - 1);
 }
