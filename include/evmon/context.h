@@ -110,6 +110,7 @@ const struct ctx_runstate_info *ctx_runstate_lookup(struct ctx_runstate *s, cons
 struct ctx_runstate_stats {
         uint64_t known, verified, unverified;   /* containers in the cache now */
         uint64_t reads, refused, evicted;
+        uint64_t deferred;                      /* reads put off: the second's budget was spent */
 };
 void ctx_runstate_stats(const struct ctx_runstate *s, struct ctx_runstate_stats *ret);
 

@@ -51,7 +51,14 @@
 
 #define WAYS 8u
 #define PTR_SLOTS 1024u
-#define MAX_FILE (1u << 20)
+/* A container's state file is a few KiB (docker's config.v2.json, an
+ * OCI config.json with its seccomp profile some tens). */
+#define MAX_FILE (256u << 10)
+/* State read again per second, all containers together: a runtime that
+ * rewrites its files often (dockerd on every health probe), or many
+ * containers changing at once, must not keep the loop parsing JSON.
+ * Past it, what is known stays as it is until the next second. */
+#define READ_BUDGET (4u << 20)
 #define MAX_LIST (16u << 20)    /* containers.json: every podman container */
 
 struct key {
@@ -92,6 +99,8 @@ struct ctx_runstate {
         struct entry *entries;          /* n_sets × WAYS */
         struct ptr_slot *ptrs;          /* PTR_SLOTS: container pointer → entry, checked */
         struct ctx_runstate_stats stats;
+        uint64_t budget_sec;            /* the second READ_BUDGET counts for */
+        size_t budget_used;
 };
 
 static const char *env_root(void) {
@@ -229,6 +238,9 @@ static const char *jstr(json_object *o, const char *k) {
         json_object *v;
 
         if (!o || !json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        /* "\u0000" in the JSON would cut the value short unseen. */
+        if (strlen(json_object_get_string(v)) != (size_t) json_object_get_string_len(v))
                 return NULL;
         return json_object_get_string(v);
 }
@@ -410,37 +422,56 @@ static void entry_set(struct ctx_runstate *s, struct entry *e, bool verified, co
 /* Where runtime RT keeps the state of container ID, below the state root,
  * and how big that file may be; false for a runtime without one. */
 static bool state_path(enum ctx_runtime rt, const char *id, char *path, size_t size, size_t *max) {
+        int n = -1;
+
         *max = MAX_FILE;
         switch (rt) {
         case CTX_RUNTIME_DOCKER:
-                snprintf(path, size, "var/lib/docker/containers/%s/config.v2.json", id);
+                n = snprintf(path, size, "var/lib/docker/containers/%s/config.v2.json", id);
                 break;
         case CTX_RUNTIME_CONTAINERD:
-                snprintf(path, size, "run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json", id);
+                n = snprintf(path, size, "run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json", id);
                 break;
         case CTX_RUNTIME_CRIO:
-                snprintf(path, size, "run/containers/storage/overlay-containers/%s/userdata/config.json", id);
+                n = snprintf(path, size, "run/containers/storage/overlay-containers/%s/userdata/config.json", id);
                 break;
         case CTX_RUNTIME_PODMAN:
-                snprintf(path, size, "var/lib/containers/storage/overlay-containers/containers.json");
+                n = snprintf(path, size, "var/lib/containers/storage/overlay-containers/containers.json");
                 *max = MAX_LIST;
                 break;
         case CTX_RUNTIME_NSPAWN:
-                snprintf(path, size, "run/systemd/machines/%s", id);
+                n = snprintf(path, size, "run/systemd/machines/%s", id);
                 break;
         case CTX_RUNTIME_LXC:
-                snprintf(path, size, "var/lib/lxc/%s/config", id);
+                n = snprintf(path, size, "var/lib/lxc/%s/config", id);
                 break;
         default:
                 return false;
         }
-        /* A name is one path component (container.c refuses '/'). */
-        return !strstr(path, "/../") && !strstr(path, "/./");
+        /* A name is one path component: container.c refuses '/', and
+         * "." and ".." would name a directory. */
+        return n > 0 && (size_t) n < size && strcmp(id, ".") != 0 && strcmp(id, "..") != 0 && !strchr(id, '/');
+}
+
+/* Whether this second's READ_BUDGET is spent. */
+static bool budget_spent(struct ctx_runstate *s) {
+        struct timespec ts;
+
+        /* The vDSO's, no syscall. */
+        (void) clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        if ((uint64_t) ts.tv_sec != s->budget_sec) {
+                s->budget_sec = (uint64_t) ts.tv_sec;
+                s->budget_used = 0;
+        }
+        if (s->budget_used < READ_BUDGET)
+                return false;
+        s->stats.deferred++;
+        return true;
 }
 
 /* Reads E's state file into BUF: 0, or 1 when the file is unchanged
  * since the last read (E's key), or a negative errno (-ENOENT: no runtime
- * keeps it). A bare id in a pod's cgroup is looked for with each runtime
+ * keeps it; -EBUSY: this second's READ_BUDGET is spent). A bare id in a pod's cgroup is looked for with each runtime
  * that may keep it, and E takes the one that does. */
 static int state_read(struct ctx_runstate *s, struct entry *e, char **buf, size_t *len, struct key *key) {
         enum ctx_runtime rts[3];
@@ -466,8 +497,11 @@ static int state_read(struct ctx_runstate *s, struct entry *e, char **buf, size_
                                         return 1;
                         }
                 }
+                if (budget_spent(s))
+                        return -EBUSY;
                 r = read_state(s, path, max, buf, len, key);
                 if (r >= 0) {
+                        s->budget_used += *len;
                         e->runtime = e->runtime == CTX_RUNTIME_KUBERNETES ? rts[i] : e->runtime;
                         return 0;
                 }
@@ -526,13 +560,26 @@ static void entry_load(struct ctx_runstate *s, struct entry *e) {
         r = state_read(s, e, &buf, &len, &key);
         if (r == 1)
                 return;  /* unchanged */
+        if (r == -EBUSY) {
+                /* What is known stays; a container first seen now is
+                 * unverified until a later second reads it. */
+                if (!e->have_key)
+                        entry_set(s, e, false, &f);
+                e->have_key = true;
+                e->key = (struct key) {};
+                return;
+        }
         if (r >= 0) {
                 json_object *o = NULL, *meta = NULL;
                 bool verified = state_judge(e, buf, len, &f, &o, &meta, &t);
 
-                /* The kubelet's cgroup names the pod: its state must too. */
-                if (verified && e->pod[0] && f.pod_uid && strcmp(f.pod_uid, e->pod) != 0)
+                /* The kubelet's cgroup names the pod: its state must name
+                 * the same one. Outside a pod's cgroup, labels that say
+                 * "pod" are anybody's (docker run -l): no pod then. */
+                if (verified && e->pod[0] && !same(f.pod_uid, e->pod))
                         verified = false;
+                if (!e->pod[0])
+                        f.pod_name = f.pod_namespace = f.pod_uid = f.pod_container = NULL;
                 entry_set(s, e, verified, &f);
                 json_object_put(meta);
                 json_object_put(o);

@@ -24,6 +24,7 @@
 #define ID1 "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a"
 #define ID2 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define ID3 "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
+#define ID4 "abababababababababababababababababababababababababababababababab"
 #define POD "8d4e6f1a-2b3c-4d5e-8f9a-0b1c2d3e4f5a"
 #define POD_ "8d4e6f1a_2b3c_4d5e_8f9a_0b1c2d3e4f5a"
 #define POD2 "11111111-2222-4333-8444-555555555555"
@@ -352,6 +353,34 @@ static void test_hostile_walk(void **state) {
         no_openat2 = false;
 }
 
+/* Labels are whoever runs the container's: outside a pod's cgroup
+ * "io.kubernetes.pod.*" labels name no pod, and in one, a pod whose
+ * uid the state does not give is not verified. A "\u0000" in a value
+ * names nothing rather than a shorter name. */
+static void test_forged_labels(void **state) {
+        struct ctx_container ct;
+        const struct ctx_runstate_info *i;
+        struct ctx_runstate *s = fresh();
+
+        (void) state;
+        /* docker run -l io.kubernetes.pod.namespace=kube-system ... */
+        put("var/lib/docker/containers/" ID4, "config.v2.json",
+            "{\"ID\":\"" ID4 "\",\"Config\":{\"Image\":\"x\",\"Labels\":{"
+            "\"io.kubernetes.pod.name\":\"coredns-x\",\"io.kubernetes.pod.namespace\":\"kube-system\","
+            "\"io.kubernetes.container.name\":\"coredns\"}},\"Name\":\"/a\\u0000b\"}");
+        i = look(s, "/docker/" ID4, &ct);
+        assert_true(i->verified);
+        assert_null(i->pod_name);
+        assert_null(i->pod_namespace);
+        assert_null(i->name);
+        /* The same labels, the container put in a pod's cgroup
+         * (--cgroup-parent): no pod uid in its state, not verified. */
+        i = look(s, "/kubepods/besteffort/pod" POD "/" ID4, &ct);
+        assert_false(i->verified);
+        assert_null(i->pod_name);
+        ctx_runstate_free(s);
+}
+
 /* Bounded: past max_containers the least recently used go. */
 static void test_bounded(void **state) {
         struct ctx_runstate *s = *state;
@@ -373,7 +402,7 @@ int main(void) {
                 cmocka_unit_test(test_docker),   cmocka_unit_test(test_docker_renamed), cmocka_unit_test(test_containerd),
                 cmocka_unit_test(test_crio),     cmocka_unit_test(test_podman),         cmocka_unit_test(test_nspawn_lxc),
                 cmocka_unit_test(test_hostile),  cmocka_unit_test(test_hostile_walk),
-                cmocka_unit_test(test_bounded),
+                cmocka_unit_test(test_bounded),  cmocka_unit_test(test_forged_labels),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
