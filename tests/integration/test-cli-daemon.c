@@ -382,31 +382,28 @@ static int teardown_activated(void **state) {
         return 0;
 }
 
-static void test_socket_activation(void **state) {
+/* evmond under systemd-socket-activate listening on SOCK, started with
+ * --socket SOCKET_ARG: systemd-socket-activate listens, evmond starts on
+ * the first connection and gets the listening socket as fd 3. Returns
+ * the hello line of that first connection. */
+static json_object *activated_start(struct child *c, const char *sock, const char *socket_arg) {
         char ssa[PATH_MAX];
-        _cleanup_(freep) char *sock = NULL, *config = NULL, *log = NULL;
+        _cleanup_(freep) char *config = NULL;
         struct itest_client *cl;
-        struct child *c = &activated;
-        json_object *hello, *events;
+        json_object *hello;
         struct stat st;
-        char buf[4096];
-        size_t n_log = 0;
-        ssize_t k;
-        int status;
 
         if (!find_program("systemd-socket-activate", ssa, sizeof(ssa))) {
                 fprintf(stderr, "SKIP: no systemd-socket-activate in PATH (package systemd)\n");
                 skip();
         }
-        assert_true(asprintf(&sock, "%s/activated.sock", tmpdir) >= 0);
         config = strdup(config_file("activated.json", daemon_config));
         assert_non_null(config);
         {
-                char *argv[] = { ssa, "-l", sock, evmond, "--config", config, "--socket", sock, NULL };
+                char *argv[] = { ssa, "-l", (char *) sock, evmond, "--config", config, "--socket", (char *) socket_arg,
+                                 NULL };
                 spawn(c, 0, argv);
         }
-        /* systemd-socket-activate listens; evmond starts on the first
-         * connection and gets the listening socket as fd 3. */
         for (int i = 0; i < 200 && stat(sock, &st) < 0; i++)
                 usleep(25000);
         assert_int_equal(stat(sock, &st), 0);
@@ -416,20 +413,40 @@ static void test_socket_activation(void **state) {
         hello = itest_client_expect(cl, "hello", 10000);
         if (!hello)
                 fail_msg("no hello line on the activated socket");
+        itest_client_close(cl);
+        free(cl);
+        return hello;
+}
+
+/* Stops it (systemd-socket-activate execs evmond in its place): exit 0,
+ * and what it logged. */
+static char *activated_stop(struct child *c) {
+        char buf[4096], *log = NULL;
+        size_t n_log = 0;
+        ssize_t k;
+
+        kill(c->pid, SIGTERM);
+        assert_int_equal(child_wait(c, 10000), 0);
+        while ((k = read(c->err, buf, sizeof(buf))) > 0)
+                append(&log, &n_log, buf, (size_t) k);
+        assert_non_null(log);
+        return log;
+}
+
+static void test_socket_activation(void **state) {
+        _cleanup_(freep) char *sock = NULL, *log = NULL;
+        struct child *c = &activated;
+        json_object *hello, *events;
+        struct stat st;
+
+        assert_true(asprintf(&sock, "%s/activated.sock", tmpdir) >= 0);
+        hello = activated_start(c, sock, sock);
         assert_true(json_object_object_get_ex(hello, "events", &events));
         assert_int_equal(json_object_array_length(events), 2);
         assert_string_equal(json_object_get_string(json_object_array_get_idx(events, 0)), "sched:sched_process_exec");
         json_object_put(hello);
-        itest_client_close(cl);
-        free(cl);
 
-        /* systemd-socket-activate execs evmond in its place. */
-        kill(c->pid, SIGTERM);
-        status = child_wait(c, 10000);
-        assert_int_equal(status, 0);
-        while ((k = read(c->err, buf, sizeof(buf))) > 0)
-                append(&log, &n_log, buf, (size_t) k);
-        assert_non_null(log);
+        log = activated_stop(c);
         if (!strstr(log, "Using the socket passed by systemd"))
                 fail_msg("evmond did not say it took systemd's socket:\n%s", log);
         if (strstr(log, "ListenStream="))
@@ -445,45 +462,14 @@ static void test_socket_activation(void **state) {
  * passes: evmond serves systemd's and says where to change it, or an
  * admin who edits only the config sees nothing change. */
 static void test_socket_activation_other_path(void **state) {
-        char ssa[PATH_MAX];
-        _cleanup_(freep) char *sock = NULL, *other = NULL, *config = NULL, *log = NULL;
-        struct itest_client *cl;
+        _cleanup_(freep) char *sock = NULL, *other = NULL, *log = NULL;
         struct child *c = &activated;
-        json_object *hello;
         struct stat st;
-        char buf[4096];
-        size_t n_log = 0;
-        ssize_t k;
 
-        if (!find_program("systemd-socket-activate", ssa, sizeof(ssa))) {
-                fprintf(stderr, "SKIP: no systemd-socket-activate in PATH (package systemd)\n");
-                skip();
-        }
         assert_true(asprintf(&sock, "%s/activated.sock", tmpdir) >= 0);
         assert_true(asprintf(&other, "%s/configured.sock", tmpdir) >= 0);
-        config = strdup(config_file("activated.json", daemon_config));
-        assert_non_null(config);
-        {
-                char *argv[] = { ssa, "-l", sock, evmond, "--config", config, "--socket", other, NULL };
-                spawn(c, 0, argv);
-        }
-        for (int i = 0; i < 200 && stat(sock, &st) < 0; i++)
-                usleep(25000);
-        assert_int_equal(stat(sock, &st), 0);
-        cl = calloc(1, sizeof(*cl));
-        assert_non_null(cl);
-        assert_int_equal(itest_client_connect(cl, sock), 0);
-        hello = itest_client_expect(cl, "hello", 10000);
-        if (!hello)
-                fail_msg("no hello line on the activated socket");
-        json_object_put(hello);
-        itest_client_close(cl);
-        free(cl);
-        kill(c->pid, SIGTERM);
-        assert_int_equal(child_wait(c, 10000), 0);
-        while ((k = read(c->err, buf, sizeof(buf))) > 0)
-                append(&log, &n_log, buf, (size_t) k);
-        assert_non_null(log);
+        json_object_put(activated_start(c, sock, other));
+        log = activated_stop(c);
         if (!strstr(log, "ListenStream=") || !strstr(log, sock) || !strstr(log, other))
                 fail_msg("evmond did not say that systemd's socket is not socket.path's:\n%s", log);
         assert_int_not_equal(stat(other, &st), 0);
