@@ -453,14 +453,20 @@ static bool state_path(enum ctx_runtime rt, const char *id, char *path, size_t s
         return n > 0 && (size_t) n < size && strcmp(id, ".") != 0 && strcmp(id, "..") != 0 && !strchr(id, '/');
 }
 
-/* Whether this second's READ_BUDGET is spent. */
-static bool budget_spent(struct ctx_runstate *s) {
+static uint64_t now_coarse(void) {
         struct timespec ts;
 
-        /* The vDSO's, no syscall. */
+        /* The vDSO's, no syscall: a recheck is due at most once a second. */
         (void) clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-        if ((uint64_t) ts.tv_sec != s->budget_sec) {
-                s->budget_sec = (uint64_t) ts.tv_sec;
+        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/* Whether this second's READ_BUDGET is spent. */
+static bool budget_spent(struct ctx_runstate *s) {
+        uint64_t sec = now_coarse() / 1000000000ull;
+
+        if (sec != s->budget_sec) {
+                s->budget_sec = sec;
                 s->budget_used = 0;
         }
         if (s->budget_used < READ_BUDGET)
@@ -605,14 +611,6 @@ static uint64_t hash(const struct ctx_container *ct) {
 static bool matches(const struct entry *e, const struct ctx_container *ct) {
         return e->used && e->rootless == ct->rootless && strcmp(e->id, ct->id) == 0 && strcmp(e->pod, ct->pod) == 0 &&
                (e->runtime == ct->runtime || ct->runtime == CTX_RUNTIME_KUBERNETES);
-}
-
-static uint64_t now_coarse(void) {
-        struct timespec ts;
-
-        /* The vDSO's, no syscall: a recheck is due at most once a second. */
-        (void) clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
 /* The entry of CT, found in its set or made there (the set's least
