@@ -107,6 +107,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_runstate *, ctx_runstate_free);
  * unless a state file is due. */
 const struct ctx_runstate_info *ctx_runstate_lookup(struct ctx_runstate *s, const struct ctx_container *ct);
 
+/* The pure core of ctx_runstate_lookup(), for tests and the fuzz target:
+ * what runtime RT's state file BUF (LEN bytes, NUL-terminated after them)
+ * says of container ID, in the cgroup of pod POD ("" outside a pod).
+ * Fills *RET (its gen 0), its strings in one allocation into
+ * *RET_STRINGS (freed first; the caller frees it). 1 when the state names
+ * ID (and POD), 0 when not, -ENOMEM. */
+int ctx_runstate_parse(enum ctx_runtime rt, const char *id, const char *pod, const char *buf, size_t len,
+                       struct ctx_runstate_info *ret, char **ret_strings);
+
 struct ctx_runstate_stats {
         uint64_t known, verified, unverified;   /* containers in the cache now */
         uint64_t reads, refused, evicted;

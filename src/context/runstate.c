@@ -273,11 +273,11 @@ static bool same(const char *a, const char *b) {
 }
 
 /* docker's config.v2.json: verified when its "ID" is the cgroup's. */
-static bool docker_found(json_object *o, const struct entry *e, struct found *f) {
+static bool docker_found(json_object *o, const char *id, struct found *f) {
         json_object *cfg = jobj(o, "Config"), *labels = jobj(cfg, "Labels");
         const char *name = jstr(o, "Name");
 
-        if (!same(jstr(o, "ID"), e->id))
+        if (!same(jstr(o, "ID"), id))
                 return false;
         f->name = name && name[0] == '/' ? name + 1 : name;
         f->image = jstr(cfg, "Image");
@@ -291,10 +291,9 @@ static bool docker_found(json_object *o, const struct entry *e, struct found *f)
 
 /* containerd's OCI bundle with the CRI plugin's annotations: the path
  * holds the id, so any bundle there is the container. */
-static bool containerd_found(json_object *o, const struct entry *e, struct found *f) {
+static bool containerd_found(json_object *o, struct found *f) {
         json_object *a = jobj(o, "annotations");
 
-        (void) e;
         if (!o)
                 return false;
         f->pod_container = jstr(a, "io.kubernetes.cri.container-name");
@@ -306,10 +305,10 @@ static bool containerd_found(json_object *o, const struct entry *e, struct found
         return true;
 }
 
-static bool crio_found(json_object *o, const struct entry *e, struct found *f) {
+static bool crio_found(json_object *o, const char *id, struct found *f) {
         json_object *a = jobj(o, "annotations");
 
-        if (!same(jstr(a, "io.kubernetes.cri-o.ContainerID"), e->id))
+        if (!same(jstr(a, "io.kubernetes.cri-o.ContainerID"), id))
                 return false;
         f->pod_container = jstr(a, "io.kubernetes.container.name");
         f->name = f->pod_container;
@@ -324,7 +323,7 @@ static bool crio_found(json_object *o, const struct entry *e, struct found *f) {
 /* containers/storage's list: the entry whose "id" is the cgroup's;
  * libpod keeps the image's name in "metadata", a JSON string. The
  * parsed metadata is handed back in *RET_META for the caller to put. */
-static bool podman_found(json_object *o, const struct entry *e, struct found *f, json_object **ret_meta) {
+static bool podman_found(json_object *o, const char *id, struct found *f, json_object **ret_meta) {
         size_t n;
 
         if (!o || !json_object_is_type(o, json_type_array))
@@ -334,7 +333,7 @@ static bool podman_found(json_object *o, const struct entry *e, struct found *f,
                 json_object *c = json_object_array_get_idx(o, i), *names, *meta;
                 const char *m;
 
-                if (!same(jstr(c, "id"), e->id))
+                if (!same(jstr(c, "id"), id))
                         continue;
                 if (json_object_object_get_ex(c, "names", &names) && json_object_is_type(names, json_type_array) &&
                     json_object_array_length(names) > 0 &&
@@ -384,26 +383,28 @@ static const char *kv(const char *text, const char *key, char *buf, size_t size)
         return NULL;
 }
 
-static void entry_set(struct ctx_runstate *s, struct entry *e, bool verified, const struct found *f) {
+/* Packs F into *INFO, its strings in one allocation into *STRINGS
+ * (freed first); nothing but the verdict when not VERIFIED. */
+static int info_set(struct ctx_runstate_info *info, char **strings, bool verified, const struct found *f) {
         const char *const *src[] = { &f->name, &f->image, &f->image_id, &f->pod_name, &f->pod_namespace,
                                      &f->pod_uid, &f->pod_container };
-        const char **dst[] = { &e->info.name, &e->info.image, &e->info.image_id, &e->info.pod_name,
-                               &e->info.pod_namespace, &e->info.pod_uid, &e->info.pod_container };
+        const char **dst[] = { &info->name, &info->image, &info->image_id, &info->pod_name,
+                               &info->pod_namespace, &info->pod_uid, &info->pod_container };
         size_t total = 0;
         char *p;
 
-        free(e->strings);
-        e->strings = NULL;
-        e->info = (struct ctx_runstate_info) { .verified = verified, .gen = ++s->gen };
+        free(*strings);
+        *strings = NULL;
+        *info = (struct ctx_runstate_info) { .verified = verified };
         if (!verified)
-                return;
+                return 0;
         for (size_t i = 0; i < ELEMENTSOF(src); i++)
                 if (*src[i])
                         total += strnlen(*src[i], 1024) + 1;
         /* One allocation per container state read, never per event. */
-        p = e->strings = total ? malloc(total) : NULL;
-        if (!p)
-                return;
+        p = *strings = total ? malloc(total) : NULL;
+        if (total && !p)
+                return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(src); i++) {
                 size_t n;
 
@@ -415,6 +416,12 @@ static void entry_set(struct ctx_runstate *s, struct entry *e, bool verified, co
                 *dst[i] = p;
                 p += n + 1;
         }
+        return 0;
+}
+
+static void entry_set(struct ctx_runstate *s, struct entry *e, bool verified, const struct found *f) {
+        (void) info_set(&e->info, &e->strings, verified, f);
+        e->info.gen = ++s->gen;
 }
 
 /* Reads the state of E's container (or, when KEY matches what was read
@@ -520,36 +527,57 @@ struct state_text {
         char name[CTX_CONTAINER_ID_MAX], image[PATH_MAX], class[32];
 };
 
-/* Whether the state in BUF is container E's, and what it says of it in F,
- * which points into *O, *META (the caller puts them) or T. */
-static bool state_judge(struct entry *e, const char *buf, size_t len, struct found *f, json_object **o,
-                        json_object **meta, struct state_text *t) {
-        switch (e->runtime) {
+/* Whether the state in BUF is container ID's (of runtime RT), and what
+ * it says of it in F, which points into *O, *META (the caller puts them)
+ * or T. */
+static bool state_judge(enum ctx_runtime rt, const char *id, const char *buf, size_t len, struct found *f,
+                        json_object **o, json_object **meta, struct state_text *t) {
+        switch (rt) {
         case CTX_RUNTIME_DOCKER:
-                return docker_found(*o = parse_json(buf, len), e, f);
+                return docker_found(*o = parse_json(buf, len), id, f);
         case CTX_RUNTIME_CONTAINERD:
-                return containerd_found(*o = parse_json(buf, len), e, f);
+                return containerd_found(*o = parse_json(buf, len), f);
         case CTX_RUNTIME_CRIO:
-                return crio_found(*o = parse_json(buf, len), e, f);
+                return crio_found(*o = parse_json(buf, len), id, f);
         case CTX_RUNTIME_PODMAN:
-                return podman_found(*o = parse_json(buf, len), e, f, meta);
+                return podman_found(*o = parse_json(buf, len), id, f, meta);
         case CTX_RUNTIME_NSPAWN:
                 /* machined registers the machine by the name its scope or
                  * service carries. */
-                f->name = e->id;
+                f->name = id;
                 f->image = kv(buf, "ROOT", t->image, sizeof(t->image));
-                return same(kv(buf, "NAME", t->name, sizeof(t->name)), e->id) &&
+                return same(kv(buf, "NAME", t->name, sizeof(t->name)), id) &&
                        same(kv(buf, "CLASS", t->class, sizeof(t->class)), "container");
         case CTX_RUNTIME_LXC:
-                f->name = e->id;
+                f->name = id;
                 return true;
         default:
                 return false;
         }
 }
 
-static void entry_load(struct ctx_runstate *s, struct entry *e) {
+int ctx_runstate_parse(enum ctx_runtime rt, const char *id, const char *pod, const char *buf, size_t len,
+                       struct ctx_runstate_info *ret, char **ret_strings) {
+        json_object *o = NULL, *meta = NULL;
         struct state_text t;
+        struct found f = {};
+        bool verified = state_judge(rt, id, buf, len, &f, &o, &meta, &t);
+        int r;
+
+        /* The kubelet's cgroup names the pod: its state must name the
+         * same one. Outside a pod's cgroup, labels that say "pod" are
+         * anybody's (docker run -l): no pod then. */
+        if (verified && pod[0] && !same(f.pod_uid, pod))
+                verified = false;
+        if (!pod[0])
+                f.pod_name = f.pod_namespace = f.pod_uid = f.pod_container = NULL;
+        r = info_set(ret, ret_strings, verified, &f);
+        json_object_put(meta);
+        json_object_put(o);
+        return r < 0 ? r : verified;
+}
+
+static void entry_load(struct ctx_runstate *s, struct entry *e) {
         struct found f = {};
         struct key key;
         char *buf = NULL;
@@ -576,19 +604,8 @@ static void entry_load(struct ctx_runstate *s, struct entry *e) {
                 return;
         }
         if (r >= 0) {
-                json_object *o = NULL, *meta = NULL;
-                bool verified = state_judge(e, buf, len, &f, &o, &meta, &t);
-
-                /* The kubelet's cgroup names the pod: its state must name
-                 * the same one. Outside a pod's cgroup, labels that say
-                 * "pod" are anybody's (docker run -l): no pod then. */
-                if (verified && e->pod[0] && !same(f.pod_uid, e->pod))
-                        verified = false;
-                if (!e->pod[0])
-                        f.pod_name = f.pod_namespace = f.pod_uid = f.pod_container = NULL;
-                entry_set(s, e, verified, &f);
-                json_object_put(meta);
-                json_object_put(o);
+                (void) ctx_runstate_parse(e->runtime, e->id, e->pod, buf, len, &e->info, &e->strings);
+                e->info.gen = ++s->gen;
         } else if (!e->have_key || e->info.verified)
                 entry_set(s, e, false, &f);
         free(buf);

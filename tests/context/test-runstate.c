@@ -397,8 +397,35 @@ static void test_bounded(void **state) {
         assert_true(st.evicted >= 84);
 }
 
+/* The pure core the fuzz target drives: the state's own words decide,
+ * and only what they say of this id and this pod is taken. */
+static void test_parse(void **state) {
+        static const char pod[] = "8d1e0c3a-6f11-4b58-9a3c-2f4d5e6a7b8c";
+        struct ctx_runstate_info i;
+        char *strings = NULL;
+        const char *oci = "{\"annotations\":{\"io.kubernetes.cri.container-name\":\"web\","
+                          "\"io.kubernetes.cri.sandbox-uid\":\"8d1e0c3a-6f11-4b58-9a3c-2f4d5e6a7b8c\"}}";
+        const char *nul = "{\"ID\":\"" ID1 "\",\"Name\":\"/a\\u0000b\",\"Config\":{\"Image\":\"x\"}}";
+
+        (void) state;
+        assert_int_equal(ctx_runstate_parse(CTX_RUNTIME_CONTAINERD, ID1, pod, oci, strlen(oci), &i, &strings), 1);
+        assert_string_equal(i.pod_container, "web");
+        assert_string_equal(i.pod_uid, pod);
+        /* Another pod's cgroup: not this container. */
+        assert_int_equal(ctx_runstate_parse(CTX_RUNTIME_CONTAINERD, ID1, "00000000-0000-0000-0000-000000000000", oci,
+                                            strlen(oci), &i, &strings), 0);
+        assert_null(i.name);
+        /* A NUL inside a value would cut it short unseen: left out. */
+        assert_int_equal(ctx_runstate_parse(CTX_RUNTIME_DOCKER, ID1, "", nul, strlen(nul), &i, &strings), 1);
+        assert_null(i.name);
+        assert_string_equal(i.image, "x");
+        assert_int_equal(ctx_runstate_parse(CTX_RUNTIME_DOCKER, ID3, "", nul, strlen(nul), &i, &strings), 0);
+        free(strings);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse),
                 cmocka_unit_test(test_docker),   cmocka_unit_test(test_docker_renamed), cmocka_unit_test(test_containerd),
                 cmocka_unit_test(test_crio),     cmocka_unit_test(test_podman),         cmocka_unit_test(test_nspawn_lxc),
                 cmocka_unit_test(test_hostile),  cmocka_unit_test(test_hostile_walk),
