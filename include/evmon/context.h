@@ -192,6 +192,7 @@ struct ctx_opts {
 struct ctx_stats {
         uint64_t procs, retired, cgroups, strings, string_bytes;
         uint64_t hits, misses;          /* ctx_lookup() */
+        uint64_t first_sight;           /* processes read from /proc at a sample: no FORK seen */
         uint64_t full;                  /* processes not tracked: pool full */
         uint64_t forks, execs, exits, comms;
         size_t bound_bytes;             /* what the table may grow to, at most */
@@ -229,6 +230,12 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
 /* The incarnation of process PID (a tgid: threads share it) at TIME (0:
  * the live one), or NULL (counted as a miss). No allocation, no syscall. */
 const struct ctx_proc *context_lookup(struct context *c, pid_t pid, uint64_t time);
+/* After context_lookup() missed PID at TIME: the process as /proc has it
+ * now, kept from TIME on, for a process whose FORK the records did not
+ * bring (one moved into a target cgroup after it forked, or a table that
+ * was full). A syscall or four, once per such process; a pid found gone
+ * is not tried again until 64 others were. NULL when gone. */
+const struct ctx_proc *context_first_sight(struct context *c, pid_t pid, uint64_t time);
 /* The cgroup of id ID, or NULL. No allocation. */
 const struct ctx_cgroup *context_cgroup_lookup(struct context *c, uint64_t id);
 /* The container of a process's cgroup path (interned by the table), or

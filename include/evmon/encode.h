@@ -215,7 +215,7 @@ struct encode_status_client {
 
 struct encode_status_context {
         uint64_t procs, retired, cgroups, strings, string_bytes;
-        uint64_t hits, misses, full;
+        uint64_t hits, misses, first_sight, full;
         uint64_t bound_bytes;
         bool containers;                /* the runtimes' state is read: the counts below */
         uint64_t ctr_known, ctr_verified, ctr_unverified, ctr_reads, ctr_refused, ctr_evicted;

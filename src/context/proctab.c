@@ -76,6 +76,10 @@ struct context {
 
         struct ctx_stats st;
         uint64_t gen;                   /* the last ctx_proc/ctx_cgroup gen given */
+        /* Pids context_first_sight() found gone lately: their last
+         * samples, still in the rings, try /proc once, not each. */
+        pid_t gone[64];
+        uint32_t gone_next;
 };
 
 static uint32_t pow2_at_least(uint64_t n) {
@@ -647,6 +651,32 @@ const struct ctx_proc *context_lookup(struct context *c, pid_t pid, uint64_t tim
         }
         c->st.hits++;
         return &e->p;
+}
+
+const struct ctx_proc *context_first_sight(struct context *c, pid_t pid, uint64_t time) {
+        struct pentry *e;
+        int r;
+
+        if (pid <= 0)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(c->gone); i++)
+                if (c->gone[i] == pid)
+                        return NULL;
+        e = find_live(c, pid);
+        if (e)
+                /* Read from /proc at its first sight, on another CPU's
+                 * later sample: the same process. One its FORK opened
+                 * (start_boot_ns 0) is not, for a sample before it: that
+                 * is the pid's last user. */
+                return e->p.start_boot_ns ? &e->p : NULL;
+        r = context_seed_pid(c, pid, time);
+        if (r < 0) {
+                c->gone[c->gone_next++ % ELEMENTSOF(c->gone)] = pid;
+                return NULL;
+        }
+        c->st.first_sight++;
+        e = find_live(c, pid);
+        return e ? &e->p : NULL;
 }
 
 const struct ctx_container *context_proc_container(struct context *c, const struct ctx_proc *p) {

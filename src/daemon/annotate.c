@@ -269,8 +269,13 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
          * executable too. */
         if (x->exec_filename && ev->format && ev->format->id == x->exec_format->id)
                 (void) daemon_context_sample(d, &x->tag_exec, s);
-        if (s->sample_type & PERF_SAMPLE_TID)
-                p = context_lookup(x->table, (pid_t) s->pid, s->sample_type & PERF_SAMPLE_TIME ? s->time : 0);
+        if (s->sample_type & PERF_SAMPLE_TID) {
+                uint64_t t = s->sample_type & PERF_SAMPLE_TIME ? s->time : 0;
+
+                p = context_lookup(x->table, (pid_t) s->pid, t);
+                if (_unlikely_(!p))
+                        p = context_first_sight(x->table, (pid_t) s->pid, t);
+        }
         if ((s->sample_type & PERF_SAMPLE_CGROUP) && s->cgroup) {
                 g = context_cgroup_lookup(x->table, s->cgroup);
                 if (p)

@@ -74,7 +74,7 @@ static void stats_context(struct daemon *d, struct daemon_stats *s) {
                 *c = (struct encode_status_context) {
                         .procs = cs.procs, .retired = cs.retired, .cgroups = cs.cgroups,
                         .strings = cs.strings, .string_bytes = cs.string_bytes,
-                        .hits = cs.hits, .misses = cs.misses, .full = cs.full, .bound_bytes = cs.bound_bytes,
+                        .hits = cs.hits, .misses = cs.misses, .first_sight = cs.first_sight, .full = cs.full, .bound_bytes = cs.bound_bytes,
                 };
                 s->status.context = c;
         }

@@ -304,6 +304,7 @@ static json_object *status_context(const struct encode_status_context *c) {
                   !add(o, "string_bytes", json_object_new_int64((int64_t) c->string_bytes)) ||
                   !add(o, "hits", json_object_new_int64((int64_t) c->hits)) ||
                   !add(o, "misses", json_object_new_int64((int64_t) c->misses)) ||
+                  !add(o, "first_sight", json_object_new_int64((int64_t) c->first_sight)) ||
                   !add(o, "untracked", json_object_new_int64((int64_t) c->full)) ||
                   !add(o, "bound_bytes", json_object_new_int64((int64_t) c->bound_bytes))))
                 return json_object_put(o), NULL;

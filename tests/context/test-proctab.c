@@ -243,6 +243,39 @@ static void test_unknown_parent(void **state) {
         rm_proc("700");
 }
 
+/* A sample of a process no record told of (moved into a target cgroup
+ * after it forked): read from /proc at that sample, kept from then on;
+ * a gone one is tried once. */
+static void test_first_sight(void **state) {
+        _cleanup_(context_freep) struct context *c = new_ctx(0, 0);
+        const struct ctx_proc *p;
+        struct ctx_stats st;
+
+        fake_proc("800", "moved", 1, 1000, "/usr/bin/moved", "/target.slice");
+        assert_null(context_lookup(c, 800, 500));
+        p = context_first_sight(c, 800, 500);
+        assert_non_null(p);
+        assert_string_equal(p->comm, "moved");
+        assert_int_equal(p->ppid, 1);
+        assert_string_equal(p->cgroup, "/target.slice");
+        assert_ptr_equal(context_lookup(c, 800, 600), p);
+        /* Another CPU's earlier sample of it: the same process. */
+        assert_null(context_lookup(c, 800, 400));
+        assert_ptr_equal(context_first_sight(c, 800, 400), p);
+        rm_proc("800");
+
+        /* Gone: NULL, and not looked for again. */
+        assert_null(context_first_sight(c, 801, 500));
+        fake_proc("801", "back", 1, 0, NULL, "/");
+        assert_null(context_first_sight(c, 801, 600));
+        rm_proc("801");
+        /* A FORK's entry is not given to a sample from before it. */
+        context_fork(c, 802, 800, 802, 1000);
+        assert_null(context_first_sight(c, 802, 900));
+        context_stats(c, &st);
+        assert_int_equal(st.first_sight, 1);
+}
+
 static void test_records(void **state) {
         _cleanup_(context_freep) struct context *c = new_ctx(0, 0);
         struct perf_record r = { .type = PERF_RECORD_FORK, .has_sid = true };
@@ -336,7 +369,7 @@ int main(void) {
                 cmocka_unit_test(test_fork_exit_reuse),
                 cmocka_unit_test(test_exec_rename),
                 cmocka_unit_test(test_fork_after_exec),
-                cmocka_unit_test(test_unknown_parent),
+                cmocka_unit_test(test_unknown_parent), cmocka_unit_test(test_first_sight),
                 cmocka_unit_test(test_records),
                 cmocka_unit_test(test_bounds),
         };

@@ -248,6 +248,7 @@ struct ledger {
         int *seen;              /* lines of each call */
         int64_t *ts;            /* the first line's time */
         int64_t lines, twice, same_ts;  /* same_ts: a later line of a call, not later in time */
+        int64_t with_proc;      /* lines naming the process: this test its parent, its comm */
 };
 
 static void ledger_init(struct ledger *l, pid_t pid, int64_t first, int n) {
@@ -292,6 +293,8 @@ static void calls_line(json_object *o, void *userdata) {
                 if (l->pid != pid || k < l->first || k >= l->first + l->n)
                         continue;
                 l->lines++;
+                if (json_object_object_get_ex(o, "proc", &v))
+                        l->with_proc += itest_int(v, "ppid") == getpid() && itest_str(v, "comm")[0];
                 if (l->seen[k - l->first]++ == 0)
                         l->ts[k - l->first] = ts;
                 else if (ts <= l->ts[k - l->first])
@@ -422,6 +425,10 @@ static void test_cgroup_target(void **state) {
         assert_int_equal(itest_tally_others(&calls.t, &inside, 1), 0);
         /* What evmond read from the kernel is what the client got. */
         assert_int_equal(counted, lines);
+        /* The child entered the cgroup after it forked, so the target's
+         * events never saw its birth: its context is taken at first
+         * sight (issue 31), on every line. */
+        assert_int_equal(ledgers[0].with_proc, lines);
 
         client_free(c);
         calls_done(&calls);
