@@ -354,9 +354,49 @@ static int field_pids(struct parser *ps, const char *path, json_object *o, json_
         return 0;
 }
 
+/* targets.containers and targets.namespaces: as a subscribe's lists
+ * (the same bound, the same matching), for every client. */
+static int field_context_targets(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                                 const struct field *f) {
+        struct config *c = base;
+        bool ns = strcmp(f->key, "namespaces") == 0;
+        char ***list = ns ? &c->target_namespaces : &c->target_containers;
+        size_t n = json_object_array_length(v);
+
+        if (n == 0)
+                return config_fail(ps, path, "empty: it would match nothing; leave it out to take every %s",
+                                   ns ? "namespace" : "container");
+        if (n > TARGETS_CONTEXT_MAX)
+                return config_fail(ps, path, "%zu entries, more than %u: each is tried on every event", n,
+                                   TARGETS_CONTEXT_MAX);
+        *list = calloc(n + 1, sizeof(char *));
+        if (!*list)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(v, i);
+                _cleanup_(freep) char *child = config_path_index(path, i);
+                const char *s;
+
+                if (!child)
+                        return -ENOMEM;
+                if (!json_object_is_type(e, json_type_string) || !*(s = json_object_get_string(e)))
+                        return config_fail(ps, child, "expected %s, got %s",
+                                           ns ? "a namespace or an fnmatch(3) pattern of one"
+                                              : "a container id (or its leading digits), name or name pattern",
+                                           json_object_is_type(e, json_type_string) ? "an empty string"
+                                                                                    : config_type_name(e));
+                (*list)[i] = strdup(s);
+                if (!(*list)[i])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static const struct field targets_fields[] = {
         F_CUSTOM("cgroups", json_type_array, field_cgroups),
         F_CUSTOM("pids", json_type_array, field_pids),
+        F_CUSTOM("containers", json_type_array, field_context_targets),
+        F_CUSTOM("namespaces", json_type_array, field_context_targets),
         {}
 };
 
@@ -448,6 +488,9 @@ static int parse_root(struct parser *ps, struct config *c, json_object *root) {
         r = config_fields_dispatch(ps, "", root, root_fields, c);
         if (r < 0)
                 return r;
+        if ((c->target_containers || c->target_namespaces) && !c->context)
+                return config_fail(ps, c->target_containers ? "targets.containers" : "targets.namespaces",
+                                   "needs \"context\": true (containers and namespaces are known from it)");
         return check_clock(ps, c);
 }
 
@@ -488,7 +531,7 @@ int config_copy(const struct config *src, size_t extra, struct config **ret) {
                 return -ENOMEM;
         *c = *src;
         c->path = c->socket_path = c->socket_group = c->socket_admin_group = c->clock_name = c->metrics_path = NULL;
-        c->cgroups = c->cgroups_where = NULL;
+        c->cgroups = c->cgroups_where = c->target_containers = c->target_namespaces = NULL;
         c->admin_add.paths = NULL;
         c->pids = NULL;
         c->events = NULL;
@@ -499,7 +542,9 @@ int config_copy(const struct config *src, size_t extra, struct config **ret) {
             strdup_or_null(src->clock_name, &c->clock_name) < 0 ||
             strdup_or_null(src->metrics_path, &c->metrics_path) < 0 || strv_copy(src->cgroups, &c->cgroups) < 0 ||
             strv_copy(src->admin_add.paths, &c->admin_add.paths) < 0 ||
-            strv_copy(src->cgroups_where, &c->cgroups_where) < 0)
+            strv_copy(src->cgroups_where, &c->cgroups_where) < 0 ||
+            strv_copy(src->target_containers, &c->target_containers) < 0 ||
+            strv_copy(src->target_namespaces, &c->target_namespaces) < 0)
                 return -ENOMEM;
         if (src->n_pids) {
                 c->pids = malloc(src->n_pids * sizeof(pid_t));
@@ -530,6 +575,8 @@ struct config *config_free(struct config *c) {
         free(c->metrics_path);
         strv_free(c->cgroups);
         strv_free(c->cgroups_where);
+        strv_free(c->target_containers);
+        strv_free(c->target_namespaces);
         strv_free(c->admin_add.paths);
         free(c->pids);
         for (size_t i = 0; i < c->n_events; i++)

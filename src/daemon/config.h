@@ -106,6 +106,10 @@ struct config {
         char **cgroups_where;   /* "FILE:LINE: targets.cgroups[N]", beside cgroups */
         pid_t *pids;
         size_t n_pids;
+        /* targets.containers and targets.namespaces: matched in evmond on
+         * each line's context (NULL-terminated or NULL: any). */
+        char **target_containers;
+        char **target_namespaces;
         struct event_config *events;
         size_t n_events;
         unsigned counter_interval_ms;   /* counters.interval_ms */
@@ -114,6 +118,10 @@ struct config {
         char *metrics_path;             /* metrics.path; NULL: no metrics file */
         unsigned metrics_interval_ms;   /* metrics.interval_ms */
 };
+
+/* The most entries targets.containers or targets.namespaces may hold
+ * (a subscribe's REQUEST_LIST_MAX): each is tried on every event. */
+#define TARGETS_CONTEXT_MAX 64u
 
 const char *event_kind_to_string(enum event_kind k);
 /* Whether the kernel stamps every event with CLOCK (monotonic and

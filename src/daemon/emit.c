@@ -13,6 +13,15 @@
 #include "evmon/encode.h"
 #include "server.h"
 
+/* targets.containers and targets.namespaces: whether M's context is in
+ * them (always, when the config names none). */
+static inline bool in_scope(const struct daemon *d, const struct line_meta *m) {
+        const struct config *c = d->config;
+
+        return _likely_(!c->target_containers && !c->target_namespaces) ||
+               subscription_context_matches(c->target_containers, c->target_namespaces, m);
+}
+
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
@@ -36,7 +45,7 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         if (server_n_clients(d->server) == 0)
                 return;
         has_ctx = daemon_context_annotate(d, ev, s, &meta, &ec);
-        if (server_match(d->server, &meta) == 0)
+        if (!in_scope(d, &meta) || server_match(d->server, &meta) == 0)
                 return;
         frames = daemon_context_frames(d, ev, s);
         d->line.len = 0;
@@ -61,7 +70,7 @@ static void on_lost(int cpu, uint64_t count, void *ctx) {
  * option, THROTTLE, ... through the shared record encoder. */
 static void record_emit(struct daemon *d, struct daemon_event *ev, const struct perf_event_header *h,
                         const struct perf_record *r) {
-        const struct line_meta meta = {
+        struct line_meta meta = {
                 .idx = ev->index, .pid = r->has_sid ? (pid_t) r->sid.pid : 0,
                 .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
         };
@@ -73,6 +82,20 @@ static void record_emit(struct daemon *d, struct daemon_event *ev, const struct 
                 .ids = { .name = daemon_event_id_name, .userdata = d },
         };
 
+        if (_unlikely_(d->config->target_containers || d->config->target_namespaces)) {
+                /* The record's process's context decides, as a sample's. */
+                struct perf_sample s = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+                struct encode_context ec;
+
+                if (!r->has_sid)
+                        return;
+                s.pid = r->sid.pid;
+                s.tid = r->sid.tid;
+                s.time = r->sid.time;
+                (void) daemon_context_annotate(d, ev, &s, &meta, &ec);
+                if (!in_scope(d, &meta))
+                        return;
+        }
         if (server_match(d->server, &meta) == 0)
                 return;
         d->line.len = 0;

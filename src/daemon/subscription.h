@@ -76,6 +76,30 @@ static inline bool subscription_container_matches(const char *entry, const char 
         return strncmp(entry, id, strlen(entry)) == 0;
 }
 
+/* Whether M's container is one of CONTAINERS (ids or their leading
+ * digits, or patterns of the verified name) and its pod's namespace one
+ * of NAMESPACES (patterns); a NULL list takes any. Unknown context
+ * matches no entry: never guessed. */
+static inline bool subscription_context_matches(char *const *containers, char *const *namespaces,
+                                                const struct line_meta *m) {
+        if (containers) {
+                bool found = false;
+                for (char *const *p = containers; m->container && *p && !found; p++)
+                        found = subscription_container_matches(*p, m->container, m->container_uid) ||
+                                (m->container_name && fnmatch(*p, m->container_name, 0) == 0);
+                if (!found)
+                        return false;
+        }
+        if (namespaces) {
+                bool found = false;
+                for (char *const *p = namespaces; m->pod_namespace && *p && !found; p++)
+                        found = fnmatch(*p, m->pod_namespace, 0) == 0;
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
 static inline bool subscription_matches(const struct subscription *s, const struct line_meta *m) {
         if (!subscription_has_event(s, m->idx))
                 return false;
@@ -111,22 +135,7 @@ static inline bool subscription_matches(const struct subscription *s, const stru
                 if (!found)
                         return false;
         }
-        if (s->containers) {
-                bool found = false;
-                for (char **p = s->containers; m->container && *p && !found; p++)
-                        found = subscription_container_matches(*p, m->container, m->container_uid) ||
-                                (m->container_name && fnmatch(*p, m->container_name, 0) == 0);
-                if (!found)
-                        return false;
-        }
-        if (s->namespaces) {
-                bool found = false;
-                for (char **p = s->namespaces; m->pod_namespace && *p && !found; p++)
-                        found = fnmatch(*p, m->pod_namespace, 0) == 0;
-                if (!found)
-                        return false;
-        }
-        return true;
+        return subscription_context_matches(s->containers, s->namespaces, m);
 }
 
 /* Everything: what a client has before it subscribes. */

@@ -434,7 +434,7 @@ static void test_unknown_keys(void **state) {
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group, admin_add)");
         BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, latency_ms, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
         BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, max_per_uid, queue_kib)");
-        BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids)");
+        BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids, containers, namespaces)");
         BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"},\n    {\"tracepoint\": \"a:c\",\n     \"filtre\": \"x\"}\n  ]\n}",
             ":5: events[1].filtre: ", "unknown key \"filtre\" (known here: tracepoint, kprobe, kretprobe, uprobe, uretprobe, name, fetch, filter)");
 }
@@ -454,6 +454,12 @@ static void test_types(void **state) {
         BAD("{\n \"events\": [{\"kprobe\": 5, \"name\": \"x\"}]}", ":2: events[0].kprobe: ", "expected a string, got int");
         BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n   \"filter\": 1}]}", ":3: events[0].filter: ", "expected string, got int");
         BAD("{\n \"targets\": {\"cgroups\": [\"/a\",\n  7]},\n " EV1 "}", ":3: targets.cgroups[1]: ", "expected a cgroup path string, got int");
+        BAD("{\n \"targets\": {\"containers\": [\"web\",\n  \"\"]},\n " EV1 "}", ":3: targets.containers[1]: ",
+            "expected a container id (or its leading digits), name or name pattern, got an empty string");
+        BAD("{\n \"targets\": {\"namespaces\": []},\n " EV1 "}", ":2: targets.namespaces: ",
+            "empty: it would match nothing; leave it out to take every namespace");
+        BAD("{\n \"context\": false, \"targets\": {\"containers\": [\"web\"]},\n " EV1 "}",
+            ":2: targets.containers: ", "needs \"context\": true");
         /* Integer expected. */
         BAD("{\n \"ring\": {\"pages\": \"64\"},\n " EV1 "}", ":2: ring.pages: ", "expected int, got string");
         BAD("{\n \"ring\": {\"pages\": 64.0},\n " EV1 "}", ":2: ring.pages: ", "expected int, got double");

@@ -463,6 +463,8 @@ static void rt_docker(const char *name) {
 /* Each runtime's state for the layouts above, at its place under
  * rt_root, which evmond takes for "/" (EVMON_TEST_RUNTIME_ROOT). */
 static void rt_make(void) {
+        if (rt_root[0])
+                return;  /* made by an earlier test */
         snprintf(rt_root, sizeof(rt_root), "%s/rt", tmp);
         assert_int_equal(mkdir(rt_root, 0755), 0);
         rt_docker("payments-api");
@@ -604,6 +606,74 @@ static void test_containers(void **state) {
                 json_object_put(st);
         }
         client_free(all);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+        itest_daemon_cleanup(&daemon_);
+        cgroups_remove();
+}
+
+/* targets.containers and targets.namespaces (issue 31): every client
+ * gets only what the config's containers and namespaces make, by the
+ * names their runtimes give them; a reload changes them. */
+static void test_container_targets(void **state) {
+        static const char config[] =
+                "{\"ring\": {\"pages\": 256}, \"targets\": {\"containers\": [\"payments-api\", \"w?b\"]},\n"
+                "  \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid >= 2000000000 && pid < 2000001000\"}]}\n";
+        static const char config_ns[] =
+                "{\"ring\": {\"pages\": 256}, \"targets\": {\"namespaces\": [\"kube-*\"]},\n"
+                "  \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid >= 2000000000 && pid < 2000001000\"}]}\n";
+        char dirs[N_LAYOUTS][1024];
+        const char *args[N_LAYOUTS + 2] = { "cgroups" };
+        struct itest_client *c;
+        json_object *o;
+
+        if (!cg_mount[0])
+                skip();  /* no cgroup2 mount here */
+        snprintf(cg_root, sizeof(cg_root), "%s/evmon-ctx-%d", cg_mount, (int) getpid());
+        rt_make();
+        rt_docker("payments-api");      /* test_containers renamed it */
+        assert_int_equal(setenv("EVMON_TEST_RUNTIME_ROOT", rt_root, 1), 0);
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        (void) unsetenv("EVMON_TEST_RUNTIME_ROOT");
+        for (size_t i = 0; i < N_LAYOUTS; i++) {
+                snprintf(dirs[i], sizeof(dirs[i]), "%s/%s", layouts[i].top ? cg_mount : cg_root, layouts[i].rel);
+                mkdirs(dirs[i]);
+                args[i + 1] = dirs[i];
+        }
+        for (int round = 0; round < 2; round++) {
+                struct cg_check k = {};
+                char *text;
+                size_t len;
+
+                c = client_new(NULL);
+                k.pid = run_prog(args);
+                text = itest_client_slurp(c, 500, 20000, &len);
+                itest_for_each_line(text, len, check_cg_line, &k);
+                free(text);
+                for (size_t i = 0; i < N_LAYOUTS; i++) {
+                        /* docker's payments-api and podman's web; then
+                         * CRI-O's pod in kube-system */
+                        bool in = round == 0 ? i == 0 || i == 3 : i == 2;
+
+                        fprintf(stderr, "round %d, %s: %d events\n", round, layouts[i].rel, k.n[i]);
+                        assert_int_equal(k.n[i], in ? 3 : 0);
+                }
+                assert_int_equal(k.other, 0);
+                if (round == 0) {
+                        /* Not a restart key: a reload takes it. */
+                        FILE *f = fopen(daemon_.config, "we");
+
+                        assert_non_null(f);
+                        fputs(config_ns, f);
+                        assert_int_equal(fclose(f), 0);
+                        assert_int_equal(itest_client_send(c, "{\"type\":\"reload\"}\n"), 0);
+                        o = itest_client_expect(c, "reload", 10000);
+                        assert_non_null(o);
+                        if (!json_object_get_boolean(get(o, "ok")))
+                                fail_msg("reload: %s", json_object_to_json_string(o));
+                        json_object_put(o);
+                }
+                client_free(c);
+        }
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
         itest_daemon_cleanup(&daemon_);
         cgroups_remove();
@@ -888,6 +958,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_process),
                 cmocka_unit_test(test_off),
                 cmocka_unit_test(test_containers),
+                cmocka_unit_test(test_container_targets),
                 cmocka_unit_test(test_symbols),
         };
 
