@@ -44,6 +44,8 @@
 #define EVMON_REQUEST_SUBSCRIBE "subscribe"
 #define EVMON_REQUEST_STATUS "status"
 #define EVMON_REQUEST_RELOAD "reload"
+#define EVMON_REQUEST_AGGREGATE "aggregate"
+#define EVMON_REQUEST_FLUSH "flush"
 /* Runtime control, for root and socket.admin_group. */
 #define EVMON_REQUEST_ADD "add"
 #define EVMON_REQUEST_REMOVE "remove"

@@ -278,6 +278,8 @@ struct client *client_free(struct client *c) {
         safe_close(c->fd);
         line_queue_done(&c->queue);
         subscription_done(&c->sub);
+        c->agg_timer = sd_event_source_disable_unref(c->agg_timer);
+        agg_free(c->agg);
         free(c->schema_gens);
         free(c);
         return NULL;

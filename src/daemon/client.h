@@ -15,6 +15,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/clock.h"
 #include "evmon/protocol.h"
+#include "aggregate.h"
 #include "lines.h"
 #include "queue.h"
 #include "subscription.h"
@@ -46,6 +47,12 @@ struct client {
         struct ucred cred;
         uint64_t id;
         struct subscription sub;
+        /* An aggregating client (doc/protocol.md): it gets no event
+         * lines, only its tables' "aggregate" lines (server.c). */
+        struct aggregate *agg;
+        sd_event_source *agg_timer;
+        uint64_t agg_next_usec;  /* CLOCK_MONOTONIC: the timer's next expiry */
+        bool agg_stale;          /* the events are changing (a reload): nothing folds */
         struct line_queue queue;
         const struct client_handler *handler;
         void *userdata;
@@ -69,7 +76,7 @@ struct client *client_free(struct client *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct client *, client_free);
 
 static inline bool client_wants(const struct client *c, const struct line_meta *m) {
-        return !c->closing && subscription_matches(&c->sub, m);
+        return !c->closing && !c->agg && subscription_matches(&c->sub, m);
 }
 /* Whether C has the schema line of the event definition META is about. */
 static inline bool client_has_schema(const struct client *c, const struct line_meta *m) {

@@ -22,6 +22,45 @@ static inline bool in_scope(const struct daemon *d, const struct line_meta *m) {
                subscription_context_matches(c->target_containers, c->target_namespaces, m);
 }
 
+struct frames_args {
+        struct daemon *d;
+        struct daemon_event *ev;
+        const struct perf_sample *s;
+};
+
+static const struct encode_frame *agg_frames(void *userdata) {
+        struct frames_args *f = userdata;
+
+        return daemon_context_frames(f->d, f->ev, f->s);
+}
+
+/* The sample folded into the aggregating clients' tables: no line. */
+static void aggregate(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
+                      const struct line_meta *meta, const struct encode_context *ec) {
+        struct frames_args fa = { d, ev, s };
+        const struct agg_sample as = {
+                .idx = ev->index,
+                .pid = s->pid,
+                .tid = s->tid,
+                .cpu = s->cpu,
+                .time = s->time,
+                .cgroup_id = s->cgroup,
+                .raw = s->raw.data,
+                .raw_size = s->raw.size,
+                .n_ips = s->sample_type & PERF_SAMPLE_CALLCHAIN ? s->callchain.nr : 0,
+                .ips = s->callchain.ips,
+                .comm = ec ? ec->comm : NULL,
+                .exe = ec ? ec->exe : NULL,
+                .cgroup = ec ? ec->cgroup : NULL,
+                .container = ec ? ec->container : NULL,
+                .uid = ec ? ec->uid : -1,
+                .frames = agg_frames,
+                .userdata = &fa,
+        };
+
+        server_aggregate(d->server, meta, &as);
+}
+
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
@@ -45,7 +84,11 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         if (server_n_clients(d->server) == 0)
                 return;
         has_ctx = daemon_context_annotate(d, ev, s, &meta, &ec);
-        if (!in_scope(d, &meta) || server_match(d->server, &meta) == 0)
+        if (!in_scope(d, &meta))
+                return;
+        if (server_n_aggregating(d->server) > 0)
+                aggregate(d, ev, s, &meta, has_ctx ? &ec : NULL);
+        if (server_n_streaming(d->server) == 0 || server_match(d->server, &meta) == 0)
                 return;
         frames = daemon_context_frames(d, ev, s);
         d->line.len = 0;

@@ -65,10 +65,30 @@ static int ops_control(void *userdata, const struct request *req, const struct p
         return daemon_control(userdata, req, peer, line, ret_error);
 }
 
+static void ops_event_info(void *userdata, size_t i, struct agg_event_info *ret) {
+        struct daemon *d = userdata;
+        const struct daemon_event *ev = d->events[i];
+
+        *ret = (struct agg_event_info) {
+                .name = ev->wire_name,
+                .format = ev->format,
+                .sample_type = ev->attr.sample_type,
+        };
+}
+
+static uint64_t ops_event_clock(void *userdata, int64_t *ret_offset) {
+        struct daemon *d = userdata;
+
+        *ret_offset = d->realtime_offset;
+        return now_ns(d->config->clockid);
+}
+
 const struct server_ops daemon_server_ops = {
         .n_events = ops_n_events,
         .event_name = ops_event_name,
         .status = ops_status,
         .reload = ops_reload,
         .control = ops_control,
+        .event_info = ops_event_info,
+        .event_clock = ops_event_clock,
 };

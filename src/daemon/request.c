@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,10 +10,13 @@
 #include "evmon/error.h"
 #include "evmon/jsonc.h"
 #include "evmon/protocol.h"
+#include "evmon/strv.h"
 
 static const char *const request_names[_REQUEST_TYPE_MAX] = {
         [REQUEST_SUBSCRIBE] = EVMON_REQUEST_SUBSCRIBE,
         [REQUEST_STATUS] = EVMON_REQUEST_STATUS,
+        [REQUEST_AGGREGATE] = EVMON_REQUEST_AGGREGATE,
+        [REQUEST_FLUSH] = EVMON_REQUEST_FLUSH,
         [REQUEST_RELOAD] = EVMON_REQUEST_RELOAD,
         [REQUEST_ADD] = EVMON_REQUEST_ADD,
         [REQUEST_REMOVE] = EVMON_REQUEST_REMOVE,
@@ -27,6 +31,10 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
 static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
         [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", NULL },
         [REQUEST_STATUS] = (const char *const[]) { NULL },
+        [REQUEST_AGGREGATE] = (const char *const[]) { "events", "by", "value", "interval_ms", "cumulative", "top",
+                                                      "max_keys", "pids", "cgroups", "comms", "containers",
+                                                      "namespaces", NULL },
+        [REQUEST_FLUSH] = (const char *const[]) { "final", NULL },
         [REQUEST_RELOAD] = (const char *const[]) { NULL },
         [REQUEST_ADD] = (const char *const[]) { "event", NULL },
         [REQUEST_REMOVE] = (const char *const[]) { "event", NULL },
@@ -41,7 +49,7 @@ static int check_keys(json_object *msg, enum request_type t, char **ret_error) {
 
         json_object_object_foreach(msg, key, val) {
                 bool ok = strcmp(key, "type") == 0;
-                char known[128] = "";
+                char known[256] = "";
                 size_t n = 0;
 
                 (void) val;
@@ -162,10 +170,6 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
         return 0;
 }
 
-const char *request_type_to_string(enum request_type t) {
-        return t < _REQUEST_TYPE_MAX ? request_names[t] : NULL;
-}
-
 /* KEY of MSG, a string; NULL when absent and !REQUIRED. */
 static int get_string(json_object *msg, const char *t, const char *key, bool required, char **ret, char **ret_error) {
         json_object *v;
@@ -179,6 +183,197 @@ static int get_string(json_object *msg, const char *t, const char *key, bool req
                 return error_set(ret_error, -EINVAL, "%s: \"%s\" must be a string", t, key);
         *ret = strdup(json_object_get_string(v));
         return *ret ? 0 : -ENOMEM;
+}
+
+/* An unsigned integer KEY of MSG (absent: *RET unchanged), at most MAX. */
+static int get_uint(json_object *msg, const char *key, uint64_t max, uint64_t *ret, char **ret_error) {
+        json_object *v = get_set(msg, key);
+        int64_t i;
+
+        if (!v)
+                return 0;
+        i = json_object_get_int64(v);
+        if (!json_object_is_type(v, json_type_int) || i < 0 || (uint64_t) i > max)
+                return error_set(ret_error, -EINVAL, "aggregate: \"%s\" must be an integer from 0 to %" PRIu64, key, max);
+        *ret = (uint64_t) i;
+        return 0;
+}
+
+/* A key as "by" and "match" name them. */
+static int parse_key(json_object *v, const char *what, struct agg_key_spec *ret, char **ret_error) {
+        const char *s;
+        int r;
+
+        if (!json_object_is_type(v, json_type_string))
+                return error_set(ret_error, -EINVAL, "aggregate: %s must be a key name string", what);
+        s = json_object_get_string(v);
+        r = agg_key_parse(s, ret);
+        if (r == -EINVAL)
+                return error_set(ret_error, -EINVAL, "aggregate: %s: unknown key \"%.64s\" (known: pid, tid, comm, exe, "
+                                 "uid, cgroup, container, cpu, event, field:NAME, stack, kstack, ustack, frame)",
+                                 what, s);
+        return r;
+}
+
+static int parse_value(json_object *val, struct request *req, char **ret_error) {
+        static const char *const value_keys[_AGG_OP_MAX][6] = {
+                [AGG_OP_COUNT] = { "op" },
+                [AGG_OP_SUM] = { "op", "field" },
+                [AGG_OP_MIN] = { "op", "field" },
+                [AGG_OP_MAX] = { "op", "field" },
+                [AGG_OP_AVG] = { "op", "field" },
+                [AGG_OP_HIST] = { "op", "field" },
+                [AGG_OP_LHIST] = { "op", "field", "min", "max", "step" },
+                [AGG_OP_LATENCY] = { "op", "start", "end", "match" },
+        };
+        struct agg_spec *a = &req->agg;
+        json_object *v;
+        int op, r;
+
+        if (!json_object_is_type(val, json_type_object))
+                return error_set(ret_error, -EINVAL, "aggregate: \"value\" must be an object such as {\"op\":\"count\"}");
+        if (!json_object_object_get_ex(val, "op", &v) || !json_object_is_type(v, json_type_string) ||
+            (op = agg_op_from_string(json_object_get_string(v))) < 0)
+                return error_set(ret_error, -EINVAL, "aggregate: value \"op\" must be one of count, sum, min, max, "
+                                 "avg, hist, lhist, latency");
+        a->op = (enum agg_op) op;
+        json_object_object_foreach(val, key, kv) {
+                bool ok = false;
+
+                (void) kv;
+                for (size_t i = 0; i < 6 && value_keys[op][i]; i++)
+                        ok = ok || strcmp(key, value_keys[op][i]) == 0;
+                if (!ok)
+                        return error_set(ret_error, -EINVAL, "aggregate: value \"%.64s\" is no key of op \"%s\"", key,
+                                         agg_op_to_string(a->op));
+        }
+        if (a->op >= AGG_OP_SUM && a->op <= AGG_OP_LHIST) {
+                r = get_string(val, "aggregate: value", "field", true, &a->field, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if (a->op == AGG_OP_LHIST) {
+                const char *names[3] = { "min", "max", "step" };
+                int64_t *dst[3] = { &a->lmin, &a->lmax, &a->lstep };
+
+                for (size_t i = 0; i < 3; i++) {
+                        if (!json_object_object_get_ex(val, names[i], &v) || !json_object_is_type(v, json_type_int))
+                                return error_set(ret_error, -EINVAL, "aggregate: lhist needs integer \"min\", \"max\" "
+                                                 "and \"step\"");
+                        *dst[i] = json_object_get_int64(v);
+                }
+                if (a->lstep <= 0 || a->lmax <= a->lmin || a->lmin < -(INT64_C(1) << 62) || a->lmax > INT64_C(1) << 62 ||
+                    (a->lmax - a->lmin) / a->lstep + 2 > AGG_LHIST_BUCKETS_MAX)
+                        return error_set(ret_error, -EINVAL, "aggregate: lhist needs min < max, step > 0 and at most %u "
+                                         "buckets ((max - min) / step)", AGG_LHIST_BUCKETS_MAX - 2);
+        }
+        if (a->op == AGG_OP_LATENCY) {
+                r = get_string(val, "aggregate: value", "start", true, &a->start, ret_error);
+                if (r < 0)
+                        return r;
+                r = get_string(val, "aggregate: value", "end", true, &a->end, ret_error);
+                if (r < 0)
+                        return r;
+                a->match.kind = AGG_KEY_TID;
+                if ((v = get_set(val, "match"))) {
+                        r = parse_key(v, "value \"match\"", &a->match, ret_error);
+                        if (r < 0)
+                                return r;
+                        if (a->match.kind != AGG_KEY_TID && a->match.kind != AGG_KEY_PID && a->match.kind != AGG_KEY_FIELD)
+                                return error_set(ret_error, -EINVAL, "aggregate: value \"match\" must be \"tid\", \"pid\" "
+                                                 "or \"field:NAME\"");
+                }
+        }
+        return 0;
+}
+
+static int parse_aggregate(json_object *msg, struct request *req, char **ret_error) {
+        struct agg_spec *a = &req->agg;
+        json_object *v;
+        uint64_t u;
+        int r;
+
+        r = parse_subscribe(msg, req, ret_error);
+        if (r < 0)
+                return r;
+        if (!(v = get_set(msg, "value")))
+                a->op = AGG_OP_COUNT;
+        else {
+                r = parse_value(v, req, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if (a->op == AGG_OP_LATENCY) {
+                if (req->events)
+                        return error_set(ret_error, -EINVAL, "aggregate: latency takes its events from value \"start\" "
+                                         "and \"end\", not \"events\"");
+                char *const l[] = { a->start, a->end, NULL };
+
+                r = strv_copy(l, &req->events);
+                if (r < 0)
+                        return r;
+        } else if (!req->events || !req->events[0])
+                return error_set(ret_error, -EINVAL, "aggregate: \"events\" is missing (names or patterns of the "
+                                 "events to aggregate)");
+        if ((v = get_set(msg, "by"))) {
+                size_t n;
+
+                if (!json_object_is_type(v, json_type_array))
+                        return error_set(ret_error, -EINVAL, "aggregate: \"by\" must be an array of keys");
+                n = json_object_array_length(v);
+                if (n > AGG_BY_MAX)
+                        return error_set(ret_error, -EINVAL, "aggregate: \"by\" has %zu keys, at most %u are taken", n,
+                                         AGG_BY_MAX);
+                for (size_t i = 0; i < n; i++) {
+                        char what[32];
+
+                        snprintf(what, sizeof(what), "by[%zu]", i);
+                        r = parse_key(json_object_array_get_idx(v, i), what, &a->by[i], ret_error);
+                        if (r < 0)
+                                return r;
+                        a->n_by = i + 1;
+                }
+        }
+        u = 1000;
+        r = get_uint(msg, "interval_ms", AGG_INTERVAL_MS_MAX, &u, ret_error);
+        if (r < 0)
+                return r;
+        if (u > 0 && u < 10)
+                return error_set(ret_error, -EINVAL, "aggregate: \"interval_ms\" must be 0 (only on flush) or at least 10");
+        a->interval_ms = u;
+        u = AGG_TOP_DEFAULT;
+        r = get_uint(msg, "top", AGG_MAX_KEYS_MAX, &u, ret_error);
+        if (r < 0)
+                return r;
+        a->top = (uint32_t) u;
+        u = AGG_MAX_KEYS_DEFAULT;
+        r = get_uint(msg, "max_keys", AGG_MAX_KEYS_MAX, &u, ret_error);
+        if (r < 0)
+                return r;
+        if (u == 0)
+                return error_set(ret_error, -EINVAL, "aggregate: \"max_keys\" must be from 1 to %u", AGG_MAX_KEYS_MAX);
+        a->max_keys = (uint32_t) u;
+        if ((v = get_set(msg, "cumulative"))) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_set(ret_error, -EINVAL, "aggregate: \"cumulative\" must be true or false");
+                a->cumulative = json_object_get_boolean(v);
+        }
+        return 0;
+}
+
+static int parse_flush(json_object *msg, struct request *req, char **ret_error) {
+        json_object *v = get_set(msg, "final");
+
+        if (!v)
+                return 0;
+        if (!json_object_is_type(v, json_type_boolean))
+                return error_set(ret_error, -EINVAL, "flush: \"final\" must be true or false");
+        req->final = json_object_get_boolean(v);
+        return 0;
+}
+
+const char *request_type_to_string(enum request_type t) {
+        return t < _REQUEST_TYPE_MAX ? request_names[t] : NULL;
 }
 
 static int parse_control(json_object *msg, struct request *req, char **ret_error) {
@@ -284,15 +479,18 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
                         ret->type = i;
                         r = check_keys(msg, i, ret_error);
                         if (r >= 0)
-                                r = i == REQUEST_SUBSCRIBE ? parse_subscribe(msg, ret, ret_error) : parse_control(msg, ret, ret_error);
+                                r = i == REQUEST_SUBSCRIBE   ? parse_subscribe(msg, ret, ret_error)
+                                    : i == REQUEST_AGGREGATE ? parse_aggregate(msg, ret, ret_error)
+                                    : i == REQUEST_FLUSH     ? parse_flush(msg, ret, ret_error)
+                                                             : parse_control(msg, ret, ret_error);
                         if (r < 0) {
                                 request_done(ret);
                                 return r;
                         }
                         return 1;
                 }
-        return error_set(ret_error, -EINVAL, "unknown message type \"%s\" (known: subscribe, status, reload, add, remove, "
-                         "enable, disable, filter)", t);
+        return error_set(ret_error, -EINVAL, "unknown message type \"%s\" (known: subscribe, aggregate, flush, status, "
+                         "reload, add, remove, enable, disable, filter)", t);
 }
 
 void request_done(struct request *req) {
@@ -305,5 +503,6 @@ void request_done(struct request *req) {
         json_object_put(req->entry);
         free(req->name);
         free(req->filter);
+        agg_spec_done(&req->agg);
         *req = (struct request) {};
 }

@@ -10,9 +10,13 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 
+#include "aggregate.h"
+
 enum request_type {
         REQUEST_SUBSCRIBE,
         REQUEST_STATUS,
+        REQUEST_AGGREGATE,
+        REQUEST_FLUSH,
         REQUEST_RELOAD,
         REQUEST_ADD,
         REQUEST_REMOVE,
@@ -42,6 +46,10 @@ struct request {
         json_object *entry;           /* add: the event, as a config entry */
         char *name;                   /* remove, filter: the event's wire name */
         char *filter;                 /* filter: the new filter, "" clears it */
+        /* aggregate: besides events and the filters above (for latency,
+         * events are value's start and end). */
+        struct agg_spec agg;
+        bool final;                   /* flush: the last line */
 };
 
 /* The request's "type", as the wire names it. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/connect.h"
 #include "evmon/error.h"
+#include "evmon/jsonc.h"
 #include "evmon/log.h"
 
 /* How long accepting pauses when we are out of fds or memory. */
@@ -64,6 +66,7 @@ struct server {
 
         struct client *clients;
         size_t n_clients;
+        size_t n_agg;             /* of them, aggregating */
         struct client **matched;  /* what server_match() picked: room for every client */
         size_t n_matched;
         sd_event_source *reap;    /* frees dead clients */
@@ -320,6 +323,274 @@ static int server_refuse(struct server *s, struct client *c, const char *what) {
         return server_reply_error(c, msg);
 }
 
+
+/* ---- aggregation ------------------------------------------------------- */
+
+/* The bits of the events (N, NAMES by index) that PATTERN names. */
+static uint64_t *pattern_bits(const char *pattern, const char *const *names, size_t n) {
+        uint64_t *bits = calloc(n / 64 + 1, sizeof(uint64_t));
+
+        for (size_t i = 0; bits && i < n; i++)
+                if (names[i] && fnmatch(pattern, names[i], 0) == 0)
+                        bits[i >> 6] |= UINT64_C(1) << (i & 63);
+        return bits;
+}
+
+/* What the aggregate of C needs of the events served now: NULL on ENOMEM. */
+static struct agg_event_info *server_event_infos(struct server *s, size_t *ret_n) {
+        size_t n = s->ops->n_events(s->userdata);
+        struct agg_event_info *info = calloc(n ? n : 1, sizeof(*info));
+
+        for (size_t i = 0; info && i < n; i++)
+                s->ops->event_info(s->userdata, i, &info[i]);
+        *ret_n = n;
+        return info;
+}
+
+/* The start and end bits of a latency SPEC (else END is the subscription's). */
+static int agg_bits(struct server *s, const struct agg_spec *spec, const struct subscription *sub,
+                    uint64_t **ret_start, uint64_t **ret_end) {
+        _cleanup_(freep) const char **names = NULL;
+        size_t n;
+
+        names = server_event_names(s, &n);
+        if (!names)
+                return -ENOMEM;
+        if (spec->op != AGG_OP_LATENCY) {
+                *ret_start = NULL;
+                *ret_end = calloc(n / 64 + 1, sizeof(uint64_t));
+                if (!*ret_end)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++)
+                        if (subscription_has_event(sub, i))
+                                (*ret_end)[i >> 6] |= UINT64_C(1) << (i & 63);
+                return 0;
+        }
+        *ret_start = pattern_bits(spec->start, names, n);
+        *ret_end = pattern_bits(spec->end, names, n);
+        if (!*ret_start || !*ret_end) {
+                free(*ret_start);
+                free(*ret_end);
+                *ret_start = *ret_end = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int server_agg_emit(struct server *s, struct client *c, bool final) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = NULL;
+        int64_t offset = 0;
+        uint64_t ts;
+        size_t n;
+        int r;
+
+        names = server_event_names(s, &n);
+        if (!names)
+                return -ENOMEM;
+        ts = s->ops->event_clock(s->userdata, &offset);
+        r = agg_emit(c->agg, &line, ts, offset, names, n, final);
+        if (r < 0)
+                return r;
+        return server_reply(c, &line);
+}
+
+static int on_agg_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        struct client *c = userdata;
+        struct server *s = c->userdata;
+        uint64_t interval = agg_interval_ms(c->agg) * 1000;
+
+        if (c->dead || c->closing)
+                return 0;
+        /* From the last expiry, not from now: windows do not drift; a
+         * loop that fell behind skips to the next one ahead. */
+        c->agg_next_usec += interval;
+        if (c->agg_next_usec <= usec)
+                c->agg_next_usec = usec + interval;
+        (void) sd_event_source_set_time(es, c->agg_next_usec);
+        (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+        if (server_agg_emit(s, c, false) < 0)
+                line_queue_drop(&c->queue);
+        if (client_flush(c) < 0)
+                client_fail(c);
+        return 0;
+}
+
+/* {"type":"aggregating",...}: what C's tables hold, as evmond resolved it. */
+static int server_send_aggregating(struct server *s, struct client *c, const struct request *req,
+                                   const uint64_t *start_bits, const uint64_t *end_bits) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) const char **names = NULL;
+        const struct agg_spec *a = &req->agg;
+        json_object *events, *by, *value;
+        size_t n;
+
+        names = server_event_names(s, &n);
+        if (!names)
+                return -ENOMEM;
+        o = json_object_new_object();
+        events = json_object_new_array();
+        by = json_object_new_array();
+        value = json_object_new_object();
+        if (!o || !events || !by || !value) {
+                json_object_put(events);
+                json_object_put(by);
+                json_object_put(value);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                if ((end_bits && end_bits[i >> 6] & (UINT64_C(1) << (i & 63))) ||
+                    (start_bits && start_bits[i >> 6] & (UINT64_C(1) << (i & 63))))
+                        json_object_array_add(events, json_object_new_string(names[i]));
+        for (size_t k = 0; k < a->n_by; k++) {
+                char key[300];
+
+                snprintf(key, sizeof(key), "%s%s", a->by[k].kind == AGG_KEY_FIELD ? "field:" : "",
+                         agg_key_name(&a->by[k]));
+                json_object_array_add(by, json_object_new_string(key));
+        }
+        json_object_object_add(value, "op", json_object_new_string(agg_op_to_string(a->op)));
+        if (a->field)
+                json_object_object_add(value, "field", json_object_new_string(a->field));
+        if (a->op == AGG_OP_LHIST) {
+                json_object_object_add(value, "min", json_object_new_int64(a->lmin));
+                json_object_object_add(value, "max", json_object_new_int64(a->lmax));
+                json_object_object_add(value, "step", json_object_new_int64(a->lstep));
+        }
+        if (a->op == AGG_OP_LATENCY) {
+                char key[300];
+
+                snprintf(key, sizeof(key), "%s%s", a->match.kind == AGG_KEY_FIELD ? "field:" : "",
+                         agg_key_name(&a->match));
+                json_object_object_add(value, "start", json_object_new_string(a->start));
+                json_object_object_add(value, "end", json_object_new_string(a->end));
+                json_object_object_add(value, "match", json_object_new_string(key));
+        }
+        json_object_object_add(o, "type", json_object_new_string("aggregating"));
+        json_object_object_add(o, "events", events);
+        json_object_object_add(o, "by", by);
+        json_object_object_add(o, "value", value);
+        json_object_object_add(o, "interval_ms", json_object_new_int64((int64_t) a->interval_ms));
+        json_object_object_add(o, "cumulative", json_object_new_boolean(a->cumulative));
+        json_object_object_add(o, "top", json_object_new_int64(a->top));
+        json_object_object_add(o, "max_keys", json_object_new_int64(a->max_keys));
+        if (jsonc_append_line(&line, o) < 0)
+                return -ENOMEM;
+        return server_reply(c, &line);
+}
+
+static int server_aggregate_request(struct server *s, struct client *c, struct request *req) {
+        _cleanup_(freep) const char **names = NULL;
+        _cleanup_(freep) struct agg_event_info *info = NULL;
+        _cleanup_(freep) uint64_t *start_bits = NULL, *end_bits = NULL;
+        _cleanup_(agg_freep) struct aggregate *a = NULL;
+        _cleanup_(freep) char *error = NULL;
+        struct subscription sub;
+        size_t n;
+        int r;
+
+        if (!s->ops->event_info || !s->ops->event_clock)
+                return server_reply_error(c, "aggregate: not available here");
+        if (req->cgroups && !c->admin && !ratelimit_uids_below(&s->walk_budget, c->cred.uid, now_usec()))
+                return server_reply_error(c, "aggregate: too many requests with \"cgroups\" from this uid; send it "
+                                          "again in a moment");
+        names = server_event_names(s, &n);
+        if (!names)
+                return -ENOMEM;
+        r = subscription_build(&sub, req, names, n, s->opts.cgroup_mount, &error);
+        if (r == -EINVAL) {
+                /* The subscription's words, for this request. */
+                if (error && strncmp(error, "subscribe: ", 11) == 0)
+                        memcpy(error, "aggregate:", 10);
+                return server_reply_error(c, error);
+        }
+        if (r < 0)
+                return r;
+        r = agg_bits(s, &req->agg, &sub, &start_bits, &end_bits);
+        if (r >= 0) {
+                info = server_event_infos(s, &n);
+                r = info ? agg_new(&req->agg, info, n, start_bits, end_bits, &a, &error) : -ENOMEM;
+        }
+        if (r < 0) {
+                subscription_done(&sub);
+                return r == -EINVAL ? server_reply_error(c, error) : r;
+        }
+        /* One request per connection: it replaces what was there. */
+        subscription_done(&c->sub);
+        c->sub = sub;
+        if (!c->agg)
+                s->n_agg++;
+        agg_free(c->agg);
+        c->agg = TAKE_PTR(a);
+        c->agg_stale = false;
+        {
+                int64_t offset;
+                agg_start(c->agg, s->ops->event_clock(s->userdata, &offset));
+        }
+        c->agg_timer = sd_event_source_disable_unref(c->agg_timer);
+        if (agg_interval_ms(c->agg) > 0) {
+                c->agg_next_usec = now_usec() + agg_interval_ms(c->agg) * 1000;
+                r = sd_event_add_time(s->event, &c->agg_timer, CLOCK_MONOTONIC, c->agg_next_usec, 1000, on_agg_timer, c);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_description(c->agg_timer, "aggregate");
+        }
+        return server_send_aggregating(s, c, req, start_bits, end_bits);
+}
+
+static int server_flush_request(struct server *s, struct client *c, const struct request *req) {
+        int r;
+
+        if (!c->agg)
+                return server_reply_error(c, "flush: this connection does not aggregate (send {\"type\":\"aggregate\",...} "
+                                          "first)");
+        r = server_agg_emit(s, c, req->final);
+        if (r < 0)
+                return r;
+        if (req->final)
+                c->agg_timer = sd_event_source_disable_unref(c->agg_timer);
+        return 0;
+}
+
+size_t server_n_aggregating(const struct server *s) {
+        return s->n_agg;
+}
+
+void server_aggregate(struct server *s, const struct line_meta *meta, const struct agg_sample *as) {
+        for (struct client *c = s->clients; c; c = c->next)
+                if (c->agg && !c->closing && !c->agg_stale && subscription_matches(&c->sub, meta))
+                        agg_fold(c->agg, as);
+}
+
+/* The events are now those of the daemon again: fields looked up anew. */
+static void server_agg_resolve(struct server *s) {
+        _cleanup_(freep) struct agg_event_info *info = NULL;
+        size_t n;
+
+        if (s->n_agg == 0)
+                return;
+        info = server_event_infos(s, &n);
+        for (struct client *c = s->clients; c; c = c->next) {
+                _cleanup_(freep) uint64_t *start_bits = NULL, *end_bits = NULL;
+                struct agg_spec spec = {};
+
+                if (!c->agg)
+                        continue;
+                if (!info) {
+                        c->agg_stale = true;
+                        continue;
+                }
+                agg_get_spec(c->agg, &spec);
+                if (agg_bits(s, &spec, &c->sub, &start_bits, &end_bits) < 0) {
+                        c->agg_stale = true;
+                        continue;
+                }
+                agg_resolve(c->agg, info, n, start_bits, end_bits);
+                c->agg_stale = false;
+        }
+}
+
 static int client_line(struct server *s, struct client *c, const char *line, size_t len) {
         _cleanup_(request_done) struct request req = {};
         _cleanup_(freep) char *error = NULL;
@@ -334,7 +605,17 @@ static int client_line(struct server *s, struct client *c, const char *line, siz
                 return server_refuse(s, c, request_type_to_string(req.type));
         switch (req.type) {
         case REQUEST_SUBSCRIBE:
+                if (c->agg) {
+                        /* The connection streams from now on. */
+                        c->agg = agg_free(c->agg);
+                        c->agg_timer = sd_event_source_disable_unref(c->agg_timer);
+                        s->n_agg--;
+                }
                 return server_subscribe(s, c, &req);
+        case REQUEST_AGGREGATE:
+                return server_aggregate_request(s, c, &req);
+        case REQUEST_FLUSH:
+                return server_flush_request(s, c, &req);
         case REQUEST_STATUS:
                 return server_answer(c, s->ops->status, s->userdata);
         case REQUEST_RELOAD:
@@ -447,13 +728,25 @@ static void match_all(struct server *s) {
         s->n_matched = n;
 }
 
+/* An aggregating client hears of losses in its next aggregate line. */
+static void match_streaming(struct server *s, uint64_t lost) {
+        size_t n = 0;
+
+        for (struct client *c = s->clients; c; c = c->next)
+                if (c->agg)
+                        agg_add_lost(c->agg, lost);
+                else if (!c->closing)
+                        s->matched[n++] = c;
+        s->n_matched = n;
+}
+
 void server_broadcast_all(struct server *s, const char *line, size_t len) {
         match_all(s);
         deliver(s, line, len, 0);
 }
 
 void server_broadcast_lost(struct server *s, const char *line, size_t len, uint64_t count) {
-        match_all(s);
+        match_streaming(s, count);
         deliver(s, line, len, count);
 }
 
@@ -473,6 +766,7 @@ static void server_remove(struct server *s, struct client *c) {
         if (c->next)
                 c->next->prev = c->prev;
         s->n_clients--;
+        s->n_agg -= c->agg != NULL;
         s->dropped_total += c->queue.dropped_total;
         server_log_client(s, c->cred.uid, LOG_INFO, "Client %" PRIu64 " disconnected (pid %d, uid %u; %" PRIu64
                           " lines dropped in all)", c->id, (int) c->cred.pid, (unsigned) c->cred.uid,
@@ -496,8 +790,13 @@ static int on_reap(sd_event_source *es, void *userdata) {
 }
 
 void server_events_resolve(struct server *s, const char *const *names, size_t n) {
-        for (struct client *c = s->clients; c; c = c->next)
+        for (struct client *c = s->clients; c; c = c->next) {
                 subscription_resolve(&c->sub, names, n);
+                /* Until server_events_changed(): the fields looked up
+                 * may be of events about to go. */
+                if (c->agg)
+                        c->agg_stale = true;
+        }
 }
 
 void server_events_changed(struct server *s) {
@@ -508,6 +807,7 @@ void server_events_changed(struct server *s) {
         if (!names)
                 return;         /* Keep the old bits: better stale than nothing. */
         server_events_resolve(s, names, n);
+        server_agg_resolve(s);
 }
 
 void server_sweep(struct server *s) {

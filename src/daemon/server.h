@@ -14,6 +14,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
+#include "aggregate.h"
 #include "peer.h"
 #include "subscription.h"
 
@@ -34,6 +35,11 @@ struct server_ops {
          * LINE, or an error for the client in *ret_error. */
         int (*control)(void *userdata, const struct request *req, const struct peer *peer, struct jbuf *line,
                        char **ret_error);
+        /* Aggregation: what the tables need of event I (its format and
+         * sample_type), and the event clock's time now (*RET_OFFSET what
+         * makes it realtime). */
+        void (*event_info)(void *userdata, size_t i, struct agg_event_info *ret);
+        uint64_t (*event_clock)(void *userdata, int64_t *ret_offset);
 };
 
 /* server_new() copies path and admin_group (a reload frees the config they
@@ -97,6 +103,15 @@ void server_events_resolve(struct server *s, const char *const *names, size_t n)
 void server_sweep(struct server *s);
 
 size_t server_n_clients(const struct server *s);
+/* Of them, those that aggregate (they want no line encoded) and those
+ * that stream. */
+size_t server_n_aggregating(const struct server *s);
+static inline size_t server_n_streaming(const struct server *s) {
+        return server_n_clients(s) - server_n_aggregating(s);
+}
+/* Folds sample AS (with META, for the filters) into every aggregating
+ * client that wants it: no allocation, no line. */
+void server_aggregate(struct server *s, const struct line_meta *meta, const struct agg_sample *as);
 uint64_t server_dropped_total(const struct server *s);
 /* The clients (pid, uid, queued bytes, drops) for the status line, in
  * *RET (caller frees) and *RET_N. 0 or -ENOMEM. */

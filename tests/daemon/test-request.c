@@ -45,13 +45,81 @@ static void test_types(void **state) {
         assert_null(error);
 }
 
+static void test_aggregate(void **state) {
+        struct request req;
+        char *error = NULL;
+
+        assert_int_equal(parse("{\"type\":\"aggregate\",\"events\":[\"sched:*\"],\"by\":[\"comm\",\"field:len\"],"
+                               "\"value\":{\"op\":\"lhist\",\"field\":\"len\",\"min\":0,\"max\":100,\"step\":10},"
+                               "\"interval_ms\":0,\"cumulative\":true,\"top\":5,\"max_keys\":7,\"pids\":[1]}",
+                               &req, &error), 1);
+        assert_null(error);
+        assert_int_equal(req.type, REQUEST_AGGREGATE);
+        assert_string_equal(req.events[0], "sched:*");
+        assert_int_equal(req.agg.n_by, 2);
+        assert_int_equal(req.agg.by[0].kind, AGG_KEY_COMM);
+        assert_int_equal(req.agg.by[1].kind, AGG_KEY_FIELD);
+        assert_string_equal(req.agg.by[1].field, "len");
+        assert_int_equal(req.agg.op, AGG_OP_LHIST);
+        assert_int_equal(req.agg.lstep, 10);
+        assert_int_equal(req.agg.interval_ms, 0);
+        assert_true(req.agg.cumulative);
+        assert_int_equal(req.agg.top, 5);
+        assert_int_equal(req.agg.max_keys, 7);
+        assert_int_equal(req.n_pids, 1);
+        request_done(&req);
+
+        /* Latency takes its events from start and end; tid by default. */
+        assert_int_equal(parse("{\"type\":\"aggregate\",\"value\":{\"op\":\"latency\",\"start\":\"a:b\","
+                               "\"end\":\"a:c\"}}", &req, &error), 1);
+        assert_string_equal(req.events[0], "a:b");
+        assert_string_equal(req.events[1], "a:c");
+        assert_null(req.events[2]);
+        assert_int_equal(req.agg.match.kind, AGG_KEY_TID);
+        assert_int_equal(req.agg.interval_ms, 1000);
+        assert_int_equal(req.agg.max_keys, AGG_MAX_KEYS_DEFAULT);
+        request_done(&req);
+
+        assert_int_equal(parse("{\"type\":\"flush\",\"final\":true}", &req, &error), 1);
+        assert_int_equal(req.type, REQUEST_FLUSH);
+        assert_true(req.final);
+        request_done(&req);
+        assert_null(error);
+}
+
 static void test_errors(void **state) {
         expect_error("{\"type\":\"status\"", "not a JSON object line: incomplete or trailing text");
         expect_error("{\"type\":\"status\"} x", "not a JSON object line: incomplete or trailing text");
         expect_error("[1,2]", "expected {\"type\":\"subscribe\",...}");
         expect_error("{\"type\":7}", "expected {\"type\":\"subscribe\",...}");
-        expect_error("{\"type\":\"nope\"}", "unknown message type \"nope\" (known: subscribe, status, reload, add, "
-                     "remove, enable, disable, filter)");
+        expect_error("{\"type\":\"nope\"}", "unknown message type \"nope\" (known: subscribe, aggregate, flush, "
+                     "status, reload, add, remove, enable, disable, filter)");
+        /* Aggregate: an unknown key is an error, never a default. */
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"by\":[\"comn\"]}",
+                     "aggregate: by[0]: unknown key \"comn\" (known: pid, tid, comm, exe, uid, cgroup, container, cpu, "
+                     "event, field:NAME, stack, kstack, ustack, frame)");
+        expect_error("{\"type\":\"aggregate\",\"by\":[\"comm\"]}",
+                     "aggregate: \"events\" is missing (names or patterns of the events to aggregate)");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"bye\":[]}",
+                     "aggregate: unknown key \"bye\" (known: events, by, value, interval_ms, cumulative, top, max_keys, "
+                     "pids, cgroups, comms, containers, namespaces)");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"hist\"}}",
+                     "aggregate: value: \"field\" is missing");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"count\",\"field\":\"x\"}}",
+                     "aggregate: value \"field\" is no key of op \"count\"");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"lhist\",\"field\":\"x\","
+                     "\"min\":0,\"max\":100000,\"step\":1}}",
+                     "aggregate: lhist needs min < max, step > 0 and at most 1022 buckets ((max - min) / step)");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"by\":[\"pid\",\"tid\",\"cpu\",\"uid\",\"comm\"]}",
+                     "aggregate: \"by\" has 5 keys, at most 4 are taken");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"max_keys\":0}",
+                     "aggregate: \"max_keys\" must be from 1 to 65536");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"max_keys\":65537}",
+                     "aggregate: \"max_keys\" must be an integer from 0 to 65536");
+        expect_error("{\"type\":\"aggregate\",\"value\":{\"op\":\"latency\",\"start\":\"a:b\",\"end\":\"a:c\","
+                     "\"match\":\"comm\"}}",
+                     "aggregate: value \"match\" must be \"tid\", \"pid\" or \"field:NAME\"");
+        expect_error("{\"type\":\"flush\",\"final\":1}", "flush: \"final\" must be true or false");
         expect_error("{\"type\":\"add\",\"event\":\"sched:x\"}", "add: \"event\" must be an object, as an entry of the "
                      "config's \"events\" (for example {\"tracepoint\": \"sched:sched_process_exit\"})");
         expect_error("{\"type\":\"remove\"}", "remove: \"event\" is missing");
@@ -291,6 +359,7 @@ static void test_defaults(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_types),
+                cmocka_unit_test(test_aggregate),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_bytes),
                 cmocka_unit_test(test_control),
