@@ -19,3 +19,7 @@ void human_print(FILE *f, json_object *o);
  * evmond passes through) as \u00NN escapes, so the line is the same JSON
  * and drives no terminal (`evmonctl watch --json` on one). */
 void human_put_json(FILE *f, const char *line, size_t len);
+/* Writes the LEN bytes of S to F with control characters escaped as
+ * human_print() shows strings (\n, \x1b, \\): for any text from an
+ * event (a comm, a file name) that a terminal must not obey. */
+void human_put_text(FILE *f, const char *s, size_t len);

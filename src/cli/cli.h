@@ -39,6 +39,15 @@ int send_line(int fd, const char *line, size_t n, const char *what);
 /* cli-watch.c */
 int cmd_watch(char **events);
 
+/* cli-aggregate.c: count, hist, latency and their options. */
+#define ARG_BY_MAX 4            /* evmond takes 4 keys */
+extern const char *arg_by[ARG_BY_MAX];
+extern size_t n_by;
+extern const char *arg_linear, *arg_match;
+extern double arg_interval, arg_seconds;
+extern long arg_top;            /* -1: not given */
+int cmd_aggregate(const char *what, char **args, int n);
+
 /* cli-control.c */
 int cmd_request(const char *type);
 int cmd_control(const char *type, char **args, int n);

@@ -31,6 +31,12 @@ static void help(FILE *f) {
                "  watch [EVENT...]       print events as they happen (all, or those named;\n"
                "                         patterns such as 'syscalls:*' work); exits 1 when\n"
                "                         evmond refuses an EVENT or closes the connection\n"
+               "  count EVENT...         count events in evmond, by --by keys; printed at\n"
+               "                         Ctrl-C, every --interval or after --seconds, as\n"
+               "                         bpftrace prints @[key]: N (smallest first)\n"
+               "  hist EVENT FIELD       a log2 histogram of FIELD (--linear: linear)\n"
+               "  latency START END      a log2 histogram of the ns from START to END, the\n"
+               "                         two matched on --match (tid by default)\n"
                "  status                 events with counts, lost per CPU, clients\n"
                "  reload                 make evmond read its config again; exits 1 when\n"
                "                         the new config is refused (the old one stays)\n"
@@ -83,6 +89,14 @@ static void help(FILE *f) {
                "                         (header_attr, finished_round, ...) with their fields\n"
                "      --order ORDER      decode: time (perf's order, the default), causal\n"
                "                         (each round sorted as it ends) or file (as stored)\n"
+               "      --by KEY           count, hist, latency: one entry per KEY: pid, tid,\n"
+               "                         comm, exe, uid, cgroup, container, cpu, event,\n"
+               "                         field:NAME, stack, kstack, ustack, frame; up to 4\n"
+               "      --linear MIN,MAX,STEP  hist: linear buckets, as bpftrace's lhist()\n"
+               "      --match KEY        latency: what ties END to START: tid, pid, field:NAME\n"
+               "      --interval S       count, hist, latency: print every S seconds\n"
+               "      --seconds N        count, hist, latency: print once after N seconds, exit\n"
+               "      --top N            count, hist, latency: the N biggest entries only\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
                EVMON_SOCKET_PATH_DEFAULT);
@@ -118,6 +132,18 @@ int stdout_done(int status) {
 
 static int run_watch(char **args, int n) {
         return cmd_watch(args);
+}
+
+static int run_count(char **args, int n) {
+        return cmd_aggregate("count", args, n);
+}
+
+static int run_hist(char **args, int n) {
+        return cmd_aggregate("hist", args, n);
+}
+
+static int run_latency(char **args, int n) {
+        return cmd_aggregate("latency", args, n);
 }
 
 static int run_status(char **args, int n) {
@@ -170,6 +196,9 @@ static const struct command {
         int (*run)(char **args, int n);
 } commands[] = {
         { "watch", 0, INT_MAX, "EVENT names or patterns", false, run_watch },
+        { "count", 1, INT_MAX, "EVENT names or patterns", false, run_count },
+        { "hist", 2, 2, "one EVENT and one FIELD", false, run_hist },
+        { "latency", 2, 2, "a START and an END event", false, run_latency },
         { "status", 0, 0, "no argument", false, run_status },
         { "reload", 0, 0, "no argument", false, run_reload },
         { EVMON_REQUEST_ADD, 1, 1, "one JSON config entry, such as '{\"tracepoint\":\"sched:sched_switch\"}'", false, run_add },
@@ -195,6 +224,13 @@ static int parse_argv(int argc, char **argv) {
                 { "container", required_argument, NULL, 'C' },
                 { "namespace", required_argument, NULL, 'N' },
                 { "version", no_argument, NULL, 'V' },
+                /* count, hist, latency (cli-aggregate.c) */
+                { "by", required_argument, NULL, 'b' },
+                { "linear", required_argument, NULL, 'L' },
+                { "match", required_argument, NULL, 'M' },
+                { "interval", required_argument, NULL, 'I' },
+                { "seconds", required_argument, NULL, 'S' },
+                { "top", required_argument, NULL, 'T' },
                 {}
         };
         int c;
@@ -242,6 +278,43 @@ static int parse_argv(int argc, char **argv) {
                         else
                                 arg_namespaces[n_namespaces++] = optarg;
                         break;
+                case 'b':
+                        if (!*optarg || n_by >= ARG_BY_MAX) {
+                                log_error("--by takes a key (pid, tid, comm, exe, uid, cgroup, container, cpu, event, "
+                                          "field:NAME, stack, kstack, ustack, frame), at most %d times; try "
+                                          "'evmonctl --help'.", ARG_BY_MAX);
+                                return 2;
+                        }
+                        arg_by[n_by++] = optarg;
+                        break;
+                case 'L':
+                        arg_linear = optarg;
+                        break;
+                case 'M':
+                        arg_match = optarg;
+                        break;
+                case 'I':
+                case 'S':
+                case 'T': {
+                        char *end;
+                        double v = strtod(optarg, &end);
+
+                        if (!*optarg || *end || !(v > 0 || (c == 'T' && v == 0)) || v > 86400 * 365 ||
+                            (c == 'T' && v != (long) v) || (c == 'I' && v < 0.01)) {
+                                log_error("--%s takes %s, not \"%s\"; try 'evmonctl --help'.",
+                                          c == 'I' ? "interval" : c == 'S' ? "seconds" : "top",
+                                          c == 'T' ? "a number of entries (0: all)" : c == 'I' ?
+                                          "seconds (at least 0.01)" : "seconds", optarg);
+                                return 2;
+                        }
+                        if (c == 'I')
+                                arg_interval = v;
+                        else if (c == 'S')
+                                arg_seconds = v;
+                        else
+                                arg_top = (long) v;
+                        break;
+                }
                 default:
                         log_error("Try 'evmonctl --help'.");
                         return 2;
@@ -272,7 +345,7 @@ static int dispatch(const char *cmd, char **args, int n) {
                 }
                 return k->run(args, n);
         }
-        log_error("unknown command \"%s\"; the commands are watch, status, reload, add, remove, enable, "
+        log_error("unknown command \"%s\"; the commands are watch, count, hist, latency, status, reload, add, remove, enable, "
                   "disable, filter, list, describe and decode (evmonctl --help says more).", cmd);
         return 2;
 }

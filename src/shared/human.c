@@ -54,6 +54,10 @@ void human_put_json(FILE *f, const char *line, size_t len) {
         put_text(f, line, len, true);
 }
 
+void human_put_text(FILE *f, const char *s, size_t len) {
+        put_text(f, s, len, false);
+}
+
 static void put_string(FILE *f, json_object *v) {
         put_text(f, json_object_get_string(v), (size_t) json_object_get_string_len(v), false);
 }
