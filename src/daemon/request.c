@@ -485,10 +485,14 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
                                                              : parse_control(msg, ret, ret_error);
                         if (r < 0) {
                                 request_done(ret);
+                                /* Which request failed: an aggregate's
+                                 * error leaves the connection quiet. */
+                                ret->type = i;
                                 return r;
                         }
                         return 1;
                 }
+        ret->type = _REQUEST_TYPE_MAX;
         return error_set(ret_error, -EINVAL, "unknown message type \"%s\" (known: subscribe, aggregate, flush, status, "
                          "reload, add, remove, enable, disable, filter)", t);
 }

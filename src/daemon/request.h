@@ -61,6 +61,7 @@ static inline bool request_is_control(enum request_type t) {
 
 /* Parses LINE (LEN bytes, without its '\n'; trailing '\r' and spaces are
  * ignored). Returns 1 and fills *ret, 0 for an empty line, -EINVAL with
- * *ret_error the message for the client, or -ENOMEM. */
+ * *ret_error the message for the client (ret->type then the request's
+ * type when it was known, else _REQUEST_TYPE_MAX), or -ENOMEM. */
 int request_parse(const char *line, size_t len, struct request *ret, char **ret_error);
 void request_done(struct request *req);

@@ -480,6 +480,20 @@ static int server_send_aggregating(struct server *s, struct client *c, const str
         return server_reply(c, &line);
 }
 
+/* An aggregate request that failed: the connection gets nothing (no
+ * event lines, no aggregate lines) until a valid request. */
+static int server_agg_refuse(struct server *s, struct client *c, const char *error) {
+        if (c->agg) {
+                c->agg = agg_free(c->agg);
+                c->agg_timer = sd_event_source_disable_unref(c->agg_timer);
+                s->n_agg--;
+        }
+        subscription_done(&c->sub);
+        subscription_init(&c->sub);
+        c->sub.all_events = false;
+        return server_reply_error(c, error);
+}
+
 static int server_aggregate_request(struct server *s, struct client *c, struct request *req) {
         _cleanup_(freep) const char **names = NULL;
         _cleanup_(freep) struct agg_event_info *info = NULL;
@@ -491,9 +505,9 @@ static int server_aggregate_request(struct server *s, struct client *c, struct r
         int r;
 
         if (!s->ops->event_info || !s->ops->event_clock)
-                return server_reply_error(c, "aggregate: not available here");
+                return server_agg_refuse(s, c, "aggregate: not available here");
         if (req->cgroups && !c->admin && !ratelimit_uids_below(&s->walk_budget, c->cred.uid, now_usec()))
-                return server_reply_error(c, "aggregate: too many requests with \"cgroups\" from this uid; send it "
+                return server_agg_refuse(s, c, "aggregate: too many requests with \"cgroups\" from this uid; send it "
                                           "again in a moment");
         names = server_event_names(s, &n);
         if (!names)
@@ -503,7 +517,7 @@ static int server_aggregate_request(struct server *s, struct client *c, struct r
                 /* The subscription's words, for this request. */
                 if (error && strncmp(error, "subscribe: ", 11) == 0)
                         memcpy(error, "aggregate:", 10);
-                return server_reply_error(c, error);
+                return server_agg_refuse(s, c, error);
         }
         if (r < 0)
                 return r;
@@ -514,7 +528,7 @@ static int server_aggregate_request(struct server *s, struct client *c, struct r
         }
         if (r < 0) {
                 subscription_done(&sub);
-                return r == -EINVAL ? server_reply_error(c, error) : r;
+                return r == -EINVAL ? server_agg_refuse(s, c, error) : r;
         }
         /* One request per connection: it replaces what was there. */
         subscription_done(&c->sub);
@@ -597,6 +611,8 @@ static int client_line(struct server *s, struct client *c, const char *line, siz
         int r;
 
         r = request_parse(line, len, &req, &error);
+        if (r == -EINVAL && req.type == REQUEST_AGGREGATE)
+                return server_agg_refuse(s, c, error);
         if (r == -EINVAL)
                 return server_reply_error(c, error);
         if (r <= 0)
