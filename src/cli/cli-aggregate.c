@@ -405,6 +405,21 @@ int cmd_aggregate(const char *what, char **args, int n) {
         json_object_object_add(req, "interval_ms", json_object_new_int64((int64_t) (arg_interval * 1000)));
         if (arg_top >= 0)
                 json_object_object_add(req, "top", json_object_new_int64(arg_top));
+        /* --container and --namespace narrow what is folded, as watch's. */
+        for (int k = 0; k < 2; k++) {
+                size_t nl = k == 0 ? n_containers : n_namespaces;
+                const char *const *l = k == 0 ? arg_containers : arg_namespaces;
+                json_object *a;
+
+                if (nl == 0)
+                        continue;
+                a = json_object_new_array();
+                if (!a)
+                        return log_oom_cli();
+                for (size_t i = 0; i < nl; i++)
+                        json_object_array_add(a, json_object_new_string(l[i]));
+                json_object_object_add(req, k == 0 ? "containers" : "namespaces", a);
+        }
         if (jsonc_append_line(&line, req) < 0)
                 return log_oom_cli();
         r = request_too_long(&line, what);
