@@ -81,7 +81,13 @@ static json_object *emit(struct aggregate *a) {
 
         assert_int_equal(agg_emit(a, &b, 2000, 0, names, 2, false), 0);
         assert_true(b.len > 0 && b.data[b.len - 1] == '\n');
-        o = json_tokener_parse(b.data);
+        /* A jbuf holds no NUL. */
+        {
+                json_tokener *tok = json_tokener_new();
+
+                o = json_tokener_parse_ex(tok, b.data, (int) b.len - 1);
+                json_tokener_free(tok);
+        }
         assert_non_null(o);
         jbuf_done(&b);
         return o;
