@@ -265,13 +265,19 @@ static void test_unknown_key_is_an_error_and_no_lines(void **state) {
 
         assert_int_equal(itest_client_connect(&c, daemon_.socket), 0);
         json_object_put(itest_client_expect(&c, "hello", 5000));
-        /* Nothing asked yet: drain what the default (everything) sent. */
         assert_int_equal(send_line(&c, "{\"type\":\"aggregate\",\"events\":[\"syscalls:sys_enter_getppid\"],"
                                                "\"by\":[\"comm\",\"colour\"]}"), 0);
         o = itest_client_expect(&c, "error", 5000);
         assert_non_null(o);
         assert_non_null(strstr(itest_str(o, "error"), "unknown key \"colour\""));
         json_object_put(o);
+        /* After the error: nothing, not every event of the host. */
+        pid = spawn(make_getppid, &gate);
+        itest_release(gate);
+        itest_reap(pid);
+        text = itest_client_slurp(&c, 500, 3000, &len);
+        assert_null(strstr(text, "\"type\":\"event\""));
+        free(text);
 
         /* A field the event lacks, and a stack of an event with no callchain. */
         assert_int_equal(send_line(&c, "{\"type\":\"aggregate\",\"events\":[\"syscalls:sys_enter_getppid\"],"
