@@ -11,9 +11,11 @@
 #include <string.h>
 #include <cmocka.h>
 #include <json-c/json.h>
+#include <linux/perf_event.h>
 
 #include "aggregate.h"
 #include "evmon/cleanup.h"
+#include "evmon/encode-perf.h"
 #include "evmon/json.h"
 #include "evmon/tracefs.h"
 
@@ -307,6 +309,57 @@ static void test_latency(void **state) {
         agg_free(a);
 }
 
+static const uint64_t chain[] = { (uint64_t) PERF_CONTEXT_KERNEL, 0xffff1000, 0xffff2000,
+                                  (uint64_t) PERF_CONTEXT_USER, 0x401000 };
+static const struct encode_frame chain_frames[] = {
+        {}, { .sym = "vfs_read", .off = 0x1a }, { .sym = "ksys_read", .off = 0x4 }, {}, {},
+};
+static int frames_asked;
+
+static const struct encode_frame *get_frames(void *userdata) {
+        frames_asked++;
+        return chain_frames;
+}
+
+static void test_stacks(void **state) {
+        const struct agg_event_info info[2] = {
+                { .name = names[0], .format = format, .sample_type = PERF_SAMPLE_CALLCHAIN },
+                { .name = names[1], .format = format, .sample_type = PERF_SAMPLE_CALLCHAIN },
+        };
+        struct agg_spec spec = { .n_by = 4, .by = { { .kind = AGG_KEY_STACK }, { .kind = AGG_KEY_KSTACK },
+                                                    { .kind = AGG_KEY_USTACK }, { .kind = AGG_KEY_FRAME } } };
+        const struct agg_sample s = { .idx = 0, .pid = 1, .tid = 1, .uid = -1, .n_ips = 5, .ips = chain,
+                                      .frames = get_frames };
+        uint64_t bits = 3;
+        struct aggregate *a = NULL;
+        json_object *o, *k, *st;
+
+        assert_int_equal(agg_new(&spec, info, 2, &bits, &bits, &a, NULL), 0);
+        frames_asked = 0;
+        for (int i = 0; i < 3; i++)
+                agg_fold(a, &s);
+        /* Symbolized once per stack key and window, not per event. */
+        assert_int_equal(frames_asked, 4);
+        o = emit(a);
+        assert_int_equal(n_entries(o), 1);
+        assert_int_equal(json_object_get_int64(get(entry(o, 0), "count")), 3);
+        k = get(entry(o, 0), "key");
+        /* Root first: the user frame (no symbol: its address), then the kernel's. */
+        st = get(k, "stack");
+        assert_int_equal(json_object_array_length(st), 3);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(st, 0)), "0x401000");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(st, 1)), "ksys_read+0x4");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(st, 2)), "vfs_read+0x1a");
+        st = get(k, "kstack");
+        assert_int_equal(json_object_array_length(st), 2);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(st, 1)), "vfs_read+0x1a");
+        st = get(k, "ustack");
+        assert_int_equal(json_object_array_length(st), 1);
+        assert_string_equal(json_object_get_string(get(k, "frame")), "vfs_read+0x1a");
+        json_object_put(o);
+        agg_free(a);
+}
+
 static void test_errors(void **state) {
         struct agg_spec spec = { .op = AGG_OP_HIST, .field = (char *) "nope" };
         _cleanup_(freep) char *error = NULL, *error2 = NULL, *error3 = NULL;
@@ -331,6 +384,7 @@ int main(void) {
                 cmocka_unit_test(test_max_keys),
                 cmocka_unit_test(test_field_keys),
                 cmocka_unit_test(test_latency),
+                cmocka_unit_test(test_stacks),
                 cmocka_unit_test(test_errors),
         };
 
