@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <stdint.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -30,7 +31,8 @@ static const char config[] =
         "    {\"tracepoint\": \"syscalls:sys_enter_getppid\"},\n"
         "    {\"tracepoint\": \"syscalls:sys_enter_read\"},\n"
         "    {\"tracepoint\": \"syscalls:sys_enter_nanosleep\"},\n"
-        "    {\"tracepoint\": \"syscalls:sys_exit_nanosleep\"}\n"
+        "    {\"tracepoint\": \"syscalls:sys_exit_nanosleep\"},\n"
+        "    {\"software\": \"cpu-clock\", \"freq\": 999, \"callchain\": {\"max_stack\": 32}, \"symbols\": true}\n"
         "  ]\n"
         "}\n";
 
@@ -255,6 +257,58 @@ static void test_latency_of_sleeps(void **state) {
         itest_client_close(&c);
 }
 
+/* 300 ms on the CPU in user space. */
+static void make_spin(void) {
+        struct timespec t0, t;
+        volatile uint64_t x = 0;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+                for (int i = 0; i < 100000; i++)
+                        x += (uint64_t) i;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 300 * 1000000L);
+}
+
+static void test_frames_of_a_busy_child(void **state) {
+        struct itest_client c;
+        json_object *o = NULL, *entries;
+        char req[512];
+        int64_t total = 0;
+        int gate;
+        pid_t pid;
+
+        pid = spawn(make_spin, &gate);
+        snprintf(req, sizeof(req), "{\"type\":\"aggregate\",\"events\":[\"software:cpu-clock\"],\"by\":[\"frame\"],"
+                 "\"pids\":[%d],\"interval_ms\":0,\"cumulative\":true}", (int) pid);
+        agg_connect(&c, req);
+        itest_release(gate);
+        itest_reap(pid);
+        for (int tries = 0; tries < 50 && total < 30; tries++) {
+                json_object_put(o);
+                usleep(100 * 1000);
+                assert_int_equal(send_line(&c, "{\"type\":\"flush\"}"), 0);
+                o = itest_client_expect(&c, "aggregate", 5000);
+                assert_non_null(o);
+                total = itest_int(o, "events");
+        }
+        /* ~300 samples at 999 Hz; a loaded machine gives fewer. */
+        assert_true(total >= 30);
+        assert_true(json_object_object_get_ex(o, "entries", &entries));
+        assert_true(json_object_array_length(entries) > 0);
+        for (size_t i = 0; i < json_object_array_length(entries); i++) {
+                json_object *k, *f;
+
+                assert_true(json_object_object_get_ex(json_object_array_get_idx(entries, i), "key", &k));
+                assert_true(json_object_object_get_ex(k, "frame", &f));
+                /* A symbol and offset, or an address where none was found. */
+                assert_true(json_object_is_type(f, json_type_string));
+                assert_true(strstr(json_object_get_string(f), "+0x") || strncmp(json_object_get_string(f), "0x", 2) == 0);
+        }
+        json_object_put(o);
+        itest_client_close(&c);
+}
+
 static void test_unknown_key_is_an_error_and_no_lines(void **state) {
         struct itest_client c;
         json_object *o;
@@ -312,6 +366,7 @@ int main(void) {
                 cmocka_unit_test(test_count_by_comm_and_pid),
                 cmocka_unit_test(test_hist_of_read_sizes),
                 cmocka_unit_test(test_latency_of_sleeps),
+                cmocka_unit_test(test_frames_of_a_busy_child),
                 cmocka_unit_test(test_unknown_key_is_an_error_and_no_lines),
         };
 
