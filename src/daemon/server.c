@@ -501,6 +501,7 @@ static int server_aggregate_request(struct server *s, struct client *c, struct r
         _cleanup_(agg_freep) struct aggregate *a = NULL;
         _cleanup_(freep) char *error = NULL;
         struct subscription sub;
+        int64_t offset;
         size_t n;
         int r;
 
@@ -538,10 +539,7 @@ static int server_aggregate_request(struct server *s, struct client *c, struct r
         agg_free(c->agg);
         c->agg = TAKE_PTR(a);
         c->agg_stale = false;
-        {
-                int64_t offset;
-                agg_start(c->agg, s->ops->event_clock(s->userdata, &offset));
-        }
+        agg_start(c->agg, s->ops->event_clock(s->userdata, &offset));
         c->agg_timer = sd_event_source_disable_unref(c->agg_timer);
         if (agg_interval_ms(c->agg) > 0) {
                 c->agg_next_usec = now_usec() + agg_interval_ms(c->agg) * 1000;
