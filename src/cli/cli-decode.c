@@ -10,8 +10,10 @@
 #include "evmon/encode.h"
 #include "evmon/encode-perf.h"
 #include "evmon/encode-perfdata.h"
+#include "evmon/flamegraph.h"
 #include "evmon/human.h"
 #include "evmon/io.h"
+#include "evmon/jsonc.h"
 #include "evmon/log.h"
 #include "evmon/perfdata.h"
 
@@ -292,6 +294,90 @@ static int decode_report(struct perfdata *pd, const char *name, int r, const str
         return status;
 }
 
+/* decode --folded: the comm of each thread as its COMM records name it
+ * (perf script's comm), and the stacks folded. */
+struct decode_fold {
+        struct flame *flame;
+        json_object *comms;     /* "tid" → comm */
+        uint64_t samples, no_callchain, full;
+};
+
+/* Folds sample record PR (its line encoded into LINE, then dropped), or
+ * takes a thread's comm; 0 or -ENOMEM. */
+static int decode_fold_record(struct perfdata *pd, const struct decode_events *d, const struct perfdata_record *pr, int64_t offset,
+                              struct jbuf *line, struct decode_fold *fold, struct decode_counts *c) {
+        char tid[16];
+        int r;
+
+        if (pr->rec.type == PERF_RECORD_COMM && pr->parsed && pr->rec.comm.comm) {
+                json_object *s = json_object_new_string(pr->rec.comm.comm);
+
+                snprintf(tid, sizeof(tid), "%" PRIu32, pr->rec.comm.tid);
+                if (!s || json_object_object_add(fold->comms, tid, s) < 0)
+                        return -ENOMEM;
+                return 0;
+        }
+        if (pr->rec.type == PERF_RECORD_SAMPLE) {
+                _cleanup_(json_object_putp) json_object *o = NULL;
+                json_object *v, *comm = NULL;
+                bool callchain;
+                size_t start = line->len;
+
+                r = decode_record(pd, d, pr, offset, line, c);
+                if (r < 0 || line->len == start)
+                        return r;
+                /* The same line decode writes, so that the stacks are
+                 * named as its lines name them. */
+                o = parse_line(line->data + start, line->len - start);
+                line->len = start;
+                if (!o)
+                        return 0;
+                if (json_object_object_get_ex(o, "tid", &v))
+                        json_object_object_get_ex(fold->comms, json_object_get_string(v), &comm);
+                fold->samples++;
+                r = profile_fold(fold->flame, o, comm ? json_object_get_string(comm) : NULL, &callchain);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -E2BIG)
+                        fold->full++;
+                if (!callchain)
+                        fold->no_callchain++;
+        }
+        return 0;
+}
+
+static void decode_fold_done(struct decode_fold *fold) {
+        flame_free(fold->flame);
+        json_object_put(fold->comms);
+}
+
+/* decode --folded: the stacks of PD's samples, folded; the exit status. */
+static int decode_folded(struct perfdata *pd, const char *name, const struct decode_events *d, int64_t offset) {
+        _cleanup_(decode_fold_done) struct decode_fold fold = {};
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        struct decode_counts counts = {};
+        struct perfdata_record pr;
+        int r, k;
+
+        k = profile_check_format(arg_format ?: "folded");
+        if (k != 0)
+                return k;
+        fold.comms = json_object_new_object();
+        if (!fold.comms || flame_new(&fold.flame) < 0)
+                return log_oom_cli();
+        while ((r = perfdata_next(pd, &pr)) > 0)
+                if (decode_fold_record(pd, d, &pr, offset, &line, &fold, &counts) < 0)
+                        return log_oom_cli();
+        if (fold.samples > 0 && fold.no_callchain == fold.samples)
+                log_error("%s: its samples carry no callchain (perf record -g records them): each stack is "
+                          "the sampled address alone", name);
+        if (fold.full > 0)
+                log_error("%s: %" PRIu64 " samples left out: more than %u distinct frames", name, fold.full,
+                          FLAME_NODES_MAX);
+        k = profile_write(fold.flame, arg_format ?: "folded", "Flame Graph", NULL);
+        return decode_report(pd, name, r, &counts) ?: k;
+}
+
 int cmd_decode(const char *path, const char *order) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(jbuf_donep) struct jbuf line = {};
@@ -308,11 +394,13 @@ int cmd_decode(const char *path, const char *order) {
                 return r;
         if (perfdata_clock(pd, &clock) >= 0)
                 offset = (int64_t) (clock.wall_ns - clock.clock_ns);
-        else
+        else if (!arg_folded)
                 log_error("%s has no clock reference (HEADER_CLOCK_DATA, written by "
                         "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", name);
         if (decode_events_new(name, pd, &d) < 0)
                 return log_oom_cli();
+        if (arg_folded)
+                return decode_folded(pd, name, &d, offset);
 
         /* Full buffering: this is a batch job; a stream is flushed
          * whenever the reader waits for it. */

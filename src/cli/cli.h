@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 
@@ -58,3 +59,19 @@ int cmd_describe(const char *event);
 
 /* cli-decode.c */
 int cmd_decode(const char *path, const char *order);
+
+/* cli-profile.c */
+struct flame;
+extern pid_t arg_profile_pid;   /* profile --pid; 0: none */
+extern const char *arg_profile_cgroup, *arg_event, *arg_format, *arg_output;
+extern unsigned arg_freq;
+extern bool arg_folded;         /* decode --folded */
+/* Folds the event line O into F: its sample's callchain root first, after
+ * its comm ("proc"'s, else COMM, else "[pid N]"); frames named by their
+ * "syms" (function without offset, else "[object]"), else their address.
+ * *RET_CALLCHAIN says whether it had one (else the sample's ip is the
+ * stack). flame_add()'s return. */
+int profile_fold(struct flame *f, json_object *o, const char *comm, bool *ret_callchain);
+int profile_check_format(const char *format);
+int profile_write(const struct flame *f, const char *format, const char *title, const char *subtitle);
+int cmd_profile(void);

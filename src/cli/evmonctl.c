@@ -4,6 +4,8 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/connect.h"
 #include "evmon/log.h"
+#include "evmon/parse.h"
 #include "evmon/protocol.h"
 
 #include "cli.h"
@@ -20,6 +23,7 @@ const char *arg_socket;
 const char *arg_tracefs;
 int arg_json = -1;  /* -1: JSON when stdout is not a terminal */
 bool arg_all;
+bool arg_folded;
 const char *arg_order;   /* decode --order; NULL: time */
 const char *arg_containers[ARG_LIST_MAX], *arg_namespaces[ARG_LIST_MAX];
 size_t n_containers, n_namespaces;
@@ -48,6 +52,13 @@ static void help(FILE *f) {
                "  filter EVENT FILTER    set EVENT's ftrace filter ('' clears it)\n"
                "                         (add ... filter: root and socket.admin_group only;\n"
                "                         a reload or restart serves the config file again)\n"
+               "  profile                sample stacks (a served software:cpu-clock, or for\n"
+               "                         root and socket.admin_group one added for the session\n"
+               "                         and removed after) and write them folded for flame\n"
+               "                         graphs (\"comm;root;...;leaf N\"), or as an SVG flame\n"
+               "                         graph: --seconds N (default: until Ctrl-C), --pid P,\n"
+               "                         --cgroup C, --freq F (added event's; default 999),\n"
+               "                         --event E, --format folded|svg, -o FILE\n"
                "\n"
                "Commands that read tracefs directly (no daemon needed):\n"
                "  list                   the events this kernel has, as perf list shows\n"
@@ -71,7 +82,9 @@ static void help(FILE *f) {
                "                         wall-clock only when the file has a clock reference\n"
                "                         (perf record -k mono); otherwise it is \"ts\" counted\n"
                "                         from 1970. A damaged file gives every record before\n"
-               "                         the damage, then an error naming its offset (exit 1)\n"
+               "                         the damage, then an error naming its offset (exit 1).\n"
+               "                         --folded: the samples' stacks folded instead, as\n"
+               "                         profile writes them (--format svg, -o FILE too)\n"
                "\n"
                "Options:\n"
                "  -s, --socket PATH      evmond's socket (default $EVMON_SOCKET, or\n"
@@ -95,8 +108,15 @@ static void help(FILE *f) {
                "      --linear MIN,MAX,STEP  hist: linear buckets, as bpftrace's lhist()\n"
                "      --match KEY        latency: what ties END to START: tid, pid, field:NAME\n"
                "      --interval S       count, hist, latency: print every S seconds\n"
-               "      --seconds N        count, hist, latency: print once after N seconds, exit\n"
+               "      --seconds N        count, hist, latency: print once after N seconds, exit;\n"
+               "                         profile: sample for N seconds\n"
                "      --top N            count, hist, latency: the N biggest entries only\n"
+               "      --pid P, --cgroup C  profile: samples of process P, or of cgroup C\n"
+               "      --freq F           profile: sample F times a second (an event added\n"
+               "                         for the session; a served one keeps its own)\n"
+               "      --event E          profile: sample with the served event E\n"
+               "      --format FORMAT    profile, decode --folded: folded (default) or svg\n"
+               "  -o, --output FILE      profile, decode --folded: write to FILE\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
                EVMON_SOCKET_PATH_DEFAULT);
@@ -186,6 +206,10 @@ static int run_decode(char **args, int n) {
         return cmd_decode(args[0], arg_order ?: "time");
 }
 
+static int run_profile(char **args, int n) {
+        return cmd_profile();
+}
+
 /* The commands, and the arguments each takes: a usage error names the
  * command and what it takes. */
 static const struct command {
@@ -209,6 +233,19 @@ static const struct command {
         { "list", 0, 0, "no argument", false, run_list },
         { "describe", 1, 1, "one EVENT, SYSTEM:NAME or KIND:NAME (`evmonctl list` shows them)", false, run_describe },
         { "decode", 1, 1, "one FILE (- for standard input)", true, run_decode },
+        { "profile", 0, 0, "no argument (options: --seconds, --pid, --format, ...)", false, run_profile },
+};
+
+/* An option of profile alone was given: its name. */
+static const char *profile_option;
+
+enum {
+        ARG_PID = 0x100,
+        ARG_CGROUP,
+        ARG_FREQ,
+        ARG_EVENT,
+        ARG_FORMAT,
+        ARG_FOLDED,
 };
 
 /* The options: -1 to go on with the command, or the exit code (help,
@@ -231,11 +268,19 @@ static int parse_argv(int argc, char **argv) {
                 { "interval", required_argument, NULL, 'I' },
                 { "seconds", required_argument, NULL, 'S' },
                 { "top", required_argument, NULL, 'T' },
+                { "pid", required_argument, NULL, ARG_PID },
+                { "cgroup", required_argument, NULL, ARG_CGROUP },
+                { "freq", required_argument, NULL, ARG_FREQ },
+                { "event", required_argument, NULL, ARG_EVENT },
+                { "format", required_argument, NULL, ARG_FORMAT },
+                { "output", required_argument, NULL, 'o' },
+                { "folded", no_argument, NULL, ARG_FOLDED },
                 {}
         };
         int c;
+        uint64_t u;
 
-        while ((c = getopt_long(argc, argv, "s:t:jh", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "s:t:jho:", options, NULL)) >= 0)
                 switch (c) {
                 case 's':
                         if (!*optarg) {
@@ -315,10 +360,48 @@ static int parse_argv(int argc, char **argv) {
                                 arg_top = (long) v;
                         break;
                 }
+                case ARG_PID:
+                        if (parse_u64(optarg, &u) < 0 || u == 0 || u > INT_MAX) {
+                                log_error("--pid takes a process id, not \"%s\".", optarg);
+                                return 2;
+                        }
+                        arg_profile_pid = (pid_t) u;
+                        profile_option = "pid";
+                        break;
+                case ARG_FREQ:
+                        if (parse_u64(optarg, &u) < 0 || u == 0 || u > 100000) {
+                                log_error("--freq takes samples a second, 1 to 100000, not \"%s\".", optarg);
+                                return 2;
+                        }
+                        arg_freq = (unsigned) u;
+                        profile_option = "freq";
+                        break;
+                case ARG_CGROUP:
+                case ARG_EVENT:
+                        if (!*optarg) {
+                                log_error("--%s takes a name, not \"\".", c == ARG_CGROUP ? "cgroup" : "event");
+                                return 2;
+                        }
+                        *(c == ARG_CGROUP ? &arg_profile_cgroup : &arg_event) = optarg;
+                        profile_option = c == ARG_CGROUP ? "cgroup" : "event";
+                        break;
+                case ARG_FORMAT:
+                        arg_format = optarg;
+                        break;
+                case 'o':
+                        arg_output = optarg;
+                        break;
+                case ARG_FOLDED:
+                        arg_folded = true;
+                        break;
                 default:
                         log_error("Try 'evmonctl --help'.");
                         return 2;
                 }
+        if (arg_profile_pid > 0 && arg_profile_cgroup) {
+                log_error("--pid and --cgroup: give one of them.");
+                return 2;
+        }
         return -1;
 }
 
@@ -338,6 +421,22 @@ static int dispatch(const char *cmd, char **args, int n) {
                                   args[k->max_args]);
                         return 2;
                 }
+                bool profile = strcmp(k->name, "profile") == 0;
+
+                if (!profile && profile_option) {
+                        log_error("--%s is an option of profile, not of %s; try 'evmonctl --help'.",
+                                  profile_option, cmd);
+                        return 2;
+                }
+                if (!profile && !arg_folded && (arg_format || arg_output)) {
+                        log_error("--%s is an option of profile and decode --folded; try 'evmonctl --help'.",
+                                  arg_format ? "format" : "output");
+                        return 2;
+                }
+                if (!k->decode && arg_folded) {
+                        log_error("--folded is an option of decode, not of %s; try 'evmonctl --help'.", cmd);
+                        return 2;
+                }
                 if (!k->decode && (arg_all || arg_order)) {
                         log_error("--%s is an option of decode, not of %s; try 'evmonctl --help'.",
                                   arg_all ? "all" : "order", cmd);
@@ -346,7 +445,7 @@ static int dispatch(const char *cmd, char **args, int n) {
                 return k->run(args, n);
         }
         log_error("unknown command \"%s\"; the commands are watch, count, hist, latency, status, reload, add, remove, enable, "
-                  "disable, filter, list, describe and decode (evmonctl --help says more).", cmd);
+                  "disable, filter, profile, list, describe and decode (evmonctl --help says more).", cmd);
         return 2;
 }
 

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "evmon/cleanup.h"
+#include "evmon/encode.h"
+#include "evmon/flamegraph.h"
+#include "evmon/io.h"
+#include "evmon/jsonc.h"
+#include "evmon/log.h"
+#include "evmon/protocol.h"
+
+#include "cli.h"
+
+/* evmonctl profile: samples with callchains from evmond, folded into
+ * stacks here, written as folded lines or drawn as a flame graph. evmond
+ * sends every sample as a line and evmonctl folds them: aggregation in
+ * evmond (the "aggregate" request with key "stack") would send one line
+ * a window instead, and is what this should use once evmond has it. */
+
+pid_t arg_profile_pid;
+const char *arg_profile_cgroup;
+unsigned arg_freq;              /* 0: the served event's, or 999 for one added */
+const char *arg_event;
+const char *arg_format;         /* NULL: folded */
+const char *arg_output;         /* NULL: standard output */
+
+/* The served events profile takes when none is named, as perf record's
+ * default is cpu-clock (cycles where a PMU counts them). */
+static const char *const default_events[] = {
+        "software:cpu-clock", "software:task-clock", "hardware:cpu-cycles", "hardware:cycles",
+};
+#define SESSION_FREQ 999
+
+/* Frame names of one sample, kept between calls (one thread). */
+static char frame_names[FLAME_DEPTH_MAX][FLAME_NAME_MAX + 1];
+
+/* The name of frame IP from its "syms" entry SYM (or NULL): the function
+ * without its offset ("spin+0x1a" → "spin"), else the object as
+ * stackcollapse-perf.pl names unknown frames ("[libc.so.6]"), else the
+ * address. */
+static void frame_name(json_object *sym, const char *ip, char *out) {
+        json_object *v;
+        const char *s;
+
+        if (sym && json_object_object_get_ex(sym, "sym", &v) && (s = json_object_get_string(v)) && *s) {
+                const char *plus = strstr(s, "+0x");
+                size_t n = plus ? (size_t) (plus - s) : strlen(s);
+
+                /* The last "+0x": a name may hold the characters too. */
+                while (plus && (plus = strstr(plus + 1, "+0x")))
+                        n = (size_t) (plus - s);
+                snprintf(out, FLAME_NAME_MAX + 1, "%.*s", (int) (n > FLAME_NAME_MAX ? FLAME_NAME_MAX : n), s);
+                return;
+        }
+        if (sym && json_object_object_get_ex(sym, "module", &v) && (s = json_object_get_string(v)) && *s) {
+                const char *base = strrchr(s, '/');
+
+                snprintf(out, FLAME_NAME_MAX + 1, "[%.*s]", FLAME_NAME_MAX - 2, base ? base + 1 : s);
+                return;
+        }
+        snprintf(out, FLAME_NAME_MAX + 1, "%s", ip ?: "[unknown]");
+}
+
+int profile_fold(struct flame *f, json_object *o, const char *comm, bool *ret_callchain) {
+        const char *frames[FLAME_DEPTH_MAX];
+        json_object *sample = NULL, *chain = NULL, *proc, *v;
+        size_t n = 0, k = 0;
+
+        *ret_callchain = false;
+        if (json_object_object_get_ex(o, "proc", &proc) && json_object_object_get_ex(proc, "comm", &v) &&
+            json_object_is_type(v, json_type_string))
+                comm = json_object_get_string(v);
+        if (!comm) {
+                int64_t pid = json_object_object_get_ex(o, "pid", &v) ? json_object_get_int64(v) : -1;
+
+                snprintf(frame_names[0], sizeof(frame_names[0]), "[pid %" PRId64 "]", pid);
+                comm = frame_names[0];
+        }
+        frames[n++] = comm;
+
+        json_object_object_get_ex(o, "sample", &sample);
+        if (sample && json_object_object_get_ex(sample, "callchain", &chain) &&
+            json_object_is_type(chain, json_type_array)) {
+                /* The callchain is leaf first, segment by segment
+                 * (kernel, then user); the folded stack root first. */
+                size_t total = 0;
+
+                for (size_t s = 0; s < json_object_array_length(chain); s++) {
+                        json_object *seg = json_object_array_get_idx(chain, s), *ips;
+
+                        if (json_object_object_get_ex(seg, "ips", &ips))
+                                total += json_object_array_length(ips);
+                }
+                *ret_callchain = total > 0;
+                for (size_t s = json_object_array_length(chain); s-- > 0;) {
+                        json_object *seg = json_object_array_get_idx(chain, s), *ips = NULL, *syms = NULL;
+
+                        json_object_object_get_ex(seg, "ips", &ips);
+                        json_object_object_get_ex(seg, "syms", &syms);
+                        for (size_t i = ips ? json_object_array_length(ips) : 0; i-- > 0;) {
+                                if (n >= FLAME_DEPTH_MAX || k + 1 >= FLAME_DEPTH_MAX)
+                                        break;
+                                frame_name(syms ? json_object_array_get_idx(syms, i) : NULL,
+                                           json_object_get_string(json_object_array_get_idx(ips, i)),
+                                           frame_names[++k]);
+                                frames[n++] = frame_names[k];
+                        }
+                }
+        }
+        if (!*ret_callchain && json_object_object_get_ex(sample ?: o, "ip", &v)) {
+                frame_name(NULL, json_object_get_string(v), frame_names[++k]);
+                frames[n++] = frame_names[k];
+        }
+        return flame_add(f, frames, n, 1);
+}
+
+/* What folding took in, said at the end. */
+struct profile {
+        const char *event;
+        int fd;
+        bool subscribing;
+        struct flame *flame;
+        uint64_t samples, no_callchain, lost, dropped, full;
+        int status;
+};
+
+static volatile sig_atomic_t profile_stopped;
+static int profile_fd = -1;
+
+/* SIGINT, SIGTERM, the --seconds timer: the end of the profile. Its
+ * connection's read side shut, read_lines() returns, and what was folded
+ * is written. */
+static void profile_stop(int sig) {
+        profile_stopped = 1;
+        if (profile_fd >= 0)
+                (void) shutdown(profile_fd, SHUT_RD);
+}
+
+static int on_profile_line(const char *line, size_t len, void *ud) {
+        struct profile *p = ud;
+        _cleanup_(json_object_putp) json_object *o = parse_line(line, len);
+        const char *type = line_type(o);
+        json_object *v;
+
+        if (strcmp(type, EVMON_LINE_ERROR) == 0) {
+                json_object_object_get_ex(o, "error", &v);
+                log_error("evmond says: %s", v ? json_object_get_string(v) : "?");
+                p->status = 1;
+                return 1;
+        }
+        if (p->subscribing) {
+                /* Until evmond has the subscription it sends everything. */
+                if (strcmp(type, EVMON_LINE_SUBSCRIBED) == 0)
+                        p->subscribing = false;
+                return 0;
+        }
+        if (strcmp(type, EVMON_LINE_EVENT) == 0) {
+                bool callchain;
+                int r;
+
+                if (!json_object_object_get_ex(o, "event", &v) || strcmp(json_object_get_string(v), p->event) != 0)
+                        return 0;
+                p->samples++;
+                r = profile_fold(p->flame, o, NULL, &callchain);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -E2BIG)
+                        p->full++;
+                if (!callchain)
+                        p->no_callchain++;
+        } else if (strcmp(type, EVMON_LINE_LOST) == 0 || strcmp(type, EVMON_LINE_DROPPED) == 0) {
+                if (json_object_object_get_ex(o, "count", &v))
+                        *(type[0] == 'l' ? &p->lost : &p->dropped) += (uint64_t) json_object_get_int64(v);
+        }
+        return 0;
+}
+
+/* The answer to a runtime request: its "result" line. */
+struct answer {
+        const char *type;
+        json_object *result;    /* the result line, taken */
+        char *error;
+};
+
+static int on_answer_line(const char *line, size_t len, void *ud) {
+        struct answer *a = ud;
+        json_object *o = parse_line(line, len), *v;
+        const char *type = line_type(o);
+
+        if (strcmp(type, EVMON_LINE_ERROR) == 0 || strcmp(type, EVMON_LINE_RESULT) == 0) {
+                if (json_object_object_get_ex(o, "error", &v))
+                        a->error = strdup(json_object_get_string(v));
+                if (strcmp(type, EVMON_LINE_RESULT) == 0)
+                        a->result = json_object_get(o);
+                json_object_put(o);
+                return 1;
+        }
+        json_object_put(o);
+        return 0;
+}
+
+/* Sends the runtime request LINE on a connection of its own; 0 when
+ * evmond did it (*ret_result: its result line, when RET_RESULT), 1 when
+ * it said no (*ret_error: why), or the exit status of a failure said. */
+static int profile_request(const struct jbuf *line, const char *what, json_object **ret_result, char **ret_error) {
+        static const char *const none[] = { NULL };
+        _cleanup_(jbuf_donep) struct jbuf both = {};
+        _cleanup_(closep) int fd = -1;
+        struct answer a = { .type = what };
+        json_object *ok;
+        int r;
+
+        if (encode_subscribe(&both, none, 0) < 0 || jbuf_reserve(&both, line->len) < 0)
+                return -log_oom_cli();
+        jbuf_put_bytes(&both, line->data, line->len);
+        fd = connect_daemon();
+        if (fd < 0)
+                return -1;
+        if (send_line(fd, both.data, both.len, what) < 0)
+                return -1;
+        r = read_lines(fd, false, on_answer_line, &a);
+        if (r <= 0)
+                return -read_lines_failed(r, what);
+        if (a.result && json_object_object_get_ex(a.result, "ok", &ok) && json_object_get_boolean(ok)) {
+                if (ret_result)
+                        *ret_result = a.result;
+                else
+                        json_object_put(a.result);
+                free(a.error);
+                return 0;
+        }
+        json_object_put(a.result);
+        *ret_error = a.error ?: strdup("no reason given");
+        return 1;
+}
+
+/* The events evmond serves, from its hello: NULL-terminated, the caller's. */
+static int on_hello_line(const char *line, size_t len, void *ud) {
+        json_object **hello = ud;
+
+        *hello = parse_line(line, len);
+        return 1;
+}
+
+/* Which served event to sample when none is named: one of
+ * default_events, or NULL. */
+static char *served_default(void) {
+        _cleanup_(json_object_putp) json_object *hello = NULL;
+        _cleanup_(closep) int fd = connect_daemon();
+        json_object *events;
+
+        if (fd < 0 || read_lines(fd, false, on_hello_line, &hello) <= 0 || !hello)
+                return NULL;
+        if (!json_object_object_get_ex(hello, "events", &events))
+                return NULL;
+        for (size_t d = 0; d < ELEMENTSOF(default_events); d++)
+                for (size_t i = 0; i < json_object_array_length(events); i++)
+                        if (strcmp(json_object_get_string(json_object_array_get_idx(events, i)),
+                                   default_events[d]) == 0)
+                                return strdup(default_events[d]);
+        return NULL;
+}
+
+/* Adds the session's own sampling event; its name, or NULL after saying
+ * why not (*ret_status the exit status). */
+static char *session_add(int *ret_status) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(json_object_putp) json_object *result = NULL;
+        _cleanup_(freep) char *entry = NULL, *error = NULL;
+        json_object *events;
+        int r;
+
+        *ret_status = 1;
+        if (asprintf(&entry, "{\"software\":\"cpu-clock\",\"freq\":%u,\"callchain\":{},\"symbols\":true,"
+                     "\"name\":\"evmonctl-profile-%d\"}", arg_freq ?: SESSION_FREQ, (int) getpid()) < 0 ||
+            encode_control(&line, EVMON_REQUEST_ADD, entry, NULL, NULL, NULL, 0) < 0) {
+                *ret_status = log_oom_cli();
+                return NULL;
+        }
+        r = profile_request(&line, EVMON_REQUEST_ADD, &result, &error);
+        if (r < 0) {
+                *ret_status = -r;
+                return NULL;
+        }
+        if (r > 0) {
+                log_error("profile: evmond at %s serves no sampling event (%s, ...) and did not add one for "
+                          "this session: %s. Add one to its config (\"events\": [{\"software\": \"cpu-clock\", "
+                          "\"freq\": 999, \"callchain\": {}, \"symbols\": true}]) and reload it, or run "
+                          "profile as root or a member of socket.admin_group, or name a served event with "
+                          "callchains with --event",
+                          socket_path(), default_events[0], error);
+                return NULL;
+        }
+        if (!json_object_object_get_ex(result, "events", &events) || json_object_array_length(events) < 1) {
+                log_error("profile: evmond at %s added the session's event but did not name it", socket_path());
+                return NULL;
+        }
+        return strdup(json_object_get_string(json_object_array_get_idx(events, 0)));
+}
+
+static void session_remove(const char *event) {
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) char *error = NULL;
+        int r;
+
+        if (encode_control(&line, EVMON_REQUEST_REMOVE, NULL, event, NULL, NULL, 0) < 0)
+                return (void) log_oom_cli();
+        r = profile_request(&line, EVMON_REQUEST_REMOVE, NULL, &error);
+        if (r > 0)
+                log_error("profile: evmond at %s did not remove the session's event %s: %s; "
+                          "`evmonctl remove %s` does", socket_path(), event, error, event);
+}
+
+/* Writes the folded stacks of F in FORMAT to arg_output; the exit status. */
+int profile_write(const struct flame *f, const char *format, const char *title, const char *subtitle) {
+        _cleanup_(fclosep) FILE *file = NULL;
+        FILE *out = stdout;
+        int r;
+
+        if (arg_output && strcmp(arg_output, "-") != 0) {
+                file = fopen(arg_output, "we");
+                if (!file) {
+                        log_error("cannot write %s: %s", arg_output, strerror(errno));
+                        return 1;
+                }
+                out = file;
+        }
+        if (strcmp(format, "svg") == 0) {
+                const struct flame_svg_opts o = { .title = title, .subtitle = subtitle };
+
+                r = flame_write_svg(f, &o, out);
+        } else
+                r = flame_write_folded(f, out);
+        if (r == 0 && fflush(out) == EOF)
+                r = errno > 0 ? -errno : -EIO;
+        if (r < 0) {
+                if (out == stdout)
+                        return stdout_failed(-r);
+                log_error("cannot write %s: %s", arg_output, strerror(-r));
+                return 1;
+        }
+        if (file) {
+                r = fclose(TAKE_PTR(file));
+                if (r != 0) {
+                        log_error("cannot write %s: %s", arg_output, strerror(errno));
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+int profile_check_format(const char *format) {
+        if (strcmp(format, "folded") == 0 || strcmp(format, "svg") == 0)
+                return 0;
+        if (strcmp(format, "pprof") == 0)
+                log_error("--format pprof: not in this evmonctl; write folded stacks (the default) and convert "
+                          "them, or svg for a flame graph");
+        else
+                log_error("--format %s: use folded (the default) or svg", format);
+        return 2;
+}
+
+int cmd_profile(void) {
+        _cleanup_(flame_freep) struct flame *flame = NULL;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        _cleanup_(freep) char *event = NULL, *subtitle = NULL;
+        _cleanup_(closep) int fd = -1;
+        const char *format = arg_format ?: "folded";
+        const char *cgroups[1] = { arg_profile_cgroup };
+        struct profile p = {};
+        bool added = false;
+        struct sigaction sa = { .sa_handler = profile_stop };
+        struct timeval t0, t1;
+        int r, status;
+
+        r = profile_check_format(format);
+        if (r != 0)
+                return r;
+        if (flame_new(&flame) < 0)
+                return log_oom_cli();
+        /* From here on a Ctrl-C ends the profile with what it has and
+         * removes an event added for it. */
+        sigemptyset(&sa.sa_mask);
+        (void) sigaction(SIGINT, &sa, NULL);
+        (void) sigaction(SIGTERM, &sa, NULL);
+        (void) sigaction(SIGALRM, &sa, NULL);
+        if (arg_event)
+                event = strdup(arg_event);
+        else if (arg_freq == 0)
+                event = served_default();
+        if (!event && !arg_event) {
+                event = session_add(&status);
+                if (!event)
+                        return status;
+                added = true;
+        }
+        if (!event)
+                return log_oom_cli();
+
+        const char *events[] = { event };
+        if (encode_subscribe_targets(&line, events, 1, arg_profile_pid > 0 ? &arg_profile_pid : NULL,
+                                     arg_profile_pid > 0 ? 1 : 0, arg_profile_cgroup ? cgroups : NULL,
+                                     arg_profile_cgroup ? 1 : 0) < 0) {
+                status = log_oom_cli();
+                goto finish;
+        }
+        fd = connect_daemon();
+        if (fd < 0) {
+                status = 1;
+                goto finish;
+        }
+        if (send_line(fd, line.data, line.len, EVMON_REQUEST_SUBSCRIBE) < 0) {
+                status = 1;
+                goto finish;
+        }
+        p = (struct profile) { .event = event, .fd = fd, .subscribing = true, .flame = flame };
+        profile_fd = fd;
+        if (profile_stopped) {
+                status = 0;
+                goto finish;
+        }
+        if (arg_seconds > 0) {
+                struct itimerval it = {
+                        .it_value = {
+                                .tv_sec = (time_t) arg_seconds,
+                                .tv_usec = (suseconds_t) ((arg_seconds - (double) (time_t) arg_seconds) * 1e6),
+                        },
+                };
+
+                if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+                        it.it_value.tv_usec = 1;
+                (void) setitimer(ITIMER_REAL, &it, NULL);
+        } else if (isatty(STDERR_FILENO))
+                log_info("profiling %s%s; Ctrl-C ends it", event, added ? " (added for this session)" : "");
+        gettimeofday(&t0, NULL);
+        r = read_lines(fd, false, on_profile_line, &p);
+        gettimeofday(&t1, NULL);
+        profile_fd = -1;
+        if (r == -ENOMEM) {
+                status = log_oom_cli();
+                goto finish;
+        }
+        if (r > 0 || (r < 0 && !(profile_stopped && r == -ECONNRESET))) {
+                status = r > 0 ? p.status : read_lines_failed(r, NULL);
+                goto finish;
+        }
+        if (p.subscribing) {
+                log_error("profile: evmond at %s did not take the subscription to %s before the end",
+                          socket_path(), event);
+                status = 1;
+                goto finish;
+        }
+        if (p.samples == 0)
+                log_error("profile: no sample of %s came%s%s; is the target busy on a CPU?", event,
+                          arg_profile_pid > 0 || arg_profile_cgroup ? " from the target" : "",
+                          arg_seconds > 0 ? " in the time given" : "");
+        else if (p.no_callchain == p.samples)
+                log_error("profile: %s carries no callchain: each stack is the sampled address alone. "
+                          "Give its config entry \"callchain\": {} (and \"symbols\": true for names)", event);
+        if (p.lost > 0 || p.dropped > 0)
+                log_error("profile: %" PRIu64 " samples lost in the kernel's rings, %" PRIu64 " dropped by "
+                          "evmond for this client: the profile leaves them out", p.lost, p.dropped);
+        if (p.full > 0)
+                log_error("profile: %" PRIu64 " samples left out: more than %u distinct frames", p.full,
+                          FLAME_NODES_MAX);
+        if (asprintf(&subtitle, "evmonctl profile: %s, %" PRIu64 " samples in %.1f s%s", event, p.samples,
+                     (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_usec - t0.tv_usec) / 1e6,
+                     p.lost + p.dropped > 0 ? ", some lost" : "") < 0) {
+                status = log_oom_cli();
+                goto finish;
+        }
+        status = profile_write(flame, format, "Flame Graph", subtitle);
+finish:
+        if (added)
+                session_remove(event);
+        return status;
+}
