@@ -39,8 +39,15 @@ int flame_add_folded(struct flame *f, const char *line, size_t len);
 uint64_t flame_total(const struct flame *f);
 uint64_t flame_dropped(const struct flame *f);
 
-/* Writes each stack with samples of its own as a folded line, stacks in
- * alphabetical order (frame by frame, bytewise); 0 or -errno. */
+/* Calls FN for each stack with samples of its own, in alphabetical order
+ * (frame by frame, bytewise): its frames root first (valid until FN
+ * returns) and its samples. Stops at FN's first non-zero return, which
+ * it returns; else 0. */
+typedef int (*flame_stack_fn)(const char *const *frames, size_t n, uint64_t count, void *userdata);
+int flame_foreach(const struct flame *f, flame_stack_fn fn, void *userdata);
+
+/* Writes each stack with samples of its own as a folded line, in
+ * flame_foreach()'s order; 0 or -errno. */
 int flame_write_folded(const struct flame *f, FILE *out);
 
 /* One box of the flame graph: the frame NAME at DEPTH (0 is the root,

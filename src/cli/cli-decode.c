@@ -374,7 +374,7 @@ static int decode_folded(struct perfdata *pd, const char *name, const struct dec
         if (fold.full > 0)
                 log_error("%s: %" PRIu64 " samples left out: more than %u distinct frames", name, fold.full,
                           FLAME_NODES_MAX);
-        k = profile_write(fold.flame, arg_format ?: "folded", "Flame Graph", NULL);
+        k = profile_write(fold.flame, arg_format ?: "folded", "Flame Graph", NULL, 0, 0);
         return decode_report(pd, name, r, &counts) ?: k;
 }
 

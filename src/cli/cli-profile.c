@@ -322,7 +322,8 @@ static void session_remove(const char *event) {
 }
 
 /* Writes the folded stacks of F in FORMAT to arg_output; the exit status. */
-int profile_write(const struct flame *f, const char *format, const char *title, const char *subtitle) {
+int profile_write(const struct flame *f, const char *format, const char *title, const char *subtitle,
+                  int64_t time_ns, int64_t duration_ns) {
         _cleanup_(fclosep) FILE *file = NULL;
         FILE *out = stdout;
         int r;
@@ -334,8 +335,13 @@ int profile_write(const struct flame *f, const char *format, const char *title, 
                         return 1;
                 }
                 out = file;
+        } else if (strcmp(format, "pprof") == 0 && isatty(STDOUT_FILENO)) {
+                log_error("--format pprof writes gzipped protobuf, not for a terminal: give -o FILE");
+                return 2;
         }
-        if (strcmp(format, "svg") == 0) {
+        if (strcmp(format, "pprof") == 0)
+                r = profile_write_pprof(f, out, time_ns, duration_ns);
+        else if (strcmp(format, "svg") == 0) {
                 const struct flame_svg_opts o = { .title = title, .subtitle = subtitle };
 
                 r = flame_write_svg(f, &o, out);
@@ -360,13 +366,9 @@ int profile_write(const struct flame *f, const char *format, const char *title, 
 }
 
 int profile_check_format(const char *format) {
-        if (strcmp(format, "folded") == 0 || strcmp(format, "svg") == 0)
+        if (strcmp(format, "folded") == 0 || strcmp(format, "svg") == 0 || strcmp(format, "pprof") == 0)
                 return 0;
-        if (strcmp(format, "pprof") == 0)
-                log_error("--format pprof: not in this evmonctl; write folded stacks (the default) and convert "
-                          "them, or svg for a flame graph");
-        else
-                log_error("--format %s: use folded (the default) or svg", format);
+        log_error("--format %s: use folded (the default), svg or pprof", format);
         return 2;
 }
 
@@ -381,6 +383,7 @@ int cmd_profile(void) {
         bool added = false;
         struct sigaction sa = { .sa_handler = profile_stop };
         struct timeval t0, t1;
+        int64_t start_ns;
         int r, status;
 
         r = profile_check_format(format);
@@ -443,6 +446,7 @@ int cmd_profile(void) {
         } else if (isatty(STDERR_FILENO))
                 log_info("profiling %s%s; Ctrl-C ends it", event, added ? " (added for this session)" : "");
         gettimeofday(&t0, NULL);
+        start_ns = (int64_t) t0.tv_sec * 1000000000 + (int64_t) t0.tv_usec * 1000;
         r = read_lines(fd, false, on_profile_line, &p);
         gettimeofday(&t1, NULL);
         profile_fd = -1;
@@ -479,7 +483,9 @@ int cmd_profile(void) {
                 status = log_oom_cli();
                 goto finish;
         }
-        status = profile_write(flame, format, "Flame Graph", subtitle);
+        status = profile_write(flame, format, "Flame Graph", subtitle, start_ns,
+                               (int64_t) (t1.tv_sec - t0.tv_sec) * 1000000000 +
+                                       (int64_t) (t1.tv_usec - t0.tv_usec) * 1000);
 finish:
         if (added)
                 session_remove(event);

@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <json-c/json.h>
@@ -73,5 +75,12 @@ extern bool arg_folded;         /* decode --folded */
  * stack). flame_add()'s return. */
 int profile_fold(struct flame *f, json_object *o, const char *comm, bool *ret_callchain);
 int profile_check_format(const char *format);
-int profile_write(const struct flame *f, const char *format, const char *title, const char *subtitle);
+/* Writes F in FORMAT (folded, svg, pprof) to -o's file or standard
+ * output; TIME_NS and DURATION_NS (0: unknown) for pprof. The exit status. */
+int profile_write(const struct flame *f, const char *format, const char *title, const char *subtitle,
+                  int64_t time_ns, int64_t duration_ns);
+
+/* cli-pprof.c */
+/* Writes F as a gzipped pprof profile (profile.proto) to OUT; 0 or -errno. */
+int profile_write_pprof(const struct flame *f, FILE *out, int64_t time_ns, int64_t duration_ns);
 int cmd_profile(void);

@@ -265,34 +265,49 @@ int flame_add_folded(struct flame *f, const char *line, size_t len) {
         return r;
 }
 
-/* Writes node I's folded line (PATH holds the names above it) and its
+/* Calls FN for node I's stack (PATH holds the names above it) and its
  * children's. */
-static int write_folded(const struct flame *f, uint32_t i, const char **path, size_t depth, FILE *out) {
+static int foreach_node(const struct flame *f, uint32_t i, const char **path, size_t depth, flame_stack_fn fn,
+                        void *userdata) {
         const struct flame_node *node = &f->nodes[i];
 
         if (i != 0)
                 path[depth++] = node->name;
         if (node->self > 0 && depth > 0) {
-                for (size_t k = 0; k < depth; k++) {
-                        if (k > 0)
-                                fputc(';', out);
-                        fputs(path[k], out);
-                }
-                fprintf(out, " %" PRIu64 "\n", node->self);
-        }
-        for (uint32_t k = 0; k < node->n_kids; k++) {
-                int r = write_folded(f, node->kids[k], path, depth, out);
+                int r = fn(path, depth, node->self, userdata);
 
-                if (r < 0)
+                if (r != 0)
                         return r;
         }
+        for (uint32_t k = 0; k < node->n_kids; k++) {
+                int r = foreach_node(f, node->kids[k], path, depth, fn, userdata);
+
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+int flame_foreach(const struct flame *f, flame_stack_fn fn, void *userdata) {
+        const char *path[FLAME_DEPTH_MAX + 1];
+
+        return foreach_node(f, 0, path, 0, fn, userdata);
+}
+
+static int put_folded(const char *const *frames, size_t n, uint64_t count, void *userdata) {
+        FILE *out = userdata;
+
+        for (size_t k = 0; k < n; k++) {
+                if (k > 0)
+                        fputc(';', out);
+                fputs(frames[k], out);
+        }
+        fprintf(out, " %" PRIu64 "\n", count);
         return ferror(out) ? -EIO : 0;
 }
 
 int flame_write_folded(const struct flame *f, FILE *out) {
-        const char *path[FLAME_DEPTH_MAX + 1];
-
-        return write_folded(f, 0, path, 0, out);
+        return flame_foreach(f, put_folded, out);
 }
 
 struct layout {

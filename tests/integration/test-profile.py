@@ -20,12 +20,17 @@ session: `evmonctl profile --freq 499 --pid P --seconds 1` as root adds
 decode: `perf record -g` of the target and `evmonctl decode --folded`:
    the counts add up to perf script's samples, each line "comm;...;leaf N"
    with the target's comm first.
+pprof: the same with --format pprof: gzip, protoc --decode with pprof's
+   profile.proto takes it, and its samples are the folded lines' stacks
+   and counts, one for one.
 
 Usage: test-profile.py BUILD_ROOT (root and perf_event_open, else 77;
-Chromium for svg, perf for decode, else those skip; 77 when none ran)."""
+Chromium for svg, perf for decode, protoc for pprof, else those skip; 77 when none ran)."""
 
+import gzip
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -244,6 +249,45 @@ def test_decode(tmp):
         fail("decode: %d samples folded, perf script has %d" % (folded, samples))
     if not any(l.startswith("evmon-target;") for l in lines):
         fail("decode: no line starts with the comm: %s" % lines[:3])
+    if not shutil.which("protoc"):
+        print("pprof: skipped: no protoc (apt-get install protobuf-compiler)")
+        return
+    pb = os.path.join(tmp, "profile.pb.gz")
+    r = subprocess.run([EVMONCTL, "decode", "--folded", "--format", "pprof", "-o", pb, data], capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0:
+        return fail("pprof: exit %d: %s" % (r.returncode, r.stderr))
+    ran.append("pprof")
+    with gzip.open(pb) as f:
+        raw = f.read()
+    proto = os.path.join(os.environ.get("EVMON_SOURCE_ROOT", os.path.dirname(BUILD)), "src", "cli")
+    text = subprocess.run(["protoc", "--proto_path=" + proto, "--decode=perftools.profiles.Profile",
+                           "profile.proto"], input=raw, capture_output=True, timeout=60)
+    if text.returncode != 0:
+        return fail("pprof: protoc --decode refuses it: %s" % text.stderr.decode())
+    stacks = pprof_stacks(text.stdout.decode())
+    want = {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in lines}
+    print("pprof: %d samples in %d stacks, as the folded lines: %s" % (sum(stacks.values()), len(stacks),
+                                                                      stacks == want))
+    if stacks != want:
+        fail("pprof: its stacks differ from the folded lines: %s" % sorted(set(stacks.items()) ^
+                                                                           set(want.items()))[:4])
+
+
+def pprof_stacks(text):
+    """protoc --decode's text of a Profile → {"root;...;leaf": value}."""
+    strings = [bytes(m, "latin-1").decode("unicode_escape").encode("latin-1").decode()
+               for m in re.findall(r'^string_table: "(.*)"$', text, re.M)]
+    functions = {int(i): int(n) for i, n in re.findall(r"^function \{\s*id: (\d+)\s*name: (\d+)", text, re.M)}
+    locations = {int(i): int(f) for i, f in
+                 re.findall(r"^location \{\s*id: (\d+)\s*line \{\s*function_id: (\d+)", text, re.M)}
+    stacks = {}
+    for block in re.findall(r"^sample \{(.*?)^\}", text, re.M | re.S):
+        ids = [int(i) for i in re.findall(r"location_id: (\d+)", block)]
+        value = int(re.search(r"value: (\d+)", block).group(1))
+        key = ";".join(strings[functions[locations[i]]] for i in reversed(ids))
+        stacks[key] = stacks.get(key, 0) + value
+    return stacks
 
 
 def main():
