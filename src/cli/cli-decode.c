@@ -318,24 +318,27 @@ static int decode_fold_record(struct perfdata *pd, const struct decode_events *d
                 return 0;
         }
         if (pr->rec.type == PERF_RECORD_SAMPLE) {
-                _cleanup_(json_object_putp) json_object *o = NULL;
-                json_object *v, *comm = NULL;
+                json_object *comm = NULL;
                 bool callchain;
                 size_t start = line->len;
 
                 r = decode_record(pd, d, pr, offset, line, c);
                 if (r < 0 || line->len == start)
                         return r;
+                if (pr->event && (pr->event->attr.sample_type & PERF_SAMPLE_TID)) {
+                        snprintf(tid, sizeof(tid), "%" PRIu32, pr->rec.sample.tid);
+                        json_object_object_get_ex(fold->comms, tid, &comm);
+                }
                 /* The same line decode writes, so that the stacks are
                  * named as its lines name them. */
-                o = parse_line(line->data + start, line->len - start);
-                line->len = start;
-                if (!o)
-                        return 0;
-                if (json_object_object_get_ex(o, "tid", &v))
-                        json_object_object_get_ex(fold->comms, json_object_get_string(v), &comm);
                 fold->samples++;
-                r = profile_fold(fold->flame, o, comm ? json_object_get_string(comm) : NULL, &callchain);
+                r = profile_fold_line(fold->flame, line->data + start, line->len - start, NULL,
+                                      comm ? json_object_get_string(comm) : NULL, &callchain);
+                line->len = start;
+                if (r == -EBADMSG) {
+                        c->bad++;
+                        return 0;
+                }
                 if (r == -ENOMEM)
                         return r;
                 if (r == -E2BIG)

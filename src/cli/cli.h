@@ -68,12 +68,16 @@ extern pid_t arg_profile_pid;   /* profile --pid; 0: none */
 extern const char *arg_profile_cgroup, *arg_event, *arg_format, *arg_output;
 extern unsigned arg_freq;
 extern bool arg_folded;         /* decode --folded */
-/* Folds the event line O into F: its sample's callchain root first, after
- * its comm ("proc"'s, else COMM, else "[pid N]"); frames named by their
- * "syms" (function without offset, else "[object]"), else their address.
- * *RET_CALLCHAIN says whether it had one (else the sample's ip is the
- * stack). flame_add()'s return. */
-int profile_fold(struct flame *f, json_object *o, const char *comm, bool *ret_callchain);
+
+/* cli-fold.c */
+/* Folds event line LINE (LEN bytes) of EVENT (NULL: any) into F: its
+ * sample's callchain root first, after its comm ("proc"'s, else COMM,
+ * else "[pid N]"); frames named by their "syms" (function without offset,
+ * else "[object]"), else their address. *RET_CALLCHAIN says whether it had
+ * one (else the sample's ip is the stack). 1 when it is no line of EVENT,
+ * -EBADMSG when it is not well-formed, else flame_add()'s return. */
+int profile_fold_line(struct flame *f, const char *line, size_t len, const char *event, const char *comm,
+                      bool *ret_callchain);
 int profile_check_format(const char *format);
 /* Writes F in FORMAT (folded, svg, pprof) to -o's file or standard
  * output; TIME_NS and DURATION_NS (0: unknown) for pprof. The exit status. */
