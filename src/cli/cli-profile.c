@@ -22,10 +22,11 @@
 #include "cli.h"
 
 /* evmonctl profile: samples with callchains from evmond, folded into
- * stacks here, written as folded lines or drawn as a flame graph. evmond
- * sends every sample as a line and evmonctl folds them: aggregation in
- * evmond (the "aggregate" request with key "stack") would send one line
- * a window instead, and is what this should use once evmond has it. */
+ * stacks, written as folded lines, an SVG flame graph or pprof. evmond
+ * folds them itself where it can (the wire protocol's "aggregate" request
+ * keyed by comm and stack: one line at the end, no line per sample); an
+ * evmond without it ("unknown message type")
+ * sends every sample as a line and evmonctl folds them (cli-fold.c). */
 
 pid_t arg_profile_pid;
 const char *arg_profile_cgroup;
@@ -48,19 +49,30 @@ struct profile {
         bool subscribing;
         struct flame *flame;
         uint64_t samples, no_callchain, lost, dropped, full, malformed;
+        bool fallback;          /* evmond has no aggregation: stream */
         int status;
 };
 
-static volatile sig_atomic_t profile_stopped;
-static int profile_fd = -1;
+static volatile sig_atomic_t profile_stopped, profile_aggregating, profile_flush_ready, profile_flush_sent;
+static volatile int profile_fd = -1;
+static const char profile_flush[] = "{\"type\":\"flush\",\"final\":true}\n";
 
-/* SIGINT, SIGTERM, the --seconds timer: the end of the profile. Its
- * connection's read side shut, read_lines() returns, and what was folded
- * is written. */
+/* SIGINT, SIGTERM, the --seconds timer: the end of the profile. Streaming,
+ * its connection's read side is shut, read_lines() returns, and what was
+ * folded is written; aggregating, evmond is asked for its final line
+ * (write() is async-signal-safe), which ends the reading. A second one
+ * gives up waiting. */
 static void profile_stop(int sig) {
-        profile_stopped = 1;
-        if (profile_fd >= 0)
+        int saved = errno;
+
+        if (profile_fd >= 0 && (!profile_aggregating || profile_stopped))
                 (void) shutdown(profile_fd, SHUT_RD);
+        else if (profile_fd >= 0 && profile_flush_ready && !profile_flush_sent) {
+                profile_flush_sent = 1;
+                (void) !write(profile_fd, profile_flush, sizeof(profile_flush) - 1);
+        }
+        profile_stopped = 1;
+        errno = saved;
 }
 
 static int on_profile_line(const char *line, size_t len, void *ud) {
@@ -110,6 +122,148 @@ static int on_profile_line(const char *line, size_t len, void *ud) {
                         *(type[0] == 'l' ? &p->lost : &p->dropped) += (uint64_t) json_object_get_int64(v);
         }
         return 0;
+}
+
+/* "name+0xoff" → "name", as cli-fold.c names frames. */
+static void strip_offset(char *name) {
+        char *plus = NULL;
+
+        for (char *q = strstr(name, "+0x"); q; q = strstr(q + 1, "+0x"))
+                plus = q;
+        if (plus && plus != name)
+                *plus = 0;
+}
+
+/* The final aggregate line's entries: {"key":{"comm":C,"stack":[…]},
+ * "count":N}, the stack root first. */
+static int profile_fold_aggregate(struct profile *p, json_object *o) {
+        json_object *entries, *v;
+        char names[FLAME_DEPTH_MAX][FLAME_NAME_MAX + 1];
+        const char *frames[FLAME_DEPTH_MAX];
+
+        if (json_object_object_get_ex(o, "lost", &v))
+                p->lost += (uint64_t) json_object_get_int64(v);
+        if (json_object_object_get_ex(o, "keys_dropped", &v))
+                p->full += (uint64_t) json_object_get_int64(v);
+        if (!json_object_object_get_ex(o, "entries", &entries) || !json_object_is_type(entries, json_type_array))
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(entries); i++) {
+                json_object *e = json_object_array_get_idx(entries, i), *key, *comm = NULL, *stack = NULL, *count;
+                size_t n = 0, len;
+                uint64_t c;
+                int r;
+
+                if (!json_object_object_get_ex(e, "key", &key) || !json_object_object_get_ex(e, "count", &count))
+                        continue;
+                c = (uint64_t) json_object_get_int64(count);
+                json_object_object_get_ex(key, "comm", &comm);
+                json_object_object_get_ex(key, "stack", &stack);
+                frames[n++] = comm && json_object_is_type(comm, json_type_string) ? json_object_get_string(comm) :
+                                                                                     "[unknown]";
+                len = stack && json_object_is_type(stack, json_type_array) ? json_object_array_length(stack) : 0;
+                for (size_t k = 0; k < len && n < FLAME_DEPTH_MAX; k++) {
+                        const char *f = json_object_get_string(json_object_array_get_idx(stack, k));
+
+                        snprintf(names[n], sizeof(names[n]), "%s", f ?: "[unknown]");
+                        strip_offset(names[n]);
+                        frames[n] = names[n];
+                        n++;
+                }
+                p->samples += c;
+                if (len == 0)
+                        p->no_callchain += c;
+                r = flame_add(p->flame, frames, n, c);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -E2BIG)
+                        p->full += c;
+        }
+        return 0;
+}
+
+static void profile_send_flush(struct profile *p) {
+        sigset_t all, old;
+
+        /* Against the handler: the flush goes once. */
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &old);
+        profile_flush_ready = 1;
+        if (profile_stopped && !profile_flush_sent) {
+                profile_flush_sent = 1;
+                (void) !write(p->fd, profile_flush, sizeof(profile_flush) - 1);
+        }
+        sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static int on_aggregate_line(const char *line, size_t len, void *ud) {
+        struct profile *p = ud;
+        _cleanup_(json_object_putp) json_object *o = parse_line(line, len);
+        const char *type = line_type(o);
+        json_object *v;
+
+        if (strcmp(type, EVMON_LINE_ERROR) == 0) {
+                const char *error = json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "?";
+
+                if (p->subscribing && strstr(error, "unknown message type")) {
+                        p->fallback = true;     /* an evmond without aggregation */
+                        return 1;
+                }
+                log_error("evmond says: %s", error);
+                p->status = 1;
+                return 1;
+        }
+        if (strcmp(type, "aggregating") == 0) {
+                p->subscribing = false;
+                profile_send_flush(p);
+                return 0;
+        }
+        if (strcmp(type, "aggregate") == 0 && json_object_object_get_ex(o, "final", &v) &&
+            json_object_get_boolean(v)) {
+                int r = profile_fold_aggregate(p, o);
+
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
+/* The aggregate request for EVENT: counts by comm and stack, one line when
+ * asked (the flush at the end), the targets as subscribe takes them. */
+static char *aggregate_request(const char *event) {
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
+        json_object *a, *value;
+        char *s;
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "type", json_object_new_string("aggregate"));
+        a = json_object_new_array();
+        json_object_array_add(a, json_object_new_string(event));
+        json_object_object_add(o, "events", a);
+        a = json_object_new_array();
+        json_object_array_add(a, json_object_new_string("comm"));
+        json_object_array_add(a, json_object_new_string("stack"));
+        json_object_object_add(o, "by", a);
+        value = json_object_new_object();
+        json_object_object_add(value, "op", json_object_new_string("count"));
+        json_object_object_add(o, "value", value);
+        json_object_object_add(o, "interval_ms", json_object_new_int(0));
+        json_object_object_add(o, "cumulative", json_object_new_boolean(1));
+        json_object_object_add(o, "top", json_object_new_int(0));
+        json_object_object_add(o, "max_keys", json_object_new_int(65536));
+        if (arg_profile_pid > 0) {
+                a = json_object_new_array();
+                json_object_array_add(a, json_object_new_int(arg_profile_pid));
+                json_object_object_add(o, "pids", a);
+        }
+        if (arg_profile_cgroup) {
+                a = json_object_new_array();
+                json_object_array_add(a, json_object_new_string(arg_profile_cgroup));
+                json_object_object_add(o, "cgroups", a);
+        }
+        if (asprintf(&s, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                        JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+                return NULL;
+        return s;
 }
 
 /* The answer to a runtime request: its "result" line. */
@@ -337,26 +491,9 @@ int cmd_profile(void) {
         if (!event)
                 return log_oom_cli();
 
-        const char *events[] = { event };
-        if (encode_subscribe_targets(&line, events, 1, arg_profile_pid > 0 ? &arg_profile_pid : NULL,
-                                     arg_profile_pid > 0 ? 1 : 0, arg_profile_cgroup ? cgroups : NULL,
-                                     arg_profile_cgroup ? 1 : 0) < 0) {
+        _cleanup_(freep) char *request = aggregate_request(event);
+        if (!request) {
                 status = log_oom_cli();
-                goto finish;
-        }
-        fd = connect_daemon();
-        if (fd < 0) {
-                status = 1;
-                goto finish;
-        }
-        if (send_line(fd, line.data, line.len, EVMON_REQUEST_SUBSCRIBE) < 0) {
-                status = 1;
-                goto finish;
-        }
-        p = (struct profile) { .event = event, .fd = fd, .subscribing = true, .flame = flame };
-        profile_fd = fd;
-        if (profile_stopped) {
-                status = 0;
                 goto finish;
         }
         if (arg_seconds > 0) {
@@ -374,18 +511,57 @@ int cmd_profile(void) {
                 log_info("profiling %s%s; Ctrl-C ends it", event, added ? " (added for this session)" : "");
         gettimeofday(&t0, NULL);
         start_ns = (int64_t) t0.tv_sec * 1000000000 + (int64_t) t0.tv_usec * 1000;
-        r = read_lines(fd, false, on_profile_line, &p);
+
+        /* evmond's aggregation first; a line per sample where it has none. */
+        for (int aggregate = 1; aggregate >= 0; aggregate--) {
+                const char *events[] = { event };
+
+                line.len = 0;
+                if (!aggregate && encode_subscribe_targets(&line, events, 1,
+                                                           arg_profile_pid > 0 ? &arg_profile_pid : NULL,
+                                                           arg_profile_pid > 0 ? 1 : 0,
+                                                           arg_profile_cgroup ? cgroups : NULL,
+                                                           arg_profile_cgroup ? 1 : 0) < 0) {
+                        status = log_oom_cli();
+                        goto finish;
+                }
+                fd = safe_close(fd);
+                fd = connect_daemon();
+                if (fd < 0) {
+                        status = 1;
+                        goto finish;
+                }
+                if (aggregate ? send_line(fd, request, strlen(request), "aggregate") < 0 :
+                                send_line(fd, line.data, line.len, EVMON_REQUEST_SUBSCRIBE) < 0) {
+                        status = 1;
+                        goto finish;
+                }
+                p = (struct profile) { .event = event, .fd = fd, .subscribing = true, .flame = flame };
+                profile_aggregating = aggregate;
+                profile_fd = fd;
+                if (profile_stopped && !aggregate) {
+                        status = 0;
+                        goto finish;
+                }
+                r = read_lines(fd, false, aggregate ? on_aggregate_line : on_profile_line, &p);
+                profile_fd = -1;
+                if (!p.fallback) {
+                        log_debug("profile: %s", aggregate ? "evmond folded the samples (aggregate, key stack)" :
+                                                             "evmonctl folded the samples evmond sent");
+                        break;
+                }
+        }
         gettimeofday(&t1, NULL);
-        profile_fd = -1;
         if (r == -ENOMEM) {
                 status = log_oom_cli();
                 goto finish;
         }
-        if (r > 0 || (r < 0 && !(profile_stopped && r == -ECONNRESET))) {
-                status = r > 0 ? p.status : read_lines_failed(r, NULL);
+        if (profile_aggregating ? r != 1 || p.status != 0 :
+                                  r > 0 || (r < 0 && !(profile_stopped && r == -ECONNRESET))) {
+                status = r > 0 ? p.status ?: 1 : read_lines_failed(r, NULL);
                 goto finish;
         }
-        if (p.subscribing) {
+        if (p.subscribing && !profile_aggregating) {
                 log_error("profile: evmond at %s did not take the subscription to %s before the end",
                           socket_path(), event);
                 status = 1;
