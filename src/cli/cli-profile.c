@@ -333,23 +333,33 @@ static int on_hello_line(const char *line, size_t len, void *ud) {
         return 1;
 }
 
-/* Which served event to sample when none is named: one of
- * default_events, or NULL. */
-static char *served_default(void) {
+/* Which served event to sample when none is named: *RET one of
+ * default_events, or NULL. 0, or -1 when evmond could not be asked
+ * (said). */
+static int served_default(char **ret) {
         _cleanup_(json_object_putp) json_object *hello = NULL;
         _cleanup_(closep) int fd = connect_daemon();
         json_object *events;
+        int r;
 
-        if (fd < 0 || read_lines(fd, false, on_hello_line, &hello) <= 0 || !hello)
-                return NULL;
-        if (!json_object_object_get_ex(hello, "events", &events))
-                return NULL;
+        *ret = NULL;
+        if (fd < 0)
+                return -1;
+        r = read_lines(fd, false, on_hello_line, &hello);
+        if (r <= 0) {
+                (void) read_lines_failed(r, NULL);
+                return -1;
+        }
+        if (!hello || !json_object_object_get_ex(hello, "events", &events))
+                return 0;
         for (size_t d = 0; d < ELEMENTSOF(default_events); d++)
                 for (size_t i = 0; i < json_object_array_length(events); i++)
                         if (strcmp(json_object_get_string(json_object_array_get_idx(events, i)),
-                                   default_events[d]) == 0)
-                                return strdup(default_events[d]);
-        return NULL;
+                                   default_events[d]) == 0) {
+                                *ret = strdup(default_events[d]);
+                                return *ret ? 0 : -log_oom_cli();
+                        }
+        return 0;
 }
 
 /* Adds the session's own sampling event; its name, or NULL after saying
@@ -480,8 +490,8 @@ int cmd_profile(void) {
         (void) sigaction(SIGALRM, &sa, NULL);
         if (arg_event)
                 event = strdup(arg_event);
-        else if (arg_freq == 0)
-                event = served_default();
+        else if (arg_freq == 0 && served_default(&event) < 0)
+                return 1;
         if (!event && !arg_event) {
                 event = session_add(&status);
                 if (!event)
