@@ -71,8 +71,9 @@ struct flame_svg_opts {
         unsigned width;         /* pixels; 0: 1200 */
 };
 
-/* Writes the flame graph as a self-contained SVG document (no script,
- * no external reference), as flamegraph.pl draws it: 16-pixel frames,
- * warm colours from each name's hash, a <title> per frame with its
- * samples and share, its name clipped to its box. 0 or -errno. */
+/* Writes the flame graph as a self-contained SVG document (no external
+ * reference), as flamegraph.pl draws it: 16-pixel frames, warm colours
+ * from each name's hash, a <title> per frame with its samples and share,
+ * its name clipped to its box; an inline script zooms to a frame clicked
+ * ("Reset Zoom" goes back). 0 or -errno. */
 int flame_write_svg(const struct flame *f, const struct flame_svg_opts *o, FILE *out);

@@ -434,6 +434,52 @@ static void put_count(FILE *out, uint64_t v) {
         }
 }
 
+/* Click a frame to zoom to it (its callees widened to the whole width, its
+ * callers kept below it, dimmed, the rest hidden), "Reset Zoom" to go
+ * back: flamegraph.pl's zoom, shorter. It reads names from the titles'
+ * text, never as markup. Viewers that run no script (an <img>) show the
+ * graph as drawn. */
+static const char zoom_script[] =
+        "<script type=\"text/ecmascript\"><![CDATA[\n"
+        "(function () {\n"
+        "  var svg = document.documentElement, unzoom = document.getElementById('unzoom');\n"
+        "  var W = +svg.getAttribute('width'), XPAD = 10, CHAR = 12 * 0.59, E = 1e-6;\n"
+        "  var gs = Array.prototype.slice.call(document.querySelectorAll('#frames > g'));\n"
+        "  function name(g) { var t = g.querySelector('title').textContent; return t.substring(0, t.lastIndexOf(' (')); }\n"
+        "  function place(g, x, w) {\n"
+        "    var r = g.querySelector('rect'), t = g.querySelector('text'), n = Array.from(name(g));\n"
+        "    var fit = Math.floor(w / CHAR);\n"
+        "    r.setAttribute('x', x.toFixed(2)); r.setAttribute('width', w.toFixed(2));\n"
+        "    t.setAttribute('x', (x + 3).toFixed(2));\n"
+        "    t.textContent = fit < 3 ? '' : n.length <= fit ? n.join('') : n.slice(0, fit - 2).join('') + '..';\n"
+        "  }\n"
+        "  function at(g, k) { return +g.getAttribute(k); }\n"
+        "  function zoom(z) {\n"
+        "    var zx = at(z, 'data-x'), zw = at(z, 'data-w'), zy = at(z, 'data-y'), k = (W - 2 * XPAD) / zw;\n"
+        "    gs.forEach(function (g) {\n"
+        "      var x = at(g, 'data-x'), w = at(g, 'data-w'), y = at(g, 'data-y');\n"
+        "      if (y > zy && x <= zx + E && x + w >= zx + zw - E) {\n"
+        "        g.style.display = ''; g.style.opacity = '0.5'; place(g, XPAD, W - 2 * XPAD);\n"
+        "      } else if (y <= zy && x >= zx - E && x + w <= zx + zw + E) {\n"
+        "        g.style.display = ''; g.style.opacity = ''; place(g, XPAD + (x - zx) * k, w * k);\n"
+        "      } else\n"
+        "        g.style.display = 'none';\n"
+        "    });\n"
+        "    unzoom.style.opacity = '1';\n"
+        "  }\n"
+        "  gs.forEach(function (g) {\n"
+        "    var r = g.querySelector('rect');\n"
+        "    g.setAttribute('data-x', r.getAttribute('x')); g.setAttribute('data-w', r.getAttribute('width'));\n"
+        "    g.setAttribute('data-y', r.getAttribute('y')); g.style.cursor = 'pointer';\n"
+        "    g.addEventListener('click', function () { zoom(g); });\n"
+        "  });\n"
+        "  unzoom.addEventListener('click', function () {\n"
+        "    gs.forEach(function (g) { g.style.display = ''; g.style.opacity = ''; place(g, at(g, 'data-x'), at(g, 'data-w')); });\n"
+        "    unzoom.style.opacity = '0';\n"
+        "  });\n"
+        "})();\n"
+        "]]></script>\n";
+
 int flame_write_svg(const struct flame *f, const struct flame_svg_opts *o, FILE *out) {
         /* flamegraph.pl's defaults. */
         const double frame_height = 16, font_size = 12, font_width = 0.59, min_width = 0.1, xpad = 10;
@@ -478,6 +524,8 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_opts *o, FILE 
                 put_xml(out, clean, SIZE_MAX);
                 fputs("</text>\n", out);
         }
+        fprintf(out, "<text id=\"unzoom\" x=\"%.1f\" y=\"%.0f\" style=\"cursor: pointer\" opacity=\"0\">"
+                "Reset Zoom</text>\n", xpad, font_size * 2);
         fputs("<g id=\"frames\">\n", out);
         for (size_t i = 0; i < n; i++) {
                 const struct flame_box *b = &boxes[i];
@@ -511,7 +559,9 @@ int flame_write_svg(const struct flame *f, const struct flame_svg_opts *o, FILE 
                 }
                 fputs("</text></g>\n", out);
         }
-        fputs("</g>\n</svg>\n", out);
+        fputs("</g>\n", out);
+        fputs(zoom_script, out);
+        fputs("</svg>\n", out);
         free(boxes);
         if (fflush(out) == EOF || ferror(out))
                 return errno > 0 ? -errno : -EIO;

@@ -12,7 +12,9 @@ svg: evmond serves {"software": "cpu-clock", "freq": 999, "callchain": {},
    main, outer, hot and warm are there as rect + text, each rect as wide
    as its samples' share of 1180 pixels (to 0.01 px), hot about twice
    warm (1.3 to 3), both inside outer, hot left of warm (alphabetical),
-   every text inside its box, the comm as "ev<il>&_'x".
+   every text inside its box, the comm as "ev<il>&_'x"; a click on hot
+   (the SVG's script) makes it 1180 px, outer shown whole below it, warm
+   hidden, and Reset Zoom lays out what was drawn.
 session: `evmonctl profile --freq 499 --pid P --seconds 1` as root adds
    a cpu-clock event for the session (evmond serves only an exec
    tracepoint) and removes it after: the folded lines name
@@ -108,22 +110,41 @@ HARNESS = """<!DOCTYPE html><html><body>
 document.getElementById('o').addEventListener('load', function () {
   var d = this.contentDocument, r = [];
   if (!d || !d.querySelector('#frames')) { document.getElementById('out').textContent = 'no frames'; return; }
+  function frames() {
+    var r = [];
+    d.querySelectorAll('#frames > g').forEach(function (g) {
+      var rect = g.querySelector('rect'), text = g.querySelector('text'), b = rect.getBBox();
+      r.push({title: g.querySelector('title').textContent, x: b.x, y: b.y, width: b.width,
+              shown: g.getBoundingClientRect().width > 0 && getComputedStyle(g).display != 'none',
+              text: text ? text.textContent : null, text_x: text ? text.getBBox().x : 0,
+              text_width: text ? text.getComputedTextLength() : 0});
+    });
+    return r;
+  }
+  var drawn = frames(), zoomed = null, reset = null;
+  /* Click the widest frame named %s: the zoom. */
+  var best = null;
   d.querySelectorAll('#frames > g').forEach(function (g) {
-    var rect = g.querySelector('rect'), text = g.querySelector('text'), b = rect.getBBox();
-    r.push({title: g.querySelector('title').textContent, x: b.x, y: b.y, width: b.width,
-            text: text ? text.textContent : null, text_x: text ? text.getBBox().x : 0,
-            text_width: text ? text.getComputedTextLength() : 0});
+    if (g.querySelector('title').textContent.indexOf('%s (') == 0 &&
+        (!best || g.querySelector('rect').getBBox().width > best.querySelector('rect').getBBox().width))
+      best = g;
   });
-  document.getElementById('out').textContent = JSON.stringify(r);
+  if (best) {
+    best.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    zoomed = frames();
+    d.getElementById('unzoom').dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    reset = frames();
+  }
+  document.getElementById('out').textContent = JSON.stringify({drawn: drawn, zoomed: zoomed, reset: reset});
 });
 </script></body></html>
 """
 
 
-def browser_frames(tmp, svg):
+def browser_frames(tmp, svg, click):
     page = os.path.join(tmp, "harness.html")
     with open(page, "w") as f:
-        f.write(HARNESS % os.path.basename(svg))
+        f.write(HARNESS % (os.path.basename(svg), click, click))
     out = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu",
                           "--allow-file-access-from-files", "--virtual-time-budget=5000",
                           "--user-data-dir=" + os.path.join(tmp, "chromium"), "--dump-dom", "file://" + page],
@@ -135,7 +156,7 @@ def browser_frames(tmp, svg):
         raise AssertionError("Chromium gave no page: " + out.stderr[-500:])
     text = dom[start + len('<pre id="out">'):end]
     text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-    if not text.startswith("["):
+    if not text.startswith("{"):
         raise AssertionError("Chromium did not lay the SVG out: " + text[:200])
     return json.loads(text)
 
@@ -163,7 +184,8 @@ def test_svg(tmp):
     if r.returncode != 0:
         return fail("svg: evmonctl profile exit %d: %s" % (r.returncode, r.stderr))
     ET.parse(svg)               # well-formed, hostile comm and all
-    frames = browser_frames(tmp, svg)
+    laid_out = browser_frames(tmp, svg, "evmon_profile_hot")
+    frames = laid_out["drawn"]
     by_name = {}
     for f in frames:
         name, count = parse_title(f["title"])
@@ -203,6 +225,24 @@ def test_svg(tmp):
             fail("svg: %s is not above evmon_profile_outer" % f["name"])
     if hot["x"] >= warm["x"]:
         fail("svg: evmon_profile_hot is not left of evmon_profile_warm (alphabetical)")
+    # The zoom: hot clicked is the whole width, its callers below it too
+    # (dimmed), warm hidden; Reset Zoom lays out what was drawn.
+    zoomed = {}
+    for f in laid_out["zoomed"] or []:
+        zoomed.setdefault(parse_title(f["title"])[0], []).append(f)
+    zhot = max(zoomed.get("evmon_profile_hot", []), key=lambda f: f["width"], default=None)
+    zouter = max(zoomed.get("evmon_profile_outer", []), key=lambda f: f["width"], default=None)
+    if not zhot or abs(zhot["width"] - 1180) > 0.01 or abs(zhot["x"] - 10) > 0.01:
+        fail("svg: evmon_profile_hot clicked is not the whole width: %s" % zhot)
+    elif not zouter or not zouter["shown"] or abs(zouter["width"] - 1180) > 0.01:
+        fail("svg: evmon_profile_outer is not shown whole below the zoom: %s" % zouter)
+    elif any(f["shown"] for f in zoomed.get("evmon_profile_warm", [])):
+        fail("svg: evmon_profile_warm is shown in hot's zoom")
+    else:
+        print("svg: zoom to evmon_profile_hot: 1180 px, outer below it, warm hidden")
+    if [(f["x"], f["width"], f["text"]) for f in laid_out["reset"]] != [(f["x"], f["width"], f["text"])
+                                                                        for f in frames]:
+        fail("svg: Reset Zoom does not lay out what was drawn")
 
 
 def test_session(tmp):

@@ -140,7 +140,8 @@ static void test_svg(void **state) {
         char *out = svg(f), *p;
 
         assert_non_null(strstr(out, "<svg version=\"1.1\" width=\"1200\""));
-        assert_null(strstr(out, "<script"));
+        assert_null(strstr(out, "<script>&"));    /* the frame named so, raw */
+        assert_non_null(strstr(out, "<script type=\"text/ecmascript\">"));  /* the zoom */
         assert_non_null(strstr(out, "<title>&lt;script&gt;&amp;&quot;&apos; (3 samples, 0.30%)</title>"));
         /* 1180 pixels for 1000 samples: tiny is 1175.28 wide, main all;
          * 4 rows of 16 pixels over 34 below, in 134. */
