@@ -241,8 +241,7 @@ struct fold_line {
 /* Frame names of one sample, leaf first, kept between calls (one thread). */
 static char frame_names[FLAME_DEPTH_MAX][FLAME_NAME_MAX + 1];
 
-/* "name+0xoff" → "name" (the last "+0x": a name may hold one too). */
-static void strip_offset(char *name) {
+void profile_strip_offset(char *name) {
         char *plus = NULL;
 
         for (char *q = strstr(name, "+0x"); q; q = strstr(q + 1, "+0x"))
@@ -264,7 +263,7 @@ static int scan_sym(struct scan *s, char *name) {
                 if (strcmp(key, "sym") == 0) {
                         if (scan_string(s, value, sizeof(value)) < 0)
                                 return -EBADMSG;
-                        strip_offset(value);
+                        profile_strip_offset(value);
                         if (value[0]) {
                                 strcpy(name, value);
                                 sym = true;

@@ -79,7 +79,7 @@ static int on_profile_line(const char *line, size_t len, void *ud) {
         struct profile *p = ud;
         _cleanup_(json_object_putp) json_object *o = NULL;
         const char *type;
-        json_object *v;
+        json_object *v = NULL;
 
         /* The samples, by far the most lines, without json-c's tree
          * (cli-fold.c); the others as any line. */
@@ -124,16 +124,6 @@ static int on_profile_line(const char *line, size_t len, void *ud) {
         return 0;
 }
 
-/* "name+0xoff" → "name", as cli-fold.c names frames. */
-static void strip_offset(char *name) {
-        char *plus = NULL;
-
-        for (char *q = strstr(name, "+0x"); q; q = strstr(q + 1, "+0x"))
-                plus = q;
-        if (plus && plus != name)
-                *plus = 0;
-}
-
 /* The final aggregate line's entries: {"key":{"comm":C,"stack":[…]},
  * "count":N}, the stack root first. */
 static int profile_fold_aggregate(struct profile *p, json_object *o) {
@@ -165,7 +155,7 @@ static int profile_fold_aggregate(struct profile *p, json_object *o) {
                         const char *f = json_object_get_string(json_object_array_get_idx(stack, k));
 
                         snprintf(names[n], sizeof(names[n]), "%s", f ?: "[unknown]");
-                        strip_offset(names[n]);
+                        profile_strip_offset(names[n]);
                         frames[n] = names[n];
                         n++;
                 }
@@ -199,10 +189,13 @@ static int on_aggregate_line(const char *line, size_t len, void *ud) {
         struct profile *p = ud;
         _cleanup_(json_object_putp) json_object *o = parse_line(line, len);
         const char *type = line_type(o);
-        json_object *v;
+        json_object *v = NULL;
 
         if (strcmp(type, EVMON_LINE_ERROR) == 0) {
-                const char *error = json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "?";
+                const char *error = json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : NULL;
+
+                if (!error)
+                        error = "?";
 
                 if (p->subscribing && strstr(error, "unknown message type")) {
                         p->fallback = true;     /* an evmond without aggregation */
@@ -279,7 +272,7 @@ static int on_answer_line(const char *line, size_t len, void *ud) {
         const char *type = line_type(o);
 
         if (strcmp(type, EVMON_LINE_ERROR) == 0 || strcmp(type, EVMON_LINE_RESULT) == 0) {
-                if (json_object_object_get_ex(o, "error", &v))
+                if (json_object_object_get_ex(o, "error", &v) && json_object_get_string(v))
                         a->error = strdup(json_object_get_string(v));
                 if (strcmp(type, EVMON_LINE_RESULT) == 0)
                         a->result = json_object_get(o);
@@ -350,11 +343,12 @@ static int served_default(char **ret) {
                 (void) read_lines_failed(r, NULL);
                 return -1;
         }
-        if (!hello || !json_object_object_get_ex(hello, "events", &events))
+        if (!hello || !json_object_object_get_ex(hello, "events", &events) ||
+            !json_object_is_type(events, json_type_array))
                 return 0;
         for (size_t d = 0; d < ELEMENTSOF(default_events); d++)
                 for (size_t i = 0; i < json_object_array_length(events); i++)
-                        if (strcmp(json_object_get_string(json_object_array_get_idx(events, i)),
+                        if (strcmp(json_object_get_string(json_object_array_get_idx(events, i)) ?: "",
                                    default_events[d]) == 0) {
                                 *ret = strdup(default_events[d]);
                                 return *ret ? 0 : -log_oom_cli();
@@ -392,11 +386,12 @@ static char *session_add(int *ret_status) {
                           socket_path(), default_events[0], error);
                 return NULL;
         }
-        if (!json_object_object_get_ex(result, "events", &events) || json_object_array_length(events) < 1) {
+        if (!json_object_object_get_ex(result, "events", &events) || !json_object_is_type(events, json_type_array) ||
+            json_object_array_length(events) < 1) {
                 log_error("profile: evmond at %s added the session's event but did not name it", socket_path());
                 return NULL;
         }
-        return strdup(json_object_get_string(json_object_array_get_idx(events, 0)));
+        return strdup(json_object_get_string(json_object_array_get_idx(events, 0)) ?: "?");
 }
 
 static void session_remove(const char *event) {

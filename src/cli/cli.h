@@ -78,6 +78,8 @@ extern bool arg_folded;         /* decode --folded */
  * -EBADMSG when it is not well-formed, else flame_add()'s return. */
 int profile_fold_line(struct flame *f, const char *line, size_t len, const char *event, const char *comm,
                       bool *ret_callchain);
+/* "name+0xoff" → "name", in place (the last "+0x": a name may hold one). */
+void profile_strip_offset(char *name);
 int profile_check_format(const char *format);
 /* Writes F in FORMAT (folded, svg, pprof) to -o's file or standard
  * output; TIME_NS and DURATION_NS (0: unknown) for pprof. The exit status. */
