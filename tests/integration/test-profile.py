@@ -176,13 +176,18 @@ def test_svg(tmp):
     try:
         time.sleep(0.5)         # the symbolizer reads the target's symbols once
         svg = os.path.join(tmp, "profile.svg")
-        r = d.ctl("profile", "--pid", str(pid), "--seconds", "2", "--format", "svg", "-o", svg)
+        r = d.ctl("profile", "--pid", str(pid), "--seconds", "2", "--format", "svg", "-o", svg,
+                  env=dict(os.environ, EVMON_LOG_LEVEL="debug"))
     finally:
         stop_target(target)
         d.stop()
     ran.append("svg")
     if r.returncode != 0:
         return fail("svg: evmonctl profile exit %d: %s" % (r.returncode, r.stderr))
+    # Which side folded: evmond (aggregate) or evmonctl (streamed samples).
+    for line in r.stderr.decode(errors="replace").splitlines():
+        if "profile: " in line and "folded the samples" in line:
+            print("svg: " + line.split("profile: ", 1)[1])
     ET.parse(svg)               # well-formed, hostile comm and all
     laid_out = browser_frames(tmp, svg, "evmon_profile_hot")
     frames = laid_out["drawn"]
