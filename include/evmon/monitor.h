@@ -97,6 +97,7 @@ struct perf_sample {
         uint64_t data_page_size;
         uint64_t code_page_size;
         struct { uint64_t size; const void *data; } aux;
+        const struct perf_event_header *header; /* the record itself, as the kernel wrote it */
 };
 
 /* Parses a PERF_RECORD_SAMPLE laid out by ATTR's sample_type, read_format,
@@ -367,6 +368,10 @@ int monitor_handle_fd(const struct monitor *m, int h, size_t i, int *ret_cpu);
 bool monitor_fd_pid_target(const struct monitor *m, size_t i, size_t *ret_target);
 /* The attr handle H was opened with (the monitor's additions included). */
 const struct perf_event_attr *monitor_handle_attr(const struct monitor *m, int h);
+/* The sample ids of handle H's fds, monitor_handle_n_fds() of them (0 for
+ * an fd on a CPU that is down), owned by the monitor and valid until the
+ * handle changes: what a perf.data writer lists in its HEADER_ATTR. */
+const uint64_t *monitor_handle_ids(const struct monitor *m, int h);
 
 /* Reads fd I of handle H (read(2): its read_format layout) into BUF of
  * SIZE bytes and parses it into *RET, which points into BUF. A group

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "evmon/cleanup.h"
@@ -255,3 +256,54 @@ int perfdata_offset_file(const struct perfdata *pd);
 /* "SAMPLE", "MMAP2", ... for kernel types, "FINISHED_ROUND", "ID_INDEX",
  * ... for perf's own; NULL when unknown. */
 const char *perfdata_record_type_to_string(uint32_t type);
+
+/* ---- perfdata-write.c: perf's pipe mode out -------------------------- */
+
+/* One event of a stream: its attr as opened and the ids of its fds; NAME
+ * for HEADER_EVENT_DESC; a trace event's format file text (its "ID:"
+ * line equal to attr.config) under SYSTEM in the tracing data, so that
+ * perf names it and decodes its fields. */
+struct perfdata_out_event {
+        struct perf_event_attr attr;
+        const uint64_t *ids;
+        size_t n_ids;
+        const char *name;
+        const char *system;
+        const char *format_text;
+};
+
+/* What the features say of the machine; NULL strings are left out. */
+struct perfdata_out_info {
+        const char *hostname, *osrelease, *version, *arch;
+        uint32_t nr_cpus_avail, nr_cpus_online;   /* 0: no NRCPUS */
+        const char *const *cmdline;               /* NULL-terminated, or NULL */
+        uint32_t page_size;
+        const char *header_page, *header_event;   /* tracefs' events/header_*, or NULL */
+        int clockid;                              /* of sample times; -1: no CLOCKID, CLOCK_DATA */
+        uint64_t wall_ns, clock_ns;               /* one instant on CLOCK_REALTIME and on clockid */
+};
+
+/* Writes a perf pipe-mode stream's head to F, as `perf record -o -` does:
+ * the 16-byte header, a HEADER_ATTR per event, HEADER_FEATURE records
+ * (hostname, osrelease, version, arch, nrcpus, cmdline, event_desc,
+ * clockid, clock_data) and, when an event has a format, the tracing data
+ * (HEADER_TRACING_DATA). The kernel's records may follow as they are,
+ * with FINISHED_ROUND records between rounds. 0, -E2BIG (an attr's ids or
+ * a feature over a record's 64 KiB) or -EIO/-ENOMEM from F. */
+int perfdata_write_pipe_header(FILE *f, const struct perfdata_out_event *events, size_t n,
+                               const struct perfdata_out_info *info);
+
+/* PERF_RECORD_LOST of LOST records, with the sample_id trailer of
+ * IDENTIFIER | TID | TIME | CPU (the layout monitor gives every event)
+ * naming ID, an id of the stream's events: for losses after the kernel's
+ * own (a client that read too slowly). */
+#define PERFDATA_LOST_RECORD_U64 7
+void perfdata_lost_record(uint64_t id, uint64_t lost, uint32_t cpu, uint64_t time,
+                          uint64_t ret[static PERFDATA_LOST_RECORD_U64]);
+
+/* FINISHED_ROUND: every record before it is older than any after the
+ * next one (perf's ordered events flush on it). */
+static const struct perf_event_header perfdata_finished_round = {
+        .type = PERFDATA_RECORD_FINISHED_ROUND,
+        .size = sizeof(struct perf_event_header),
+};

@@ -175,6 +175,12 @@ const struct perf_event_attr *monitor_handle_attr(const struct monitor *m, int h
         return hd ? &hd->attr : NULL;
 }
 
+const uint64_t *monitor_handle_ids(const struct monitor *m, int h) {
+        const struct handle *hd = handle_get((struct monitor *) m, h);
+
+        return hd ? hd->ids : NULL;
+}
+
 int monitor_read(struct monitor *m, int h, size_t i, void *buf, size_t size, struct perf_read *ret) {
         const struct handle *hd = handle_get(m, h);
         struct cursor c;

@@ -146,6 +146,7 @@ static int sample_parse_monitor(uint64_t t, const struct perf_event_header *h, s
                 return -EBADMSG;
         memset(ret, 0, sizeof(*ret));
         ret->sample_type = t;
+        ret->header = h;
         memcpy(&ret->id, p, 8);
         memcpy(&ret->pid, p + 8, 4);
         memcpy(&ret->tid, p + 12, 4);
@@ -304,6 +305,7 @@ int sample_parse(const struct perf_event_attr *attr, const struct perf_event_hea
 
         memset(ret, 0, sizeof(*ret));
         ret->sample_type = t;
+        ret->header = h;
         c = cursor_make(h + 1, h->size - sizeof(*h));
 
         r = parse_head(&c, t, ret);
