@@ -59,6 +59,8 @@ int cmd_control(const char *type, char **args, int n);
 int cmd_list(void);
 int cmd_describe(const char *event);
 
+/* cli-record.c */
+int cmd_record(char **events, const char *output, double seconds);
 /* cli-decode.c */
 int cmd_decode(const char *path, const char *order);
 

@@ -49,6 +49,11 @@ static void help(FILE *f) {
                "  remove EVENT           stop serving EVENT\n"
                "  enable [EVENT...]      enable events (names or patterns; all when none)\n"
                "  disable [EVENT...]     disable events; they stay served, silent\n"
+               "  record -o FILE [EVENT...]\n"
+               "                         write the events (all, or those named) as perf's\n"
+               "                         own records, a perf.data file (pipe mode) that perf\n"
+               "                         script, perf report and evmonctl decode read; until\n"
+               "                         interrupted or --seconds N\n"
                "  filter EVENT FILTER    set EVENT's ftrace filter ('' clears it)\n"
                "                         (add ... filter: root and socket.admin_group only;\n"
                "                         a reload or restart serves the config file again)\n"
@@ -109,7 +114,8 @@ static void help(FILE *f) {
                "      --match KEY        latency: what ties END to START: tid, pid, field:NAME\n"
                "      --interval S       count, hist, latency: print every S seconds\n"
                "      --seconds N        count, hist, latency: print once after N seconds, exit;\n"
-               "                         profile: sample for N seconds\n"
+               "                         profile: sample for N seconds; record: stop after N\n"
+               "                         seconds\n"
                "      --top N            count, hist, latency: the N biggest entries only\n"
                "      --pid P, --cgroup C  profile: samples of process P, or of cgroup C\n"
                "      --freq F           profile: sample F times a second (an event added\n"
@@ -117,7 +123,8 @@ static void help(FILE *f) {
                "      --event E          profile: sample with the served event E\n"
                "      --format FORMAT    profile, decode --folded: folded (default), svg\n"
                "                         (a flame graph) or pprof (gzipped protobuf)\n"
-               "  -o, --output FILE      profile, decode --folded: write to FILE\n"
+               "  -o, --output FILE      profile, decode --folded, record: write to FILE\n"
+               "                         (record: - for standard output)\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
                EVMON_SOCKET_PATH_DEFAULT);
@@ -203,6 +210,10 @@ static int run_describe(char **args, int n) {
         return stdout_done(cmd_describe(args[0]));
 }
 
+static int run_record(char **args, int n) {
+        return cmd_record(args, arg_output, arg_seconds);
+}
+
 static int run_decode(char **args, int n) {
         return cmd_decode(args[0], arg_order ?: "time");
 }
@@ -235,6 +246,7 @@ static const struct command {
         { "describe", 1, 1, "one EVENT, SYSTEM:NAME or KIND:NAME (`evmonctl list` shows them)", false, run_describe },
         { "decode", 1, 1, "one FILE (- for standard input)", true, run_decode },
         { "profile", 0, 0, "no argument (options: --seconds, --pid, --format, ...)", false, run_profile },
+        { "record", 0, INT_MAX, "EVENT names or patterns", false, run_record },
 };
 
 /* An option of profile alone was given: its name. */
@@ -429,7 +441,9 @@ static int dispatch(const char *cmd, char **args, int n) {
                                   profile_option, cmd);
                         return 2;
                 }
-                if (!profile && !arg_folded && (arg_format || arg_output)) {
+                bool record = strcmp(k->name, "record") == 0;
+
+                if (!profile && !arg_folded && (arg_format || (arg_output && !record))) {
                         log_error("--%s is an option of profile and decode --folded; try 'evmonctl --help'.",
                                   arg_format ? "format" : "output");
                         return 2;
@@ -446,7 +460,7 @@ static int dispatch(const char *cmd, char **args, int n) {
                 return k->run(args, n);
         }
         log_error("unknown command \"%s\"; the commands are watch, count, hist, latency, status, reload, add, remove, enable, "
-                  "disable, filter, profile, list, describe and decode (evmonctl --help says more).", cmd);
+                  "disable, filter, profile, list, describe, decode and record (evmonctl --help says more).", cmd);
         return 2;
 }
 

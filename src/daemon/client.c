@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "evmon/perfdata.h"
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
 #include "evmon/log.h"
@@ -160,6 +161,14 @@ static int client_queue_dropped(struct client *c) {
         uint64_t count, lost;
 
         line_queue_take_dropped(&c->queue, &count, &lost);
+        if (c->perf) {
+                /* perf has no "dropped": a LOST record of the records
+                 * dropped here (perf report counts it with the kernel's). */
+                uint64_t rec[PERFDATA_LOST_RECORD_U64];
+
+                perfdata_lost_record(c->perf_lost_id, count, 0, 0, rec);
+                return client_reply(c, (const char *) rec, sizeof(rec)) < 0 ? -ENOMEM : 0;
+        }
         if (encode_dropped(&line, count, lost) < 0)
                 return -ENOMEM;
         return client_reply(c, line.data, line.len) < 0 ? -ENOMEM : 0;

@@ -43,6 +43,11 @@ struct client {
         bool paused;             /* not read: its queue is full (it does not read its replies) */
         bool bulk;               /* more requests wait than one wakeup reads: io at a lower priority */
         bool admin;              /* root or socket.admin_group: set by the owner */
+        /* "format":"perf": after its subscribed line the connection is a
+         * perf pipe-mode stream; it gets records, never lines. */
+        bool perf;
+        bool perf_round;         /* records queued since its last FINISHED_ROUND */
+        uint64_t perf_lost_id;   /* an id of its events, for the LOST records of its drops */
         uint64_t stuck_usec;     /* CLOCK_MONOTONIC: since when it is paused with nothing written */
         struct ucred cred;
         uint64_t id;
@@ -76,7 +81,7 @@ struct client *client_free(struct client *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct client *, client_free);
 
 static inline bool client_wants(const struct client *c, const struct line_meta *m) {
-        return !c->closing && !c->agg && subscription_matches(&c->sub, m);
+        return !c->closing && !c->agg && !c->perf && subscription_matches(&c->sub, m);
 }
 /* Whether C has the schema line of the event definition META is about. */
 static inline bool client_has_schema(const struct client *c, const struct line_meta *m) {

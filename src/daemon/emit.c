@@ -88,6 +88,10 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 return;
         if (server_n_aggregating(d->server) > 0)
                 aggregate(d, ev, s, &meta, has_ctx ? &ec : NULL);
+        /* "format":"perf" clients take the record as it is: no decoding,
+         * no JSON. */
+        if (server_n_perf(d->server) > 0 && server_match_perf(d->server, &meta) > 0)
+                server_deliver(d->server, (const char *) s->header, s->header->size);
         if (server_n_streaming(d->server) == 0 || server_match(d->server, &meta) == 0)
                 return;
         frames = daemon_context_frames(d, ev, s);
@@ -139,6 +143,8 @@ static void record_emit(struct daemon *d, struct daemon_event *ev, const struct 
                 if (!in_scope(d, &meta))
                         return;
         }
+        if (server_n_perf(d->server) > 0 && server_match_perf(d->server, &meta) > 0)
+                server_deliver(d->server, (const char *) h, h->size);
         if (server_match(d->server, &meta) == 0)
                 return;
         d->line.len = 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "daemon.h"
+#include "perfout.h"
 #include "replies.h"
 #include "stats.h"
 #include "evmon/log.h"
@@ -83,6 +84,11 @@ static uint64_t ops_event_clock(void *userdata, int64_t *ret_offset) {
         return now_ns(d->config->clockid);
 }
 
+static int ops_perf_head(void *userdata, const struct subscription *sub, char **ret, size_t *ret_len,
+                         uint64_t *ret_lost_id) {
+        return daemon_perf_head(userdata, sub, ret, ret_len, ret_lost_id);
+}
+
 const struct server_ops daemon_server_ops = {
         .n_events = ops_n_events,
         .event_name = ops_event_name,
@@ -91,4 +97,5 @@ const struct server_ops daemon_server_ops = {
         .control = ops_control,
         .event_info = ops_event_info,
         .event_clock = ops_event_clock,
+        .perf_head = ops_perf_head,
 };

@@ -29,7 +29,7 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
  * error naming it, for every type alike (status and reload ignored
  * them, so a typo there went unnoticed while subscribe refused it). */
 static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
-        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", NULL },
+        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", "format", NULL },
         [REQUEST_STATUS] = (const char *const[]) { NULL },
         [REQUEST_AGGREGATE] = (const char *const[]) { "events", "by", "value", "interval_ms", "cumulative", "top",
                                                       "max_keys", "pids", "cgroups", "comms", "containers",
@@ -153,6 +153,14 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                                   REQUEST_LIST_MAX, &req->namespaces, ret_error);
                 if (r < 0)
                         return r;
+        }
+        if ((v = get_set(msg, "format"))) {
+                const char *f = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+
+                if (!f || (strcmp(f, "json") != 0 && strcmp(f, "perf") != 0))
+                        return error_set(ret_error, -EINVAL, "subscribe: \"format\" must be \"json\" (lines, the "
+                                         "default) or \"perf\" (a perf pipe-mode stream, as perf record -o - writes)");
+                req->format_perf = strcmp(f, "perf") == 0;
         }
         if ((v = get_set(msg, "events"))) {
                 r = parse_strings(v, "events", "a string such as \"sched:sched_process_exec\"", 0, &req->events,

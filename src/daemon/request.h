@@ -42,6 +42,7 @@ struct request {
         char **comms;                 /* fnmatch(3) patterns of the process's comm */
         char **containers;            /* container ids or their leading digits, or name patterns */
         char **namespaces;            /* fnmatch(3) patterns of the pod's namespace */
+        bool format_perf;             /* "format":"perf": the events as a perf pipe-mode stream */
         /* Runtime control: enable and disable take events (NULL: all). */
         json_object *entry;           /* add: the event, as a config entry */
         char *name;                   /* remove, filter: the event's wire name */

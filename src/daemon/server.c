@@ -18,6 +18,7 @@
 #include "evmon/error.h"
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
+#include "evmon/perfdata.h"
 
 /* How long accepting pauses when we are out of fds or memory. */
 #define ACCEPT_PAUSE_USEC 1000000u
@@ -69,6 +70,7 @@ struct server {
         size_t n_agg;             /* of them, aggregating */
         struct client **matched;  /* what server_match() picked: room for every client */
         size_t n_matched;
+        size_t n_perf;            /* "format":"perf" clients */
         sd_event_source *reap;    /* frees dead clients */
         uint64_t next_id;
         uint64_t dropped_total;   /* of clients that are gone */
@@ -224,6 +226,32 @@ static int server_send_subscribed(struct server *s, struct client *c, const stru
 static void walk_refused(uid_t uid, bool others, uint64_t n, uint64_t since_usec, void *userdata) {
 }
 
+/* The subscribed line, then the head of the perf stream: from here on
+ * the connection carries perf's records only (doc/protocol.md). */
+static int server_subscribe_perf(struct server *s, struct client *c, const struct request *req) {
+        _cleanup_(freep) char *head = NULL;
+        size_t len;
+        int r;
+
+        if (!s->ops->perf_head)
+                return server_reply_error(c, "subscribe: \"format\":\"perf\" is not offered here");
+        r = s->ops->perf_head(s->userdata, &c->sub, &head, &len, &c->perf_lost_id);
+        if (r == -E2BIG)
+                return server_reply_error(c, "subscribe: an event has too many fds for a perf HEADER_ATTR record "
+                                          "(64 KiB): subscribe to fewer events or targets");
+        if (r < 0)
+                return r;
+        r = server_send_subscribed(s, c, req);
+        if (r < 0)
+                return r;
+        r = client_reply(c, head, len);
+        if (r < 0)
+                return r;
+        c->perf = true;
+        s->n_perf++;
+        return 0;
+}
+
 static int server_subscribe(struct server *s, struct client *c, struct request *req) {
         _cleanup_(freep) const char **names = NULL;
         _cleanup_(freep) char *error = NULL;
@@ -260,6 +288,8 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
                 return r;
         subscription_done(&c->sub);
         c->sub = sub;
+        if (req->format_perf)
+                return server_subscribe_perf(s, c, req);
         return server_send_subscribed(s, c, req);
 }
 
@@ -608,6 +638,10 @@ static int client_line(struct server *s, struct client *c, const char *line, siz
         _cleanup_(freep) char *error = NULL;
         int r;
 
+        /* A perf stream has no room for an answer: what it sends now is
+         * read and left unanswered. */
+        if (c->perf)
+                return 0;
         r = request_parse(line, len, &req, &error);
         if (r == -EINVAL && req.type == REQUEST_AGGREGATE)
                 return server_agg_refuse(s, c, error);
@@ -705,6 +739,22 @@ size_t server_match(struct server *s, const struct line_meta *meta) {
         return n;
 }
 
+size_t server_match_perf(struct server *s, const struct line_meta *meta) {
+        size_t n = 0;
+
+        for (struct client *c = s->clients; c; c = c->next)
+                if (c->perf && !c->closing && subscription_matches(&c->sub, meta)) {
+                        c->perf_round = true;
+                        s->matched[n++] = c;
+                }
+        s->n_matched = n;
+        return n;
+}
+
+size_t server_n_perf(const struct server *s) {
+        return s->n_perf;
+}
+
 /* LOST: a "lost" line's count (0 for others), kept for clients that drop it. */
 static void deliver(struct server *s, const char *line, size_t len, uint64_t lost) {
         struct line_span sp;
@@ -737,7 +787,7 @@ static void match_all(struct server *s) {
         size_t n = 0;
 
         for (struct client *c = s->clients; c; c = c->next)
-                if (!c->closing)
+                if (!c->closing && !c->perf)
                         s->matched[n++] = c;
         s->n_matched = n;
 }
@@ -762,9 +812,31 @@ void server_broadcast_all(struct server *s, const char *line, size_t len) {
 void server_broadcast_lost(struct server *s, const char *line, size_t len, uint64_t count) {
         match_streaming(s, count);
         deliver(s, line, len, count);
+        if (s->n_perf == 0)
+                return;
+        /* The kernel's LOST record went by in the drain: perf clients get
+         * one of their own, naming one of their ids. */
+        for (struct client *c = s->clients; c; c = c->next)
+                if (c->perf && !c->closing) {
+                        uint64_t rec[PERFDATA_LOST_RECORD_U64];
+
+                        perfdata_lost_record(c->perf_lost_id, count, 0, 0, rec);
+                        s->matched[0] = c;
+                        s->n_matched = 1;
+                        deliver(s, (const char *) rec, sizeof(rec), count);
+                }
 }
 
 void server_flush(struct server *s) {
+        /* perf clients: what went since the last flush is one round (the
+         * time merge handed it out in order). */
+        for (struct client *c = s->clients; s->n_perf > 0 && c; c = c->next)
+                if (c->perf && c->perf_round && !c->closing) {
+                        c->perf_round = false;
+                        s->matched[0] = c;
+                        s->n_matched = 1;
+                        deliver(s, (const char *) &perfdata_finished_round, sizeof(perfdata_finished_round), 0);
+                }
         for (struct client *c = s->clients; c; c = c->next)
                 if (!c->dead && (!line_queue_empty(&c->queue) || c->queue.dropped > 0 || c->closing))
                         if (client_flush(c) < 0)
@@ -773,6 +845,8 @@ void server_flush(struct server *s) {
 
 /* Takes C off the list and frees it. */
 static void server_remove(struct server *s, struct client *c) {
+        if (c->perf)
+                s->n_perf--;
         if (c->prev)
                 c->prev->next = c->next;
         else

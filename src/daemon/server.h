@@ -40,6 +40,10 @@ struct server_ops {
          * makes it realtime). */
         void (*event_info)(void *userdata, size_t i, struct agg_event_info *ret);
         uint64_t (*event_clock)(void *userdata, int64_t *ret_offset);
+        /* "format":"perf": the head of a perf pipe-mode stream for SUB
+         * (perfout.h), or NULL where the server offers none. */
+        int (*perf_head)(void *userdata, const struct subscription *sub, char **ret, size_t *ret_len,
+                         uint64_t *ret_lost_id);
 };
 
 /* server_new() copies path and admin_group (a reload frees the config they
@@ -76,6 +80,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct server *, server_free);
  * but a client's first schema line of an event) and returns how many: the caller encodes the line only when some do,
  * then hands it to server_deliver(). */
 size_t server_match(struct server *s, const struct line_meta *meta);
+/* The same for "format":"perf" clients, which server_match() never
+ * picks: the caller hands them the record as the kernel wrote it with
+ * server_deliver(). server_n_perf() is 0 when none is connected. */
+size_t server_match_perf(struct server *s, const struct line_meta *meta);
+size_t server_n_perf(const struct server *s);
 /* Stores LINE (ending in '\n') once and queues it for every client the
  * last server_match() picked; a client whose queue is full counts a drop. */
 void server_deliver(struct server *s, const char *line, size_t len);
@@ -107,7 +116,8 @@ size_t server_n_clients(const struct server *s);
  * that stream. */
 size_t server_n_aggregating(const struct server *s);
 static inline size_t server_n_streaming(const struct server *s) {
-        return server_n_clients(s) - server_n_aggregating(s);
+        /* perf clients take records, not lines */
+        return server_n_clients(s) - server_n_aggregating(s) - server_n_perf(s);
 }
 /* Folds sample AS (with META, for the filters) into every aggregating
  * client that wants it: no allocation, no line. */
