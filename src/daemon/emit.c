@@ -9,6 +9,7 @@
 
 #include "daemon.h"
 #include "emit.h"
+#include "perfout.h"
 #include "evmon/encode-perf.h"
 #include "evmon/encode.h"
 #include "server.h"
@@ -61,6 +62,29 @@ static void aggregate(struct daemon *d, struct daemon_event *ev, const struct pe
         server_aggregate(d->server, meta, &as);
 }
 
+/* The sample as the kernel wrote it, to the perf clients just matched.
+ * A probe the PMU made has a trace event id only the kernel knows in its
+ * common_type: the copy carries the id its format has in the stream
+ * (perfout.c), or perf finds no format for it. */
+static void perf_deliver(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s) {
+        const struct perf_event_header *h = s->header;
+        size_t off;
+        uint16_t id;
+
+        if (ev->pmu.type == 0 || !ev->format || !s->raw.data || s->raw.size < sizeof(id)) {
+                server_deliver(d->server, (const char *) h, h->size);
+                return;
+        }
+        d->line.len = 0;
+        if (jbuf_reserve(&d->line, h->size) < 0)
+                return;
+        jbuf_put_bytes(&d->line, h, h->size);
+        off = (size_t) ((const char *) s->raw.data - (const char *) h);
+        id = daemon_perf_pmu_id(ev->index);
+        memcpy(d->line.data + off, &id, sizeof(id));
+        server_deliver(d->server, d->line.data, d->line.len);
+}
+
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
@@ -91,8 +115,8 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         /* "format":"perf" clients take the record as it is: no decoding,
          * no JSON. */
         if (server_n_perf(d->server) > 0 && server_match_perf(d->server, &meta) > 0)
-                server_deliver(d->server, (const char *) s->header, s->header->size);
-        if (server_n_streaming(d->server) == 0 || server_match(d->server, &meta) == 0)
+                perf_deliver(d, ev, s);
+        if (server_match(d->server, &meta) == 0)
                 return;
         frames = daemon_context_frames(d, ev, s);
         d->line.len = 0;

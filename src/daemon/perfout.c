@@ -19,10 +19,6 @@
 #include "evmon/clock.h"
 #include "evmon/perfdata.h"
 
-/* Trace event ids of the probes perf_event_open made (they have no
- * tracefs id): far above what tracefs hands out. */
-#define PERFOUT_PMU_ID_BASE 0x7f000000u
-
 /* A format file's text for EV's probe made by the PMU (no tracefs file):
  * its fields as the kernel lays the record out, under ID. */
 static char *pmu_format_text(const struct format *f, uint32_t id, bool ret_probe) {
@@ -100,7 +96,7 @@ static int perfout_event(struct daemon *d, struct daemon_event *ev, struct perfo
         } else if (ev->format && ev->pmu.type != 0) {
                 /* A probe the PMU made: perf gets it as a trace event of
                  * an id of ours, with the layout its records have. */
-                uint32_t id = PERFOUT_PMU_ID_BASE + ev->index;
+                uint32_t id = daemon_perf_pmu_id(ev->index);
 
                 e->texts[e->n] = pmu_format_text(ev->format, id, probe_kind_is_return(ev->probe_kind));
                 if (!e->texts[e->n])

@@ -14,3 +14,11 @@ struct daemon;
  * itself (0 when it has none). 0 or -errno. */
 int daemon_perf_head(struct daemon *d, const struct subscription *sub, char **ret, size_t *ret_len,
                      uint64_t *ret_lost_id);
+
+/* The trace event id the probe the PMU made for the event of INDEX has in
+ * perf streams (its format's "ID:" and its records' common_type there): a
+ * u16 from the top of the range down, as tracefs hands its ids out from
+ * the bottom. */
+static inline uint16_t daemon_perf_pmu_id(unsigned index) {
+        return (uint16_t) (0xffffu - (index & 0x3fffu));
+}
