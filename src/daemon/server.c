@@ -247,6 +247,21 @@ static int server_subscribe_perf(struct server *s, struct client *c, const struc
         r = client_reply(c, head, len);
         if (r < 0)
                 return r;
+        /* Its events are those the head names, not those added later:
+         * perf stops at a record whose id no attr of the stream has. */
+        if (c->sub.all_events) {
+                size_t n = s->ops->n_events(s->userdata), words = (n + 63) / 64;
+                uint64_t *bits = calloc(words ?: 1, sizeof(*bits));
+
+                if (!bits)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++)
+                        bits[i / 64] |= UINT64_C(1) << (i % 64);
+                free(c->sub.event_bits);
+                c->sub.event_bits = bits;
+                c->sub.n_event_bits = words;
+                c->sub.all_events = false;
+        }
         c->perf = true;
         s->n_perf++;
         return 0;
@@ -879,6 +894,13 @@ static int on_reap(sd_event_source *es, void *userdata) {
 
 void server_events_resolve(struct server *s, const char *const *names, size_t n) {
         for (struct client *c = s->clients; c; c = c->next) {
+                if (c->perf) {
+                        /* Its head names the events (and fds) as they
+                         * were: the stream ends here, complete, rather
+                         * than carry records perf cannot place. */
+                        c->closing = true;
+                        continue;
+                }
                 subscription_resolve(&c->sub, names, n);
                 /* Until server_events_changed(): the fields looked up
                  * may be of events about to go. */
