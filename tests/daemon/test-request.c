@@ -128,7 +128,7 @@ static void test_errors(void **state) {
                      "disable: \"events\" must be an array of event names or patterns");
         expect_error("{\"type\":\"enable\",\"event\":[]}", "enable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
-                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces)");
+                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format)");
         /* Every type refuses a key it does not take, naming what it takes:
          * status and reload took anything. */
         expect_error("{\"type\":\"status\",\"verbose\":true}",
@@ -141,6 +141,12 @@ static void test_errors(void **state) {
         expect_error("{\"type\":\"disable\",\"event\":\"a:b\"}", "disable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"filter\",\"event\":\"a:b\",\"filter\":\"\",\"where\":1}",
                      "filter: unknown key \"where\" (known: event, filter)");
+        expect_error("{\"type\":\"subscribe\",\"format\":\"pcap\"}",
+                     "subscribe: \"format\" must be \"json\" (lines, the default) or \"perf\" (a perf pipe-mode "
+                     "stream, as perf record -o - writes)");
+        expect_error("{\"type\":\"subscribe\",\"format\":1}",
+                     "subscribe: \"format\" must be \"json\" (lines, the default) or \"perf\" (a perf pipe-mode "
+                     "stream, as perf record -o - writes)");
         /* The key is named before its value is judged. */
         expect_error("{\"type\":\"status\",\"events\":7}",
                      "status: unknown key \"events\" (status takes no key but \"type\")");
@@ -207,6 +213,12 @@ static void test_control(void **state) {
         assert_int_equal(parse("{\"type\":\"enable\",\"events\":[\"sched:*\"]}", &req, &error), 1);
         assert_string_equal(req.events[0], "sched:*");
         request_done(&req);
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"format\":\"perf\"}", &req, &error), 1);
+        assert_true(req.format_perf);
+        request_done(&req);
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"format\":\"json\"}", &req, &error), 1);
+        assert_false(req.format_perf);
+        request_done(&req);
         assert_int_equal(parse("{\"type\":\"status\"}", &req, &error), 1);
         assert_false(request_is_control(req.type));
         assert_null(error);
@@ -225,6 +237,7 @@ static void test_subscribe(void **state) {
         assert_true(req.has_pids);
         assert_int_equal(req.n_pids, 2);
         assert_null(req.cgroups);
+        assert_false(req.format_perf);
         assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
         assert_true(subscription_has_event(&sub, 0));
         assert_true(subscription_has_event(&sub, 1));
