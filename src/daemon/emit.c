@@ -179,6 +179,12 @@ static void record_emit(struct daemon *d, struct daemon_event *ev, const struct 
 
 static void on_record(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
                       void *ctx) {
+        struct daemon *d = ctx;
+
+        /* The context's process records name the processes in perf
+         * streams (perfout.c lists the dummy's attr). */
+        if (event == &d->ctx.tag_dummy && server_n_perf(d->server) > 0)
+                server_deliver_perf_all(d->server, (const char *) h, h->size);
         if (daemon_context_record(ctx, event, r))
                 return;
         record_emit(ctx, event, h, r);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ static void perfout_events_done(struct perfout_events *e) {
 
 static int perfout_event(struct daemon *d, struct daemon_event *ev, struct perfout_events *e) {
         struct perfdata_out_event *o = &e->ev[e->n];
+        /* e->ev has room for every event and the dummy */
         const struct perf_event_attr *attr = monitor_handle_attr(d->monitor, ev->handle);
         const uint64_t *ids = monitor_handle_ids(d->monitor, ev->handle);
         size_t n = monitor_handle_n_fds(d->monitor, ev->handle), k = 0;
@@ -123,18 +125,32 @@ int daemon_perf_head(struct daemon *d, const struct subscription *sub, char **re
         long n_conf, n_onln;
         int r;
 
-        e.ev = calloc(d->n_events ?: 1, sizeof(*e.ev));
-        e.texts = calloc(d->n_events ?: 1, sizeof(*e.texts));
-        e.ids = calloc(d->n_events ?: 1, sizeof(*e.ids));
+        e.cap = d->n_events + 1;
+        e.ev = calloc(e.cap, sizeof(*e.ev));
+        e.texts = calloc(e.cap, sizeof(*e.texts));
+        e.ids = calloc(e.cap, sizeof(*e.ids));
         if (!e.ev || !e.texts || !e.ids)
                 return -ENOMEM;
-        e.cap = d->n_events ?: 1;
         for (size_t i = 0; i < d->n_events; i++) {
                 struct daemon_event *ev = d->events[i];
 
                 if (ev->handle < 0 || !subscription_has_event(sub, ev->index))
                         continue;
                 r = perfout_event(d, ev, &e);
+                if (r < 0)
+                        return r;
+        }
+        /* The context's dummy: its COMM, FORK and EXIT records (emit.c
+         * passes them on) name the processes, as perf record's own
+         * tracking event does. */
+        if (d->ctx.dummy >= 0) {
+                struct daemon_event dummy = {
+                        .wire_name = (char *) "dummy:context",
+                        .handle = d->ctx.dummy,
+                        .index = UINT_MAX,
+                };
+
+                r = perfout_event(d, &dummy, &e);
                 if (r < 0)
                         return r;
         }

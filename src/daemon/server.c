@@ -770,6 +770,18 @@ size_t server_n_perf(const struct server *s) {
         return s->n_perf;
 }
 
+static void deliver(struct server *s, const char *line, size_t len, uint64_t lost);
+
+void server_deliver_perf_all(struct server *s, const char *p, size_t len) {
+        size_t n = 0;
+
+        for (struct client *c = s->clients; c; c = c->next)
+                if (c->perf && !c->closing)
+                        s->matched[n++] = c;
+        s->n_matched = n;
+        deliver(s, p, len, 0);
+}
+
 /* LOST: a "lost" line's count (0 for others), kept for clients that drop it. */
 static void deliver(struct server *s, const char *line, size_t len, uint64_t lost) {
         struct line_span sp;

@@ -10,7 +10,8 @@ the program runs, and then:
   - perf script (a Python script through perf's own decoder) gives every
     sample of the program's pids with the same event, pid, tid, cpu,
     time and fields as evmond's JSON lines: same count, same values;
-  - perf script -F prints one line per sample;
+  - perf script -F prints one line per sample, named by the program's
+    comm (the context's COMM records go on the stream);
   - perf report --stdio runs on the file and counts the samples;
   - evmonctl decode reads it and gives the same samples again.
 Root, perf, tracefs and uprobes, else 77 with the reason.
@@ -191,11 +192,15 @@ def main():
             fail("perf script's samples differ from evmond's lines:\n evmond %r\n perf   %r" % (a, b))
         print("perf script: %d samples equal evmond's lines (event, pid, tid, cpu, time, fields)" % len(a))
 
-        p = subprocess.run([perf, "script", "-i", data, "-F", "trace:pid,tid,cpu,time,event,trace"],
+        p = subprocess.run([perf, "script", "-i", data, "-F", "trace:comm,pid,tid,cpu,time,event,trace"],
                            capture_output=True, text=True)
-        # "PID/TID [CPU] TIME: EVENT: FIELDS"
-        lines = [l for l in p.stdout.splitlines() if l.split() and l.split()[0].split("/")[0].isdigit()
-                 and int(l.split()[0].split("/")[0]) in pids]
+        # "COMM PID/TID [CPU] TIME: EVENT: FIELDS"; COMM from the context's
+        # COMM records, which evmond passes on.
+        lines = [l for l in p.stdout.splitlines() if len(l.split()) > 1 and l.split()[1].split("/")[0].isdigit()
+                 and int(l.split()[1].split("/")[0]) in pids]
+        for l in lines:
+            if "rec_" in l and not l.split()[0] == os.path.basename(target)[:15]:
+                fail("perf script does not name the program: " + l)
         if p.returncode != 0 or len(lines) != len(a):
             fail("perf script -F: rc %d, %d lines of ours, want %d\n%s" % (p.returncode, len(lines), len(a),
                                                                            p.stderr))
