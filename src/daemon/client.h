@@ -47,6 +47,7 @@ struct client {
          * perf pipe-mode stream; it gets records, never lines. */
         bool perf;
         bool perf_round;         /* records queued since its last FINISHED_ROUND */
+        bool perf_ctx;           /* its subscription selects by comm, container or namespace */
         uint64_t perf_lost_id;   /* an id of its events, for the LOST records of its drops */
         uint64_t stuck_usec;     /* CLOCK_MONOTONIC: since when it is paused with nothing written */
         struct ucred cred;

@@ -62,6 +62,11 @@ static void aggregate(struct daemon *d, struct daemon_event *ev, const struct pe
         server_aggregate(d->server, meta, &as);
 }
 
+/* Whether in_scope() needs the line's context. */
+static inline bool scope_needs_context(const struct daemon *d) {
+        return _unlikely_(d->config->target_containers || d->config->target_namespaces);
+}
+
 /* The sample as the kernel wrote it, to the perf clients just matched.
  * A probe the PMU made has a trace event id only the kernel knows in its
  * common_type: the copy carries the id its format has in the stream
@@ -91,6 +96,7 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         struct line_meta meta;
         struct encode_context ec;
         const struct encode_frame *frames = NULL;
+        size_t n_clients, n_perf;
         bool has_ctx;
 
         /* The context's own events (annotate.c) are no served event. */
@@ -105,18 +111,28 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 .schema_gen = ev->schema_gen,
         };
         ev->count++;
-        if (server_n_clients(d->server) == 0)
+        n_clients = server_n_clients(d->server);
+        if (n_clients == 0)
                 return;
+        /* "format":"perf" clients take the record as it is: no decoding,
+         * no JSON, and no context unless one of them (or the config's
+         * targets.containers and namespaces) selects by it. */
+        n_perf = server_n_perf(d->server);
+        if (n_perf > 0 && !server_perf_wants_context(d->server) && !scope_needs_context(d)) {
+                if (server_match_perf(d->server, &meta) > 0)
+                        perf_deliver(d, ev, s);
+                if (n_perf == n_clients)
+                        return;
+                n_perf = 0;
+        }
         has_ctx = daemon_context_annotate(d, ev, s, &meta, &ec);
         if (!in_scope(d, &meta))
                 return;
         if (server_n_aggregating(d->server) > 0)
                 aggregate(d, ev, s, &meta, has_ctx ? &ec : NULL);
-        /* "format":"perf" clients take the record as it is: no decoding,
-         * no JSON. */
-        if (server_n_perf(d->server) > 0 && server_match_perf(d->server, &meta) > 0)
+        if (n_perf > 0 && server_match_perf(d->server, &meta) > 0)
                 perf_deliver(d, ev, s);
-        if (server_match(d->server, &meta) == 0)
+        if (server_n_streaming(d->server) == 0 || server_match(d->server, &meta) == 0)
                 return;
         frames = daemon_context_frames(d, ev, s);
         d->line.len = 0;

@@ -71,6 +71,7 @@ struct server {
         struct client **matched;  /* what server_match() picked: room for every client */
         size_t n_matched;
         size_t n_perf;            /* "format":"perf" clients */
+        size_t n_perf_ctx;        /* ... of them selecting by comm, container or namespace */
         sd_event_source *reap;    /* frees dead clients */
         uint64_t next_id;
         uint64_t dropped_total;   /* of clients that are gone */
@@ -263,7 +264,9 @@ static int server_subscribe_perf(struct server *s, struct client *c, const struc
                 c->sub.all_events = false;
         }
         c->perf = true;
+        c->perf_ctx = c->sub.comms || c->sub.containers || c->sub.namespaces;
         s->n_perf++;
+        s->n_perf_ctx += c->perf_ctx;
         return 0;
 }
 
@@ -770,6 +773,10 @@ size_t server_n_perf(const struct server *s) {
         return s->n_perf;
 }
 
+bool server_perf_wants_context(const struct server *s) {
+        return s->n_perf_ctx > 0;
+}
+
 static void deliver(struct server *s, const char *line, size_t len, uint64_t lost);
 
 void server_deliver_perf_all(struct server *s, const char *p, size_t len) {
@@ -872,8 +879,10 @@ void server_flush(struct server *s) {
 
 /* Takes C off the list and frees it. */
 static void server_remove(struct server *s, struct client *c) {
-        if (c->perf)
+        if (c->perf) {
                 s->n_perf--;
+                s->n_perf_ctx -= c->perf_ctx;
+        }
         if (c->prev)
                 c->prev->next = c->next;
         else

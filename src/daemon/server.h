@@ -85,6 +85,9 @@ size_t server_match(struct server *s, const struct line_meta *meta);
  * server_deliver(). server_n_perf() is 0 when none is connected. */
 size_t server_match_perf(struct server *s, const struct line_meta *meta);
 size_t server_n_perf(const struct server *s);
+/* Whether a perf client selects by comm, container or namespace: its
+ * match needs the line's context (daemon_context_annotate()) first. */
+bool server_perf_wants_context(const struct server *s);
 /* Stores the record at P (LEN bytes) once for every perf client. */
 void server_deliver_perf_all(struct server *s, const char *p, size_t len);
 /* Stores LINE (ending in '\n') once and queues it for every client the

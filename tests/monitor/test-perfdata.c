@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "evmon/cleanup.h"
 #include "evmon/perfdata.h"
 
 #define FIXTURES "tests/monitor/fixtures/perfdata/"
@@ -792,6 +793,107 @@ static void test_type_names(void **state) {
         assert_null(perfdata_record_type_to_string(200));
 }
 
+/* perfdata-write.c's head, with records after it, read back by the
+ * reader: the event, its name, its format from the tracing data, the
+ * features and the clock reference, then a sample, a FINISHED_ROUND and
+ * a LOST record in order. (test-record.py holds the same against perf.) */
+static void test_write_pipe(void **state) {
+        static const char fmt[] =
+                "name: evt\nID: 42\nformat:\n"
+                "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+                "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+                "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+                "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+                "\tfield:int x;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+                "print fmt: \"x=%d\", REC->x\n";
+        static const uint64_t ids[] = { 7, 9 };
+        static const char *const cmdline[] = { "evmond", "--test", NULL };
+        struct perfdata_out_event ev = {
+                .attr = {
+                        .type = PERF_TYPE_TRACEPOINT, .size = sizeof(struct perf_event_attr), .config = 42,
+                        .sample_period = 1, .sample_id_all = 1,
+                        .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                       PERF_SAMPLE_CPU | PERF_SAMPLE_RAW,
+                },
+                .ids = ids, .n_ids = 2, .name = "test:evt", .system = "test", .format_text = fmt,
+        };
+        struct perfdata_out_info info = {
+                .hostname = "host", .osrelease = "6.1", .version = "#1", .arch = "x86_64",
+                .nr_cpus_avail = 4, .nr_cpus_online = 2, .cmdline = cmdline, .page_size = 4096,
+                .header_page = "field: u64 timestamp;\n", .header_event = "# compressed entry header\n",
+                .clockid = CLOCK_MONOTONIC, .wall_ns = 1000000000000, .clock_ns = 5000,
+        };
+        /* SAMPLE: id, pid/tid, time, cpu/res, raw size + 12 bytes of raw */
+        struct {
+                struct perf_event_header h;
+                uint64_t id;
+                uint32_t pid, tid;
+                uint64_t time;
+                uint32_t cpu, res;
+                uint32_t raw_size;
+                uint16_t common_type;
+                uint8_t flags, preempt;
+                int32_t common_pid, x;
+        } __attribute__((packed)) sample = {
+                .h = { .type = PERF_RECORD_SAMPLE, .size = sizeof(sample) },
+                .id = 9, .pid = 100, .tid = 101, .time = 6000, .cpu = 1, .raw_size = 12,
+                .common_type = 42, .common_pid = 101, .x = -7,
+        };
+        uint64_t lost[PERFDATA_LOST_RECORD_U64];
+        _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
+        _cleanup_(freep) char *buf = NULL;
+        const struct perfdata_event *e;
+        struct perfdata_clock clk;
+        struct perfdata_record pr;
+        size_t size = 0;
+        FILE *f;
+
+        assert_int_equal(sizeof(sample) % 8, 0);
+        f = open_memstream(&buf, &size);
+        assert_non_null(f);
+        assert_int_equal(perfdata_write_pipe_header(f, &ev, 1, &info), 0);
+        fwrite(&sample, sizeof(sample), 1, f);
+        fwrite(&perfdata_finished_round, sizeof(perfdata_finished_round), 1, f);
+        perfdata_lost_record(9, 3, 1, 7000, lost);
+        fwrite(lost, sizeof(lost), 1, f);
+        assert_int_equal(fclose(f), 0);
+
+        assert_int_equal(perfdata_new(buf, size, &pd), 0);
+        assert_true(perfdata_pipe(pd));
+        assert_int_equal(perfdata_n_events(pd), 1);
+        e = perfdata_event(pd, 0);
+        assert_string_equal(e->name, "test:evt");
+        assert_int_equal(e->n_ids, 2);
+        assert_int_equal(e->ids[1], 9);
+        assert_non_null(e->format);
+        assert_non_null(format_field_find(e->format, "x"));
+        assert_true(perfdata_has_feature(pd, PERFDATA_FEAT_EVENT_DESC));
+        assert_true(perfdata_has_feature(pd, 7));       /* NRCPUS */
+        assert_int_equal(perfdata_clock(pd, &clk), 0);
+        assert_int_equal(clk.clockid, CLOCK_MONOTONIC);
+        assert_int_equal(clk.wall_ns, 1000000000000);
+        assert_int_equal(clk.clock_ns, 5000);
+
+        /* The head's own records come first (HEADER_ATTR, the features,
+         * the tracing data). */
+        do
+                assert_int_equal(perfdata_next(pd, &pr), 1);
+        while (pr.header->type >= PERFDATA_RECORD_USER_TYPE_START);
+        assert_int_equal(pr.header->type, PERF_RECORD_SAMPLE);
+        assert_ptr_equal(pr.event, e);
+        assert_true(pr.parsed);
+        assert_int_equal(pr.rec.sample.tid, 101);
+        assert_int_equal(pr.rec.sample.raw.size, 12);
+        assert_int_equal(perfdata_next(pd, &pr), 1);
+        assert_int_equal(pr.header->type, PERFDATA_RECORD_FINISHED_ROUND);
+        assert_int_equal(perfdata_next(pd, &pr), 1);
+        assert_int_equal(pr.header->type, PERF_RECORD_LOST);
+        assert_ptr_equal(pr.event, e);
+        assert_int_equal(pr.rec.lost.lost, 3);
+        assert_int_equal(pr.rec.sid.cpu, 1);
+        assert_int_equal(perfdata_next(pd, &pr), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_task_events),
@@ -806,6 +908,7 @@ int main(void) {
                 cmocka_unit_test(test_open_errors),
                 cmocka_unit_test(test_type_names),
                 cmocka_unit_test(test_equal_times),
+                cmocka_unit_test(test_write_pipe),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
