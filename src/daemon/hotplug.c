@@ -330,6 +330,8 @@ void hotplug_check(struct daemon *d) {
                         log_warning_errno(r, "CPU %d is online, but an event could not be opened on it again: %m",
                                           cpu);
                 (void) reader_ring_changed(d->reader, i);
+                /* Its fds have new ids, which no perf stream's head has. */
+                server_end_perf(d->server);
                 now = now_ns(d->config->clockid);
                 h->cpu_gaps[i]++;
                 gap_emit(d, cpu, h->cpu_since[i], now);

@@ -779,6 +779,12 @@ bool server_perf_wants_context(const struct server *s) {
 
 static void deliver(struct server *s, const char *line, size_t len, uint64_t lost);
 
+void server_end_perf(struct server *s) {
+        for (struct client *c = s->clients; s->n_perf > 0 && c; c = c->next)
+                if (c->perf)
+                        c->closing = true;
+}
+
 void server_deliver_perf_all(struct server *s, const char *p, size_t len) {
         size_t n = 0;
 

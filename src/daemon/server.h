@@ -88,6 +88,9 @@ size_t server_n_perf(const struct server *s);
 /* Whether a perf client selects by comm, container or namespace: its
  * match needs the line's context (daemon_context_annotate()) first. */
 bool server_perf_wants_context(const struct server *s);
+/* Ends every perf client's stream once what is queued is written: its
+ * head no longer names every id (a CPU came back with new fds). */
+void server_end_perf(struct server *s);
 /* Stores the record at P (LEN bytes) once for every perf client. */
 void server_deliver_perf_all(struct server *s, const char *p, size_t len);
 /* Stores LINE (ending in '\n') once and queues it for every client the
