@@ -236,8 +236,9 @@ int cmd_record(char **events, const char *output, double seconds) {
                 }
                 if (n == 0) {
                         if (streaming) {
-                                log_error("evmond closed the connection (stopped or restarted); %zu bytes "
-                                          "recorded in %s are complete up to there", written, output);
+                                log_error("evmond ended the stream (it reloaded its config, a CPU came back "
+                                          "online, or it stopped); the %zu bytes in %s are complete up to there: "
+                                          "run evmonctl record again for what follows", written, output);
                         } else
                                 log_error("evmond closed the connection before taking the subscription");
                         goto finish;
