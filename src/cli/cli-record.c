@@ -145,6 +145,11 @@ int cmd_record(char **events, const char *output, double seconds) {
                 log_error("record needs -o FILE (- for standard output); try 'evmonctl --help'.");
                 return 2;
         }
+        if (strcmp(output, "-") == 0 && isatty(STDOUT_FILENO)) {
+                log_error("record -o - writes perf's binary records: pipe them (evmonctl record -o - | perf "
+                          "script -i -) or name a file.");
+                return 2;
+        }
         req = json_object_new_object();
         if (!req)
                 return log_oom_cli();
@@ -272,7 +277,12 @@ int cmd_record(char **events, const char *output, double seconds) {
 
                         r = loop_write(out, buf, k);
                         if (r < 0) {
-                                log_error_errno(r, "Writing %s failed: %m", output);
+                                if (out == STDOUT_FILENO)
+                                        /* quiet when its reader went away
+                                         * (evmonctl record -o - | head -c 1M) */
+                                        status = stdout_failed(-r);
+                                else
+                                        log_error_errno(r, "Writing %s failed: %m", output);
                                 goto finish;
                         }
                         written += k;
