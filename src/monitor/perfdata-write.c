@@ -189,7 +189,7 @@ static int write_tracing_data(FILE *dst, const struct perfdata_out_event *events
                               const struct perfdata_out_info *info) {
         _cleanup_(freep) char *buf = NULL;
         _cleanup_(fclosep) FILE *f = NULL;
-        struct perf_event_header h = { .type = PERFDATA_RECORD_HEADER_TRACING_DATA, .size = 12 };
+        struct perf_event_header h = { .type = PERFDATA_RECORD_HEADER_TRACING_DATA, .size = 16 };
         uint32_t n_systems = 0;
         size_t size = 0, padded;
         bool *done = NULL;
@@ -249,10 +249,12 @@ static int write_tracing_data(FILE *dst, const struct perfdata_out_event *events
         padded = align_up(size, 8);
         if (padded > UINT32_MAX)
                 return -E2BIG;
-        /* The record is 12 bytes (struct perf_record_header_tracing_data)
-         * and the data follows outside its size, as perf writes it. */
+        /* The record is 16 bytes (struct perf_record_header_tracing_data:
+         * the header, the u32 size, padding) and the data follows outside
+         * its size, as perf 6.1 writes it. */
         out_bytes(dst, &h, sizeof(h));
         out_u32(dst, (uint32_t) padded);
+        out_u32(dst, 0);
         out_bytes(dst, buf, size);
         out_zeros(dst, padded - size);
         return 0;
