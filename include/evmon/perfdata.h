@@ -293,6 +293,16 @@ struct perfdata_out_info {
 int perfdata_write_pipe_header(FILE *f, const struct perfdata_out_event *events, size_t n,
                                const struct perfdata_out_info *info);
 
+/* Rewrites the pipe-mode stream of SIZE bytes at DATA (as
+ * perfdata_write_pipe_header() and the records after it make one) as a
+ * file-mode perf.data to OUT: the attrs and their ids in the attrs
+ * section, the kernel's records and FINISHED_ROUNDs in the data section,
+ * the HEADER_FEATURE records and the tracing data as feature sections.
+ * perf maps such a file rather than reading it a record at a time.
+ * -EINVAL when DATA is not pipe mode, -EBADMSG when malformed (a record
+ * past the end: a stream cut short), -EIO from OUT. */
+int perfdata_pipe_to_file(const void *data, size_t size, FILE *out);
+
 /* PERF_RECORD_LOST of LOST records, with the sample_id trailer of
  * IDENTIFIER | TID | TIME | CPU (the layout monitor gives every event)
  * naming ID, an id of the stream's events: for losses after the kernel's

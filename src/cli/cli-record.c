@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
@@ -14,6 +16,7 @@
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
+#include "evmon/perfdata.h"
 #include "evmon/protocol.h"
 
 #include "cli.h"
@@ -117,6 +120,45 @@ static size_t bounds_take(struct bounds *b, const uint8_t *p, size_t n, bool sto
                 b->have = 0;
         }
         return i;
+}
+
+/* The pipe-mode stream written to PATH as a file-mode perf.data in its
+ * place (perfdata_pipe_to_file()): perf maps that rather than reading
+ * it a record at a time. On failure PATH keeps the stream, which perf
+ * reads all the same; said, not an error. */
+static void make_file_mode(const char *path) {
+        _cleanup_(freep) char *tmp = NULL;
+        _cleanup_(closep) int fd = -1;
+        struct stat st;
+        void *map;
+        FILE *f;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16)
+                return;
+        if (asprintf(&tmp, "%s.evmonctl-tmp", path) < 0)
+                return;
+        map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED)
+                return;
+        f = fopen(tmp, "we");
+        if (!f) {
+                munmap(map, (size_t) st.st_size);
+                log_warning_errno(-errno, "Cannot create %s (%m): %s stays in perf's pipe mode", tmp, path);
+                return;
+        }
+        r = perfdata_pipe_to_file(map, (size_t) st.st_size, f);
+        munmap(map, (size_t) st.st_size);
+        if (fclose(f) != 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                log_warning_errno(r, "Cannot rewrite %s as a file-mode perf.data (%m): it stays in perf's pipe "
+                                  "mode, which perf reads all the same", path);
+        }
 }
 
 static int open_output(const char *path) {
@@ -297,9 +339,14 @@ int cmd_record(char **events, const char *output, double seconds) {
         }
         status = 0;
 finish:
-        if (out >= 0 && out != STDOUT_FILENO && close(out) < 0 && status == 0) {
-                log_error_errno(-errno, "Writing %s failed: %m", output);
-                status = 1;
+        if (out >= 0 && out != STDOUT_FILENO) {
+                if (close(out) < 0 && status == 0) {
+                        log_error_errno(-errno, "Writing %s failed: %m", output);
+                        status = 1;
+                }
+                /* What was recorded, ended early or not: whole records. */
+                if (streaming && bd.have == 0 && bd.skip == 0)
+                        make_file_mode(output);
         }
         return status;
 }

@@ -318,3 +318,144 @@ void perfdata_lost_record(uint64_t id, uint64_t lost, uint32_t cpu, uint64_t tim
         ret[5] = cpu;
         ret[6] = id;
 }
+
+/* ---- pipe mode to file mode ------------------------------------------- */
+
+struct pipe_attr {
+        const uint8_t *attr;    /* attr_size bytes */
+        const uint8_t *ids;     /* n_ids u64 */
+        size_t n_ids;
+};
+
+int perfdata_pipe_to_file(const void *data, size_t size, FILE *out) {
+        const uint8_t *p = data, *end = p + size;
+        _cleanup_(freep) struct pipe_attr *attrs = NULL;
+        const uint8_t *feat[PERFDATA_FEAT_MAX] = {};
+        size_t feat_size[PERFDATA_FEAT_MAX] = {};
+        size_t n_attrs = 0, attr_size = 0, off, data_size = 0, n_feat = 0;
+        uint64_t bitmap[PERFDATA_FEAT_MAX / 64] = {};
+        const uint8_t *q;
+
+        uint64_t hsize;
+
+        if (!data || !out || size < 16 || memcmp(p, pipe_magic, sizeof(pipe_magic)) != 0)
+                return -EINVAL;
+        memcpy(&hsize, p + 8, sizeof(hsize));
+        if (hsize != 16)
+                return -EINVAL;         /* file mode already */
+
+        /* First pass: the head's records; the rest is data. */
+        for (q = p + 16; q < end;) {
+                struct perf_event_header h;
+                uint64_t payload = 0;
+
+                if ((size_t) (end - q) < sizeof(h))
+                        return -EBADMSG;
+                memcpy(&h, q, sizeof(h));
+                if (h.size < sizeof(h) || h.size > (size_t) (end - q))
+                        return -EBADMSG;
+                if (h.type == PERFDATA_RECORD_HEADER_TRACING_DATA) {
+                        uint32_t v;
+
+                        if (h.size < 12)
+                                return -EBADMSG;
+                        memcpy(&v, q + 8, 4);
+                        payload = v;
+                        if (payload > (size_t) (end - q) - h.size)
+                                return -EBADMSG;
+                        feat[PERFDATA_FEAT_TRACING_DATA] = q + h.size;
+                        feat_size[PERFDATA_FEAT_TRACING_DATA] = payload;
+                } else if (h.type == PERFDATA_RECORD_HEADER_ATTR) {
+                        struct pipe_attr *a;
+                        uint32_t asz;
+
+                        if (h.size < sizeof(h) + PERF_ATTR_SIZE_VER0)
+                                return -EBADMSG;
+                        memcpy(&asz, q + sizeof(h) + offsetof(struct perf_event_attr, size), 4);
+                        if (asz < PERF_ATTR_SIZE_VER0 || asz > h.size - sizeof(h) || (attr_size && asz != attr_size))
+                                return -EBADMSG;
+                        attr_size = asz;
+                        a = realloc(attrs, (n_attrs + 1) * sizeof(*a));
+                        if (!a)
+                                return -ENOMEM;
+                        attrs = a;
+                        attrs[n_attrs++] = (struct pipe_attr) {
+                                .attr = q + sizeof(h),
+                                .ids = q + sizeof(h) + asz,
+                                .n_ids = (h.size - sizeof(h) - asz) / 8,
+                        };
+                } else if (h.type == PERFDATA_RECORD_HEADER_FEATURE) {
+                        uint64_t f;
+
+                        if (h.size < 16)
+                                return -EBADMSG;
+                        memcpy(&f, q + 8, 8);
+                        if (f >= PERFDATA_FEAT_MAX || f == PERFDATA_FEAT_TRACING_DATA)
+                                return -EBADMSG;
+                        feat[f] = q + 16;
+                        feat_size[f] = h.size - 16;
+                } else if (h.type < PERFDATA_RECORD_USER_TYPE_START || h.type == PERFDATA_RECORD_FINISHED_ROUND)
+                        data_size += h.size;
+                q += h.size + payload;
+        }
+
+        /* perf_file_header; the attrs, each with its ids' section; the
+         * ids; the data; the feature sections' table, then their bytes. */
+        for (size_t f = 0; f < PERFDATA_FEAT_MAX; f++)
+                if (feat[f]) {
+                        bitmap[f / 64] |= UINT64_C(1) << (f % 64);
+                        n_feat++;
+                }
+        out_bytes(out, pipe_magic, sizeof(pipe_magic));
+        out_u64(out, 104);
+        out_u64(out, attr_size + 16);
+        off = 104 + n_attrs * (attr_size + 16);
+        out_u64(out, 104);
+        out_u64(out, n_attrs * (attr_size + 16));
+        {
+                size_t ids_size = 0;
+
+                for (size_t i = 0; i < n_attrs; i++)
+                        ids_size += 8 * attrs[i].n_ids;
+                out_u64(out, off + ids_size);           /* data */
+                out_u64(out, data_size);
+                out_u64(out, 0);                        /* event_types */
+                out_u64(out, 0);
+                out_bytes(out, bitmap, sizeof(bitmap));
+                for (size_t i = 0; i < n_attrs; i++) {
+                        out_bytes(out, attrs[i].attr, attr_size);
+                        out_u64(out, off);
+                        out_u64(out, 8 * attrs[i].n_ids);
+                        off += 8 * attrs[i].n_ids;
+                }
+                for (size_t i = 0; i < n_attrs; i++)
+                        out_bytes(out, attrs[i].ids, 8 * attrs[i].n_ids);
+        }
+        for (q = p + 16; q < end;) {
+                struct perf_event_header h;
+                uint64_t payload = 0;
+
+                memcpy(&h, q, sizeof(h));
+                if (h.type == PERFDATA_RECORD_HEADER_TRACING_DATA) {
+                        uint32_t v;
+
+                        memcpy(&v, q + 8, 4);
+                        payload = v;
+                } else if (h.type < PERFDATA_RECORD_USER_TYPE_START || h.type == PERFDATA_RECORD_FINISHED_ROUND)
+                        out_bytes(out, q, h.size);
+                q += h.size + payload;
+        }
+        off += data_size + n_feat * 16;
+        for (size_t f = 0; f < PERFDATA_FEAT_MAX; f++)
+                if (feat[f]) {
+                        out_u64(out, off);
+                        out_u64(out, feat_size[f]);
+                        off += feat_size[f];
+                }
+        for (size_t f = 0; f < PERFDATA_FEAT_MAX; f++)
+                if (feat[f])
+                        out_bytes(out, feat[f], feat_size[f]);
+        if (fflush(out) != 0 || ferror(out))
+                return -EIO;
+        return 0;
+}

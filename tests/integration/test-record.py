@@ -5,7 +5,9 @@
 A real evmond serves a tracepoint (sched:sched_process_exec), a uprobe the
 PMU makes (no fetch-args: evmond gives perf its format) and a uprobe
 tracefs makes (fetch-args: its own format file) on evmon-probe-target.
-`evmonctl watch --json` and `evmonctl record -o FILE` both subscribe,
+`evmonctl watch --json`, `evmonctl record -o FILE` (rewritten as a
+file-mode perf.data at the end) and `evmonctl record -o -` (the pipe-mode
+stream as it comes) subscribe,
 the program runs, and then:
   - perf script (a Python script through perf's own decoder) gives every
     sample of the program's pids with the same event, pid, tid, cpu,
@@ -138,11 +140,15 @@ def main():
         procs.append(watch)
         rec = subprocess.Popen([evmonctl, "record", "-o", data] + events, env=env)
         procs.append(rec)
+        # And the stream as it comes, through a pipe (-o -): pipe mode.
+        piped = os.path.join(tmp, "evmon-pipe.data")
+        rec2 = subprocess.Popen([evmonctl, "record", "-o", "-"] + events, env=env, stdout=open(piped, "wb"))
+        procs.append(rec2)
         # Both subscribed: watch printed its subscribed line, record wrote
         # the head of the stream.
         for _ in range(200):
             ok_w = any('"subscribed"' in l for l in open(os.path.join(tmp, "watch.jsonl")))
-            if ok_w and os.path.exists(data) and os.path.getsize(data) > 16:
+            if ok_w and os.path.exists(data) and os.path.getsize(data) > 16 and os.path.getsize(piped) > 16:
                 break
             time.sleep(0.05)
         else:
@@ -160,9 +166,10 @@ def main():
         pids = {tpid, true.pid}
         time.sleep(1.5)
         rec.send_signal(signal.SIGINT)
+        rec2.send_signal(signal.SIGINT)
         watch.send_signal(signal.SIGTERM)
-        if rec.wait(timeout=10) != 0:
-            fail("evmonctl record exited %d" % rec.returncode)
+        if rec.wait(timeout=10) != 0 or rec2.wait(timeout=10) != 0:
+            fail("evmonctl record exited %d, record -o - %d" % (rec.returncode, rec2.returncode))
         watch.wait(timeout=10)
         watch_out.close()
 
@@ -191,6 +198,17 @@ def main():
         if a != b:
             fail("perf script's samples differ from evmond's lines:\n evmond %r\n perf   %r" % (a, b))
         print("perf script: %d samples equal evmond's lines (event, pid, tid, cpu, time, fields)" % len(a))
+        with open(piped, "rb") as f:
+            if f.read(8) != b"PERFILE2" or f.read(8) != (16).to_bytes(8, "little"):
+                fail("evmonctl record -o - wrote no pipe-mode header")
+        p = subprocess.run([perf, "script", "-i", "-", "-s", script], stdin=open(piped, "rb"), capture_output=True,
+                           text=True)
+        theirs = [json.loads(l[4:]) for l in p.stdout.splitlines() if l.startswith("REC ")]
+        b2 = sorted(key(r) for r in theirs if r["pid"] in pids)
+        if p.returncode != 0 or b2 != a:
+            fail("perf script -i - on evmonctl record -o -: rc %d\n evmond %r\n perf   %r\n%s" %
+                 (p.returncode, a, b2, p.stderr))
+        print("perf script -i - (pipe mode, record -o -): the same %d samples" % len(b2))
 
         p = subprocess.run([perf, "script", "-i", data, "-F", "trace:comm,pid,tid,cpu,time,event,trace"],
                            capture_output=True, text=True)
@@ -218,8 +236,9 @@ def main():
         if p.returncode != 0:
             fail("evmonctl decode: %d %s" % (p.returncode, p.stderr))
         dec = [json.loads(l) for l in p.stdout.splitlines()]
-        if dec[0].get("type") != "header" or not dec[0].get("pipe"):
-            fail("evmonctl decode: no pipe-mode header line: %r" % dec[0])
+        # evmonctl record rewrote the stream as a file-mode perf.data.
+        if dec[0].get("type") != "header" or dec[0].get("pipe") is not False:
+            fail("evmonctl decode: no file-mode header line: %r" % dec[0])
         dmine = [o for o in dec if o.get("type") == "event" and o.get("pid") in pids]
         c = sorted(key(o) for o in dmine)
         # The PMU's probe is a trace event of evmond's naming in the

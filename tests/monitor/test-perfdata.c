@@ -892,6 +892,49 @@ static void test_write_pipe(void **state) {
         assert_int_equal(pr.rec.lost.lost, 3);
         assert_int_equal(pr.rec.sid.cpu, 1);
         assert_int_equal(perfdata_next(pd, &pr), 0);
+
+        /* The same in file mode (evmonctl record's rewrite): the same
+         * event, format, features and records; the head's records gone. */
+        {
+                _cleanup_(perfdata_freep) struct perfdata *fd = NULL;
+                _cleanup_(freep) char *fbuf = NULL;
+                size_t fsize = 0;
+
+                f = open_memstream(&fbuf, &fsize);
+                assert_non_null(f);
+                assert_int_equal(perfdata_pipe_to_file(buf, size, f), 0);
+                assert_int_equal(fclose(f), 0);
+                assert_int_equal(perfdata_new(fbuf, fsize, &fd), 0);
+                assert_false(perfdata_pipe(fd));
+                assert_int_equal(perfdata_n_events(fd), 1);
+                e = perfdata_event(fd, 0);
+                assert_string_equal(e->name, "test:evt");
+                assert_int_equal(e->n_ids, 2);
+                assert_non_null(e->format);
+                assert_true(perfdata_has_feature(fd, 7));
+                assert_int_equal(perfdata_clock(fd, &clk), 0);
+                assert_int_equal(clk.clock_ns, 5000);
+                assert_int_equal(perfdata_next(fd, &pr), 1);
+                assert_int_equal(pr.header->type, PERF_RECORD_SAMPLE);
+                assert_ptr_equal(pr.event, e);
+                assert_int_equal(pr.rec.sample.tid, 101);
+                assert_int_equal(perfdata_next(fd, &pr), 1);
+                assert_int_equal(pr.header->type, PERFDATA_RECORD_FINISHED_ROUND);
+                assert_int_equal(perfdata_next(fd, &pr), 1);
+                assert_int_equal(pr.header->type, PERF_RECORD_LOST);
+                assert_int_equal(perfdata_next(fd, &pr), 0);
+                /* Not pipe mode, or cut short: refused. */
+                assert_int_equal(perfdata_pipe_to_file(fbuf, fsize, stdout), -EINVAL);
+                {
+                        _cleanup_(freep) char *cut = NULL;
+                        size_t cut_size = 0;
+
+                        f = open_memstream(&cut, &cut_size);
+                        assert_non_null(f);
+                        assert_int_equal(perfdata_pipe_to_file(buf, size - 3, f), -EBADMSG);
+                        fclose(f);
+                }
+        }
 }
 
 int main(void) {
