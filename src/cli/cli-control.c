@@ -4,9 +4,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
+#include "evmon/human.h"
 #include "evmon/io.h"
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
@@ -37,7 +39,13 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
         }
         if (strcmp(type, req->type) != 0)
                 return 0;
-        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        /* Text on a terminal; the JSON where a program reads it (a pipe,
+         * --json), as it always was. */
+        if (arg_json <= 0 && isatty(STDOUT_FILENO))
+                human_object(stdout, o, color_flags());
+        else
+                puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
         if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok)) {
                 json_object *e = NULL;
 

@@ -8,6 +8,7 @@
 #include "evmon/attr.h"
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
+#include "evmon/human.h"
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
 #include "evmon/tracefs.h"
@@ -36,11 +37,14 @@ static int list_pmu_event(const char *pmu, uint32_t type, const char *event, voi
         return 0;
 }
 
-/* describe's JSON: pretty on a terminal, one line otherwise (or with
- * --json), for a trace event and a perf event alike. */
-static int describe_flags(void) {
-        return (arg_json <= 0 && isatty(STDOUT_FILENO) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
-                                                       : JSON_C_TO_STRING_PLAIN) | JSON_C_TO_STRING_NOSLASHESCAPE;
+/* describe's answer: text on a terminal (a table of the fields), one
+ * line of JSON otherwise (or with --json), for a trace event and a perf
+ * event alike. */
+static void describe_print(json_object *o) {
+        if (arg_json <= 0 && isatty(STDOUT_FILENO))
+                human_object(stdout, o, color_flags());
+        else
+                puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 /* A perf event's attr as the config would build it by default, and the
@@ -83,7 +87,7 @@ static int describe_perf(enum attr_kind kind, const char *event, const char *nam
                         json_object_array_add(fields, json_object_new_string(n));
         }
         json_object_object_add(o, "sample", fields);
-        puts(json_object_to_json_string_ext(o, describe_flags()));
+        describe_print(o);
         return 0;
 }
 
@@ -171,6 +175,6 @@ int cmd_describe(const char *event) {
         json_object_object_add(o, "fields", fields);
         /* Helpers of the print fmt that name nothing here (printfmt.c). */
         json_object_object_add(o, "print_unknown", json_object_new_int64(f->print_unknown));
-        puts(json_object_to_json_string_ext(o, describe_flags()));
+        describe_print(o);
         return 0;
 }

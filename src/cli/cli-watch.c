@@ -20,6 +20,7 @@
 struct watch {
         bool subscribing;       /* subscribed, awaiting the answer */
         bool terminal;          /* stdout is one */
+        struct human view;
 };
 
 static int on_watch_line(const char *line, size_t len, void *ud) {
@@ -59,7 +60,7 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
                 return 0;
         }
         if (o)
-                human_print(stdout, o);
+                human_line(&w->view, stdout, o);
         if (fflush(stdout) == EOF)
                 return errno > 0 ? -errno : -EIO;
         return 0;
@@ -74,6 +75,7 @@ int cmd_watch(char **events) {
         w.terminal = isatty(STDOUT_FILENO);
         if (arg_json < 0)
                 arg_json = !w.terminal;
+        human_init(&w.view, color_flags());
         if ((events && *events) || n_containers > 0 || n_namespaces > 0) {
                 size_t n = 0;
 
@@ -98,6 +100,7 @@ int cmd_watch(char **events) {
         if (arg_json && !w.terminal)
                 setvbuf(stdout, NULL, _IOFBF, 1 << 16);
         r = read_lines(fd, true, on_watch_line, &w);
+        human_done(&w.view);
         if (r > 0)
                 return stdout_done(1);  /* the subscription refused */
         if (r == -ECONNRESET) {

@@ -20,12 +20,16 @@ extern const char *arg_tracefs;
 extern int arg_json;            /* -1: JSON when stdout is not a terminal */
 extern bool arg_all;
 extern const char *arg_order;   /* decode --order; NULL: time */
+extern const char *arg_color;   /* --color: auto (NULL), always or never */
 #define ARG_LIST_MAX 64         /* evmond takes 64 entries per subscribe list */
 extern const char *arg_containers[ARG_LIST_MAX], *arg_namespaces[ARG_LIST_MAX];  /* watch */
 extern size_t n_containers, n_namespaces;
 
 /* evmonctl.c */
 int log_oom_cli(void);
+/* The colour flags (HUMAN_COLOR or 0) for standard output, as --color
+ * and $NO_COLOR say. */
+unsigned color_flags(void);
 int stdout_failed(int err);
 int stdout_done(int status);
 

@@ -13,6 +13,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/connect.h"
+#include "evmon/human.h"
 #include "evmon/log.h"
 #include "evmon/parse.h"
 #include "evmon/protocol.h"
@@ -25,6 +26,7 @@ int arg_json = -1;  /* -1: JSON when stdout is not a terminal */
 bool arg_all;
 bool arg_folded;
 const char *arg_order;   /* decode --order; NULL: time */
+const char *arg_color;   /* --color: auto (NULL), always or never */
 const char *arg_containers[ARG_LIST_MAX], *arg_namespaces[ARG_LIST_MAX];
 size_t n_containers, n_namespaces;
 
@@ -96,7 +98,10 @@ static void help(FILE *f) {
                "  -s, --socket PATH      evmond's socket (default $EVMON_SOCKET, or\n"
                "                         %s)\n"
                "  -t, --tracefs DIR      tracefs directory (default: from /proc/mounts)\n"
-               "  -j, --json             watch: JSON lines even on a terminal\n"
+               "  -j, --json             JSON even on a terminal (watch, describe, status and\n"
+               "                         the other answers of evmond; text there otherwise)\n"
+               "      --color WHEN       colour on a terminal: auto (the default: not when\n"
+               "                         $NO_COLOR is set), always or never\n"
                "      --container C      watch: events of container C only: its id, its first\n"
                "                         digits, or its name as its runtime keeps it (a\n"
                "                         pattern such as 'payments-*'; names only where the\n"
@@ -129,6 +134,13 @@ static void help(FILE *f) {
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
                EVMON_SOCKET_PATH_DEFAULT);
+}
+
+unsigned color_flags(void) {
+        unsigned flags = 0;
+
+        (void) human_color_flags(arg_color, isatty(STDOUT_FILENO), &flags);
+        return flags;
 }
 
 int log_oom_cli(void) {
@@ -289,6 +301,7 @@ static int parse_argv(int argc, char **argv) {
                 { "format", required_argument, NULL, ARG_FORMAT },
                 { "output", required_argument, NULL, 'o' },
                 { "folded", no_argument, NULL, ARG_FOLDED },
+                { "color", required_argument, NULL, 'c' },
                 {}
         };
         int c;
@@ -324,6 +337,13 @@ static int parse_argv(int argc, char **argv) {
                         return 0;
                 case 'O':
                         arg_order = optarg;
+                        break;
+                case 'c':
+                        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "always") != 0 && strcmp(optarg, "never") != 0) {
+                                log_error("--color takes auto, always or never, not \"%s\"; try 'evmonctl --help'.", optarg);
+                                return 2;
+                        }
+                        arg_color = optarg;
                         break;
                 case 'C':
                 case 'N':

@@ -265,6 +265,9 @@ static json_object *reader_parse(const char *data, size_t len) {
         return o;
 }
 
+/* The readable view (a counter table's header and rates span lines). */
+static struct human reader_view;
+
 /* Anyone who may publish on evmon.> writes what is printed here, not
  * only forwarders: the payload is escaped for a terminal in both views.
  * With --json a line is one JSON object: a payload that is one is written
@@ -284,7 +287,7 @@ static void reader_print_line(const char *data, size_t len) {
         if (!o)
                 return;
         if (!arg_json) {
-                human_print(stdout, o);
+                human_line(&reader_view, stdout, o);
                 return;
         }
         for (size_t i = 0; i < len; i++)
