@@ -411,9 +411,10 @@ static void print_counter(struct human *h, FILE *f, json_object *o) {
 
         if (!h->in_counters) {
                 sgr(h, f, HUMAN_SGR_BOLD);
-                fprintf(f, "%-15s %-*s %20s %20s %10s %7s\n", "TIME", COUNTER_EVENT_WIDTH, "EVENT", "VALUE", "DELTA",
+                fprintf(f, "%-15s %-*s %20s %20s %10s %7s", "TIME", COUNTER_EVENT_WIDTH, "EVENT", "VALUE", "DELTA",
                         "RATE/s", "RUN%");
                 sgr(h, f, HUMAN_SGR_RESET);
+                fputc('\n', f);
         }
         print_host(f, o);
         print_time(h, f, o);
@@ -571,27 +572,26 @@ static void print_table(FILE *f, json_object *a, unsigned flags, int indent) {
         }
 }
 
-static void print_members(FILE *f, json_object *o, unsigned flags, const char *prefix, int indent);
+static void print_members(FILE *f, json_object *o, unsigned flags, bool top, int indent);
 
 /* KEY: VALUE, the key's column WIDTH wide; an object's members one a
- * line below it (PREFIX.KEY.MEMBER), an array of objects as a table. */
-static void print_member(FILE *f, const char *prefix, const char *key, json_object *v, unsigned flags, int indent,
-                         size_t width) {
-        char name[CELL_MAX], buf[CELL_MAX];
+ * line below it, indented, an array of objects as a table. */
+static void print_member(FILE *f, const char *key, json_object *v, unsigned flags, int indent, size_t width) {
+        char buf[CELL_MAX];
 
-        snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", key);
-        if (json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0) {
-                print_members(f, v, flags, name, indent);
-                return;
-        }
         fprintf(f, "%*s", indent, "");
         if (flags & HUMAN_COLOR)
                 fputs(HUMAN_SGR_BOLD, f);
-        human_escape(buf, sizeof(buf), name);
+        human_escape(buf, sizeof(buf), key);
         fputs(buf, f);
         fputc(':', f);
         if (flags & HUMAN_COLOR)
                 fputs(HUMAN_SGR_RESET, f);
+        if (json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0) {
+                fputc('\n', f);
+                print_members(f, v, flags, false, indent + 2);
+                return;
+        }
         if (json_object_is_type(v, json_type_array) && all_objects(v)) {
                 fputc('\n', f);
                 print_table(f, v, flags, indent + 2);
@@ -609,27 +609,32 @@ static void print_member(FILE *f, const char *prefix, const char *key, json_obje
         fprintf(f, "%s\n", cell(buf, v));
 }
 
-static void print_members(FILE *f, json_object *o, unsigned flags, const char *prefix, int indent) {
+/* The line's own "type" (a string: "status") says nothing here; a
+ * describe's "type" (the attr's, a number) does. */
+static bool is_line_type(bool top, const char *key, json_object *v) {
+        return top && strcmp(key, "type") == 0 && json_object_is_type(v, json_type_string);
+}
+
+static void print_members(FILE *f, json_object *o, unsigned flags, bool top, int indent) {
         size_t width = 0;
 
-        /* The scalars' keys aligned, those of a run of them. */
+        /* The scalars' values aligned. */
         json_object_object_foreach(o, k, v) {
                 char name[CELL_MAX];
 
-                if (json_object_is_type(v, json_type_object) || (json_object_is_type(v, json_type_array) && all_objects(v)))
+                if (is_line_type(top, k, v) || json_object_is_type(v, json_type_object) ||
+                    (json_object_is_type(v, json_type_array) && all_objects(v)))
                         continue;
-                snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", k);
-                if (text_width(name) > width)
+                if (text_width(human_escape(name, sizeof(name), k)) > width)
                         width = text_width(name);
         }
         json_object_object_foreach(o, key, val) {
-                if (!*prefix && strcmp(key, "type") == 0)
-                        continue;
-                print_member(f, prefix, key, val, flags, indent, width);
+                if (!is_line_type(top, key, val))
+                        print_member(f, key, val, flags, indent, width);
         }
 }
 
 void human_object(FILE *f, json_object *o, unsigned flags) {
         if (json_object_is_type(o, json_type_object))
-                print_members(f, o, flags, "", 0);
+                print_members(f, o, flags, true, 0);
 }
