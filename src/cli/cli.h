@@ -55,6 +55,9 @@ extern double arg_interval, arg_seconds;
 extern long arg_top;            /* -1: not given */
 int cmd_aggregate(const char *what, char **args, int n);
 
+/* cli-top.c */
+int cmd_top(char **events);
+
 /* cli-control.c */
 int cmd_request(const char *type);
 int cmd_control(const char *type, char **args, int n);

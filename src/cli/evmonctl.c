@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,6 +38,10 @@ static void help(FILE *f) {
                "  watch [EVENT...]       print events as they happen (all, or those named;\n"
                "                         patterns such as 'syscalls:*' work); exits 1 when\n"
                "                         evmond refuses an EVENT or closes the connection\n"
+               "  top [EVENT...]         a live table of the events' rate by a key (--by:\n"
+               "                         comm, the default, pid, cgroup, container, exe,\n"
+               "                         event, ...), sorted by rate, every --interval s;\n"
+               "                         keys: s/tab sort, k key, e event, q quit\n"
                "  count EVENT...         count events in evmond, by --by keys; printed at\n"
                "                         Ctrl-C, every --interval or after --seconds, as\n"
                "                         bpftrace prints @[key]: N (smallest first)\n"
@@ -116,9 +121,11 @@ static void help(FILE *f) {
                "      --by KEY           count, hist, latency: one entry per KEY: pid, tid,\n"
                "                         comm, exe, uid, cgroup, container, cpu, event,\n"
                "                         field:NAME, stack, kstack, ustack, frame; up to 4\n"
+               "                         (top: the first, the key of its rows; default comm)\n"
                "      --linear MIN,MAX,STEP  hist: linear buckets, as bpftrace's lhist()\n"
                "      --match KEY        latency: what ties END to START: tid, pid, field:NAME\n"
-               "      --interval S       count, hist, latency: print every S seconds\n"
+               "      --interval S       count, hist, latency: print every S seconds; top:\n"
+               "                         refresh every S seconds (default 1)\n"
                "      --seconds N        count, hist, latency: print once after N seconds, exit;\n"
                "                         profile: sample for N seconds; record: stop after N\n"
                "                         seconds\n"
@@ -187,6 +194,10 @@ static int run_latency(char **args, int n) {
         return cmd_aggregate("latency", args, n);
 }
 
+static int run_top(char **args, int n) {
+        return cmd_top(args);
+}
+
 static int run_status(char **args, int n) {
         return cmd_request(EVMON_REQUEST_STATUS);
 }
@@ -248,6 +259,7 @@ static const struct command {
         { "count", 1, INT_MAX, "EVENT names or patterns", false, run_count },
         { "hist", 2, 2, "one EVENT and one FIELD", false, run_hist },
         { "latency", 2, 2, "a START and an END event", false, run_latency },
+        { "top", 0, INT_MAX, "EVENT names or patterns", false, run_top },
         { "status", 0, 0, "no argument", false, run_status },
         { "reload", 0, 0, "no argument", false, run_reload },
         { EVMON_REQUEST_ADD, 1, 1, "one JSON config entry, such as '{\"tracepoint\":\"sched:sched_switch\"}'", false, run_add },
@@ -480,7 +492,7 @@ static int dispatch(const char *cmd, char **args, int n) {
                 }
                 return k->run(args, n);
         }
-        log_error("unknown command \"%s\"; the commands are watch, count, hist, latency, status, reload, add, remove, enable, "
+        log_error("unknown command \"%s\"; the commands are watch, top, count, hist, latency, status, reload, add, remove, enable, "
                   "disable, filter, profile, list, describe, decode and record (evmonctl --help says more).", cmd);
         return 2;
 }

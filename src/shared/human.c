@@ -496,6 +496,18 @@ static const char *cell(char *buf, json_object *v) {
                 if (strlen(buf) >= CELL_JSON_MAX)
                         strcpy(buf + CELL_JSON_MAX - 3, "...");
                 return buf;
+        case json_type_double: {
+                /* json-c's own text of a double is its 17 digits
+                 * (259.86398700000001): three decimals, trailing zeros
+                 * dropped. */
+                size_t n = (size_t) snprintf(buf, CELL_MAX, "%.3f", json_object_get_double(v));
+
+                while (n > 1 && buf[n - 1] == '0' && strchr(buf, '.'))
+                        buf[--n] = '\0';
+                if (n > 0 && buf[n - 1] == '.')
+                        buf[--n] = '\0';
+                return buf;
+        }
         default:
                 return human_escape(buf, CELL_MAX, json_object_get_string(v));
         }

@@ -166,7 +166,7 @@ static void test_bad_options(void **state) {
                 { EVMOND, { "--check-config", "--cleanup" }, "--check-config and --cleanup are two runs: give one" },
                 { EVMOND, { "--cleanup", "--check-config" }, "--check-config and --cleanup are two runs: give one" },
                 { EVMONCTL, { "--bogus", "list" }, "evmonctl --help" },
-                { EVMONCTL, { "frobnicate" }, "unknown command \"frobnicate\"; the commands are watch, count, hist, latency, status," },
+                { EVMONCTL, { "frobnicate" }, "unknown command \"frobnicate\"; the commands are watch, top, count, hist, latency, status," },
                 { EVMONCTL, { "describe" }, "describe takes one EVENT, SYSTEM:NAME or KIND:NAME (`evmonctl list` shows them): 0 given" },
                 { EVMONCTL, { "describe", "a:b", "c:d" }, "describe takes one EVENT, SYSTEM:NAME or KIND:NAME (`evmonctl list` shows them), not also \"c:d\"" },
                 { EVMONCTL, { "decode" }, "decode takes one FILE (- for standard input): 0 given" },
