@@ -55,6 +55,7 @@ struct top {
         struct top_model model;
         char *buf;                      /* evmond's lines as read, up to TOP_LINE_MAX */
         size_t len, size;
+        SCREEN *screen;
         bool curses;
         const char *error;              /* evmond's, when it refused or closed */
 };
@@ -299,6 +300,10 @@ static void top_end_curses(struct top *t) {
                 endwin();
                 t->curses = false;
         }
+        if (t->screen) {
+                delscreen(t->screen);
+                t->screen = NULL;
+        }
 }
 
 /* A key pressed: 1 to quit, 0 to go on, or the exit status + 2 when
@@ -322,10 +327,15 @@ static int top_key(struct top *t, int ch) {
                 break;
         case 'k':
                 t->key = (t->key + 1) % t->n_keys;
-                /* A connection aggregates once: a new one for the new key. */
+                /* A connection aggregates once: a new one for the new key.
+                 * Out of curses meanwhile, so what goes wrong is said on
+                 * the terminal as it is, not drawn over. */
+                def_prog_mode();
+                endwin();
                 r = top_connect(t);
                 if (r != 0)
                         return r + 2;
+                reset_prog_mode();
                 break;
         default:
                 break;
@@ -371,11 +381,16 @@ int cmd_top(char **events) {
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGHUP, &sa, NULL);
         setlocale(LC_CTYPE, "");
-        if (!initscr()) {
-                log_error("cannot draw on this terminal (TERM=%s)", getenv("TERM") ?: "");
+        /* newterm(), not initscr(), which exits on a TERM it does not
+         * know (ssh from a terminal this host has no terminfo for). */
+        t.screen = newterm(NULL, stdout, stdin);
+        if (!t.screen) {
+                log_error("cannot draw on this terminal: no terminfo for TERM=%s (try TERM=xterm or TERM=vt100)",
+                          getenv("TERM") ?: "");
                 r = 1;
                 goto finish;
         }
+        set_term(t.screen);
         t.curses = true;
         cbreak();
         noecho();
