@@ -9,6 +9,7 @@
 #include "evmon/cleanup.h"
 #include "evmon/encode.h"
 #include "evmon/human.h"
+#include "evmon/json.h"
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
 #include "evmon/tracefs.h"
@@ -40,10 +41,49 @@ static int list_pmu_event(const char *pmu, uint32_t type, const char *event, voi
 /* describe's answer: text on a terminal (a table of the fields), one
  * line of JSON otherwise (or with --json), for a trace event and a perf
  * event alike. */
+/* The names a print fmt table gives (its "values" entries' names and
+ * its strings), space-separated into B: what a table cell can show. */
+static void symbol_names(json_object *v, struct jbuf *b) {
+        if (json_object_is_type(v, json_type_array)) {
+                size_t n = json_object_array_length(v);
+
+                for (size_t i = 0; i < n; i++)
+                        symbol_names(json_object_array_get_idx(v, i), b);
+        } else if (json_object_is_type(v, json_type_object)) {
+                json_object_object_foreach(v, key, val) {
+                        if ((strcmp(key, "name") == 0 || strcmp(key, "string") == 0) &&
+                            json_object_is_type(val, json_type_string) && json_object_get_string_len(val) > 0) {
+                                size_t n = (size_t) json_object_get_string_len(val);
+
+                                if (jbuf_reserve(b, n + 1) < 0)
+                                        return;
+                                if (b->len > 0)
+                                        jbuf_put_bytes(b, " ", 1);
+                                jbuf_put_bytes(b, json_object_get_string(val), n);
+                        } else
+                                symbol_names(val, b);
+                }
+        }
+}
+
 static void describe_print(json_object *o) {
-        if (arg_json <= 0 && isatty(STDOUT_FILENO))
+        if (arg_json <= 0 && isatty(STDOUT_FILENO)) {
+                json_object *fields;
+
+                /* A field's print fmt tables as the names they give
+                 * (prev_state: S D T t X Z P I R +), not their JSON. */
+                if (json_object_object_get_ex(o, "fields", &fields) && json_object_is_type(fields, json_type_array))
+                        for (size_t i = 0; i < json_object_array_length(fields); i++) {
+                                json_object *f = json_object_array_get_idx(fields, i), *sym;
+                                _cleanup_(jbuf_donep) struct jbuf b = {};
+
+                                if (!json_object_object_get_ex(f, "symbols", &sym))
+                                        continue;
+                                symbol_names(sym, &b);
+                                json_object_object_add(f, "symbols", json_object_new_string_len(b.data ?: "", (int) b.len));
+                        }
                 human_object(stdout, o, color_flags());
-        else
+        } else
                 puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 

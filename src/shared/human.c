@@ -571,14 +571,20 @@ static void print_table(FILE *f, json_object *a, unsigned flags, int indent) {
         for (size_t i = 0; i < n; i++) {
                 json_object *row = json_object_array_get_idx(a, i);
 
+                size_t last = 0;
+
+                /* No blanks after the last cell the row has. */
+                for (size_t c = 0; c < n_cols; c++)
+                        if (get(row, cols[c].key))
+                                last = c;
                 fprintf(f, "%*s", indent, "");
-                for (size_t c = 0; c < n_cols; c++) {
+                for (size_t c = 0; c <= last && c < n_cols; c++) {
                         json_object *v = get(row, cols[c].key);
                         const char *s = v ? cell(buf, v) : "";
                         size_t pad = cols[c].width - text_width(s);
 
                         fprintf(f, "%s%*s%s%*s", c ? "  " : "", cols[c].number ? (int) pad : 0, "", s,
-                                cols[c].number || c + 1 == n_cols ? 0 : (int) pad, "");
+                                cols[c].number || c == last ? 0 : (int) pad, "");
                 }
                 fputc('\n', f);
         }

@@ -240,6 +240,38 @@ static void test_escape(void **state) {
         assert_string_equal(human_escape(buf, sizeof(buf), "\xc2\x9b\\"), "\\x9b\\\\");
 }
 
+/* status and describe on a terminal: members aligned, objects as
+ * indented sections, arrays of objects as tables (numbers right-aligned,
+ * no blanks after a row's last cell), strings escaped, doubles short. */
+static void test_object(void **state) {
+        json_object *o = json_tokener_parse(
+                "{\"type\":\"status\",\"config\":\"/etc/e\\u001b.json\",\"uptime_s\":259.86398700000001,"
+                "\"events\":[{\"event\":\"sched:sched_process_exec\",\"count\":12},{\"event\":\"x:y\",\"count\":1234,\"note\":\"n\"}],"
+                "\"ring\":{\"pages\":256,\"doorbell\":true},\"names\":[\"a\",\"b\"],\"empty\":{}}");
+        char *out = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&out, &n);
+
+        assert_non_null(o);
+        assert_non_null(f);
+        human_object(f, o, 0);
+        assert_int_equal(fclose(f), 0);
+        json_object_put(o);
+        if (strcmp(out, "config:   /etc/e\\x1b.json\n"
+                        "uptime_s: 259.864\n"
+                        "events:\n"
+                        "  event                     count  note\n"
+                        "  sched:sched_process_exec     12\n"
+                        "  x:y                        1234  n\n"
+                        "ring:\n"
+                        "  pages:    256\n"
+                        "  doorbell: true\n"
+                        "names:    a, b\n"
+                        "empty:    {}\n") != 0)
+                fail_msg("human_object():\n%s", out);
+        free(out);
+}
+
 /* evmonctl watch --json on a terminal: evmond's line, the same JSON,
  * with the C1 controls and DEL it passes through (valid UTF-8 U+009B is
  * CSI to a terminal that takes C1) escaped. */
@@ -273,6 +305,7 @@ int main(void) {
                 cmocka_unit_test(test_counters),
                 cmocka_unit_test(test_color),
                 cmocka_unit_test(test_escape),
+                cmocka_unit_test(test_object),
                 cmocka_unit_test(test_control_characters),
                 cmocka_unit_test(test_json_line),
         };
