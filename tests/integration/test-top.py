@@ -90,8 +90,9 @@ def status(screen):
     return screen.splitlines()[0] if screen else ""
 
 
-def drive(tmux, top_key, other_key):
-    """The keys every mode checks; TOP_KEY is on top by rate."""
+def drive(tmux, top_key, first_by_key):
+    """The keys every mode checks; TOP_KEY is on top by rate,
+    FIRST_BY_KEY first by key."""
     wait_for(f"{top_key} on top", lambda: (lambda r: r and r[0][0] == top_key)(rows(tmux.screen())), timeout=15)
     screen = tmux.screen()
     assert "sort rate [s]" in status(screen), status(screen)
@@ -106,6 +107,7 @@ def drive(tmux, top_key, other_key):
     wait_for("sort key", lambda: "sort key [s]" in status(tmux.screen()))
     r = rows(tmux.screen())
     assert [x[0] for x in r] == sorted(x[0] for x in r), r
+    assert r[0][0] == first_by_key, r
     log(f"top: s sorts by total, then by key: {[x[0] for x in r][:5]}")
     tmux.keys("Tab")
     wait_for("sort rate", lambda: "sort rate [s]" in status(tmux.screen()))
@@ -134,7 +136,7 @@ def test_real():
                 '{"tracepoint":"syscalls:sys_enter_getppid"}]}' % sock)
     daemon = subprocess.Popen([EVMOND, "-c", os.path.join(d, "cfg.json")], stderr=open(os.path.join(d, "log"), "w"))
     tmux = Tmux()
-    child = None
+    children = []
     try:
         wait_for("evmond's socket", lambda: os.path.exists(sock))
         # Does this evmond aggregate? An evmond without it names the
@@ -153,27 +155,33 @@ def test_real():
             skip(f"this evmond does not aggregate: {answer.strip()}")
         assert '"aggregating"' in answer, answer
 
-        # The test program: getppid calls as fast as it can, as evtopper.
-        child = os.fork()
-        if child == 0:
-            libc = ctypes.CDLL(None)
-            libc.prctl(15, ctypes.c_char_p(b"evtopper"), 0, 0, 0)
-            end = time.monotonic() + 60
-            while time.monotonic() < end:
-                for _ in range(1000):
-                    libc.syscall(110)
-            os._exit(0)
+        # The test program: getppid calls as fast as it can, as evtopper;
+        # beside it aaslow, 100 a second: below it by rate, above it by
+        # key.
+        for comm, burst, pause in ((b"evtopper", 1000, 0), (b"aaslow", 10, 0.1)):
+            pid = os.fork()
+            if pid == 0:
+                libc = ctypes.CDLL(None)
+                libc.prctl(15, ctypes.c_char_p(comm), 0, 0, 0)
+                end = time.monotonic() + 60
+                while time.monotonic() < end:
+                    for _ in range(burst):
+                        libc.syscall(110)
+                    time.sleep(pause)
+                os._exit(0)
+            children.append(pid)
         tmux.start(f"{EVMONCTL} --socket {sock} top syscalls:sys_enter_getppid")
-        drive(tmux, "evtopper", None)
+        wait_for("aaslow in the table", lambda: any(r[0] == "aaslow" for r in rows(tmux.screen())))
+        drive(tmux, "evtopper", "aaslow")
     except BaseException:
         print("---- screen\n" + tmux.screen())
         with open(os.path.join(d, "log")) as f:
             print("---- evmond's stderr\n" + f.read()[-3000:])
         raise
     finally:
-        if child:
-            os.kill(child, signal.SIGKILL)
-            os.waitpid(child, 0)
+        for pid in children:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
         tmux.kill()
         daemon.send_signal(signal.SIGTERM)
         try:
@@ -265,7 +273,7 @@ def test_ui():
                  and rows(tmux.screen()))
         tmux.run("resize-window", "-x", "120", "-y", "20")
         log("top: redrawn at 70x10")
-        drive(tmux, "evtopper", None)
+        drive(tmux, "evtopper", "a\\x1b[31mred")
         assert standin.requests[-1]["by"] == ["pid", "event"], standin.requests[-1]
     except BaseException:
         print("---- screen\n" + tmux.screen())
