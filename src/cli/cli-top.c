@@ -196,11 +196,23 @@ static void top_draw(struct top *t) {
         /* The status line, reversed. */
         attron(A_REVERSE);
         mvhline(0, 0, ' ', COLS);
-        mvprintw(0, 0, " evmon top  by %s [k]  event %s [e]  sort %s [s]  window %.2f s  %" PRIu64 " events  lost %"
-                 PRIu64 "  dropped %" PRIu64 "  [q]uit", t->keys[t->key], event ?: "all", top_sort_to_string(t->sort),
-                 t->model.window_s, t->model.folded, t->model.lost, t->model.keys_dropped);
+        mvprintw(0, 0, " evmon top  by %s [k]  event %s [e]  sort %s [s]  %.2f s  %" PRIu64 " events  lost %" PRIu64,
+                 t->keys[t->key], event ?: "all", top_sort_to_string(t->sort), t->model.window_s, t->model.folded,
+                 t->model.lost);
+        /* Keys past max_keys are no row: said when there were any. */
+        if (t->model.keys_dropped > 0)
+                printw("  dropped %" PRIu64, t->model.keys_dropped);
+        printw("  [q]uit");
         attroff(A_REVERSE);
-        key_w = COLS - 3 * (COL_NUM + 1) - (COL_SHARE + 1) - 1;
+        n = t->model.windows > 0 ? top_model_rows(&t->model, event, t->sort, &rows) : 0;
+        /* The key column as wide as the longest key shown, at most what
+         * the screen leaves beside the numbers. */
+        key_w = (int) strlen(t->keys[t->key]);
+        for (int i = 0; i < n && 3 + i < LINES; i++)
+                if ((int) strlen(rows[i].key) > key_w)
+                        key_w = (int) strlen(rows[i].key);
+        if (key_w > COLS - 3 * (COL_NUM + 1) - (COL_SHARE + 1) - 1)
+                key_w = COLS - 3 * (COL_NUM + 1) - (COL_SHARE + 1) - 1;
         if (key_w < 8)
                 key_w = 8;
         upper(head, sizeof(head), t->keys[t->key]);
@@ -227,7 +239,6 @@ static void top_draw(struct top *t) {
                 refresh();
                 return;
         }
-        n = top_model_rows(&t->model, event, t->sort, &rows);
         if (n < 0) {
                 mvprintw(3, 1, "out of memory");
                 refresh();
