@@ -69,10 +69,11 @@ char *human_escape(char *buf, size_t size, const char *s);
 int human_color_flags(const char *when, bool terminal, unsigned *ret);
 
 /* Writes O, an answer of evmond's (status) or of evmonctl's own
- * (describe), as text to F: each member "key: value" (the "type" left
- * out), an object's members as "key.member: value", an array of objects
- * as a table, a column per key, numbers right-aligned; strings escaped,
- * a nested value in a cell cut at 40 characters. */
+ * (describe), as text to F: each member "key: value", values aligned
+ * (the line's "type" string left out), an object's members indented
+ * below "key:", an array of objects as a table, a column per key,
+ * numbers right-aligned; strings escaped, a double to 3 decimals, a
+ * nested value in a cell cut at 40 characters. */
 void human_object(FILE *f, json_object *o, unsigned flags);
 
 /* SGR sequences the printers share, and nothing when COLOR is false. */
