@@ -186,24 +186,34 @@ static void short_count(char *buf, size_t size, double n) {
 #define COL_NUM 12
 #define COL_SHARE 7
 
+/* TEXT at row Y, cut at the screen's width: a line longer than the
+ * screen wraps onto the next in curses, over what is drawn there. */
+static void put_row(int y, const char *text) {
+        if (y < LINES)
+                mvaddnstr(y, 0, text, COLS);
+}
+
 static void top_draw(struct top *t) {
         _cleanup_(freep) struct top_row *rows = NULL;
         const char *event = t->event > 0 && t->event <= t->model.n_events ? t->model.events[t->event - 1] : NULL;
-        char head[64], num[32];
-        int n, key_w;
+        char head[64], num[32], line[1024];
+        int n, key_w, k, x;
 
         erase();
         /* The status line, reversed. */
+        k = snprintf(line, sizeof(line), " evmon top  by %s [k]  event %s [e]  sort %s [s]  %.2f s  %" PRIu64
+                     " events  lost %" PRIu64, t->keys[t->key], event ?: "all", top_sort_to_string(t->sort),
+                     t->model.window_s, t->model.folded, t->model.lost);
+        /* Keys past max_keys are no row: said when there were any. */
+        if (t->model.keys_dropped > 0 && k >= 0 && (size_t) k < sizeof(line))
+                k += snprintf(line + k, sizeof(line) - (size_t) k, "  dropped %" PRIu64, t->model.keys_dropped);
+        if (k >= 0 && (size_t) k < sizeof(line))
+                snprintf(line + k, sizeof(line) - (size_t) k, "  [q]uit");
         attron(A_REVERSE);
         mvhline(0, 0, ' ', COLS);
-        mvprintw(0, 0, " evmon top  by %s [k]  event %s [e]  sort %s [s]  %.2f s  %" PRIu64 " events  lost %" PRIu64,
-                 t->keys[t->key], event ?: "all", top_sort_to_string(t->sort), t->model.window_s, t->model.folded,
-                 t->model.lost);
-        /* Keys past max_keys are no row: said when there were any. */
-        if (t->model.keys_dropped > 0)
-                printw("  dropped %" PRIu64, t->model.keys_dropped);
-        printw("  [q]uit");
+        put_row(0, line);
         attroff(A_REVERSE);
+
         n = t->model.windows > 0 ? top_model_rows(&t->model, event, t->sort, &rows) : 0;
         /* The key column as wide as the longest key shown, at most what
          * the screen leaves beside the numbers. */
@@ -215,43 +225,38 @@ static void top_draw(struct top *t) {
                 key_w = COLS - 3 * (COL_NUM + 1) - (COL_SHARE + 1) - 1;
         if (key_w < 8)
                 key_w = 8;
+        if (key_w > TOP_KEY_MAX)
+                key_w = TOP_KEY_MAX;
         upper(head, sizeof(head), t->keys[t->key]);
+        snprintf(line, sizeof(line), " %-*.*s %*s %*s %*s %*s", key_w, key_w, head, COL_NUM, "RATE/s", COL_NUM, "COUNT",
+                 COL_NUM, "TOTAL", COL_SHARE, "SHARE");
         attron(A_BOLD);
-        move(1, 0);
-        if (t->sort == TOP_SORT_KEY)
-                attron(A_UNDERLINE);
-        printw(" %-*.*s", key_w, key_w, head);
-        attroff(A_UNDERLINE);
-        if (t->sort == TOP_SORT_RATE)
-                attron(A_UNDERLINE);
-        printw(" %*s", COL_NUM, "RATE/s");
-        attroff(A_UNDERLINE);
-        printw(" %*s", COL_NUM, "COUNT");
-        if (t->sort == TOP_SORT_TOTAL)
-                attron(A_UNDERLINE);
-        printw(" %*s", COL_NUM, "TOTAL");
-        attroff(A_UNDERLINE);
-        printw(" %*s", COL_SHARE, "SHARE");
+        put_row(1, line);
         attroff(A_BOLD);
+        /* The sort column underlined. */
+        x = t->sort == TOP_SORT_KEY ? 1 : t->sort == TOP_SORT_RATE ? key_w + 2 : key_w + 2 + 2 * (COL_NUM + 1);
+        k = t->sort == TOP_SORT_KEY ? key_w : COL_NUM;
+        if (x < COLS)
+                mvchgat(1, x, x + k <= COLS ? k : COLS - x, A_BOLD | A_UNDERLINE, 0, NULL);
         mvhline(2, 0, ACS_HLINE, COLS);
         if (t->model.windows == 0) {
-                mvprintw(3, 1, "waiting for evmond's first count (every %.1f s)", t->interval_ms / 1000.0);
+                snprintf(line, sizeof(line), " waiting for evmond's first count (every %.1f s)", t->interval_ms / 1000.0);
+                put_row(3, line);
                 refresh();
                 return;
         }
         if (n < 0) {
-                mvprintw(3, 1, "out of memory");
+                put_row(3, " out of memory");
                 refresh();
                 return;
         }
         for (int i = 0; i < n && 3 + i < LINES; i++) {
-                /* Keys are escaped (top.c): a comm's ESC drives nothing. */
-                mvprintw(3 + i, 0, " %-*.*s", key_w, key_w, rows[i].key);
                 short_count(num, sizeof(num), rows[i].rate);
-                printw(" %*s", COL_NUM, num);
-                printw(" %*" PRIu64, COL_NUM, rows[i].count);
-                printw(" %*" PRIu64, COL_NUM, rows[i].total);
-                printw(" %*.1f%%", COL_SHARE - 1, rows[i].share * 100);
+                /* Keys are escaped (top.c): a comm's ESC drives nothing. */
+                snprintf(line, sizeof(line), " %-*.*s %*s %*" PRIu64 " %*" PRIu64 " %*.1f%%", key_w, key_w, rows[i].key,
+                         COL_NUM, num, COL_NUM, rows[i].count, COL_NUM, rows[i].total, COL_SHARE - 1,
+                         rows[i].share * 100);
+                put_row(3 + i, line);
         }
         refresh();
 }

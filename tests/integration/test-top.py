@@ -271,8 +271,14 @@ def test_ui():
         tmux.run("resize-window", "-x", "70", "-y", "10")
         wait_for("the narrower table", lambda: all(len(l) <= 70 for l in tmux.screen().splitlines())
                  and rows(tmux.screen()))
+        # Narrower than a row: each line cut at the edge, none wrapped
+        # onto the next (the header stays on its line, the rule on its).
+        tmux.run("resize-window", "-x", "40", "-y", "8")
+        wait_for("the 40-column table", lambda: (lambda l: len(l) >= 4 and all(len(x) <= 40 for x in l)
+                                                 and l[1].startswith(" COMM ") and l[2] == "\u2500" * 40
+                                                 and l[0].startswith(" evmon top"))(tmux.screen().splitlines()))
         tmux.run("resize-window", "-x", "120", "-y", "20")
-        log("top: redrawn at 70x10")
+        log("top: redrawn at 70x10 and 40x8, each line cut at the edge")
         drive(tmux, "evtopper", "a\\x1b[31mred")
         assert standin.requests[-1]["by"] == ["pid", "event"], standin.requests[-1]
     except BaseException:
