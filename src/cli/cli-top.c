@@ -364,9 +364,9 @@ int cmd_top(char **events) {
         struct sigaction sa = { .sa_handler = on_signal };
         int r, status = 0;
 
-        if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-                log_error("top draws on a terminal, and reads its keys from one; for the counts as lines, "
-                          "`evmonctl count --by comm --interval 1` (--json for JSON).");
+        if (arg_seconds > 0 || arg_top >= 0 || arg_linear || arg_match) {
+                log_error("--%s is an option of count, hist or latency, not of top; try 'evmonctl --help'.",
+                          arg_seconds > 0 ? "seconds" : arg_top >= 0 ? "top" : arg_linear ? "linear" : "match");
                 return 2;
         }
         if (n_by > 1) {
@@ -375,6 +375,11 @@ int cmd_top(char **events) {
         }
         if (arg_interval > 3600 || !isfinite(arg_interval)) {
                 log_error("--interval for top takes at most 3600 s; try 'evmonctl --help'.");
+                return 2;
+        }
+        if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+                log_error("top draws on a terminal, and reads its keys from one; for the counts as lines, "
+                          "`evmonctl count --by comm --interval 1` (--json for JSON).");
                 return 2;
         }
         t.interval_ms = arg_interval > 0 ? (unsigned) (arg_interval * 1000 + 0.5) : 1000;
