@@ -32,9 +32,31 @@ static int open_tracefs(struct tracefs **ret) {
         return r;
 }
 
+/* On a terminal each name has its kind beside it, as perf list shows
+ * them ([Tracepoint event]); a pipe gets the names alone, one a line,
+ * for scripts and completion. */
+#define LIST_NAME_WIDTH 48
+
+static void list_put(bool terminal, const char *name, const char *kind) {
+        char buf[512];
+
+        if (!terminal) {
+                puts(name);
+                return;
+        }
+        /* A PMU's or tracepoint's name is the kernel's (sysfs, tracefs):
+         * escaped like any other name shown on a terminal. */
+        human_escape(buf, sizeof(buf), name);
+        printf("  %-*s [%s]\n", LIST_NAME_WIDTH, buf, kind);
+}
+
 static int list_pmu_event(const char *pmu, uint32_t type, const char *event, void *userdata) {
-        if (event)
-                printf("pmu:%s/%s/\n", pmu, event);
+        char name[512];
+
+        if (event) {
+                snprintf(name, sizeof(name), "pmu:%s/%s/", pmu, event);
+                list_put(*(bool *) userdata, name, "Kernel PMU event");
+        }
         return 0;
 }
 
@@ -134,6 +156,7 @@ static int describe_perf(enum attr_kind kind, const char *event, const char *nam
 int cmd_list(void) {
         _cleanup_(tracefs_freep) struct tracefs *t = NULL;
         _cleanup_(strv_freep) char **names = NULL;
+        bool terminal = arg_json <= 0 && isatty(STDOUT_FILENO);
         int r;
 
         if (open_tracefs(&t) < 0)
@@ -144,12 +167,17 @@ int cmd_list(void) {
                 return 1;
         }
         for (char **n = names; *n; n++)
-                puts(*n);
+                list_put(terminal, *n, "Tracepoint event");
         for (enum attr_kind k = ATTR_SOFTWARE; k <= ATTR_CACHE; k++)
-                for (const char *const *n = attr_event_names(k); *n; n++)
-                        printf("%s:%s\n", attr_kind_to_string(k), *n);
+                for (const char *const *n = attr_event_names(k); *n; n++) {
+                        char name[256];
+
+                        snprintf(name, sizeof(name), "%s:%s", attr_kind_to_string(k), *n);
+                        list_put(terminal, name, k == ATTR_SOFTWARE ? "Software event" :
+                                                 k == ATTR_HARDWARE ? "Hardware event" : "Hardware cache event");
+                }
         /* Each PMU's named events (its sysfs events/ directory). */
-        (void) pmu_foreach_event(NULL, list_pmu_event, NULL);
+        (void) pmu_foreach_event(NULL, list_pmu_event, &terminal);
         return 0;
 }
 
