@@ -194,10 +194,18 @@ def main():
         assert re.search(r"^events:$", text, re.M) and re.search(r"^  event +count", text, re.M), text
         assert "syscalls:sys_enter_getpgid" in text and not text.lstrip().startswith("{"), text
         log("status: text with an events table")
+
+        # 6. list: each name with its kind, as perf list shows them.
+        tmux.window("list", f"{ctl} list")
+        text = wait_for("list", lambda: (lambda t: t if "[Kernel PMU event]" in t or "[Hardware cache event]" in t
+                                         else None)(tmux.capture("list")))
+        assert re.search(r"^  sched:sched_switch +\[Tracepoint event\]$", text, re.M), text[-2000:]
+        assert re.search(r"^  software:cpu-clock +\[Software event\]$", text, re.M), text[-2000:]
+        log("list: names with their kinds")
     except BaseException:
         with open(os.path.join(d, "log")) as f:
             print("---- evmond's stderr\n" + f.read()[-3000:])
-        for w in ("watch", "plain", "counters", "stack", "status"):
+        for w in ("watch", "plain", "counters", "stack", "status", "list"):
             print(f"---- pane {w}\n" + tmux.capture(w)[-3000:])
         raise
     finally:
