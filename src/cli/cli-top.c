@@ -440,6 +440,12 @@ int cmd_top(char **events) {
                         if (r > 0)
                                 top_draw(&t);
                 }
+                /* The terminal gone (a dropped ssh session without its
+                 * SIGHUP): poll() would say so at once, forever. */
+                if (p[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+                        r = 1;
+                        break;
+                }
                 r = 0;
                 while ((ch = getch()) != ERR) {
                         r = top_key(&t, ch);
