@@ -49,9 +49,11 @@ struct client {
         bool perf_round;         /* records queued since its last FINISHED_ROUND */
         bool perf_ctx;           /* its subscription selects by comm, container or namespace */
         uint64_t perf_lost_id;   /* an id of its events, for the LOST records of its drops */
+        bool subscribed;         /* a subscribe was taken (a refused one then leaves it as it was) */
         uint64_t stuck_usec;     /* CLOCK_MONOTONIC: since when it is paused with nothing written */
         struct ucred cred;
         uint64_t id;
+        char name[REQUEST_CLIENT_NAME_MAX + 1];  /* subscribe's "client"; "": none given (metrics say "uid-N") */
         struct subscription sub;
         /* An aggregating client (doc/protocol.md): it gets no event
          * lines, only its tables' "aggregate" lines (server.c). */

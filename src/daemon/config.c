@@ -449,6 +449,7 @@ static const struct field root_fields[] = {
         F_BOOL("context", struct config, context),
         F_OBJECT("metrics", metrics_fields),
         F_CUSTOM("order", json_type_string, field_order),
+        F_BOOL("self", struct config, self),
         {}
 };
 

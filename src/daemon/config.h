@@ -115,6 +115,7 @@ struct config {
         unsigned counter_interval_ms;   /* counters.interval_ms */
         bool context;           /* "context": process and container keys on event lines (default true) */
         bool order_time;        /* "order": "time" (default): lines in ts order across CPUs; "arrival": as read */
+        bool self;              /* "self": true: evmond's own activity and its clients' stay in (default false) */
         char *metrics_path;             /* metrics.path; NULL: no metrics file */
         unsigned metrics_interval_ms;   /* metrics.interval_ms */
 };

@@ -7,6 +7,8 @@
  * reader.c, which decides when rings are read (doorbells, ticks, the time
  * merge), not what a record becomes. */
 
+#include <string.h>
+
 #include "daemon.h"
 #include "emit.h"
 #include "perfout.h"
@@ -90,6 +92,25 @@ static void perf_deliver(struct daemon *d, struct daemon_event *ev, const struct
         server_deliver(d->server, d->line.data, d->line.len);
 }
 
+/* Whether S is evmond's own activity or one of its clients': by its pid,
+ * and the task fields of a sched: event (a switch to a client is the
+ * client's as much as one from it). The kernel filter (events.c) already
+ * left evmond's own pid out of trace events; perf events have no filter. */
+static bool sample_is_self(struct daemon *d, const struct daemon_event *ev, const struct perf_sample *s) {
+        if (server_is_self(d->server, (pid_t) s->pid))
+                return true;
+        for (unsigned i = 0; i < ev->n_self_offs; i++) {
+                int32_t v;
+
+                if ((uint64_t) ev->self_offs[i] + sizeof(v) > s->raw.size)
+                        continue;
+                memcpy(&v, (const uint8_t *) s->raw.data + ev->self_offs[i], sizeof(v));
+                if (v > 0 && server_is_self(d->server, (pid_t) v))
+                        return true;
+        }
+        return false;
+}
+
 static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
@@ -114,6 +135,8 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         n_clients = server_n_clients(d->server);
         if (n_clients == 0)
                 return;
+        if (!d->config->self)
+                meta.self = sample_is_self(d, ev, s);
         /* "format":"perf" clients take the record as it is: no decoding,
          * no JSON, and no context unless one of them (or the config's
          * targets.containers and namespaces) selects by it. */
@@ -160,6 +183,7 @@ static void record_emit(struct daemon *d, struct daemon_event *ev, const struct 
         struct line_meta meta = {
                 .idx = ev->index, .pid = r->has_sid ? (pid_t) r->sid.pid : 0,
                 .schema = ev->schema.data, .schema_len = ev->schema.len, .schema_gen = ev->schema_gen,
+                .self = !d->config->self && r->has_sid && server_is_self(d->server, (pid_t) r->sid.pid),
         };
         const struct encode_record_opts o = {
                 .sample_type = ev->attr.sample_type | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |

@@ -79,6 +79,7 @@ struct daemon_event *daemon_event_free(struct daemon_event *ev) {
         free(ev->target_path);
         free(ev->target);
         free(ev->probe_name);
+        free(ev->kernel_filter);
         free(ev->definition);
         free(ev->wire_name);
         free(ev);
@@ -234,6 +235,60 @@ static int event_source(struct daemon *d, struct daemon_event *ev, char **ret_er
         return event_source_probe(d, ev, ret_error);
 }
 
+/* Whether F of a sched: event names a task as a 4-byte int (prev_pid,
+ * next_pid, pid, parent_pid, ...): a switch to evmond is evmond's as much
+ * as one from it. Only sched: events: a "pid" elsewhere (kill(2)'s
+ * target, say) is what someone did to evmond, which a monitor must show. */
+static bool field_names_task(const struct format *fmt, const struct format_field *f) {
+        size_t n = strlen(f->name);
+
+        return fmt->system && strcmp(fmt->system, "sched") == 0 && !f->common && f->kind == FIELD_INT &&
+               f->size == 4 && n >= 3 && strcmp(f->name + n - 3, "pid") == 0;
+}
+
+/* Leaves evmond's own activity out in the kernel, where a trace event's
+ * filter can (the filter is the event's, shared by every client, so only
+ * evmond's pid goes in it; its clients' pids are left out per client in
+ * server.c): "(FILTER) && common_pid != PID", and the sched: fields that
+ * name a task. The config's "self": true keeps it all. */
+static int event_self_filter(struct daemon *d, struct daemon_event *ev) {
+        const struct event_config *ec = ev->cfg;
+        const struct format *fmt = ev->format;
+        _cleanup_(freep) char *f = NULL;
+        size_t size = 0;
+        bool has_common_pid = false;
+        FILE *m;
+
+        ev->source.filter = ec->filter;
+        ev->n_self_offs = 0;
+        if (d->config->self || !fmt)
+                return 0;
+        for (size_t i = 0; i < fmt->n_fields; i++) {
+                const struct format_field *x = &fmt->fields[i];
+
+                has_common_pid = has_common_pid || (x->common && strcmp(x->name, "common_pid") == 0);
+                if (field_names_task(fmt, x) && ev->n_self_offs < EVENT_SELF_FIELDS_MAX)
+                        ev->self_offs[ev->n_self_offs++] = x->offset;
+        }
+        if (!has_common_pid)
+                return 0;
+        m = open_memstream(&f, &size);
+        if (!m)
+                return -ENOMEM;
+        if (ec->filter)
+                fprintf(m, "(%s) && ", ec->filter);
+        fprintf(m, "common_pid != %d", (int) getpid());
+        for (size_t i = 0; i < fmt->n_fields; i++)
+                if (field_names_task(fmt, &fmt->fields[i]))
+                        fprintf(m, " && %s != %d", fmt->fields[i].name, (int) getpid());
+        if (fclose(m) != 0)
+                return -ENOMEM;
+        free(ev->kernel_filter);
+        ev->kernel_filter = TAKE_PTR(f);
+        ev->source.filter = ev->kernel_filter;
+        return 0;
+}
+
 int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_event **ret, char **ret_error) {
         _cleanup_(daemon_event_freep) struct daemon_event *ev = NULL;
         int r;
@@ -250,7 +305,9 @@ int daemon_event_new(struct daemon *d, struct event_config *ec, struct daemon_ev
         r = event_source(d, ev, ret_error);
         if (r < 0)
                 return r;
-        ev->source.filter = ec->filter;
+        r = event_self_filter(d, ev);
+        if (r < 0)
+                return r;
         ev->source.userdata = ev;
 
         r = daemon_event_encoder_new(d, ev);

@@ -19,6 +19,9 @@
 
 struct daemon;
 
+/* The most task fields of one event checked for self-exclusion. */
+#define EVENT_SELF_FIELDS_MAX 4u
+
 struct daemon_event {
         unsigned index;               /* bit in client subscriptions */
         char *wire_name;
@@ -32,6 +35,14 @@ struct daemon_event {
         enum probe_kind probe_kind;
         char *probe_name;             /* the tracefs event name in our group */
         int handle;                   /* monitor handle, -1 before it is open */
+        /* What the kernel filters on: the config's filter with evmond's
+         * own pid left out (events_self_filter()); NULL: the config's. */
+        char *kernel_filter;
+        /* Offsets of the sched: fields that name a task (prev_pid,
+         * next_pid, pid: 4-byte ints in the raw data), checked against
+         * evmond's clients in evmond (emit.c). */
+        uint32_t self_offs[EVENT_SELF_FIELDS_MAX];
+        unsigned n_self_offs;
         uint64_t count;               /* samples received */
         uint64_t bad;                 /* samples that did not decode */
         struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */

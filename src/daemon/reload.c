@@ -55,6 +55,10 @@ static const char *config_restart_key(const struct config *a, const struct confi
                 return "targets.cgroups";
         if (a->context != b->context)
                 return "context";
+        /* Part of every event's kernel filter, and of what each client
+         * gets: one value for evmond's whole life. */
+        if (a->self != b->self)
+                return "self";
         if (a->n_pids != b->n_pids || (a->n_pids && memcmp(a->pids, b->pids, a->n_pids * sizeof(pid_t)) != 0))
                 return "targets.pids";
         return NULL;

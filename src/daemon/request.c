@@ -29,7 +29,7 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
  * error naming it, for every type alike (status and reload ignored
  * them, so a typo there went unnoticed while subscribe refused it). */
 static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
-        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", "format", NULL },
+        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", "format", "self", "client", NULL },
         [REQUEST_STATUS] = (const char *const[]) { NULL },
         [REQUEST_AGGREGATE] = (const char *const[]) { "events", "by", "value", "interval_ms", "cumulative", "top",
                                                       "max_keys", "pids", "cgroups", "comms", "containers",
@@ -120,6 +120,30 @@ static int parse_pids(json_object *v, struct request *req, char **ret_error) {
         return 0;
 }
 
+/* "client": the name the client gives itself, a metrics label value
+ * (doc/metrics.md). Bounded, and anything but [A-Za-z0-9._-] made '_',
+ * so that no name can break the exposition format or a terminal. */
+static int parse_client_name(json_object *v, struct request *req, char **ret_error) {
+        const char *s;
+        size_t n;
+
+        if (!json_object_is_type(v, json_type_string))
+                return error_set(ret_error, -EINVAL, "subscribe: \"client\" must be a string such as \"my-exporter\"");
+        s = json_object_get_string(v);
+        n = (size_t) json_object_get_string_len(v);
+        if (n == 0 || n > REQUEST_CLIENT_NAME_MAX)
+                return error_set(ret_error, -EINVAL, "subscribe: \"client\" must be 1 to %u bytes long, not %zu",
+                                 REQUEST_CLIENT_NAME_MAX, n);
+        req->client = strndup(s, n);
+        if (!req->client)
+                return -ENOMEM;
+        for (char *p = req->client; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      *p == '.' || *p == '_' || *p == '-'))
+                        *p = '_';
+        return 0;
+}
+
 /* A present key whose value is not null. */
 static json_object *get_set(json_object *msg, const char *key) {
         json_object *v;
@@ -170,6 +194,16 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
         }
         if ((v = get_set(msg, "pids"))) {
                 r = parse_pids(v, req, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        if ((v = get_set(msg, "self"))) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_set(ret_error, -EINVAL, "subscribe: \"self\" must be true or false");
+                req->self = json_object_get_boolean(v);
+        }
+        if ((v = get_set(msg, "client"))) {
+                r = parse_client_name(v, req, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -470,7 +504,7 @@ int request_parse(const char *line, size_t len, struct request *ret, char **ret_
         const char *t;
         int r;
 
-        *ret = (struct request) {};
+        *ret = (struct request) { .type = _REQUEST_TYPE_MAX };
         while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
                 len--;
         if (len == 0)
@@ -516,5 +550,6 @@ void request_done(struct request *req) {
         free(req->name);
         free(req->filter);
         agg_spec_done(&req->agg);
+        free(req->client);
         *req = (struct request) {};
 }

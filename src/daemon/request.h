@@ -30,6 +30,8 @@ enum request_type {
  * hold: each comm and container entry is tried on every line the client
  * could get, and each cgroup's subtree is walked as it subscribes. */
 #define REQUEST_LIST_MAX 64u
+/* The longest "client" name, in bytes. */
+#define REQUEST_CLIENT_NAME_MAX 64u
 
 struct request {
         enum request_type type;
@@ -43,6 +45,8 @@ struct request {
         char **containers;            /* container ids or their leading digits, or name patterns */
         char **namespaces;            /* fnmatch(3) patterns of the pod's namespace */
         bool format_perf;             /* "format":"perf": the events as a perf pipe-mode stream */
+        bool self;                    /* "self": true: evmond's clients' own events too */
+        char *client;                 /* "client": the client's name, sanitized; NULL: not given */
         /* Runtime control: enable and disable take events (NULL: all). */
         json_object *entry;           /* add: the event, as a config entry */
         char *name;                   /* remove, filter: the event's wire name */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "ratelimit.h"
@@ -80,6 +81,7 @@ struct server {
         struct ratelimit walk_all;          /* the same, all uids but root's and admins' */
         bool log_as_client;       /* the log gate is on, for the uid below */
         uid_t log_uid;
+        pid_t self_pid;           /* evmond's, for server_is_self() */
 
         struct line_store store;
 };
@@ -224,6 +226,15 @@ static int server_send_subscribed(struct server *s, struct client *c, const stru
         return server_reply(c, &line);
 }
 
+/* A refused subscribe: the error, and a client that has had none taken
+ * gets no event until one is (it asked for less than everything); one
+ * taken before stays as it was. */
+static int server_subscribe_refused(struct client *c, const char *message) {
+        if (!c->subscribed)
+                subscription_none(&c->sub);
+        return server_reply_error(c, message);
+}
+
 static void walk_refused(uid_t uid, bool others, uint64_t n, uint64_t since_usec, void *userdata) {
 }
 
@@ -285,7 +296,7 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
                 snprintf(msg, sizeof(msg), "subscribe: too many subscribes with \"cgroups\" from this uid (%u at "
                          "once, then %u a second: each walks the cgroup tree); send it again in a moment",
                          WALK_BURST, WALK_PER_SEC);
-                return server_reply_error(c, msg);
+                return server_subscribe_refused(c, msg);
         }
         if (req->cgroups && !c->admin && !ratelimit_below(&s->walk_all, WALK_ALL_BURST, WALK_ALL_PER_SEC, now_usec())) {
                 char msg[256];
@@ -294,18 +305,21 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
                 snprintf(msg, sizeof(msg), "subscribe: too many subscribes with \"cgroups\" from all uids (%u at "
                          "once, then %u a second, for clients not root or in socket.admin_group: each walks the "
                          "cgroup tree); send it again in a moment", WALK_ALL_BURST, WALK_ALL_PER_SEC);
-                return server_reply_error(c, msg);
+                return server_subscribe_refused(c, msg);
         }
         names = server_event_names(s, &n);
         if (!names)
                 return -ENOMEM;
         r = subscription_build(&sub, req, names, n, s->opts.cgroup_mount, &error);
         if (r == -EINVAL)
-                return server_reply_error(c, error);
+                return server_subscribe_refused(c, error);
         if (r < 0)
                 return r;
         subscription_done(&c->sub);
         c->sub = sub;
+        c->subscribed = true;
+        if (req->client)
+                snprintf(c->name, sizeof(c->name), "%s", req->client);
         if (req->format_perf)
                 return server_subscribe_perf(s, c, req);
         return server_send_subscribed(s, c, req);
@@ -663,6 +677,8 @@ static int client_line(struct server *s, struct client *c, const char *line, siz
         r = request_parse(line, len, &req, &error);
         if (r == -EINVAL && req.type == REQUEST_AGGREGATE)
                 return server_agg_refuse(s, c, error);
+        if (r == -EINVAL && req.type == REQUEST_SUBSCRIBE)
+                return server_subscribe_refused(c, error);
         if (r == -EINVAL)
                 return server_reply_error(c, error);
         if (r <= 0)
@@ -962,6 +978,17 @@ void server_sweep(struct server *s) {
         server_log_suppressed(s);
 }
 
+bool server_is_self(const struct server *s, pid_t pid) {
+        if (pid == s->self_pid)
+                return true;
+        /* The list is walked for each line anyway (server_match()), and
+         * holds clients.max at the most. */
+        for (const struct client *c = s->clients; c; c = c->next)
+                if (c->cred.pid == pid)
+                        return true;
+        return false;
+}
+
 size_t server_n_clients(const struct server *s) {
         return s->n_clients;
 }
@@ -1211,6 +1238,7 @@ int server_new(sd_event *e, const struct server_opts *opts, const struct server_
                 return -ENOMEM;
         s->event = sd_event_ref(e);
         s->opts = *opts;
+        s->self_pid = getpid();
         s->ops = ops;
         s->userdata = userdata;
         s->listen_fd = -1;

@@ -15,6 +15,11 @@ void subscription_init(struct subscription *s) {
         *s = (struct subscription) { .all_events = true };
 }
 
+void subscription_none(struct subscription *s) {
+        subscription_done(s);
+        s->all_events = false;
+}
+
 void subscription_done(struct subscription *s) {
         free(s->event_bits);
         strv_free(s->event_names);
@@ -173,6 +178,7 @@ int subscription_build(struct subscription *ret, struct request *req, const char
                 s.pids = TAKE_PTR(req->pids);
                 s.n_pids = req->n_pids;
         }
+        s.self = req->self;
         s.comms = TAKE_PTR(req->comms);
         s.containers = TAKE_PTR(req->containers);
         s.namespaces = TAKE_PTR(req->namespaces);

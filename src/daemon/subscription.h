@@ -29,6 +29,9 @@ struct line_meta {
          * names like a container names nothing here): NULL when not known. */
         const char *container_name;
         const char *pod_namespace;
+        /* evmond's own activity, or one of its clients' (server_is_self()):
+         * only subscriptions with "self" take it. */
+        bool self;
         /* The event's schema line (NULL: none) and which definition of
          * the event it describes: a client gets it before its first line
          * of each (server_match()). */
@@ -49,6 +52,7 @@ struct subscription {
         char **comms;           /* fnmatch(3) patterns of the comm; NULL: any */
         char **containers;      /* container ids or their leading digits, or name patterns; NULL: any */
         char **namespaces;      /* fnmatch(3) patterns of the pod's namespace; NULL: any */
+        bool self;              /* "self": true: lines of evmond's clients too */
 };
 
 static inline bool subscription_has_event(const struct subscription *s, size_t idx) {
@@ -103,6 +107,8 @@ static inline bool subscription_context_matches(char *const *containers, char *c
 static inline bool subscription_matches(const struct subscription *s, const struct line_meta *m) {
         if (!subscription_has_event(s, m->idx))
                 return false;
+        if (m->self && !s->self)
+                return false;
         if (s->pids) {
                 size_t lo = 0, hi = s->n_pids;
                 while (lo < hi) {
@@ -140,6 +146,9 @@ static inline bool subscription_matches(const struct subscription *s, const stru
 
 /* Everything: what a client has before it subscribes. */
 void subscription_init(struct subscription *s);
+/* No event: what a client has after a subscribe was refused, until one
+ * is taken (it asked for less than everything, so everything is wrong). */
+void subscription_none(struct subscription *s);
 /* The subscription REQ (a parsed subscribe) asks for, against the events
  * served (NAMES, N, in index order) and the cgroup tree under CGROUP_MOUNT
  * (NULL: none mounted). -EINVAL with *ret_error for the client, -ENOMEM. */

@@ -128,7 +128,7 @@ static void test_errors(void **state) {
                      "disable: \"events\" must be an array of event names or patterns");
         expect_error("{\"type\":\"enable\",\"event\":[]}", "enable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
-                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format)");
+                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format, self, client)");
         /* Every type refuses a key it does not take, naming what it takes:
          * status and reload took anything. */
         expect_error("{\"type\":\"status\",\"verbose\":true}",
@@ -369,6 +369,45 @@ static void test_defaults(void **state) {
         assert_false(subscription_matches(&sub, &(struct line_meta) { .idx = 2, .pid = 1 }));
 }
 
+/* "self" lets evmond's clients' lines through; "client" is a bounded,
+ * sanitized name; a refused subscribe's type is told (the server then
+ * gives that client nothing, subscription_none()). */
+static void test_subscribe_self_client(void **state) {
+        _cleanup_(request_done) struct request req = {};
+        _cleanup_(subscription_done) struct subscription sub = {};
+        _cleanup_(freep) char *error = NULL;
+        const struct line_meta self = { .idx = 0, .pid = 7, .self = true }, other = { .idx = 0, .pid = 8 };
+
+        subscription_init(&sub);
+        assert_false(subscription_matches(&sub, &self));
+        assert_true(subscription_matches(&sub, &other));
+        subscription_none(&sub);
+        assert_false(subscription_matches(&sub, &other));
+
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"self\":true,\"client\":\"my exp\u00e9rter\\u001b[1m\"}",
+                               &req, &error), 1);
+        assert_true(req.self);
+        assert_string_equal(req.client, "my_exp__rter__1m");
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), 0);
+        assert_true(subscription_matches(&sub, &self));
+        request_done(&req);
+
+        expect_error("{\"type\":\"subscribe\",\"self\":1}", "subscribe: \"self\" must be true or false");
+        expect_error("{\"type\":\"subscribe\",\"client\":\"\"}", "subscribe: \"client\" must be 1 to 64 bytes long, not 0");
+        expect_error("{\"type\":\"subscribe\",\"client\":[]}",
+                     "subscribe: \"client\" must be a string such as \"my-exporter\"");
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"evnets\":[]}", &req, &error), -EINVAL);
+        assert_int_equal(req.type, REQUEST_SUBSCRIBE);
+        free(error);
+        error = NULL;
+        assert_int_equal(parse("{\"type\":\"status\",\"x\":1}", &req, &error), -EINVAL);
+        assert_int_equal(req.type, REQUEST_STATUS);
+        free(error);
+        error = NULL;
+        assert_int_equal(parse("{\"type\":\"subscrib\"}", &req, &error), -EINVAL);
+        assert_int_equal(req.type, _REQUEST_TYPE_MAX);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_types),
@@ -382,6 +421,7 @@ int main(void) {
                 cmocka_unit_test(test_subscribe_refused),
                 cmocka_unit_test(test_subscribe_limits),
                 cmocka_unit_test(test_defaults),
+                cmocka_unit_test(test_subscribe_self_client),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

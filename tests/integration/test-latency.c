@@ -73,7 +73,7 @@ static int setup(void **state) {
          * execs, forks and exits) are quiet sources, read with the events
          * or by the sweep, and must not wake evmond on a busy host. */
         snprintf(config, sizeof(config),
-                 "{\"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
+                 "{\"self\": true, \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
                  (int) getpid());
         if (itest_daemon_start(&daemon_, config) < 0)
                 return -1;

@@ -90,7 +90,7 @@ static void run(const char *order, struct order_tally *ot, json_object **ret_sta
         json_object *o;
 
         snprintf(config, sizeof(config),
-                 "{\"order\": \"%s\", \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getpgid\", "
+                 "{\"order\": \"%s\", \"self\": true, \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getpgid\", "
                  "\"filter\": \"pid == %ld\"}]}\n", order, magic);
         assert_non_null(c);
         assert_int_equal(itest_daemon_start(&d, config), 0);

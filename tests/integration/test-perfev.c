@@ -788,7 +788,7 @@ static void on_rec_line(json_object *o, void *userdata) {
 
 static void test_cgroup_namespaces_records(void **state) {
         static const char config[] =
-                "{\"context\": false,\n"
+                "{\"context\": false, \"self\": true,\n"
                 " \"events\": [{\"software\": \"dummy\", \"name\": \"cg\", \"records\": [\"cgroup\"]},\n"
                 "            {\"software\": \"dummy\", \"name\": \"ns\", \"records\": [\"namespaces\"]}]}\n";
         struct itest_daemon d = {};
@@ -1196,7 +1196,7 @@ static void test_schema_of_pmu_and_breakpoint(void **state) {
                  " \"sample\": [\"ip\", \"tid\", \"time\", \"addr\"]}",
                  (unsigned long) (uintptr_t) &watched_);
         snprintf(config, sizeof(config),
-                 "{\"targets\": {\"pids\": [%d]},\n"
+                 "{\"self\": true, \"targets\": {\"pids\": [%d]},\n"
                  " \"events\": [\n"
                  "  {\"pmu\": \"software/config=0/\", \"name\": \"pmu:clock\", \"freq\": 1000,"
                  " \"sample\": [\"ip\", \"tid\", \"time\", \"period\"]}%s\n"

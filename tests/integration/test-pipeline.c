@@ -111,6 +111,46 @@ static void test_bad_lines_get_errors(void **state) {
         free(c);
 }
 
+/* A subscribe evmond refuses (a misspelt key, an event not served)
+ * leaves the client with no event until one is taken: it asked for
+ * less than everything, and before this it got every event on the host. */
+static void test_refused_subscribe_gets_nothing(void **state) {
+        static const char *const refused[] = {
+                "{\"type\":\"subscribe\",\"event\":[\"syscalls:sys_enter_getppid\"]}\n",
+                "{\"type\":\"subscribe\",\"events\":[\"sched:no_such_event\"]}\n",
+                "{\"type\":\"subscribe\",\"events\":\"syscalls:sys_enter_getppid\"}\n",
+        };
+
+        for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+                struct itest_client *c = calloc(1, sizeof(*c));
+                struct itest_tally t = {};
+                json_object *o;
+                pid_t pid;
+
+                assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+                json_object_put(itest_client_expect(c, "hello", 5000));
+                assert_int_equal(itest_client_send(c, refused[k]), 0);
+                o = itest_client_expect(c, "error", 5000);
+                assert_non_null(o);
+                json_object_put(o);
+                pid = itest_tally_calls(c, SYS_getppid, 0, 1000, &t);
+                assert_int_equal(t.events, 0);
+                itest_tally_done(&t);
+
+                /* A valid subscribe after it: the events come. */
+                assert_int_equal(itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[\"syscalls:sys_enter_getppid\"]}\n"), 0);
+                o = itest_client_expect(c, "subscribed", 5000);
+                assert_non_null(o);
+                json_object_put(o);
+                t = (struct itest_tally) {};
+                pid = itest_tally_calls(c, SYS_getppid, 0, 1000, &t);
+                assert_int_equal(itest_tally_get(&t, pid, "syscalls:sys_enter_getppid") + t.lost + t.dropped, 1000);
+                itest_tally_done(&t);
+                itest_client_close(c);
+                free(c);
+        }
+}
+
 struct tally {
         pid_t pid;
         const char *binary;
@@ -321,7 +361,7 @@ static void test_quiet_rings_back_off(void **state) {
         json_object *o;
 
         snprintf(config_text, sizeof(config_text),
-                 "{\"ring\": {\"flush_ms\": 5, \"idle_flush_ms\": 50, \"doorbell\": false},\n"
+                 "{\"self\": true, \"ring\": {\"flush_ms\": 5, \"idle_flush_ms\": 50, \"doorbell\": false},\n"
                  " \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
                  (int) getpid());
         assert_int_equal(itest_daemon_start(&quiet_, config_text), 0);
@@ -366,6 +406,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hello_lists_events),
                 cmocka_unit_test(test_bad_lines_get_errors),
+                cmocka_unit_test(test_refused_subscribe_gets_nothing),
                 cmocka_unit_test(test_exact_counts_with_slow_and_second_client),
                 cmocka_unit_test(test_quiet_rings_back_off),
                 cmocka_unit_test(test_sigterm_exits_cleanly),
