@@ -276,6 +276,21 @@ int encode_subscribe_targets(struct jbuf *b, const char *const *events, size_t n
                              const pid_t *pids, size_t n_pids,
                              const char *const *cgroups, size_t n_cgroups);
 
+/* A subscribe with every key a client may give: each list only where
+ * its pointer is not NULL ("events" NULL: every event), "self" only when
+ * true, "client" where given. */
+struct encode_subscribe {
+        const char *const *events;
+        size_t n_events;
+        const pid_t *pids;
+        size_t n_pids;
+        const char *const *cgroups, *const *comms, *const *containers, *const *namespaces;
+        size_t n_cgroups, n_comms, n_containers, n_namespaces;
+        bool self;
+        const char *client;
+};
+int encode_subscribe_full(struct jbuf *b, const struct encode_subscribe *s);
+
 /* ---- evmon-forward's own lines (doc/protocol.md "evmon-forward") ---- */
 
 /* {"type":"forwarder","event":EVENT,"time":TIME,"socket":SOCKET,

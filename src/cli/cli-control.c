@@ -69,7 +69,11 @@ static int send_and_answer(int fd, const struct jbuf *line, struct request *req,
          * client every event (doc/protocol.md), which a one-shot request
          * would read past, megabytes of them on a busy host, to its
          * answer. */
-        if (encode_subscribe(&both, none, 0) < 0 || jbuf_reserve(&both, line->len) < 0)
+        char client[64];
+
+        snprintf(client, sizeof(client), "evmonctl-%s", req->type);
+        if (encode_subscribe_full(&both, &(const struct encode_subscribe) { .events = none, .client = client }) < 0 ||
+            jbuf_reserve(&both, line->len) < 0)
                 return log_oom_cli();
         jbuf_put_bytes(&both, line->data, line->len);
         if (send_line(fd, both.data, both.len, what) < 0)

@@ -153,12 +153,43 @@ static int describe_perf(enum attr_kind kind, const char *event, const char *nam
         return 0;
 }
 
+/* The hello's "events", one a line; then stop reading. */
+static int on_served_line(const char *line, size_t len, void *ud) {
+        _cleanup_(json_object_putp) json_object *o = parse_line(line, len);
+        json_object *events;
+
+        if (!json_object_object_get_ex(o, "events", &events) || !json_object_is_type(events, json_type_array))
+                return 1;
+        for (size_t i = 0; i < json_object_array_length(events); i++) {
+                const char *s = json_object_get_string(json_object_array_get_idx(events, i));
+
+                /* Names evmond took from its config: printed only when
+                 * they are names (no byte a terminal would act on). */
+                if (s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.-") == strlen(s))
+                        puts(s);
+        }
+        return 1;
+}
+
+/* list --served: what evmond serves (its hello), what `watch` takes. */
+static int list_served(void) {
+        _cleanup_(closep) int fd = connect_daemon();
+        int r;
+
+        if (fd < 0)
+                return 1;
+        r = read_lines(fd, false, on_served_line, NULL);
+        return r > 0 ? 0 : read_lines_failed(r, "list --served");
+}
+
 int cmd_list(void) {
         _cleanup_(tracefs_freep) struct tracefs *t = NULL;
         _cleanup_(strv_freep) char **names = NULL;
         bool terminal = arg_json <= 0 && isatty(STDOUT_FILENO);
         int r;
 
+        if (arg_served)
+                return list_served();
         if (open_tracefs(&t) < 0)
                 return 1;
         r = tracefs_list_events(t, &names);

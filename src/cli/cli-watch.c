@@ -76,13 +76,23 @@ int cmd_watch(char **events) {
         if (arg_json < 0)
                 arg_json = !w.terminal;
         human_init(&w.view, color_flags());
-        if ((events && *events) || n_containers > 0 || n_namespaces > 0) {
+        {
                 size_t n = 0;
 
                 while (events && events[n])
                         n++;
-                if (encode_subscribe_context(&line, n > 0 ? (const char *const *) events : NULL, n, arg_containers,
-                                             n_containers, arg_namespaces, n_namespaces) < 0)
+                /* Always a subscribe: it names this client in evmond's
+                 * metrics, whatever it narrows. */
+                if (encode_subscribe_full(&line, &(const struct encode_subscribe) {
+                                .events = n > 0 ? (const char *const *) events : NULL, .n_events = n,
+                                .pids = n_pids > 0 ? arg_pids : NULL, .n_pids = n_pids,
+                                .cgroups = n_cgroups > 0 ? arg_cgroups : NULL, .n_cgroups = n_cgroups,
+                                .comms = n_comms > 0 ? arg_comms : NULL, .n_comms = n_comms,
+                                .containers = n_containers > 0 ? arg_containers : NULL, .n_containers = n_containers,
+                                .namespaces = n_namespaces > 0 ? arg_namespaces : NULL, .n_namespaces = n_namespaces,
+                                .self = arg_self,
+                                .client = "evmonctl-watch",
+                        }) < 0)
                         return log_oom_cli();
                 r = request_too_long(&line, "watch");
                 if (r != 0)

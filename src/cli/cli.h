@@ -24,6 +24,11 @@ extern const char *arg_color;   /* --color: auto (NULL), always or never */
 #define ARG_LIST_MAX 64         /* evmond takes 64 entries per subscribe list */
 extern const char *arg_containers[ARG_LIST_MAX], *arg_namespaces[ARG_LIST_MAX];  /* watch */
 extern size_t n_containers, n_namespaces;
+extern pid_t arg_pids[ARG_LIST_MAX];                                    /* watch --pid */
+extern const char *arg_comms[ARG_LIST_MAX], *arg_cgroups[ARG_LIST_MAX];  /* watch --comm, --cgroup */
+extern size_t n_pids, n_comms, n_cgroups;
+extern bool arg_self;                                                   /* watch --self */
+extern bool arg_served;                                                 /* list --served */
 
 /* evmonctl.c */
 int log_oom_cli(void);

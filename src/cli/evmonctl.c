@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +31,11 @@ const char *arg_order;   /* decode --order; NULL: time */
 const char *arg_color;   /* --color: auto (NULL), always or never */
 const char *arg_containers[ARG_LIST_MAX], *arg_namespaces[ARG_LIST_MAX];
 size_t n_containers, n_namespaces;
+pid_t arg_pids[ARG_LIST_MAX];
+const char *arg_comms[ARG_LIST_MAX], *arg_cgroups[ARG_LIST_MAX];
+size_t n_pids, n_comms, n_cgroups;
+bool arg_self;
+bool arg_served;
 
 static void help(FILE *f) {
         fprintf(f, "Usage: evmonctl COMMAND [OPTIONS]\n"
@@ -113,6 +119,15 @@ static void help(FILE *f) {
                "                         runtime's state verifies them); repeatable\n"
                "      --namespace NS     watch: events of Kubernetes namespace NS only (a\n"
                "                         pattern); repeatable\n"
+               "      --pid PID          watch: events of process PID only; repeatable\n"
+               "      --comm COMM        watch: events of processes whose comm matches COMM\n"
+               "                         (a pattern such as 'nginx*'); repeatable\n"
+               "      --cgroup PATH      watch: events of cgroup PATH (below /sys/fs/cgroup)\n"
+               "                         and those below it; repeatable\n"
+               "      --self             watch: evmond's clients' own events too (evmond\n"
+               "                         leaves them out: doc/protocol.md)\n"
+               "      --served           list: the events evmond serves (its hello), those\n"
+               "                         watch takes, not this kernel's\n"
                "      --all              decode: also one JSON line per other record: the\n"
                "                         kernel's (mmap2, comm, fork, ...) and perf's own\n"
                "                         (header_attr, finished_round, ...) with their fields\n"
@@ -284,7 +299,23 @@ enum {
         ARG_EVENT,
         ARG_FORMAT,
         ARG_FOLDED,
+        ARG_COMM,
+        ARG_SELF,
+        ARG_SERVED,
 };
+
+/* --pid's argument: a process id, as evmond takes them (1 ... INT_MAX). */
+static int parse_pid_arg(const char *s, pid_t *ret) {
+        char *end;
+        long v;
+
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno != 0 || end == s || *end || v <= 0 || v > INT_MAX)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
 
 /* The options: -1 to go on with the command, or the exit code (help,
  * version, a usage error). */
@@ -298,6 +329,9 @@ static int parse_argv(int argc, char **argv) {
                 { "order", required_argument, NULL, 'O' },
                 { "container", required_argument, NULL, 'C' },
                 { "namespace", required_argument, NULL, 'N' },
+                { "comm", required_argument, NULL, ARG_COMM },
+                { "self", no_argument, NULL, ARG_SELF },
+                { "served", no_argument, NULL, ARG_SERVED },
                 { "version", no_argument, NULL, 'V' },
                 /* count, hist, latency (cli-aggregate.c) */
                 { "by", required_argument, NULL, 'b' },
@@ -407,12 +441,15 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 }
                 case ARG_PID:
-                        if (parse_u64(optarg, &u) < 0 || u == 0 || u > INT_MAX) {
-                                log_error("--pid takes a process id, not \"%s\".", optarg);
+                        /* watch, count, hist, latency: any of them;
+                         * profile: one (the first). */
+                        if (n_pids >= ARG_LIST_MAX || parse_pid_arg(optarg, &arg_pids[n_pids]) < 0) {
+                                log_error("--pid takes a process id (a number from 1), at most %d times, not "
+                                          "\"%s\"; try 'evmonctl --help'.", ARG_LIST_MAX, optarg);
                                 return 2;
                         }
-                        arg_profile_pid = (pid_t) u;
-                        profile_option = "pid";
+                        if (n_pids++ == 0)
+                                arg_profile_pid = arg_pids[0];
                         break;
                 case ARG_FREQ:
                         if (parse_u64(optarg, &u) < 0 || u == 0 || u > 100000) {
@@ -422,14 +459,13 @@ static int parse_argv(int argc, char **argv) {
                         arg_freq = (unsigned) u;
                         profile_option = "freq";
                         break;
-                case ARG_CGROUP:
                 case ARG_EVENT:
                         if (!*optarg) {
-                                log_error("--%s takes a name, not \"\".", c == ARG_CGROUP ? "cgroup" : "event");
+                                log_error("--event takes a name, not \"\".");
                                 return 2;
                         }
-                        *(c == ARG_CGROUP ? &arg_profile_cgroup : &arg_event) = optarg;
-                        profile_option = c == ARG_CGROUP ? "cgroup" : "event";
+                        arg_event = optarg;
+                        profile_option = "event";
                         break;
                 case ARG_FORMAT:
                         arg_format = optarg;
@@ -440,14 +476,31 @@ static int parse_argv(int argc, char **argv) {
                 case ARG_FOLDED:
                         arg_folded = true;
                         break;
+                case ARG_COMM:
+                case ARG_CGROUP:
+                        if (!*optarg || (c == ARG_COMM ? n_comms : n_cgroups) >= ARG_LIST_MAX) {
+                                log_error("--%s takes a non-empty %s, at most %d times; try 'evmonctl --help'.",
+                                          c == ARG_COMM ? "comm" : "cgroup",
+                                          c == ARG_COMM ? "comm pattern" : "cgroup path", ARG_LIST_MAX);
+                                return 2;
+                        }
+                        if (c == ARG_COMM)
+                                arg_comms[n_comms++] = optarg;
+                        else if (n_cgroups++ == 0)
+                                arg_cgroups[0] = arg_profile_cgroup = optarg;
+                        else
+                                arg_cgroups[n_cgroups - 1] = optarg;
+                        break;
+                case ARG_SELF:
+                        arg_self = true;
+                        break;
+                case ARG_SERVED:
+                        arg_served = true;
+                        break;
                 default:
                         log_error("Try 'evmonctl --help'.");
                         return 2;
                 }
-        if (arg_profile_pid > 0 && arg_profile_cgroup) {
-                log_error("--pid and --cgroup: give one of them.");
-                return 2;
-        }
         return -1;
 }
 
@@ -468,6 +521,11 @@ static int dispatch(const char *cmd, char **args, int n) {
                         return 2;
                 }
                 bool profile = strcmp(k->name, "profile") == 0;
+
+                if (profile && (n_pids > 1 || n_cgroups > 1 || (n_pids > 0 && n_cgroups > 0))) {
+                        log_error("profile takes one --pid or one --cgroup; try 'evmonctl --help'.");
+                        return 2;
+                }
 
                 if (!profile && profile_option) {
                         log_error("--%s is an option of profile, not of %s; try 'evmonctl --help'.",

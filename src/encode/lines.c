@@ -407,6 +407,20 @@ int encode_subscribe_context(struct jbuf *b, const char *const *events, size_t n
         return jsonc_append_line(b, o);
 }
 
+int encode_subscribe_full(struct jbuf *b, const struct encode_subscribe *s) {
+        _cleanup_(json_object_putp) json_object *o = line_new(EVMON_REQUEST_SUBSCRIBE);
+
+        if (!o || (s->events && !add(o, "events", strings_new(s->events, s->n_events))) ||
+            !add_targets(o, s->pids, s->n_pids, s->cgroups, s->n_cgroups) ||
+            (s->comms && !add(o, "comms", strings_new(s->comms, s->n_comms))) ||
+            (s->containers && !add(o, "containers", strings_new(s->containers, s->n_containers))) ||
+            (s->namespaces && !add(o, "namespaces", strings_new(s->namespaces, s->n_namespaces))) ||
+            (s->self && !add(o, "self", json_object_new_boolean(true))) ||
+            (s->client && !add(o, "client", json_object_new_string(s->client))))
+                return -ENOMEM;
+        return jsonc_append_line(b, o);
+}
+
 int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events) {
         return encode_subscribe_targets(b, events, n_events, NULL, 0, NULL, 0);
 }
