@@ -175,6 +175,9 @@ static void counter_emit(struct daemon *d, struct daemon_event *ev, uint64_t ts)
         c.scaled = (uint64_t) (sum.scaled + 0.5);
         c.delta = c.value - ev->counter_last;
         ev->counter_last = c.value;
+        ev->counter_last_enabled = c.enabled;
+        ev->counter_last_running = c.running;
+        ev->counter_last_scaled = c.scaled;
         d->line.len = 0;
         if (encode_counter(&d->line, &c) < 0)
                 return;
@@ -208,6 +211,9 @@ int counters_carry(struct daemon *d, struct daemon_event *from, struct daemon_ev
                 carry_add(same && i < to->n_counter_carry_fds ? &to->counter_carry_fds[i] : &to->counter_carry,
                           &fds[i]);
         to->counter_last = from->counter_last;
+        to->counter_last_enabled = from->counter_last_enabled;
+        to->counter_last_running = from->counter_last_running;
+        to->counter_last_scaled = from->counter_last_scaled;
         return 0;
 }
 

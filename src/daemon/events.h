@@ -47,6 +47,9 @@ struct daemon_event {
         uint64_t bad;                 /* samples that did not decode */
         struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */
         uint64_t counter_last;        /* counting events: the sum of the last counter line */
+        /* ... and its times enabled and running (ns) and scaled value,
+         * for the metrics file. */
+        uint64_t counter_last_enabled, counter_last_running, counter_last_scaled;
         /* Counting events: what earlier openings under this name counted
          * (a reload or filter change opened it anew) and its fds on a
          * CPU before it went offline, added to what the kernel counts so

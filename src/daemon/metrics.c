@@ -106,15 +106,71 @@ static void put_cpus(FILE *f, const struct metrics *m) {
                 fprintf(f, "evmon_cpu_gaps_total{cpu=\"%d\"} %" PRIu64 "\n", m->cpus[i].cpu, m->cpus[i].gaps);
 }
 
-/* The clients connected and what each had dropped. */
+static void put_client_labels(FILE *f, const char *metric, const struct metrics_client *c) {
+        fprintf(f, "%s{client=", metric);
+        put_label_value(f, c->name);
+        fprintf(f, ",uid=\"%u\"}", (unsigned) c->uid);
+}
+
+/* The clients connected, and per uid and client name how many are and
+ * what was dropped for them. */
 static void put_clients(FILE *f, const struct metrics *m) {
         put_family(f, "evmon_clients", "gauge", "Clients connected.");
         fprintf(f, "evmon_clients %zu\n", m->n_clients);
+        put_family(f, "evmon_client_connections", "gauge",
+                   "Clients connected, per uid and client name (subscribe's \"client\", else uid-N).");
+        for (size_t i = 0; i < m->n_client_series; i++) {
+                put_client_labels(f, "evmon_client_connections", &m->client_series[i]);
+                fprintf(f, " %u\n", m->client_series[i].connected);
+        }
         put_family(f, "evmon_client_dropped_total", "counter",
-                   "Lines dropped for a connected client that fell behind.");
-        for (size_t i = 0; i < m->n_clients; i++)
-                fprintf(f, "evmon_client_dropped_total{client=\"%u\",pid=\"%d\",uid=\"%u\"} %" PRIu64 "\n",
-                        m->clients[i].id, (int) m->clients[i].pid, (unsigned) m->clients[i].uid, m->clients[i].dropped);
+                   "Lines dropped for clients that fell behind, per uid and client name, gone ones too.");
+        for (size_t i = 0; i < m->n_client_series; i++) {
+                put_client_labels(f, "evmon_client_dropped_total", &m->client_series[i]);
+                fprintf(f, " %" PRIu64 "\n", m->client_series[i].dropped);
+        }
+}
+
+/* Counting events' values: what their counter lines say, for a scraper.
+ * Typed gauge, as their names carry no _total (issue 30 names them so):
+ * each only grows while the event is served (a reload or filter change
+ * goes on from it), and PromQL's rate() takes them all the same. */
+static void put_counters(FILE *f, const struct metrics *m) {
+        bool any = false;
+        static const struct {
+                const char *name, *type, *help;
+        } families[] = {
+                { "evmon_counter_value", "gauge",
+                  "A counting event's value at its last counter line, as the kernel counted it (not scaled)." },
+                { "evmon_counter_scaled", "gauge",
+                  "The same value scaled by enabled/running time (perf stat's estimate when multiplexed)." },
+                { "evmon_counter_enabled_seconds", "gauge", "Time the counting event was enabled." },
+                { "evmon_counter_running_seconds", "gauge",
+                  "Time it ran on a PMU (less than enabled when multiplexed)." },
+        };
+
+        for (size_t i = 0; i < m->n_events && !any; i++)
+                any = m->events[i].counting;
+        for (size_t k = 0; any && k < sizeof(families) / sizeof(families[0]); k++) {
+                put_family(f, families[k].name, families[k].type, families[k].help);
+                for (size_t i = 0; i < m->n_events; i++) {
+                        const struct metrics_event *e = &m->events[i];
+
+                        if (!e->counting)
+                                continue;
+                        fprintf(f, "%s{event=", families[k].name);
+                        put_label_value(f, e->name);
+                        if (k == 0)
+                                fprintf(f, "} %" PRIu64 "\n", e->counter_value);
+                        else if (k == 1)
+                                fprintf(f, "} %" PRIu64 "\n", e->counter_scaled);
+                        else {
+                                uint64_t ns = k == 2 ? e->counter_enabled_ns : e->counter_running_ns;
+
+                                fprintf(f, "} %" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000, ns % 1000000000);
+                        }
+                }
+        }
 }
 
 /* Daemon-wide counters; the process table and order only where they exist. */
@@ -177,6 +233,7 @@ int metrics_format(const struct metrics *m, char **ret, size_t *ret_size) {
                 return -ENOMEM;
 
         put_events(f, m);
+        put_counters(f, m);
         put_follow(f, m);
         put_cpus(f, m);
         put_clients(f, m);

@@ -21,6 +21,12 @@ struct metrics_event {
                                        * path lacks the symbol, else 0; < 0: not such a probe */
         uint64_t follow_refused;      /* such a probe: files found at its path and refused */
         uint64_t follow_detached;     /* such a probe: files no longer probed, past the limit */
+        /* A counting event ("count": true): its value at its last counter
+         * line, the kernel's time enabled and running (ns: it was
+         * multiplexed when running < enabled), and the value scaled by
+         * enabled / running, as perf stat estimates it. */
+        bool counting;
+        uint64_t counter_value, counter_enabled_ns, counter_running_ns, counter_scaled;
 };
 
 struct metrics_cpu {
@@ -31,11 +37,13 @@ struct metrics_cpu {
         uint64_t gaps;                /* gap lines sent for it */
 };
 
+/* One series per uid and client name (not per connection: a pid label
+ * made a new series at each connection). */
 struct metrics_client {
-        unsigned id;
-        pid_t pid;
+        const char *name;             /* subscribe's "client", sanitized, or "uid-N" */
         uid_t uid;
-        uint64_t dropped;             /* lines dropped because it fell behind */
+        unsigned connected;           /* its clients connected now */
+        uint64_t dropped;             /* lines dropped because they fell behind, gone ones too */
 };
 
 /* One snapshot of evmond's counters; metrics_format() reads it only. */
@@ -44,8 +52,9 @@ struct metrics {
         size_t n_events;
         const struct metrics_cpu *cpus;
         size_t n_cpus;
-        const struct metrics_client *clients;
-        size_t n_clients;
+        size_t n_clients;             /* connected */
+        const struct metrics_client *client_series;
+        size_t n_client_series;
         uint64_t dropped_total;       /* all clients since start, gone ones too */
         uint64_t reloads, reload_failures;
         uint64_t start_time_usec;     /* CLOCK_REALTIME */

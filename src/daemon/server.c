@@ -82,6 +82,8 @@ struct server {
         bool log_as_client;       /* the log gate is on, for the uid below */
         uid_t log_uid;
         pid_t self_pid;           /* evmond's, for server_is_self() */
+        struct server_client_series *gone;  /* gone clients' metrics series */
+        size_t n_gone;
 
         struct line_store store;
 };
@@ -899,6 +901,51 @@ void server_flush(struct server *s) {
                                 client_fail(c);
 }
 
+/* C's series in *A (N of them, room for MAX): its drops added, and
+ * counted as connected when CONNECTED. false when there is no room. */
+static bool series_add(struct server_client_series **a, size_t *n, size_t max, const struct client *c, bool connected) {
+        char name[sizeof((*a)->name)];
+        struct server_client_series *x;
+        size_t i;
+
+        if (c->name[0])
+                snprintf(name, sizeof(name), "%s", c->name);
+        else
+                snprintf(name, sizeof(name), "uid-%u", (unsigned) c->cred.uid);
+        for (i = 0; i < *n; i++)
+                if ((*a)[i].uid == c->cred.uid && strcmp((*a)[i].name, name) == 0)
+                        break;
+        if (i == *n) {
+                if (*n >= max)
+                        return false;
+                x = reallocarray(*a, *n + 1, sizeof(**a));
+                if (!x)
+                        return false;
+                *a = x;
+                x[i] = (struct server_client_series) { .uid = c->cred.uid };
+                memcpy(x[i].name, name, sizeof(name));
+                (*n)++;
+        }
+        (*a)[i].dropped += c->queue.dropped_total;
+        (*a)[i].connected += connected;
+        return true;
+}
+
+int server_client_series(const struct server *s, struct server_client_series **ret, size_t *ret_n) {
+        size_t max = s->n_gone + s->n_clients, n = s->n_gone;
+        struct server_client_series *a = calloc(max ?: 1, sizeof(*a));
+
+        if (!a)
+                return -ENOMEM;
+        if (n > 0)
+                memcpy(a, s->gone, n * sizeof(*a));
+        for (const struct client *c = s->clients; c; c = c->next)
+                (void) series_add(&a, &n, max, c, true);
+        *ret = a;
+        *ret_n = n;
+        return 0;
+}
+
 /* Takes C off the list and frees it. */
 static void server_remove(struct server *s, struct client *c) {
         if (c->perf) {
@@ -914,6 +961,7 @@ static void server_remove(struct server *s, struct client *c) {
         s->n_clients--;
         s->n_agg -= c->agg != NULL;
         s->dropped_total += c->queue.dropped_total;
+        series_add(&s->gone, &s->n_gone, SERVER_CLIENT_SERIES_MAX, c, false);
         server_log_client(s, c->cred.uid, LOG_INFO, "Client %" PRIu64 " disconnected (pid %d, uid %u; %" PRIu64
                           " lines dropped in all)", c->id, (int) c->cred.pid, (unsigned) c->cred.uid,
                           c->queue.dropped_total);
@@ -1308,6 +1356,7 @@ struct server *server_free(struct server *s) {
         safe_close(s->listen_fd);
         line_store_done(&s->store);
         free(s->matched);
+        free(s->gone);
         sd_event_unref(s->event);
         free(s);
         return NULL;

@@ -16,6 +16,7 @@
 #include "evmon/encode.h"
 #include "aggregate.h"
 #include "peer.h"
+#include "request.h"
 #include "subscription.h"
 
 struct server;
@@ -118,6 +119,21 @@ void server_events_resolve(struct server *s, const char *const *names, size_t n)
 /* Housekeeping, once a second: drops the clients that stopped reading
  * their replies (their input paused, nothing written) for too long. */
 void server_sweep(struct server *s);
+
+/* The metrics' per-client series: one per uid and client name (subscribe's
+ * "client", else "uid-N"), not per connection, so a client that
+ * reconnects goes on in its series. Gone clients' drops stay in their
+ * series; past SERVER_CLIENT_SERIES_MAX series of gone clients a new
+ * one's drops are in evmon_dropped_total only. */
+#define SERVER_CLIENT_SERIES_MAX 256u
+struct server_client_series {
+        uid_t uid;
+        char name[REQUEST_CLIENT_NAME_MAX + 1];
+        unsigned connected;           /* its clients connected now */
+        uint64_t dropped;             /* lines dropped for them, gone ones too */
+};
+/* The series, in *RET (caller frees) and *RET_N. 0 or -ENOMEM. */
+int server_client_series(const struct server *s, struct server_client_series **ret, size_t *ret_n);
 
 size_t server_n_clients(const struct server *s);
 /* Of them, those that aggregate (they want no line encoded) and those

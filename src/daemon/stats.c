@@ -40,6 +40,11 @@ static void stats_events(struct daemon *d, struct daemon_stats *s) {
                         .symbol_missing = ev->follow ? missing != NULL : -1,
                         .follow_refused = follow_n_refused(ev->follow),
                         .follow_detached = follow_n_detached(ev->follow),
+                        .counting = ev->cfg->count,
+                        .counter_value = ev->counter_last,
+                        .counter_enabled_ns = ev->counter_last_enabled,
+                        .counter_running_ns = ev->counter_last_running,
+                        .counter_scaled = ev->counter_last_scaled,
                 };
         }
         s->status.events = s->events;
@@ -156,7 +161,7 @@ int daemon_stats_take(struct daemon *d, struct daemon_stats *ret) {
         if (r < 0)
                 return r;
         s->status.clients = s->clients;
-        return 0;
+        return server_client_series(d->server, &s->client_series, &s->n_client_series);
 }
 
 void daemon_stats_done(struct daemon_stats *s) {
@@ -164,12 +169,13 @@ void daemon_stats_done(struct daemon_stats *s) {
         free(s->events_more);
         free(s->cpus);
         free(s->clients);
+        free(s->client_series);
         *s = (struct daemon_stats) {};
 }
 
 int daemon_stats_metrics(const struct daemon_stats *s, char **ret, size_t *ret_size) {
         const struct encode_status *st = &s->status;
-        size_t n_events = st->n_events, n_cpus = st->n_cpus, n_clients = st->n_clients;
+        size_t n_events = st->n_events, n_cpus = st->n_cpus, n_clients = s->n_client_series;
         _cleanup_(freep) struct metrics_event *events = calloc(n_events ?: 1, sizeof(*events));
         _cleanup_(freep) struct metrics_cpu *cpus = calloc(n_cpus ?: 1, sizeof(*cpus));
         _cleanup_(freep) struct metrics_client *clients = calloc(n_clients ?: 1, sizeof(*clients));
@@ -186,6 +192,11 @@ int daemon_stats_metrics(const struct daemon_stats *s, char **ret, size_t *ret_s
                         .symbol_missing = s->events_more[i].symbol_missing,
                         .follow_refused = s->events_more[i].follow_refused,
                         .follow_detached = s->events_more[i].follow_detached,
+                        .counting = s->events_more[i].counting,
+                        .counter_value = s->events_more[i].counter_value,
+                        .counter_enabled_ns = s->events_more[i].counter_enabled_ns,
+                        .counter_running_ns = s->events_more[i].counter_running_ns,
+                        .counter_scaled = s->events_more[i].counter_scaled,
                 };
         for (size_t i = 0; i < n_cpus; i++)
                 cpus[i] = (struct metrics_cpu) {
@@ -197,18 +208,19 @@ int daemon_stats_metrics(const struct daemon_stats *s, char **ret, size_t *ret_s
                 };
         for (size_t i = 0; i < n_clients; i++)
                 clients[i] = (struct metrics_client) {
-                        .id = (unsigned) st->clients[i].id,
-                        .pid = st->clients[i].pid,
-                        .uid = st->clients[i].uid,
-                        .dropped = st->clients[i].dropped,
+                        .name = s->client_series[i].name,
+                        .uid = s->client_series[i].uid,
+                        .connected = s->client_series[i].connected,
+                        .dropped = s->client_series[i].dropped,
                 };
         return metrics_format(&(struct metrics) {
                         .events = events,
                         .n_events = n_events,
                         .cpus = cpus,
                         .n_cpus = n_cpus,
-                        .clients = clients,
-                        .n_clients = n_clients,
+                        .n_clients = st->n_clients,
+                        .client_series = clients,
+                        .n_client_series = n_clients,
                         .dropped_total = s->dropped_total,
                         .reloads = s->reloads,
                         .reload_failures = s->reload_failures,

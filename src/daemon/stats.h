@@ -7,6 +7,8 @@
 
 #include "evmon/encode.h"
 
+struct server_client_series;
+
 struct daemon;
 
 /* What the metrics file says of an event beyond what status says. */
@@ -16,6 +18,8 @@ struct daemon_stats_event {
         int symbol_missing;           /* a uprobe that follows its binary: 1 while the file at its
                                        * path lacks the symbol, else 0; < 0: not such a probe */
         uint64_t follow_refused, follow_detached;
+        bool counting;                /* "count": true: the values of its last counter line */
+        uint64_t counter_value, counter_enabled_ns, counter_running_ns, counter_scaled;
 };
 
 /* One snapshot of evmond's numbers, read from the daemon and its parts
@@ -32,6 +36,8 @@ struct daemon_stats {
         struct daemon_stats_event *events_more; /* beside events, for the metrics file */
         struct encode_status_cpu *cpus;        /* the present CPUs (n: status.n_cpus) */
         struct encode_status_client *clients;  /* n: status.n_clients */
+        struct server_client_series *client_series;  /* the metrics' per-client series */
+        size_t n_client_series;
         bool order_known;                      /* the monitor keeps time-order statistics */
         uint64_t dropped_total;                /* lines dropped for slow clients, gone ones too */
         uint64_t reloads, reload_failures;

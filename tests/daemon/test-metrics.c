@@ -27,14 +27,18 @@ static void test_format(void **state) {
                   .symbol_missing = -1 },
                 { .name = "uprobe:target", .kind = "uprobe", .count = 3, .undecodable = 0, .enabled = true,
                   .symbol_missing = 1, .follow_refused = 3, .follow_detached = 2 },
+                { .name = "cycles", .kind = "hardware", .enabled = true, .symbol_missing = -1, .counting = true,
+                  .counter_value = 1000, .counter_scaled = 2000, .counter_enabled_ns = 4000000000ull,
+                  .counter_running_ns = 2000000001ull },
         };
         const struct metrics_cpu cpus[] = { { .cpu = 0, .lost = 7, .malformed = 0 },
                                             { .cpu = 3, .lost = 0, .malformed = 2, .offline = true, .gaps = 4 } };
-        const struct metrics_client clients[] = { { .id = 5, .pid = 1234, .uid = 1000, .dropped = 99 } };
+        const struct metrics_client clients[] = { { .name = "uid-1000", .uid = 1000, .connected = 1, .dropped = 99 },
+                                                  { .name = "a\"b", .uid = 0, .connected = 0, .dropped = 3 } };
         const struct metrics m = {
-                .events = events, .n_events = 3,
+                .events = events, .n_events = 4,
                 .cpus = cpus, .n_cpus = 2,
-                .clients = clients, .n_clients = 1,
+                .n_clients = 1, .client_series = clients, .n_client_series = 2,
                 .dropped_total = 120, .reloads = 3, .reload_failures = 1,
                 .start_time_usec = 1763900000123456ull,
                 .process_table = -1, .order_late = -1, .closing_fds = 6,
@@ -45,16 +49,31 @@ static void test_format(void **state) {
                 "evmon_events_total{event=\"sched:sched_process_exec\"} 42\n"
                 "evmon_events_total{event=\"kprobe:open\"} 0\n"
                 "evmon_events_total{event=\"uprobe:target\"} 3\n"
+                "evmon_events_total{event=\"cycles\"} 0\n"
                 "# HELP evmon_undecodable_total Samples that did not decode, per event.\n"
                 "# TYPE evmon_undecodable_total counter\n"
                 "evmon_undecodable_total{event=\"sched:sched_process_exec\"} 1\n"
                 "evmon_undecodable_total{event=\"kprobe:open\"} 0\n"
                 "evmon_undecodable_total{event=\"uprobe:target\"} 0\n"
+                "evmon_undecodable_total{event=\"cycles\"} 0\n"
                 "# HELP evmon_event_enabled 1 for an event served with its perf fds enabled, 0 for one open but disabled.\n"
                 "# TYPE evmon_event_enabled gauge\n"
                 "evmon_event_enabled{event=\"sched:sched_process_exec\",kind=\"tracepoint\"} 1\n"
                 "evmon_event_enabled{event=\"kprobe:open\",kind=\"kprobe\"} 0\n"
                 "evmon_event_enabled{event=\"uprobe:target\",kind=\"uprobe\"} 1\n"
+                "evmon_event_enabled{event=\"cycles\",kind=\"hardware\"} 1\n"
+                "# HELP evmon_counter_value A counting event's value at its last counter line, as the kernel counted it (not scaled).\n"
+                "# TYPE evmon_counter_value gauge\n"
+                "evmon_counter_value{event=\"cycles\"} 1000\n"
+                "# HELP evmon_counter_scaled The same value scaled by enabled/running time (perf stat's estimate when multiplexed).\n"
+                "# TYPE evmon_counter_scaled gauge\n"
+                "evmon_counter_scaled{event=\"cycles\"} 2000\n"
+                "# HELP evmon_counter_enabled_seconds Time the counting event was enabled.\n"
+                "# TYPE evmon_counter_enabled_seconds gauge\n"
+                "evmon_counter_enabled_seconds{event=\"cycles\"} 4.000000000\n"
+                "# HELP evmon_counter_running_seconds Time it ran on a PMU (less than enabled when multiplexed).\n"
+                "# TYPE evmon_counter_running_seconds gauge\n"
+                "evmon_counter_running_seconds{event=\"cycles\"} 2.000000001\n"
                 "# HELP evmon_probe_symbol_missing 1 while the file at a followed uprobe's path (replaced since) lacks its symbol, else 0.\n"
                 "# TYPE evmon_probe_symbol_missing gauge\n"
                 "evmon_probe_symbol_missing{event=\"uprobe:target\"} 1\n"
@@ -83,9 +102,14 @@ static void test_format(void **state) {
                 "# HELP evmon_clients Clients connected.\n"
                 "# TYPE evmon_clients gauge\n"
                 "evmon_clients 1\n"
-                "# HELP evmon_client_dropped_total Lines dropped for a connected client that fell behind.\n"
+                "# HELP evmon_client_connections Clients connected, per uid and client name (subscribe's \"client\", else uid-N).\n"
+                "# TYPE evmon_client_connections gauge\n"
+                "evmon_client_connections{client=\"uid-1000\",uid=\"1000\"} 1\n"
+                "evmon_client_connections{client=\"a\\\"b\",uid=\"0\"} 0\n"
+                "# HELP evmon_client_dropped_total Lines dropped for clients that fell behind, per uid and client name, gone ones too.\n"
                 "# TYPE evmon_client_dropped_total counter\n"
-                "evmon_client_dropped_total{client=\"5\",pid=\"1234\",uid=\"1000\"} 99\n"
+                "evmon_client_dropped_total{client=\"uid-1000\",uid=\"1000\"} 99\n"
+                "evmon_client_dropped_total{client=\"a\\\"b\",uid=\"0\"} 3\n"
                 "# HELP evmon_dropped_total Lines dropped for slow clients, all clients since start.\n"
                 "# TYPE evmon_dropped_total counter\n"
                 "evmon_dropped_total 120\n"

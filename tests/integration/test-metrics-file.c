@@ -157,7 +157,9 @@ static void test_metrics_file(void **state) {
         (void) rmdir(dir);
         snprintf(config, sizeof(config),
                  "{\"metrics\": {\"path\": \"%s\", \"interval_ms\": 1000},\n"
-                 " \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == %d\"}]}\n",
+                 " \"counters\": {\"interval_ms\": 200},\n"
+                 " \"events\": [{\"tracepoint\": \"" GETPGID "\", \"filter\": \"pid == %d\"},\n"
+                 "            {\"software\": \"task-clock\", \"count\": true}]}\n",
                  prom, ARG_PGID);
         assert_int_equal(itest_daemon_start_opts(&daemon_, config, &opts), 0);
 
@@ -177,10 +179,16 @@ static void test_metrics_file(void **state) {
                 (void) syscall(SYS_getpgid, ARG_PGID);
         assert_int_equal(itest_client_connect(&c, daemon_.socket), 0);
         json_object_put(itest_client_expect(&c, "hello", 5000));
+        /* It names itself: its series is by uid and that name. */
+        assert_int_equal(itest_client_send(&c, "{\"type\":\"subscribe\",\"events\":[],\"client\":\"metrics test\"}\n"), 0);
+        json_object_put(itest_client_expect(&c, "subscribed", 5000));
 
         snprintf(series, sizeof(series), "evmon_events_total{event=\"%s\"}", GETPGID);
         assert_int_equal(wait_sample(series, N_CALLS, 5000), N_CALLS);
         assert_int_equal(wait_sample("evmon_clients", 1, 3000), 1);
+        snprintf(series, sizeof(series), "evmon_client_connections{client=\"metrics_test\",uid=\"%u\"}",
+                 (unsigned) getuid());
+        assert_int_equal(wait_sample(series, 1, 3000), 1);
         assert_int_equal(count_in_log("Writing metrics to"), 1);
         snprintf(series, sizeof(series), "evmon_event_enabled{event=\"%s\",kind=\"tracepoint\"}", GETPGID);
         text = read_file(prom);
@@ -194,6 +202,13 @@ static void test_metrics_file(void **state) {
         /* "order" is "time" by default: its late lines are counted
          * (how many is the kernel's doing; test-order asserts none). */
         assert_true(sample(text, "evmon_order_late_total") >= 0);
+        /* A counting event's value, as its counter lines say it: task-clock
+         * on each CPU counts the ns tasks ran there, > 0 after a few
+         * counters intervals of 200 ms. */
+        assert_true(sample(text, "evmon_counter_value{event=\"software:task-clock\"}") > 0);
+        assert_true(sample(text, "evmon_counter_scaled{event=\"software:task-clock\"}") > 0);
+        assert_true(strstr(text, "\nevmon_counter_enabled_seconds{event=\"software:task-clock\"} ") != NULL);
+        assert_true(strstr(text, "\nevmon_counter_running_seconds{event=\"software:task-clock\"} ") != NULL);
         check_format(text);
         free(text);
 
@@ -206,6 +221,10 @@ static void test_metrics_file(void **state) {
         assert_int_equal(wait_sample(series, 0, 5000), 0);
         itest_client_close(&c);
         assert_int_equal(wait_sample("evmon_clients", 0, 5000), 0);
+        /* Its series stays, with no connection (not one per pid). */
+        snprintf(series, sizeof(series), "evmon_client_connections{client=\"metrics_test\",uid=\"%u\"}",
+                 (unsigned) getuid());
+        assert_int_equal(wait_sample(series, 0, 5000), 0);
 
         /* Written by rename: no temporary file stays beside it. */
         dh = opendir(dir);
