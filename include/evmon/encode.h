@@ -278,7 +278,7 @@ int encode_subscribe_targets(struct jbuf *b, const char *const *events, size_t n
 
 /* A subscribe with every key a client may give: each list only where
  * its pointer is not NULL ("events" NULL: every event), "self" only when
- * true, "client" where given. */
+ * true, "client" and "filter" where given. */
 struct encode_subscribe {
         const char *const *events;
         size_t n_events;
@@ -288,6 +288,7 @@ struct encode_subscribe {
         size_t n_cgroups, n_comms, n_containers, n_namespaces;
         bool self;
         const char *client;
+        const char *filter;           /* the subscription's own filter (evmond's linefilter.c) */
 };
 int encode_subscribe_full(struct jbuf *b, const struct encode_subscribe *s);
 

@@ -92,6 +92,7 @@ int cmd_watch(char **events) {
                                 .namespaces = n_namespaces > 0 ? arg_namespaces : NULL, .n_namespaces = n_namespaces,
                                 .self = arg_self,
                                 .client = "evmonctl-watch",
+                                .filter = arg_filter,
                         }) < 0)
                         return log_oom_cli();
                 r = request_too_long(&line, "watch");

@@ -29,6 +29,7 @@ extern const char *arg_comms[ARG_LIST_MAX], *arg_cgroups[ARG_LIST_MAX];  /* watc
 extern size_t n_pids, n_comms, n_cgroups;
 extern bool arg_self;                                                   /* watch --self */
 extern bool arg_served;                                                 /* list --served */
+extern const char *arg_filter;                                          /* watch --filter */
 
 /* evmonctl.c */
 int log_oom_cli(void);

@@ -36,6 +36,7 @@ const char *arg_comms[ARG_LIST_MAX], *arg_cgroups[ARG_LIST_MAX];
 size_t n_pids, n_comms, n_cgroups;
 bool arg_self;
 bool arg_served;
+const char *arg_filter;
 
 static void help(FILE *f) {
         fprintf(f, "Usage: evmonctl COMMAND [OPTIONS]\n"
@@ -124,6 +125,11 @@ static void help(FILE *f) {
                "                         (a pattern such as 'nginx*'); repeatable\n"
                "      --cgroup PATH      watch: events of cgroup PATH (below /sys/fs/cgroup)\n"
                "                         and those below it; repeatable\n"
+               "      --filter EXPR      watch: only events EXPR holds for, evaluated in evmond\n"
+               "                         for this watch alone: FIELD OP VALUE joined by &&\n"
+               "                         and ||, OP one of == != < <= > >= ~ (glob), FIELD\n"
+               "                         an event field or pid, tid, cpu, comm, cgroup,\n"
+               "                         container ('fd > 2 && comm ~ \"ngin*\"')\n"
                "      --self             watch: evmond's clients' own events too (evmond\n"
                "                         leaves them out: doc/protocol.md)\n"
                "      --served           list: the events evmond serves (its hello), those\n"
@@ -302,6 +308,7 @@ enum {
         ARG_COMM,
         ARG_SELF,
         ARG_SERVED,
+        ARG_FILTER,
 };
 
 /* --pid's argument: a process id, as evmond takes them (1 ... INT_MAX). */
@@ -332,6 +339,7 @@ static int parse_argv(int argc, char **argv) {
                 { "comm", required_argument, NULL, ARG_COMM },
                 { "self", no_argument, NULL, ARG_SELF },
                 { "served", no_argument, NULL, ARG_SERVED },
+                { "filter", required_argument, NULL, ARG_FILTER },
                 { "version", no_argument, NULL, 'V' },
                 /* count, hist, latency (cli-aggregate.c) */
                 { "by", required_argument, NULL, 'b' },
@@ -496,6 +504,14 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_SERVED:
                         arg_served = true;
+                        break;
+                case ARG_FILTER:
+                        if (arg_filter) {
+                                log_error("--filter is given once: join the conditions with && or ||; try "
+                                          "'evmonctl --help'.");
+                                return 2;
+                        }
+                        arg_filter = optarg;
                         break;
                 default:
                         log_error("Try 'evmonctl --help'.");

@@ -130,6 +130,8 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 .schema = ev->schema.data,
                 .schema_len = ev->schema.len,
                 .schema_gen = ev->schema_gen,
+                .sample = s,
+                .format = ev->format,
         };
         ev->count++;
         n_clients = server_n_clients(d->server);

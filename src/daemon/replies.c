@@ -35,6 +35,11 @@ static const char *ops_event_name(void *userdata, size_t i) {
         return d->events[i]->wire_name;
 }
 
+static const struct format *ops_event_format(void *userdata, size_t i) {
+        struct daemon *d = userdata;
+        return d->events[i]->format;
+}
+
 static int ops_status(void *userdata, struct jbuf *line) {
         struct daemon *d = userdata;
         struct daemon_stats st;
@@ -92,6 +97,7 @@ static int ops_perf_head(void *userdata, const struct subscription *sub, char **
 const struct server_ops daemon_server_ops = {
         .n_events = ops_n_events,
         .event_name = ops_event_name,
+        .event_format = ops_event_format,
         .status = ops_status,
         .reload = ops_reload,
         .control = ops_control,

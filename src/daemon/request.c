@@ -29,7 +29,7 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
  * error naming it, for every type alike (status and reload ignored
  * them, so a typo there went unnoticed while subscribe refused it). */
 static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
-        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", "format", "self", "client", NULL },
+        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", "format", "self", "client", "filter", NULL },
         [REQUEST_STATUS] = (const char *const[]) { NULL },
         [REQUEST_AGGREGATE] = (const char *const[]) { "events", "by", "value", "interval_ms", "cumulative", "top",
                                                       "max_keys", "pids", "cgroups", "comms", "containers",
@@ -153,6 +153,8 @@ static json_object *get_set(json_object *msg, const char *key) {
         return v;
 }
 
+static int get_string(json_object *msg, const char *t, const char *key, bool required, char **ret, char **ret_error);
+
 static int parse_subscribe(json_object *msg, struct request *req, char **ret_error) {
         json_object *v;
         int r;
@@ -207,6 +209,9 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                 if (r < 0)
                         return r;
         }
+        r = get_string(msg, "subscribe", "filter", false, &req->filter, ret_error);
+        if (r < 0)
+                return r;
         if ((v = get_set(msg, "cgroups")))
                 return parse_strings(v, "cgroups", "a path string", REQUEST_LIST_MAX, &req->cgroups, ret_error);
         return 0;

@@ -50,7 +50,7 @@ struct request {
         /* Runtime control: enable and disable take events (NULL: all). */
         json_object *entry;           /* add: the event, as a config entry */
         char *name;                   /* remove, filter: the event's wire name */
-        char *filter;                 /* filter: the new filter, "" clears it */
+        char *filter;                 /* filter: the new filter, "" clears it; subscribe: its own filter */
         /* aggregate: besides events and the filters above (for latency,
          * events are value's start and end). */
         struct agg_spec agg;

@@ -237,6 +237,25 @@ static int server_subscribe_refused(struct client *c, const char *message) {
         return server_reply_error(c, message);
 }
 
+/* SUB's filter against the formats of the events it takes (N served):
+ * a key that none of them has is an error now, not a silent nothing. */
+static int server_check_filter(struct server *s, const struct subscription *sub, size_t n, char **ret_error) {
+        _cleanup_(freep) const struct format **fmts = calloc(n ?: 1, sizeof(*fmts));
+        _cleanup_(freep) char *error = NULL;
+        size_t k = 0;
+        int r;
+
+        if (!fmts)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (subscription_has_event(sub, i))
+                        fmts[k++] = s->ops->event_format(s->userdata, i);
+        r = linefilter_check(sub->filter, fmts, k, &error);
+        if (r == -EINVAL && asprintf(ret_error, "subscribe: %s", error) < 0)
+                return -ENOMEM;
+        return r;
+}
+
 static void walk_refused(uid_t uid, bool others, uint64_t n, uint64_t since_usec, void *userdata) {
 }
 
@@ -317,6 +336,13 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
                 return server_subscribe_refused(c, error);
         if (r < 0)
                 return r;
+        if (sub.filter && s->ops->event_format) {
+                r = server_check_filter(s, &sub, n, &error);
+                if (r < 0) {
+                        subscription_done(&sub);
+                        return r == -EINVAL ? server_subscribe_refused(c, error) : r;
+                }
+        }
         subscription_done(&c->sub);
         c->sub = sub;
         c->subscribed = true;

@@ -26,6 +26,9 @@ struct server_ops {
          * subscribe. */
         size_t (*n_events)(void *userdata);
         const char *(*event_name)(void *userdata, size_t i);
+        /* Its tracepoint format, NULL for events without fields; the
+         * member itself may be NULL (no subscribe "filter" is checked). */
+        const struct format *(*event_format)(void *userdata, size_t i);
         /* {"type":"status"} and {"type":"reload"} (from an admin CRED)
          * from a client; each appends its answer line to LINE
          * (src/encode/), 0 or -errno. */

@@ -28,6 +28,7 @@ void subscription_done(struct subscription *s) {
         strv_free(s->comms);
         strv_free(s->containers);
         strv_free(s->namespaces);
+        linefilter_free(s->filter);
         subscription_init(s);
 }
 
@@ -179,6 +180,21 @@ int subscription_build(struct subscription *ret, struct request *req, const char
                 s.n_pids = req->n_pids;
         }
         s.self = req->self;
+        if (req->filter && *req->filter) {
+                r = linefilter_parse(req->filter, &s.filter, ret_error);
+                if (r < 0) {
+                        if (r == -EINVAL && ret_error && *ret_error) {
+                                char *m = NULL;
+
+                                if (asprintf(&m, "subscribe: %s", *ret_error) >= 0) {
+                                        free(*ret_error);
+                                        *ret_error = m;
+                                }
+                        }
+                        subscription_done(&s);
+                        return r;
+                }
+        }
         s.comms = TAKE_PTR(req->comms);
         s.containers = TAKE_PTR(req->containers);
         s.namespaces = TAKE_PTR(req->namespaces);

@@ -11,7 +11,10 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "linefilter.h"
 #include "request.h"
+
+struct perf_sample;
 
 /* Of the cgroups one subscribe's "cgroups" covers (those named and all
  * below them): each is walked in the loop when the client subscribes. */
@@ -29,6 +32,10 @@ struct line_meta {
          * names like a container names nothing here): NULL when not known. */
         const char *container_name;
         const char *pod_namespace;
+        /* The sample and its event's format, for a subscription's
+         * "filter" (linefilter.c); NULL for lines that are no sample. */
+        const struct perf_sample *sample;
+        const struct format *format;
         /* evmond's own activity, or one of its clients' (server_is_self()):
          * only subscriptions with "self" take it. */
         bool self;
@@ -53,6 +60,7 @@ struct subscription {
         char **containers;      /* container ids or their leading digits, or name patterns; NULL: any */
         char **namespaces;      /* fnmatch(3) patterns of the pod's namespace; NULL: any */
         bool self;              /* "self": true: lines of evmond's clients too */
+        struct linefilter *filter;   /* "filter", tried last; NULL: none */
 };
 
 static inline bool subscription_has_event(const struct subscription *s, size_t idx) {
@@ -141,7 +149,9 @@ static inline bool subscription_matches(const struct subscription *s, const stru
                 if (!found)
                         return false;
         }
-        return subscription_context_matches(s->containers, s->namespaces, m);
+        if (!subscription_context_matches(s->containers, s->namespaces, m))
+                return false;
+        return !s->filter || linefilter_matches(s->filter, m);
 }
 
 /* Everything: what a client has before it subscribes. */

@@ -416,7 +416,8 @@ int encode_subscribe_full(struct jbuf *b, const struct encode_subscribe *s) {
             (s->containers && !add(o, "containers", strings_new(s->containers, s->n_containers))) ||
             (s->namespaces && !add(o, "namespaces", strings_new(s->namespaces, s->n_namespaces))) ||
             (s->self && !add(o, "self", json_object_new_boolean(true))) ||
-            (s->client && !add(o, "client", json_object_new_string(s->client))))
+            (s->client && !add(o, "client", json_object_new_string(s->client))) ||
+            (s->filter && !add(o, "filter", json_object_new_string(s->filter))))
                 return -ENOMEM;
         return jsonc_append_line(b, o);
 }

@@ -128,7 +128,7 @@ static void test_errors(void **state) {
                      "disable: \"events\" must be an array of event names or patterns");
         expect_error("{\"type\":\"enable\",\"event\":[]}", "enable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
-                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format, self, client)");
+                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format, self, client, filter)");
         /* Every type refuses a key it does not take, naming what it takes:
          * status and reload took anything. */
         expect_error("{\"type\":\"status\",\"verbose\":true}",

@@ -151,6 +151,68 @@ static void test_refused_subscribe_gets_nothing(void **state) {
         }
 }
 
+/* A subscribe's own "filter" (linefilter.c), evaluated in evmond for this
+ * client only: of two processes making getppid calls, only the one the
+ * filter names comes, every call of it; a second client without the
+ * filter gets both. A filter naming a field no subscribed event has is
+ * refused, and the client then gets nothing. */
+static void test_subscribe_filter(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c)), *all = calloc(1, sizeof(*all));
+        struct itest_tally t = {}, ta = {};
+        char line[256];
+        int gate_a, gate_b;
+        pid_t a, b;
+        json_object *o;
+        size_t len;
+        char *text;
+
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[\"syscalls:sys_enter_getppid\"],"
+                                              "\"filter\":\"no_such_field == 1\"}\n"), 0);
+        o = itest_client_expect(c, "error", 5000);
+        assert_non_null(o);
+        assert_non_null(strstr(itest_str(o, "error"), "no event of this subscription has a field \"no_such_field\""));
+        json_object_put(o);
+
+        a = itest_spawn_calls(SYS_getppid, 0, 1000, &gate_a);
+        b = itest_spawn_calls(SYS_getppid, 0, 1000, &gate_b);
+        snprintf(line, sizeof(line), "{\"type\":\"subscribe\",\"events\":[\"syscalls:*\"],"
+                 "\"filter\":\"tid == %d || (pid == %d && cpu < 0)\"}\n", (int) a, (int) b);
+        assert_int_equal(itest_client_send(c, line), 0);
+        o = itest_client_expect(c, "subscribed", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+        assert_int_equal(itest_client_connect(all, daemon_.socket), 0);
+        json_object_put(itest_client_expect(all, "hello", 5000));
+        assert_int_equal(itest_client_send(all, "{\"type\":\"subscribe\",\"events\":[\"syscalls:*\"]}\n"), 0);
+        o = itest_client_expect(all, "subscribed", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+
+        itest_release(gate_a);
+        itest_release(gate_b);
+        itest_reap(a);
+        itest_reap(b);
+        text = itest_client_slurp(c, 500, 30000, &len);
+        itest_for_each_line(text, len, itest_tally_line, &t);
+        free(text);
+        text = itest_client_slurp(all, 500, 30000, &len);
+        itest_for_each_line(text, len, itest_tally_line, &ta);
+        free(text);
+        assert_int_equal(itest_tally_get(&t, a, "syscalls:sys_enter_getppid") + t.lost + t.dropped, 1000);
+        assert_int_equal(itest_tally_get(&t, b, NULL), 0);
+        assert_int_equal(itest_tally_others(&t, &a, 1), 0);
+        assert_int_equal(itest_tally_get(&ta, a, "syscalls:sys_enter_getppid") + ta.lost + ta.dropped, 1000);
+        assert_int_equal(itest_tally_get(&ta, b, "syscalls:sys_enter_getppid") + ta.lost + ta.dropped, 1000);
+        itest_tally_done(&t);
+        itest_tally_done(&ta);
+        itest_client_close(c);
+        itest_client_close(all);
+        free(c);
+        free(all);
+}
+
 struct tally {
         pid_t pid;
         const char *binary;
@@ -407,6 +469,7 @@ int main(void) {
                 cmocka_unit_test(test_hello_lists_events),
                 cmocka_unit_test(test_bad_lines_get_errors),
                 cmocka_unit_test(test_refused_subscribe_gets_nothing),
+                cmocka_unit_test(test_subscribe_filter),
                 cmocka_unit_test(test_exact_counts_with_slow_and_second_client),
                 cmocka_unit_test(test_quiet_rings_back_off),
                 cmocka_unit_test(test_sigterm_exits_cleanly),
