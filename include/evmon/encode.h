@@ -265,6 +265,13 @@ int encode_request(struct jbuf *b, const char *type);
 int encode_control(struct jbuf *b, const char *type, const char *entry, const char *event, const char *filter,
                    const char *const *events, size_t n_events);
 int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events);
+/* The config entry that serves the event named NAME, as `evmonctl add`
+ * takes it: {"tracepoint":"sched:sched_switch"}, {"software":"cpu-clock"},
+ * {"pmu":"msr/tsc/"} ..., into BUF (SIZE bytes). -EINVAL when the name
+ * alone does not say (a probe wants its target, a pattern names no one
+ * event) or holds a byte other than [A-Za-z0-9_.:/-] (it is put in a
+ * shell command), -ENOBUFS when BUF is too small. */
+int encode_add_entry(const char *name, char *buf, size_t size);
 /* The same with "containers" (ids, their first digits or names) and
  * "namespaces" where given (N > 0), without "events" when EVENTS is NULL. */
 int encode_subscribe_context(struct jbuf *b, const char *const *events, size_t n_events,

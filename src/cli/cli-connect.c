@@ -110,6 +110,8 @@ static int check_hello(const char *line, size_t len) {
         return -EPROTO;
 }
 
+volatile sig_atomic_t cli_stop;
+
 /* A line of evmond's is read into a buffer of LINE_START_BYTES that
  * doubles up to LINE_MAX_BYTES for a longer one. */
 #define LINE_START_BYTES (1u << 20)
@@ -144,8 +146,13 @@ int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, size_t len
                 ssize_t n;
                 int k;
 
+                /* A signal may come between two calls, not in one. */
+                if (cli_stop)
+                        return -EINTR;
                 k = poll(p, 2, hello || noted ? -1 : HELLO_NOTE_MS);
                 if (k < 0) {
+                        if (errno == EINTR && cli_stop)
+                                return -EINTR;
                         if (errno == EINTR)
                                 continue;
                         return -errno;
@@ -175,6 +182,8 @@ int read_lines(int fd, bool watch_stdout, int (*fn)(const char *line, size_t len
                 }
                 n = read(fd, buf + len, size - len);
                 if (n < 0) {
+                        if (errno == EINTR && cli_stop)
+                                return -EINTR;
                         if (errno == EINTR)
                                 continue;
                         return errno == ECONNRESET ? -ECONNRESET : -errno;

@@ -22,6 +22,7 @@
 struct request {
         const char *type;
         int status;
+        bool quiet;             /* the answer not printed, only a refusal */
 };
 
 static int on_reply_line(const char *line, size_t len, void *ud) {
@@ -40,10 +41,10 @@ static int on_reply_line(const char *line, size_t len, void *ud) {
         if (strcmp(type, req->type) != 0)
                 return 0;
         /* Text on a terminal; the JSON where a program reads it (a pipe,
-         * --json), as it always was. */
-        if (arg_json <= 0 && isatty(STDOUT_FILENO))
+         * --json), as it always was; nothing when quiet (watch --add). */
+        if (!req->quiet && arg_json <= 0 && isatty(STDOUT_FILENO))
                 human_object(stdout, o, color_flags());
-        else
+        else if (!req->quiet)
                 puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
         if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok)) {
@@ -95,6 +96,22 @@ int cmd_request(const char *type) {
         if (fd < 0)
                 return 1;
         return send_and_answer(fd, &line, &req, type);
+}
+
+int control_quiet(const char *type, const char *entry, const char *event) {
+        _cleanup_(closep) int fd = -1;
+        _cleanup_(jbuf_donep) struct jbuf line = {};
+        struct request req = { .type = EVMON_LINE_RESULT, .quiet = true };
+        int r;
+
+        r = encode_control(&line, type, entry, event, NULL, NULL, 0);
+        if (r < 0)
+                return log_oom_cli();
+        fd = connect_daemon();
+        if (fd < 0)
+                return 1;
+        r = send_and_answer(fd, &line, &req, type);
+        return r;
 }
 
 /* Runtime control: TYPE with its arguments; the result line printed. */

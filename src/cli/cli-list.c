@@ -153,33 +153,56 @@ static int describe_perf(enum attr_kind kind, const char *event, const char *nam
         return 0;
 }
 
-/* The hello's "events", one a line; then stop reading. */
+/* The hello's "events" into *UD (a char ***); then stop reading. Only
+ * names (no byte a terminal or a shell would act on) are taken. */
 static int on_served_line(const char *line, size_t len, void *ud) {
         _cleanup_(json_object_putp) json_object *o = parse_line(line, len);
+        char ***ret = ud;
         json_object *events;
+        size_t n = 0;
 
         if (!json_object_object_get_ex(o, "events", &events) || !json_object_is_type(events, json_type_array))
                 return 1;
+        *ret = calloc(json_object_array_length(events) + 1, sizeof(char *));
+        if (!*ret)
+                return -ENOMEM;
         for (size_t i = 0; i < json_object_array_length(events); i++) {
                 const char *s = json_object_get_string(json_object_array_get_idx(events, i));
 
-                /* Names evmond took from its config: printed only when
-                 * they are names (no byte a terminal would act on). */
-                if (s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.-") == strlen(s))
-                        puts(s);
+                if (s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:./-") == strlen(s) &&
+                    !((*ret)[n++] = strdup(s)))
+                        return -ENOMEM;
         }
         return 1;
 }
 
-/* list --served: what evmond serves (its hello), what `watch` takes. */
-static int list_served(void) {
+int daemon_served(char ***ret) {
         _cleanup_(closep) int fd = connect_daemon();
+        char **names = NULL;
         int r;
 
         if (fd < 0)
                 return 1;
-        r = read_lines(fd, false, on_served_line, NULL);
-        return r > 0 ? 0 : read_lines_failed(r, "list --served");
+        r = read_lines(fd, false, on_served_line, &names);
+        if (r == -ENOMEM)
+                return log_oom_cli();
+        if (r <= 0)
+                return read_lines_failed(r, "the served events");
+        if (!names && !(names = calloc(1, sizeof(char *))))
+                return log_oom_cli();
+        *ret = names;
+        return 0;
+}
+
+/* list --served: what evmond serves (its hello), what `watch` takes. */
+static int list_served(void) {
+        _cleanup_(strv_freep) char **names = NULL;
+
+        if (daemon_served(&names) != 0)
+                return 1;
+        for (char **n = names; *n; n++)
+                puts(*n);
+        return 0;
 }
 
 int cmd_list(void) {

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,10 +14,13 @@
 #include "evmon/jsonc.h"
 #include "evmon/log.h"
 #include "evmon/protocol.h"
+#include "evmon/strv.h"
 
 #include "cli.h"
 
 /* evmonctl watch: subscribe, and print evmond's lines as they come. */
+
+static int watch_run(char **events);
 
 struct watch {
         bool subscribing;       /* subscribed, awaiting the answer */
@@ -66,7 +71,91 @@ static int on_watch_line(const char *line, size_t len, void *ud) {
         return 0;
 }
 
+static void on_stop_signal(int sig) {
+        cli_stop = 1;
+}
+
+/* watch --add: each event named (not a pattern) that evmond does not
+ * serve is added for this watch, as `evmonctl add` would (root and
+ * socket.admin_group only: evmond says so to anyone else). The names
+ * added go in *RET, for remove_added(). 0, or the exit status. */
+static int add_missing(char **events, char ***ret) {
+        _cleanup_(strv_freep) char **served = NULL, **added = NULL;
+        size_t n = 0, n_added = 0;
+        int r;
+
+        while (events && events[n])
+                n++;
+        added = calloc(n + 1, sizeof(char *));
+        if (!added)
+                return log_oom_cli();
+        r = daemon_served(&served);
+        if (r != 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                char entry[320];
+
+                if (strpbrk(events[i], "*?[") || strv_contains(served, events[i]))
+                        continue;
+                if (encode_add_entry(events[i], entry, sizeof(entry)) < 0) {
+                        log_error("watch --add: \"%s\" does not say what to add (a probe wants its target): add it "
+                                  "with evmonctl add '{\"kprobe\":\"SYMBOL\",\"name\":\"NAME\"}' or the like "
+                                  "(evmond.json(5)), then watch it", events[i]);
+                        *ret = TAKE_PTR(added);
+                        return 1;
+                }
+                r = control_quiet(EVMON_REQUEST_ADD, entry, NULL);
+                if (r != 0) {
+                        *ret = TAKE_PTR(added);
+                        return r;
+                }
+                added[n_added] = strdup(events[i]);
+                if (!added[n_added]) {
+                        *ret = TAKE_PTR(added);
+                        return log_oom_cli();
+                }
+                n_added++;
+                log_info("Added %s for this watch (%s).", events[i],
+                         arg_keep ? "--keep: it stays" : "removed when the watch ends; --keep keeps it");
+        }
+        *ret = TAKE_PTR(added);
+        return 0;
+}
+
+/* What add_missing() added, removed again (unless --keep). A second
+ * stop signal cuts this short. */
+static int remove_added(char **added) {
+        int status = 0;
+
+        cli_stop = 0;
+        for (char **a = added; a && *a && !arg_keep; a++)
+                if (control_quiet(EVMON_REQUEST_REMOVE, NULL, *a) != 0)
+                        status = 1;
+        return status;
+}
+
 int cmd_watch(char **events) {
+        _cleanup_(strv_freep) char **added = NULL;
+        int r;
+
+        if (arg_add) {
+                /* A stop signal ends the watch, not the process: what it
+                 * added is removed first. */
+                struct sigaction sa = { .sa_handler = on_stop_signal };
+
+                sigemptyset(&sa.sa_mask);
+                (void) sigaction(SIGINT, &sa, NULL);
+                (void) sigaction(SIGTERM, &sa, NULL);
+                (void) sigaction(SIGHUP, &sa, NULL);
+                r = add_missing(events, &added);
+                if (r == 0)
+                        r = watch_run(events);
+                return remove_added(added) ?: r;
+        }
+        return watch_run(events);
+}
+
+static int watch_run(char **events) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(closep) int fd = -1;
         struct watch w = {};
@@ -114,6 +203,8 @@ int cmd_watch(char **events) {
         human_done(&w.view);
         if (r > 0)
                 return stdout_done(1);  /* the subscription refused */
+        if (r == -EINTR)
+                return stdout_done(0);  /* a stop signal, with --add */
         if (r == -ECONNRESET) {
                 /* What came before the end is printed before the word
                  * about it. */

@@ -5,6 +5,7 @@
  * helpers, the connection to evmond (cli-connect.c), and each group's
  * commands, which return the exit status. */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ extern size_t n_pids, n_comms, n_cgroups;
 extern bool arg_self;                                                   /* watch --self */
 extern bool arg_served;                                                 /* list --served */
 extern const char *arg_filter;                                          /* watch --filter */
+extern bool arg_add, arg_keep;                                          /* watch --add, --keep */
 
 /* evmonctl.c */
 int log_oom_cli(void);
@@ -40,6 +42,9 @@ int stdout_failed(int err);
 int stdout_done(int status);
 
 /* cli-connect.c */
+/* Set by a signal handler that wants read_lines() to end (-EINTR) rather
+ * than the process to die: watch --add removes what it added first. */
+extern volatile sig_atomic_t cli_stop;
 const char *socket_path(void);
 int connect_daemon(void);
 json_object *parse_line(const char *line, size_t len);
@@ -67,9 +72,14 @@ int cmd_top(char **events);
 /* cli-control.c */
 int cmd_request(const char *type);
 int cmd_control(const char *type, char **args, int n);
+/* TYPE (add: ENTRY, remove: EVENT) with no output but errors: 0, or 1
+ * when it failed (said). */
+int control_quiet(const char *type, const char *entry, const char *event);
 
 /* cli-list.c */
 int cmd_list(void);
+/* The events evmond serves (its hello's), in *RET; 0, or 1 (said). */
+int daemon_served(char ***ret);
 int cmd_describe(const char *event);
 
 /* cli-record.c */

@@ -37,6 +37,7 @@ size_t n_pids, n_comms, n_cgroups;
 bool arg_self;
 bool arg_served;
 const char *arg_filter;
+bool arg_add, arg_keep;
 
 static void help(FILE *f) {
         fprintf(f, "Usage: evmonctl COMMAND [OPTIONS]\n"
@@ -130,6 +131,10 @@ static void help(FILE *f) {
                "                         and ||, OP one of == != < <= > >= ~ (glob), FIELD\n"
                "                         an event field or pid, tid, cpu, comm, cgroup,\n"
                "                         container ('fd > 2 && comm ~ \"ngin*\"')\n"
+               "      --add              watch: add each EVENT named that evmond does not\n"
+               "                         serve, for this watch (root and socket.admin_group\n"
+               "                         only), and remove it when the watch ends\n"
+               "      --keep             watch --add: leave what it added served\n"
                "      --self             watch: evmond's clients' own events too (evmond\n"
                "                         leaves them out: doc/protocol.md)\n"
                "      --served           list: the events evmond serves (its hello), those\n"
@@ -309,6 +314,8 @@ enum {
         ARG_SELF,
         ARG_SERVED,
         ARG_FILTER,
+        ARG_ADD,
+        ARG_KEEP,
 };
 
 /* --pid's argument: a process id, as evmond takes them (1 ... INT_MAX). */
@@ -340,6 +347,8 @@ static int parse_argv(int argc, char **argv) {
                 { "self", no_argument, NULL, ARG_SELF },
                 { "served", no_argument, NULL, ARG_SERVED },
                 { "filter", required_argument, NULL, ARG_FILTER },
+                { "add", no_argument, NULL, ARG_ADD },
+                { "keep", no_argument, NULL, ARG_KEEP },
                 { "version", no_argument, NULL, 'V' },
                 /* count, hist, latency (cli-aggregate.c) */
                 { "by", required_argument, NULL, 'b' },
@@ -512,6 +521,12 @@ static int parse_argv(int argc, char **argv) {
                                 return 2;
                         }
                         arg_filter = optarg;
+                        break;
+                case ARG_ADD:
+                        arg_add = true;
+                        break;
+                case ARG_KEEP:
+                        arg_keep = true;
                         break;
                 default:
                         log_error("Try 'evmonctl --help'.");

@@ -9,6 +9,7 @@
 #include "cgroup.h"
 #include "subscription.h"
 #include "evmon/cleanup.h"
+#include "evmon/encode.h"
 #include "evmon/error.h"
 
 void subscription_init(struct subscription *s) {
@@ -166,8 +167,20 @@ int subscription_build(struct subscription *ret, struct request *req, const char
                         return -ENOMEM;
                 bad = resolve_names(req->events, names, n, s.event_bits, n_bits);
                 if (bad >= 0) {
-                        r = error_set(ret_error, -EINVAL, "subscribe: no event \"%s\" is served here (the hello line lists them)",
-                                      req->events[bad]);
+                        char entry[320];
+
+                        /* How to have it served, where the name says:
+                         * "evmonctl watch" offers --add to an admin. */
+                        if (encode_add_entry(req->events[bad], entry, sizeof(entry)) >= 0)
+                                r = error_set(ret_error, -EINVAL, "subscribe: no event \"%s\" is served here (the hello "
+                                              "line lists them); root or socket.admin_group adds it: evmonctl add '%s' "
+                                              "(or evmonctl watch --add), or to the config's \"events\"",
+                                              req->events[bad], entry);
+                        else
+                                r = error_set(ret_error, -EINVAL, "subscribe: no event \"%s\" is served here (the hello "
+                                              "line lists them); root or socket.admin_group adds one with evmonctl add "
+                                              "'{\"tracepoint\":\"SYSTEM:NAME\"}' or '{\"kprobe\":\"SYMBOL\",\"name\":\"NAME\"}' "
+                                              "(doc/config.md), or to the config's \"events\"", req->events[bad]);
                         subscription_done(&s);
                         return r;
                 }

@@ -422,6 +422,32 @@ int encode_subscribe_full(struct jbuf *b, const struct encode_subscribe *s) {
         return jsonc_append_line(b, o);
 }
 
+int encode_add_entry(const char *name, char *buf, size_t size) {
+        static const char *const perf_kinds[] = { "software", "hardware", "cache", "pmu" };
+        static const char *const probe_kinds[] = { "kprobe", "kretprobe", "uprobe", "uretprobe", "raw", "breakpoint" };
+        const char *colon = strchr(name, ':');
+        size_t n = strlen(name), sys;
+        int k;
+
+        if (!colon || colon == name || !colon[1] || n > 256 ||
+            strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/-") != n)
+                return -EINVAL;
+        sys = (size_t) (colon - name);
+        for (size_t i = 0; i < sizeof(probe_kinds) / sizeof(probe_kinds[0]); i++)
+                if (strlen(probe_kinds[i]) == sys && strncmp(name, probe_kinds[i], sys) == 0)
+                        return -EINVAL;
+        for (size_t i = 0; i < sizeof(perf_kinds) / sizeof(perf_kinds[0]); i++)
+                if (strlen(perf_kinds[i]) == sys && strncmp(name, perf_kinds[i], sys) == 0) {
+                        k = snprintf(buf, size, "{\"%s\":\"%s\"}", perf_kinds[i], colon + 1);
+                        return k < 0 || (size_t) k >= size ? -ENOBUFS : 0;
+                }
+        /* A tracepoint is SYSTEM:NAME, and only that. */
+        if (strchr(colon + 1, ':') || strchr(name, '/'))
+                return -EINVAL;
+        k = snprintf(buf, size, "{\"tracepoint\":\"%s\"}", name);
+        return k < 0 || (size_t) k >= size ? -ENOBUFS : 0;
+}
+
 int encode_subscribe(struct jbuf *b, const char *const *events, size_t n_events) {
         return encode_subscribe_targets(b, events, n_events, NULL, 0, NULL, 0);
 }

@@ -305,7 +305,18 @@ static void test_subscribe_refused(void **state) {
 
         assert_int_equal(parse("{\"type\":\"subscribe\",\"events\":[\"kprobe:open\",\"uprobe:x\"]}", &req, &error), 1);
         assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), -EINVAL);
-        assert_string_equal(error, "subscribe: no event \"uprobe:x\" is served here (the hello line lists them)");
+        assert_string_equal(error, "subscribe: no event \"uprobe:x\" is served here (the hello line lists them); root or "
+                                   "socket.admin_group adds one with evmonctl add '{\"tracepoint\":\"SYSTEM:NAME\"}' or "
+                                   "'{\"kprobe\":\"SYMBOL\",\"name\":\"NAME\"}' (doc/config.md), or to the config's \"events\"");
+        request_done(&req);
+        free(error);
+        error = NULL;
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"events\":[\"sched:sched_switch\"]}", &req, &error), 1);
+        assert_int_equal(subscription_build(&sub, &req, names, 3, NULL, &error), -EINVAL);
+        assert_string_equal(error, "subscribe: no event \"sched:sched_switch\" is served here (the hello line lists "
+                                   "them); root or socket.admin_group adds it: evmonctl add "
+                                   "'{\"tracepoint\":\"sched:sched_switch\"}' (or evmonctl watch --add), or to the "
+                                   "config's \"events\"");
         request_done(&req);
         free(error);
         error = NULL;

@@ -246,6 +246,70 @@ static void test_watch_subscribe(void **state) {
         child_close(&c);
 }
 
+/* Whether the daemon's hello lists EVENT now. */
+static bool served(const char *event) {
+        struct itest_client c;
+        json_object *o, *events;
+        bool found = false;
+
+        assert_int_equal(itest_client_connect(&c, the_daemon.socket), 0);
+        o = itest_client_expect(&c, "hello", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "events", &events));
+        for (size_t i = 0; i < json_object_array_length(events); i++)
+                found = found || strcmp(json_object_get_string(json_object_array_get_idx(events, i)), event) == 0;
+        json_object_put(o);
+        itest_client_close(&c);
+        return found;
+}
+
+/* An event the config does not serve: watch says how to add it; with
+ * --add (we are root) it is added for the watch and removed when a stop
+ * signal ends it, and --keep leaves it. */
+static void test_watch_add(void **state) {
+        char *add[] = { evmonctl, "watch", "--socket", the_daemon.socket, "--add", "sched:sched_process_fork", NULL };
+        char *keep[] = { evmonctl, "watch", "--socket", the_daemon.socket, "--add", "--keep", "sched:sched_process_fork",
+                         NULL };
+        struct result r;
+        struct child c;
+        int status;
+
+        assert_false(served("sched:sched_process_fork"));
+        run(&r, 0, evmonctl, "watch", "--socket", the_daemon.socket, "sched:sched_process_fork", NULL);
+        expect_status(&r, 1, "watch of an event not served");
+        if (!strstr(r.err, "evmonctl add '{\"tracepoint\":\"sched:sched_process_fork\"}'"))
+                fail_msg("the refusal does not say how to add it: %s", r.err);
+        result_done(&r);
+
+        for (int k = 0; k < 2; k++) {
+                bool subscribed = false;
+
+                spawn(&c, 0, k == 0 ? add : keep);
+                for (int i = 0; i < 3 && !subscribed; i++) {
+                        char *line = child_line(&c, 5000);
+                        json_object *o;
+
+                        if (!line)
+                                fail_msg("watch --add: no subscribed line within 5 s");
+                        o = json_tokener_parse(line);
+                        assert_non_null(o);
+                        subscribed = strcmp(itest_str(o, "type"), "subscribed") == 0;
+                        json_object_put(o);
+                        free(line);
+                }
+                assert_true(subscribed);
+                assert_true(served("sched:sched_process_fork"));
+                assert_int_equal(kill(c.pid, SIGINT), 0);
+                assert_int_equal(waitpid(c.pid, &status, 0), c.pid);
+                c.pid = -1;
+                assert_true(WIFEXITED(status));
+                assert_int_equal(WEXITSTATUS(status), 0);
+                child_close(&c);
+                /* Removed at the end; kept with --keep. */
+                assert_int_equal(served("sched:sched_process_fork"), k == 1);
+        }
+}
+
 /* On a terminal: one readable line per event (colour left out: the
  * view's own test, test-view.py, looks at it). */
 static void test_watch_terminal(void **state) {
@@ -488,6 +552,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_ring_over_memlock),
                 cmocka_unit_test_setup_teardown(test_watch_json, setup_daemon, teardown_daemon),
                 cmocka_unit_test_setup_teardown(test_watch_subscribe, setup_daemon, teardown_daemon),
+                cmocka_unit_test_setup_teardown(test_watch_add, setup_daemon, teardown_daemon),
                 cmocka_unit_test_setup_teardown(test_watch_terminal, setup_daemon, teardown_daemon),
                 cmocka_unit_test_setup_teardown(test_status, setup_daemon, teardown_daemon),
                 cmocka_unit_test_teardown(test_socket_activation, teardown_activated),
