@@ -129,6 +129,10 @@ static int on_record(const struct perf_event_header *h, void *userdata) {
         }
         meta.pid = (pid_t) s.pid;
         meta.cgroup = s.cgroup;
+        /* As emit.c: the sample for a subscription's filter, and whether
+         * it is evmond's or a client's own (self-exclusion). */
+        meta.sample = &s;
+        meta.self = server_is_self(b->server, (pid_t) s.pid);
         b->events++;
         if (b->context) {
                 const struct ctx_proc *p = context_lookup(b->context, (pid_t) s.pid, s.time);
