@@ -228,9 +228,9 @@ static void test_schema_lines(void **state) {
         assert_int_equal(itest_daemon_start(&daemon_, config_v1), 0);
         assert_int_equal(itest_client_connect(a, daemon_.socket), 0);
         assert_int_equal(itest_client_connect(b, daemon_.socket), 0);
-        snprintf(req, sizeof(req), "{\"type\":\"subscribe\",\"pids\":[%d]}\n", (int) getpid());
+        snprintf(req, sizeof(req), "{\"type\":\"subscribe\",\"pids\":[%d],\"self\":true}\n", (int) getpid());
         assert_int_equal(itest_client_send(a, req), 0);
-        snprintf(req, sizeof(req), "{\"type\":\"subscribe\",\"events\":[\"" GETPPID "\"],\"pids\":[%d]}\n",
+        snprintf(req, sizeof(req), "{\"type\":\"subscribe\",\"events\":[\"" GETPPID "\"],\"pids\":[%d],\"self\":true}\n",
                  (int) getpid());
         assert_int_equal(itest_client_send(b, req), 0);
         sub_b = read_until_subscribed(b, &lb);
