@@ -159,6 +159,7 @@ static int watch_run(char **events) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(closep) int fd = -1;
         struct watch w = {};
+        bool narrowed;
         int r;
 
         w.terminal = isatty(STDOUT_FILENO);
@@ -170,6 +171,8 @@ static int watch_run(char **events) {
 
                 while (events && events[n])
                         n++;
+                narrowed = n > 0 || n_pids > 0 || n_comms > 0 || n_cgroups > 0 || n_containers > 0 ||
+                           n_namespaces > 0 || arg_filter || arg_self;
                 /* Always a subscribe: it names this client in evmond's
                  * metrics, whatever it narrows. */
                 if (encode_subscribe_full(&line, &(const struct encode_subscribe) {
@@ -194,7 +197,9 @@ static int watch_run(char **events) {
         if (line.len > 0) {
                 if (send_line(fd, line.data, line.len, EVMON_REQUEST_SUBSCRIBE) < 0)
                         return 1;
-                w.subscribing = true;
+                /* A watch of everything takes what comes before the
+                 * answer too: it is what it asked for. */
+                w.subscribing = narrowed;
         }
         /* Full buffering on a pipe: lines reach the reader in big writes. */
         if (arg_json && !w.terminal)

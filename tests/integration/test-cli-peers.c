@@ -279,7 +279,8 @@ static void test_request_subscribes_to_nothing(void **state) {
         result_done(&r);
         got = read_file(got_path);
         assert_non_null(got);
-        assert_string_equal(got, "{\"type\":\"subscribe\",\"events\":[]}\n{\"type\":\"status\"}\n");
+        assert_string_equal(got, "{\"type\":\"subscribe\",\"events\":[],\"client\":\"evmonctl-status\"}\n"
+                                 "{\"type\":\"status\"}\n");
 }
 
 /* A line longer than evmonctl's first buffer (1 MiB) goes through
