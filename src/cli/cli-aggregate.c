@@ -405,10 +405,12 @@ int cmd_aggregate(const char *what, char **args, int n) {
         json_object_object_add(req, "interval_ms", json_object_new_int64((int64_t) (arg_interval * 1000)));
         if (arg_top >= 0)
                 json_object_object_add(req, "top", json_object_new_int64(arg_top));
-        /* --container and --namespace narrow what is folded, as watch's. */
-        for (int k = 0; k < 2; k++) {
-                size_t nl = k == 0 ? n_containers : n_namespaces;
-                const char *const *l = k == 0 ? arg_containers : arg_namespaces;
+        /* --container, --namespace, --comm, --cgroup and --pid narrow what
+         * is folded, as watch's. */
+        for (int k = 0; k < 4; k++) {
+                static const char *const keys[] = { "containers", "namespaces", "comms", "cgroups" };
+                size_t nl = k == 0 ? n_containers : k == 1 ? n_namespaces : k == 2 ? n_comms : n_cgroups;
+                const char *const *l = k == 0 ? arg_containers : k == 1 ? arg_namespaces : k == 2 ? arg_comms : arg_cgroups;
                 json_object *a;
 
                 if (nl == 0)
@@ -418,7 +420,16 @@ int cmd_aggregate(const char *what, char **args, int n) {
                         return log_oom_cli();
                 for (size_t i = 0; i < nl; i++)
                         json_object_array_add(a, json_object_new_string(l[i]));
-                json_object_object_add(req, k == 0 ? "containers" : "namespaces", a);
+                json_object_object_add(req, keys[k], a);
+        }
+        if (n_pids > 0) {
+                json_object *a = json_object_new_array();
+
+                if (!a)
+                        return log_oom_cli();
+                for (size_t i = 0; i < n_pids; i++)
+                        json_object_array_add(a, json_object_new_int(arg_pids[i]));
+                json_object_object_add(req, "pids", a);
         }
         if (jsonc_append_line(&line, req) < 0)
                 return log_oom_cli();
