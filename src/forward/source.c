@@ -304,9 +304,15 @@ static void fwd_handle_line(struct fwd *f, const char *line, size_t len) {
 static char *subscribe_line(void) {
         _cleanup_(jbuf_donep) struct jbuf line = {};
 
-        if (encode_subscribe_targets(&line, arg_n_events > 0 ? (const char *const *) arg_events : NULL,
-                                     (size_t) arg_n_events, arg_n_pids > 0 ? arg_pids : NULL, arg_n_pids,
-                                     arg_n_cgroups > 0 ? arg_cgroups : NULL, arg_n_cgroups) < 0 ||
+        /* Named, for evmond's per-client metrics (doc/metrics.md). */
+        if (encode_subscribe_full(&line, &(const struct encode_subscribe) {
+                        .events = arg_n_events > 0 ? (const char *const *) arg_events : NULL,
+                        .n_events = (size_t) arg_n_events,
+                        .pids = arg_n_pids > 0 ? arg_pids : NULL, .n_pids = (size_t) arg_n_pids,
+                        .cgroups = arg_n_cgroups > 0 ? (const char *const *) arg_cgroups : NULL,
+                        .n_cgroups = (size_t) arg_n_cgroups,
+                        .client = "evmon-forward",
+                }) < 0 ||
             jbuf_reserve(&line, 1) < 0)
                 return NULL;
         line.data[line.len] = '\0';
