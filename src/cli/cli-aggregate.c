@@ -335,6 +335,47 @@ static int parse_linear(const char *s, int64_t *min, int64_t *max, int64_t *step
         return 0;
 }
 
+int agg_request_narrow(json_object *req, const char *what) {
+        char client[32];
+
+        /* --container, --namespace, --comm, --cgroup and --pid narrow what
+         * is folded, as watch's. */
+        for (int k = 0; k < 4; k++) {
+                static const char *const keys[] = { "containers", "namespaces", "comms", "cgroups" };
+                size_t nl = k == 0 ? n_containers : k == 1 ? n_namespaces : k == 2 ? n_comms : n_cgroups;
+                const char *const *l = k == 0 ? arg_containers : k == 1 ? arg_namespaces : k == 2 ? arg_comms : arg_cgroups;
+                json_object *a;
+
+                if (nl == 0)
+                        continue;
+                a = json_object_new_array();
+                if (!a)
+                        return -ENOMEM;
+                for (size_t i = 0; i < nl; i++)
+                        json_object_array_add(a, json_object_new_string(l[i]));
+                json_object_object_add(req, keys[k], a);
+        }
+        if (n_pids > 0) {
+                json_object *a = json_object_new_array();
+
+                if (!a)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n_pids; i++)
+                        json_object_array_add(a, json_object_new_int(arg_pids[i]));
+                json_object_object_add(req, "pids", a);
+        }
+        /* --filter and --self as watch's: evmond judges each event before
+         * it is folded. */
+        if (arg_filter)
+                json_object_object_add(req, "filter", json_object_new_string(arg_filter));
+        if (arg_self)
+                json_object_object_add(req, "self", json_object_new_boolean(true));
+        /* Its name in evmond's metrics, as watch names itself. */
+        snprintf(client, sizeof(client), "evmonctl-%s", what);
+        json_object_object_add(req, "client", json_object_new_string(client));
+        return 0;
+}
+
 int cmd_aggregate(const char *what, char **args, int n) {
         _cleanup_(json_object_putp) json_object *req = json_object_new_object();
         _cleanup_(jbuf_donep) struct jbuf line = {};
@@ -405,32 +446,8 @@ int cmd_aggregate(const char *what, char **args, int n) {
         json_object_object_add(req, "interval_ms", json_object_new_int64((int64_t) (arg_interval * 1000)));
         if (arg_top >= 0)
                 json_object_object_add(req, "top", json_object_new_int64(arg_top));
-        /* --container, --namespace, --comm, --cgroup and --pid narrow what
-         * is folded, as watch's. */
-        for (int k = 0; k < 4; k++) {
-                static const char *const keys[] = { "containers", "namespaces", "comms", "cgroups" };
-                size_t nl = k == 0 ? n_containers : k == 1 ? n_namespaces : k == 2 ? n_comms : n_cgroups;
-                const char *const *l = k == 0 ? arg_containers : k == 1 ? arg_namespaces : k == 2 ? arg_comms : arg_cgroups;
-                json_object *a;
-
-                if (nl == 0)
-                        continue;
-                a = json_object_new_array();
-                if (!a)
-                        return log_oom_cli();
-                for (size_t i = 0; i < nl; i++)
-                        json_object_array_add(a, json_object_new_string(l[i]));
-                json_object_object_add(req, keys[k], a);
-        }
-        if (n_pids > 0) {
-                json_object *a = json_object_new_array();
-
-                if (!a)
-                        return log_oom_cli();
-                for (size_t i = 0; i < n_pids; i++)
-                        json_object_array_add(a, json_object_new_int(arg_pids[i]));
-                json_object_object_add(req, "pids", a);
-        }
+        if (agg_request_narrow(req, what) < 0)
+                return log_oom_cli();
         if (jsonc_append_line(&line, req) < 0)
                 return log_oom_cli();
         r = request_too_long(&line, what);

@@ -93,6 +93,8 @@ static int top_request(struct top *t, struct jbuf *line) {
         json_object_object_add(o, "cumulative", json_object_new_boolean(false));
         json_object_object_add(o, "top", json_object_new_int64(TOP_ENTRIES_ASKED));
         json_object_object_add(o, "max_keys", json_object_new_int64(TOP_MAX_KEYS));
+        if (agg_request_narrow(o, "top") < 0)
+                return -ENOMEM;
         s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (jbuf_reserve(line, strlen(s) + 1) < 0)
                 return -ENOMEM;

@@ -65,6 +65,10 @@ extern const char *arg_linear, *arg_match;
 extern double arg_interval, arg_seconds;
 extern long arg_top;            /* -1: not given */
 int cmd_aggregate(const char *what, char **args, int n);
+/* Adds the narrowing options (--container, --namespace, --comm, --cgroup,
+ * --pid, --filter, --self) and the client's name "evmonctl-WHAT" to the
+ * aggregate request REQ: count, hist, latency and top alike. -ENOMEM. */
+int agg_request_narrow(json_object *req, const char *what);
 
 /* cli-top.c */
 int cmd_top(char **events);

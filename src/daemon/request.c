@@ -33,7 +33,7 @@ static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
         [REQUEST_STATUS] = (const char *const[]) { NULL },
         [REQUEST_AGGREGATE] = (const char *const[]) { "events", "by", "value", "interval_ms", "cumulative", "top",
                                                       "max_keys", "pids", "cgroups", "comms", "containers",
-                                                      "namespaces", NULL },
+                                                      "namespaces", "self", "client", "filter", NULL },
         [REQUEST_FLUSH] = (const char *const[]) { "final", NULL },
         [REQUEST_RELOAD] = (const char *const[]) { NULL },
         [REQUEST_ADD] = (const char *const[]) { "event", NULL },

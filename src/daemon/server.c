@@ -604,6 +604,11 @@ static int server_aggregate_request(struct server *s, struct client *c, struct r
         if (!names)
                 return -ENOMEM;
         r = subscription_build(&sub, req, names, n, s->opts.cgroup_mount, &error);
+        if (r >= 0 && sub.filter && s->ops->event_format) {
+                r = server_check_filter(s, &sub, n, &error);
+                if (r < 0)
+                        subscription_done(&sub);
+        }
         if (r == -EINVAL) {
                 /* The subscription's words, for this request. */
                 if (error && strncmp(error, "subscribe: ", 11) == 0)

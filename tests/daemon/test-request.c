@@ -102,7 +102,7 @@ static void test_errors(void **state) {
                      "aggregate: \"events\" is missing (names or patterns of the events to aggregate)");
         expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"bye\":[]}",
                      "aggregate: unknown key \"bye\" (known: events, by, value, interval_ms, cumulative, top, max_keys, "
-                     "pids, cgroups, comms, containers, namespaces)");
+                     "pids, cgroups, comms, containers, namespaces, self, client, filter)");
         expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"hist\"}}",
                      "aggregate: value: \"field\" is missing");
         expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"count\",\"field\":\"x\"}}",

@@ -128,16 +128,23 @@ static void make_getppid(void) {
 }
 
 static void test_count_by_comm_and_pid(void **state) {
-        struct itest_client by_comm, by_pid;
+        struct itest_client by_comm, by_pid, not_it;
         json_object *o, *e;
+        char request[256];
         int gate;
         pid_t pid;
 
         agg_connect(&by_comm, "{\"type\":\"aggregate\",\"events\":[\"syscalls:sys_enter_getppid\"],\"by\":[\"comm\"],"
                               "\"interval_ms\":0,\"cumulative\":true}");
-        agg_connect(&by_pid, "{\"type\":\"aggregate\",\"events\":[\"syscalls:sys_enter_getppid\"],\"by\":[\"pid\"],"
-                             "\"interval_ms\":0,\"cumulative\":true}");
         pid = spawn(make_getppid, &gate);
+        /* The same count through the request's own filter; another
+         * that leaves the child out folds none of its calls. */
+        snprintf(request, sizeof(request), "{\"type\":\"aggregate\",\"events\":[\"syscalls:sys_enter_getppid\"],"
+                 "\"by\":[\"pid\"],\"interval_ms\":0,\"cumulative\":true,\"filter\":\"pid == %d\"}", (int) pid);
+        agg_connect(&by_pid, request);
+        snprintf(request, sizeof(request), "{\"type\":\"aggregate\",\"events\":[\"syscalls:sys_enter_getppid\"],"
+                 "\"by\":[\"pid\"],\"interval_ms\":0,\"filter\":\"pid != %d\"}", (int) pid);
+        agg_connect(&not_it, request);
         itest_release(gate);
         itest_reap(pid);
 
@@ -154,8 +161,14 @@ static void test_count_by_comm_and_pid(void **state) {
         assert_non_null(e);
         assert_int_equal(itest_int(e, "count"), N_CALLS);
         json_object_put(o);
+        assert_int_equal(send_line(&not_it, "{\"type\":\"flush\"}"), 0);
+        o = itest_client_expect(&not_it, "aggregate", 5000);
+        assert_non_null(o);
+        assert_null(find_entry(o, "pid", NULL, pid));
+        json_object_put(o);
         itest_client_close(&by_comm);
         itest_client_close(&by_pid);
+        itest_client_close(&not_it);
 }
 
 /* Reads of sizes we choose from /dev/zero: 0 (bucket [0,1)), 1 ([1,2)),
@@ -345,6 +358,14 @@ static void test_unknown_key_is_an_error_and_no_lines(void **state) {
         o = itest_client_expect(&c, "error", 5000);
         assert_non_null(o);
         assert_non_null(strstr(itest_str(o, "error"), "has no callchain"));
+        json_object_put(o);
+
+        /* A filter on a field the event lacks. */
+        assert_int_equal(send_line(&c, "{\"type\":\"aggregate\",\"events\":[\"syscalls:sys_enter_getppid\"],"
+                                               "\"filter\":\"fd > 2\"}"), 0);
+        o = itest_client_expect(&c, "error", 5000);
+        assert_non_null(o);
+        assert_non_null(strstr(itest_str(o, "error"), "has a field \"fd\""));
         json_object_put(o);
 
         /* An aggregating client gets no event lines, whatever happens. */
