@@ -38,6 +38,13 @@ struct attr_env {
  * NULL: not given). Zero values mean "not given" except where has_* says. */
 struct attr_spec {
         enum attr_kind kind;
+        /* A trace event (tracepoint, kprobe, uprobe): kind and name are
+         * unused, and type and config are the caller's (the tracepoint id
+         * or the probe PMU's, known once tracefs is read). It samples
+         * every hit unless period or freq say otherwise, carries RAW
+         * (its format fields) always, and only the fields "sample" names
+         * beside it, not perf record's IP and PERIOD. */
+        bool trace;
         const char *name;               /* "cpu-clock", "L1-dcache-load-misses", "0x1a2",
                                          * "0xffff...", "jiffies", "msr/tsc/" */
         const char *access;             /* breakpoint: "r", "w", "rw", "x" (default "rw") */
@@ -75,7 +82,7 @@ struct attr_error {
 /* Builds *RET from SPEC. Only what the spec says is set; the caller adds
  * what it alone chooses (clock, wakeups, sample_id_all, IDENTIFIER,
  * disabled). Without period or freq a sampling event gets perf record's
- * default (freq 4000), a breakpoint period 1. -EINVAL with *RET_ERROR
+ * default (freq 4000), a breakpoint and a trace event period 1. -EINVAL with *RET_ERROR
  * filled for a bad spec, -ENOENT for a name not found (PMU, event, symbol),
  * or an I/O error reading sysfs or kallsyms. */
 int attr_from_spec(const struct attr_spec *spec, const struct attr_env *env,

@@ -194,6 +194,11 @@ struct monitor_source {
          * (sample_period 0, no freq) samples nothing: read it with
          * monitor_read(). */
         const struct perf_event_attr *attr;
+        /* With attr: only its options count, and type, config, config1
+         * and config2 are the fields above (a trace event with perf
+         * options, whose tracepoint id or probe PMU is known late and may
+         * change: a probe remade through tracefs, a followed file). */
+        bool attr_options;
         /* Open as a member of handle GROUP's perf group (added before,
          * on the same rings and targets), one group per CPU and target. */
         bool in_group;

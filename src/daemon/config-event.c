@@ -207,9 +207,19 @@ static int parse_perf_event(struct parser *ps, const char *path, json_object *o,
         struct perf_entry p = {
                 .path = path,
                 .e = e,
-                .spec = { .kind = (enum attr_kind) (e->kind - EVENT_SOFTWARE), .name = e->target, .inherit = true },
+                .spec = { .inherit = true },
         };
         int r;
+
+        if (event_kind_is_perf(e->kind)) {
+                p.spec.kind = (enum attr_kind) (e->kind - EVENT_SOFTWARE);
+                p.spec.name = e->target;
+        } else {
+                /* A trace event: its type and config come from tracefs
+                 * when it is set up (events.c). */
+                p.spec.trace = true;
+                e->perf_options = true;
+        }
 
         r = config_fields_walk(ps, path, o, perf_fields, &p);
         if (r >= 0)
@@ -358,6 +368,43 @@ static const struct field trace_fields[] = {
         {}
 };
 
+static const struct field *find_key(const struct field *table, const char *key) {
+        for (const struct field *f = table; f->key; f++)
+                if (strcmp(f->key, key) == 0)
+                        return f;
+        return NULL;
+}
+
+/* Whether O, a trace event entry, has one of the perf options. */
+static bool has_perf_option(json_object *o) {
+        for (const struct field *f = perf_fields + PERF_OPTIONS; f->key; f++)
+                if (json_object_object_get_ex(o, f->key, NULL))
+                        return true;
+        return false;
+}
+
+/* A trace event's keys: its own (trace_fields) and the perf options,
+ * which attr_from_spec() judges for a trace event (no config words, no
+ * branch stack or precise_ip: a trace event is a software count). */
+static int check_trace_keys(struct parser *ps, json_object *o, const char *path) {
+        json_object_object_foreach(o, key, val) {
+                _cleanup_(freep) char *child = NULL;
+
+                (void) val;
+                if (find_key(trace_fields, key) || find_key(perf_fields + PERF_OPTIONS, key))
+                        continue;
+                child = config_path_join(path, key);
+                if (!child)
+                        return -ENOMEM;
+                return config_fail(ps, child, "unknown key \"%s\" (known here: tracepoint, kprobe, kretprobe, "
+                                   "uprobe, uretprobe, name, fetch, filter, and the perf options: count, period, "
+                                   "freq, sample, read, callchain, regs_user, regs_intr, stack_user, exclude, "
+                                   "inherit, inherit_thread, pinned, exclusive, enable_on_exec, remove_on_exec, "
+                                   "records, group, symbols)", key);
+        }
+        return 0;
+}
+
 /* Which kind the entry is (exactly one of the kind keys), into *RET_KIND
  * and *RET_VAL; its keys checked against what that kind takes. */
 static int parse_event_kind(struct parser *ps, const char *path, json_object *o, int *ret_kind, json_object **ret_val) {
@@ -380,15 +427,8 @@ static int parse_event_kind(struct parser *ps, const char *path, json_object *o,
                 return config_fail(ps, path, "needs one of \"tracepoint\", \"kprobe\", \"kretprobe\", \"uprobe\", "
                                    "\"uretprobe\", \"software\", \"hardware\", \"cache\", \"raw\", \"breakpoint\", "
                                    "\"pmu\"");
-        if (!event_kind_is_perf(kind))
-                for (const struct field *f = perf_fields + PERF_OPTIONS; f->key; f++)
-                        if (json_object_object_get_ex(o, f->key, NULL)) {
-                                _cleanup_(freep) char *child = config_path_join(path, f->key);
-                                return child ? config_fail(ps, child, "is a perf event option: for software, hardware, "
-                                                           "cache, raw, breakpoint and pmu entries") : -ENOMEM;
-                        }
         *ret_kind = kind;
-        return config_check_keys(ps, o, path, event_kind_is_perf(kind) ? perf_fields : trace_fields);
+        return event_kind_is_perf(kind) ? config_check_keys(ps, o, path, perf_fields) : check_trace_keys(ps, o, path);
 }
 
 int config_parse_event(struct parser *ps, size_t idx, json_object *o, struct event_config *e) {
@@ -418,9 +458,14 @@ int config_parse_event(struct parser *ps, size_t idx, json_object *o, struct eve
                 r = parse_tracepoint_entry(ps, path, child, o, kind_val, e);
         else
                 r = parse_probe_entry(ps, path, child, o, kind_val, e);
-        if (r < 0)
+        if (r >= 0)
+                r = config_fields_walk(ps, path, o, trace_fields, e);
+        if (r < 0 || !has_perf_option(o))
                 return r;
-        return config_fields_walk(ps, path, o, trace_fields, e);
+        /* The perf options, as a perf event takes them: the same table,
+         * the same checks (attr.c), the RAW data its fields come from
+         * kept. */
+        return parse_perf_event(ps, path, o, e);
 }
 
 /* "events": each entry, and no wire name twice. */

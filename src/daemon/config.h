@@ -57,6 +57,9 @@ static inline bool event_kind_is_perf(enum event_kind k) {
         return k >= EVENT_SOFTWARE && k < _EVENT_KIND_MAX;
 }
 
+struct event_config;
+static inline bool event_config_has_attr(const struct event_config *e);
+
 struct event_config {
         enum event_kind kind;
         char *wire_name;        /* "sched:sched_process_exec", "kprobe:open" */
@@ -67,13 +70,22 @@ struct event_config {
         char *filter;           /* ftrace filter or NULL */
         char *where;            /* "FILE:LINE: events[N].KIND" for messages */
         char *filter_where;     /* "FILE:LINE: events[N].filter" */
-        /* Perf event kinds: the attr built from the entry's options at
-         * parse time (the daemon adds what only it chooses). */
+        /* Perf event kinds, and trace events with perf options
+         * (perf_options): the attr built from the entry's options at
+         * parse time (the daemon adds what only it chooses; a trace
+         * event's type and config once tracefs is read). */
         struct perf_event_attr attr;
+        bool perf_options;      /* a trace event with perf options: attr holds them */
         bool count;             /* "count": true: read every counters.interval_ms, no samples */
         char *group;            /* "group": entries sharing it form one perf group, or NULL */
         bool symbols;           /* "symbols": true: name the callchain's frames */
 };
+
+/* Whether E's attr is what is opened: a perf event's always, a trace
+ * event's when it has perf options (else the monitor's default attr). */
+static inline bool event_config_has_attr(const struct event_config *e) {
+        return event_kind_is_perf(e->kind) || e->perf_options;
+}
 
 /* socket.admin_add: what a member of socket.admin_group who is not root
  * may `add` at run time. Adding a probe with fetch-args reads any

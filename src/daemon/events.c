@@ -42,7 +42,7 @@ char *event_definition(const struct event_config *ec) {
         }
         *p++ = '\n';
         p = stpcpy(p, ec->filter ?: "");
-        if (event_kind_is_perf(ec->kind)) {
+        if (event_config_has_attr(ec)) {
                 const uint8_t *a = (const uint8_t *) &ec->attr;
 
                 *p++ = '\n';
@@ -229,6 +229,13 @@ static int event_source(struct daemon *d, struct daemon_event *ev, char **ret_er
                 ev->attr = ev->cfg->attr;
                 ev->source.attr = &ev->attr;
                 return 0;
+        }
+        if (ev->cfg->perf_options) {
+                /* The entry's perf options over the tracepoint's or
+                 * probe's type and config, which the source keeps. */
+                ev->attr = ev->cfg->attr;
+                ev->source.attr = &ev->attr;
+                ev->source.attr_options = true;
         }
         if (ev->cfg->kind == EVENT_TRACEPOINT)
                 return event_source_tracepoint(d, ev, ret_error);
@@ -506,7 +513,12 @@ int daemon_event_open(struct daemon *d, struct daemon_event *ev, struct daemon_e
                 ev->source.group = leader->handle;
         }
         r = monitor_add(d->monitor, &ev->source);
-        if (r < 0 && event_kind_is_perf(ev->cfg->kind)) {
+        /* A trace event's perf options, refused: what they ask for, not
+         * the filter or the probe's place (event_open_error()). */
+        if (r < 0 && (event_kind_is_perf(ev->cfg->kind) ||
+                      (ev->cfg->perf_options && config_clock_nmi_safe(d->config->clockid) &&
+                       (r == -EOVERFLOW || r == -EOPNOTSUPP ||
+                        (r == -EINVAL && !ev->cfg->filter && ev->cfg->kind == EVENT_TRACEPOINT))))) {
                 char buf[256];
                 const char *why = perf_open_reason(d->config, ev->cfg, r, buf, sizeof(buf));
 

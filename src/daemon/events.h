@@ -45,7 +45,7 @@ struct daemon_event {
         unsigned n_self_offs;
         uint64_t count;               /* samples received */
         uint64_t bad;                 /* samples that did not decode */
-        struct perf_event_attr attr;  /* perf event kinds: the config's attr, what source.attr points at */
+        struct perf_event_attr attr;  /* the config's attr (event_config_has_attr()), what source.attr points at */
         uint64_t counter_last;        /* counting events: the sum of the last counter line */
         /* ... and its times enabled and running (ns) and scaled value,
          * for the metrics file. */

@@ -170,7 +170,7 @@ static int admin_add_check(const struct config *c, const char *tracefs_dir, stru
                 return error_set(ret_error, -EPERM, "add: uid %u may not add a %s: socket.admin_add.kinds in %s does "
                                  "not list it", (unsigned) uid, kind, c->path);
         if (!policy->fetch &&
-            (e->fetch || (event_kind_is_perf(e->kind) && (e->attr.sample_type & (PERF_SAMPLE_STACK_USER |
+            (e->fetch || (event_config_has_attr(e) && (e->attr.sample_type & (PERF_SAMPLE_STACK_USER |
                                                                                 PERF_SAMPLE_REGS_USER |
                                                                                 PERF_SAMPLE_REGS_INTR)))))
                 return error_set(ret_error, -EPERM, "add: uid %u may not add a %s that reads memory or registers "
@@ -181,13 +181,13 @@ static int admin_add_check(const struct config *c, const char *tracefs_dir, stru
          * which code built without frame pointers uses for data. A
          * physical address the kernel gives to privileged callers only
          * (perf_allow_kernel()); evmond is one. */
-        if (!policy->fetch && event_kind_is_perf(e->kind) && (e->attr.sample_type & PERF_SAMPLE_CALLCHAIN) &&
+        if (!policy->fetch && event_config_has_attr(e) && (e->attr.sample_type & PERF_SAMPLE_CALLCHAIN) &&
             !e->attr.exclude_callchain_user)
                 return error_set(ret_error, -EPERM, "add: uid %u may not add a %s with user callchains (the "
                                  "frame-pointer walk reads each sampled process's stack): socket.admin_add.fetch "
                                  "in %s is not true; \"callchain\": {\"user\": false} takes the kernel's frames only",
                                  (unsigned) uid, kind, c->path);
-        if (!policy->fetch && event_kind_is_perf(e->kind) && (e->attr.sample_type & PERF_SAMPLE_PHYS_ADDR))
+        if (!policy->fetch && event_config_has_attr(e) && (e->attr.sample_type & PERF_SAMPLE_PHYS_ADDR))
                 return error_set(ret_error, -EPERM, "add: uid %u may not add a %s that samples phys_addr (physical "
                                  "addresses, which the kernel gives privileged callers only): "
                                  "socket.admin_add.fetch in %s is not true", (unsigned) uid, kind, c->path);

@@ -591,7 +591,7 @@ static int attr_mode(const struct attr_spec *s, struct perf_event_attr *a, struc
                 } else if (a->sample_period == 0 && !a->freq) {
                         /* No period from a PMU term either: perf record's
                          * default, but a breakpoint fires on every hit. */
-                        if (s->kind == ATTR_BREAKPOINT)
+                        if (s->trace || s->kind == ATTR_BREAKPOINT)
                                 a->sample_period = 1;
                         else {
                                 a->sample_freq = DEFAULT_FREQ;
@@ -599,10 +599,15 @@ static int attr_mode(const struct attr_spec *s, struct perf_event_attr *a, struc
                         }
                 }
 
-                /* perf record's default fields. */
-                a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-                if (a->freq)
-                        a->sample_type |= PERF_SAMPLE_PERIOD;
+                /* perf record's default fields; a trace event's line says
+                 * what its format fields say, and more only when asked. */
+                if (s->trace)
+                        a->sample_type = PERF_SAMPLE_RAW;
+                else {
+                        a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+                        if (a->freq)
+                                a->sample_type |= PERF_SAMPLE_PERIOD;
+                }
         } else {
                 /* perf stat's: the times that scale a multiplexed count. */
                 a->sample_period = 0;
@@ -624,6 +629,9 @@ static int attr_fields(const struct attr_spec *s, struct perf_event_attr *a, str
                 if (s->count && mask)
                         return fail(e, "sample", NULL, "a counting event does not sample", -EINVAL);
                 a->sample_type = mask;
+                /* A trace event's fields are its raw data. */
+                if (s->trace && !s->count)
+                        a->sample_type |= PERF_SAMPLE_RAW;
         }
         if (s->read) {
                 mask = 0;
@@ -732,11 +740,19 @@ int attr_from_spec(const struct attr_spec *s, const struct attr_env *env, struct
 
         if (!s || !ret)
                 return -EINVAL;
-        if (!s->name || !*s->name)
+        if (s->trace) {
+                if (s->has_config1 || s->has_config2 || s->has_config3)
+                        return fail(e, s->has_config1 ? "config1" : s->has_config2 ? "config2" : "config3", NULL,
+                                    "a trace event's config words are its tracepoint's or probe's", -EINVAL);
+                if (s->branch || s->precise_ip)
+                        return fail(e, s->branch ? "branch" : "precise_ip", NULL,
+                                    "a hardware PMU option: a trace event is counted in software", -EINVAL);
+                r = 0;
+        } else if (!s->name || !*s->name)
                 return fail(e, "name", NULL, "empty event name", -EINVAL);
-
-        r = attr_event(s, env, &a, e);
-        if (r >= 0)
+        else
+                r = attr_event(s, env, &a, e);
+        if (r >= 0 && !s->trace)
                 r = attr_configs(s, &a, e);
         if (r >= 0)
                 r = attr_mode(s, &a, e);

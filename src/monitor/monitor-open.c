@@ -96,6 +96,12 @@ static int source_attr(const struct monitor *m, const struct monitor_source *src
         a = *src->attr;
         if (a.size == 0 || a.size > sizeof(a))
                 a.size = sizeof(a);
+        if (src->attr_options) {
+                a.type = src->type;
+                a.config = src->config;
+                a.config1 = src->config1;
+                a.config2 = src->config2;
+        }
         a.sample_type |= MONITOR_SAMPLE_TYPE & ~(uint64_t) PERF_SAMPLE_RAW;
         if (m->attr.sample_type & PERF_SAMPLE_CGROUP)
                 a.sample_type |= PERF_SAMPLE_CGROUP;

@@ -379,7 +379,7 @@ static void test_context(void **state) {
         BAD("{\"events\": [\n {\"software\": \"cpu-clock\",\n  \"symbols\": true}]}", ":3: events[0].symbols: ",
             "add \"callchain\" to \"sample\"");
         BAD("{\"events\": [\n {\"tracepoint\": \"sched:sched_process_exec\", \"symbols\": true}]}",
-            ":2: events[0].symbols: ", "is a perf event option");
+            ":2: events[0].symbols: ", "add \"callchain\" to \"sample\"");
 }
 
 /* socket.admin_add: what a non-root member of socket.admin_group may add
@@ -436,7 +436,8 @@ static void test_unknown_keys(void **state) {
         BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, max_per_uid, queue_kib)");
         BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids, containers, namespaces)");
         BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"},\n    {\"tracepoint\": \"a:c\",\n     \"filtre\": \"x\"}\n  ]\n}",
-            ":5: events[1].filtre: ", "unknown key \"filtre\" (known here: tracepoint, kprobe, kretprobe, uprobe, uretprobe, name, fetch, filter)");
+            ":5: events[1].filtre: ", "unknown key \"filtre\" (known here: tracepoint, kprobe, kretprobe, uprobe, uretprobe, name, fetch, filter, and "
+            "the perf options: count,");
 }
 
 static void test_types(void **state) {
@@ -594,6 +595,47 @@ static void test_events(void **state) {
 
 /* Perf event entries: each kind, options into the attr, the wire name, and
  * a bad option named with its key and line. */
+/* Trace events take the perf options (issue 29): their attr is built
+ * as a perf event's, with a trace event's defaults (every hit, RAW). */
+static void test_trace_perf_options(void **state) {
+        _cleanup_(config_freep) struct config *c = parse_ok(
+                "{\"events\": [\n"
+                " {\"tracepoint\": \"sched:sched_switch\", \"callchain\": {\"max_stack\": 32}, \"symbols\": true,\n"
+                "  \"filter\": \"prev_pid != 0\"},\n"
+                " {\"kprobe\": \"vfs_read\", \"name\": \"r\", \"sample\": [\"ip\"], \"freq\": 100,\n"
+                "  \"exclude\": [\"user\"]},\n"
+                " {\"uprobe\": \"/bin/true:main\", \"name\": \"u\", \"count\": true, \"group\": \"g\"},\n"
+                " {\"tracepoint\": \"sched:sched_process_exec\"}\n"
+                "]}");
+        const struct perf_event_attr *a;
+
+        assert_int_equal(c->n_events, 4);
+        a = &c->events[0].attr;
+        assert_true(c->events[0].perf_options);
+        assert_true(c->events[0].symbols);
+        assert_string_equal(c->events[0].filter, "prev_pid != 0");
+        assert_int_equal(a->sample_period, 1);
+        assert_false(a->freq);
+        assert_int_equal(a->sample_type, PERF_SAMPLE_RAW | PERF_SAMPLE_CALLCHAIN);
+        assert_int_equal(a->sample_max_stack, 32);
+        assert_true(a->inherit);
+
+        a = &c->events[1].attr;
+        assert_int_equal(a->sample_type, PERF_SAMPLE_RAW | PERF_SAMPLE_IP);
+        assert_true(a->freq);
+        assert_int_equal(a->sample_freq, 100);
+        assert_true(a->exclude_user);
+
+        assert_true(c->events[2].count);
+        assert_string_equal(c->events[2].group, "g");
+        assert_int_equal(c->events[2].attr.sample_period, 0);
+        assert_false(c->events[2].attr.sample_type & PERF_SAMPLE_RAW);
+
+        /* No perf option: the monitor's own attr, as before. */
+        assert_false(c->events[3].perf_options);
+        assert_false(event_config_has_attr(&c->events[3]));
+}
+
 static void test_perf_events(void **state) {
         _cleanup_(config_freep) struct config *c = parse_ok(
                 "{\"counters\": {\"interval_ms\": 250}, \"events\": [\n"
@@ -654,8 +696,16 @@ static void test_perf_events(void **state) {
         BAD("{\n \"events\": [{\"pmu\": \"nosuchpmu/event=1/\"}]}", ":2: events[0].pmu: ", "no such PMU");
         BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"records\": [\"forks\"]}]}", ":3: events[0].records: ",
             "\"forks\": not a side-record name");
-        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n  \"count\": true}]}", ":3: events[0].count: ",
-            "is a perf event option");
+        /* A trace event takes the perf options but those of a hardware
+         * PMU and the config words, which are its tracepoint's or probe's. */
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n  \"config1\": 1}]}", ":3: events[0].config1: ",
+            "a trace event's config words are its tracepoint's or probe's");
+        BAD("{\n \"events\": [{\"kprobe\": \"vfs_read\", \"name\": \"r\",\n  \"precise_ip\": 2}]}",
+            ":3: events[0].precise_ip: ", "a hardware PMU option");
+        BAD("{\n \"events\": [{\"uprobe\": \"/bin/true:main\", \"name\": \"t\",\n  \"access\": \"w\"}]}",
+            ":2: events[0]: ", "\"access\" and \"len\" are for breakpoints");
+        BAD("{\n \"events\": [{\"tracepoint\": \"a:b\",\n  \"count\": true, \"period\": 2}]}",
+            ":3: events[0].period: ", "a counting event does not sample");
         BAD("{\n \"events\": [{\"software\": \"dummy\",\n  \"access\": \"w\"}]}", ":2: events[0]: ",
             "\"access\" and \"len\" are for breakpoints");
         BAD("{\n \"counters\": {\"interval_ms\": 1}, " EV1 "}", ":2: counters.interval_ms: ", "out of range");
@@ -891,6 +941,7 @@ int main(void) {
                 cmocka_unit_test(test_socket),
                 cmocka_unit_test(test_events),
                 cmocka_unit_test(test_perf_events),
+                cmocka_unit_test(test_trace_perf_options),
                 cmocka_unit_test(test_targets_clock),
                 cmocka_unit_test(test_metrics),
                 cmocka_unit_test(test_lines),
