@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Symbolized callchains of trace events against perf script's (issue 29).
+ *
+ * evmond with a trace event carrying perf options ("callchain",
+ * "symbols") and `perf record -g` watch the same run of
+ * evmon-stack-child (built with frame pointers), whose stack_leaf()
+ * sleeps under stack_middle() and stack_outer():
+ *   tracepoint: sched:sched_switch -g, both filtered to the child's comm
+ *   uprobe:     a uprobe on stack_leaf -g (perf's through perf probe)
+ * Both take the same kernel callchain of each hit, so sample for sample,
+ * in time order, the frames must be equal: "sym+off (object)" for the
+ * kernel's and the child's own frames, the object for frames in other
+ * files (perf reads libc's separate debug file from /usr/lib/debug,
+ * which evmond's symbolizer does not look for). A sample whose user
+ * frames evmond still had pending (the sandboxed helper's first answer)
+ * is compared in its kernel frames only; at most two may be. Root,
+ * tracefs and perf (linux-perf), and uprobes for the second, else 77. */
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "itest.h"
+
+#define RUNS 20
+
+static struct itest_daemon daemon_ = { .pid = -1 };
+static char tmp[] = "/tmp/evmon-ccperf-XXXXXX";
+static char child[PATH_MAX];
+
+struct sample {
+        char **frames;          /* "sym+off (object)", "(object)" */
+        size_t n;
+        bool pending;           /* evmond: a user frame's symbols were pending */
+};
+
+struct samples {
+        struct sample *v;
+        size_t n, cap;
+};
+
+static struct sample *samples_add(struct samples *s) {
+        if (s->n == s->cap) {
+                s->cap = s->cap ? s->cap * 2 : 64;
+                s->v = realloc(s->v, s->cap * sizeof(*s->v));
+                assert_non_null(s->v);
+        }
+        s->v[s->n] = (struct sample) {};
+        return &s->v[s->n++];
+}
+
+static void frame_add(struct sample *x, const char *sym, const char *object) {
+        bool named = object[0] == '[' || strcmp(object, child) == 0;
+        char *f;
+
+        x->frames = realloc(x->frames, (x->n + 1) * sizeof(char *));
+        assert_non_null(x->frames);
+        if (named)
+                assert_true(asprintf(&f, "%s (%s)", sym && *sym ? sym : "[unknown]", object) > 0);
+        else
+                assert_true(asprintf(&f, "(%s)", object) > 0);
+        x->frames[x->n++] = f;
+}
+
+static void samples_done(struct samples *s) {
+        for (size_t i = 0; i < s->n; i++) {
+                for (size_t j = 0; j < s->v[i].n; j++)
+                        free(s->v[i].frames[j]);
+                free(s->v[i].frames);
+        }
+        free(s->v);
+        *s = (struct samples) {};
+}
+
+static bool have(const char *tool) {
+        char cmd[256];
+
+        snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+        return system(cmd) == 0;
+}
+
+static char *run_sh(const char *cmd, int timeout_ms) {
+        const char *argv[] = { "sh", "-c", cmd, NULL };
+        char *out = NULL;
+        int r = itest_run(argv, timeout_ms, &out);
+
+        if (r != 0)
+                fail_msg("`%s` gave %d: %s", cmd, r, out ? out : "");
+        return out;
+}
+
+/* perf script -F tid,event,ip,sym,symoff,dso: a header line per sample
+ * ("  4242 sched:sched_switch: "), then "\tADDR SYM+OFF (OBJECT)" per
+ * frame. The child's samples (its pid into *RET_PID: perf records it
+ * alone), in time order. */
+static void parse_perf(const char *text, struct samples *s, pid_t *ret_pid) {
+        struct sample *cur = NULL;
+
+        for (const char *l = text; *l;) {
+                const char *nl = strchr(l, '\n'), *end = nl ?: l + strlen(l);
+                char line[4096];
+                int tid;
+
+                snprintf(line, sizeof(line), "%.*s", (int) (end - l), l);
+                l = nl ? nl + 1 : end;
+                if (line[0] == '\t') {
+                        char *p = line + 1, *open, *close;
+
+                        if (!cur)
+                                continue;
+                        p += strspn(p, " ");
+                        p += strspn(p, "0123456789abcdef");
+                        p += strspn(p, " ");
+                        open = strrchr(p, '(');
+                        close = strrchr(p, ')');
+                        if (!open || !close || close < open)
+                                fail_msg("perf script frame without an object: %s", line);
+                        *close = '\0';
+                        if (open > p && open[-1] == ' ')
+                                open[-1] = '\0';
+                        else
+                                *open = '\0';
+                        frame_add(cur, strcmp(p, "[unknown]") == 0 ? NULL : p, open + 1);
+                        continue;
+                }
+                cur = NULL;
+                if (sscanf(line, " %d ", &tid) != 1)
+                        continue;
+                if (*ret_pid == 0)
+                        *ret_pid = tid;
+                if (tid == *ret_pid)
+                        cur = samples_add(s);
+        }
+}
+
+struct evmond_ctx {
+        struct samples *s;
+        const char *event;
+        pid_t pid;
+};
+
+static void evmond_line(json_object *o, void *userdata) {
+        struct evmond_ctx *ctx = userdata;
+        json_object *sample, *chain;
+        struct sample *x;
+        const char *type = itest_str(o, "type"), *event = itest_str(o, "event");
+
+        if (!type || strcmp(type, "event") != 0 || !event || strcmp(event, ctx->event) != 0 ||
+            itest_int(o, "pid") != ctx->pid)
+                return;
+        x = samples_add(ctx->s);
+        if (!json_object_object_get_ex(o, "sample", &sample) || !json_object_object_get_ex(sample, "callchain", &chain))
+                fail_msg("%s line without a callchain: %s", event, json_object_to_json_string(o));
+        for (size_t i = 0; i < json_object_array_length(chain); i++) {
+                json_object *part = json_object_array_get_idx(chain, i), *syms;
+                const char *context = itest_str(part, "context");
+
+                if (!json_object_object_get_ex(part, "syms", &syms))
+                        fail_msg("a callchain without \"syms\" (\"symbols\": true): %s", json_object_to_json_string(o));
+                for (size_t j = 0; j < json_object_array_length(syms); j++) {
+                        json_object *f = json_object_array_get_idx(syms, j);
+                        const char *module = itest_str(f, "module"), *note = itest_str(f, "note");
+
+                        if (note && strcmp(note, "symbols pending") == 0 && context && strcmp(context, "user") == 0)
+                                x->pending = true;
+                        frame_add(x, itest_str(f, "sym"), module ? module : "[unknown]");
+                }
+        }
+}
+
+static char *join(const struct sample *x, bool kernel_only) {
+        size_t n = 1;
+        char *s;
+
+        for (size_t i = 0; i < x->n; i++)
+                n += strlen(x->frames[i]) + 3;
+        s = calloc(1, n);
+        assert_non_null(s);
+        for (size_t i = 0; i < x->n; i++) {
+                if (kernel_only && !strstr(x->frames[i], "([kernel.kallsyms])"))
+                        continue;
+                strcat(s, x->frames[i]);
+                strcat(s, " | ");
+        }
+        return s;
+}
+
+/* Sample for sample, in time order: equal frames. */
+static void compare(const struct samples *perf, const struct samples *ev, const char *what) {
+        size_t pending = 0;
+
+        fprintf(stderr, "%s: perf script %zu samples, evmond %zu\n", what, perf->n, ev->n);
+        if (perf->n > 0) {
+                char *s = join(&perf->v[0], false);
+                fprintf(stderr, "%s: perf's first: %s\n", what, s);
+                free(s);
+        }
+        assert_true(perf->n >= RUNS);
+        /* The exiting child's last switch (do_task_dead()) comes after
+         * perf's event of that task was closed (perf_event_exit_task()):
+         * evmond, on the CPU, sees it too. */
+        if (ev->n == perf->n + 1) {
+                char *last = join(&ev->v[ev->n - 1], false);
+
+                if (!strstr(last, "do_task_dead+") && !strstr(last, "do_exit+"))
+                        fail_msg("%s: evmond's extra sample is not the child's exit: %s", what, last);
+                free(last);
+        } else
+                assert_int_equal(perf->n, ev->n);
+        for (size_t i = 0; i < perf->n; i++) {
+                bool k = ev->v[i].pending;
+                char *a = join(&perf->v[i], k), *b = join(&ev->v[i], k);
+
+                pending += k;
+                if (strcmp(a, b) != 0)
+                        fail_msg("%s sample %zu differs:\nperf script: %s\nevmond:      %s", what, i, a, b);
+                free(a);
+                free(b);
+        }
+        assert_true(pending <= 2);
+}
+
+static void start(const char *config_fmt) {
+        char config[PATH_MAX + 1024];
+
+        snprintf(config, sizeof(config), config_fmt, child);
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+}
+
+static void collect(const char *event, pid_t pid, struct samples *s, struct itest_client *c) {
+        struct evmond_ctx ctx = { .s = s, .event = event, .pid = pid };
+        size_t len;
+        char *text = itest_client_slurp(c, 1000, 15000, &len);
+
+        itest_for_each_line(text, len, evmond_line, &ctx);
+        free(text);
+}
+
+static void test_tracepoint(void **state) {
+        struct samples perf = {}, ev = {};
+        struct itest_client *c = malloc(sizeof(*c));
+        char cmd[2 * PATH_MAX + 256], *out;
+        pid_t pid = 0;
+
+        /* The comm the kernel keeps: 15 bytes of the file name. */
+        start("{\"order\": \"time\", \"events\": [{\"tracepoint\": \"sched:sched_switch\", \"callchain\": {},\n"
+              "  \"symbols\": true, \"filter\": \"prev_comm == \\\"evmon-stack-chi\\\"\"}]}%.0s");
+        assert_non_null(c);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        snprintf(cmd, sizeof(cmd), "perf record -q -o %s/tp.data -e sched:sched_switch -g "
+                 "--filter 'prev_comm == \"evmon-stack-chi\"' -- %s %d 2>&1", tmp, child, RUNS);
+        free(run_sh(cmd, 60000));
+        snprintf(cmd, sizeof(cmd), "perf script -i %s/tp.data -F tid,event,ip,sym,symoff,dso 2>/dev/null", tmp);
+        out = run_sh(cmd, 60000);
+        parse_perf(out, &perf, &pid);
+        free(out);
+        assert_true(pid > 0);
+        collect("sched:sched_switch", pid, &ev, c);
+        compare(&perf, &ev, "sched:sched_switch");
+
+        itest_client_close(c);
+        free(c);
+        samples_done(&perf);
+        samples_done(&ev);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+static void test_uprobe(void **state) {
+        struct samples perf = {}, ev = {};
+        struct itest_client *c = malloc(sizeof(*c));
+        char cmd[2 * PATH_MAX + 256], *out;
+        pid_t pid = 0;
+        int r;
+
+        if (access("/sys/kernel/tracing/uprobe_events", W_OK) < 0 &&
+            access("/sys/kernel/debug/tracing/uprobe_events", W_OK) < 0)
+                skip();
+        start("{\"order\": \"time\", \"events\": [{\"uprobe\": \"%s:stack_leaf\", \"name\": \"leaf\",\n"
+              "  \"callchain\": {}, \"symbols\": true}]}");
+        assert_non_null(c);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        snprintf(cmd, sizeof(cmd), "perf probe -q -d 'evmonccperf:*' >/dev/null 2>&1; "
+                 "perf probe -q -x %s -a 'evmonccperf:leaf=stack_leaf' 2>&1", child);
+        free(run_sh(cmd, 60000));
+        snprintf(cmd, sizeof(cmd), "perf record -q -o %s/up.data -e evmonccperf:leaf -g -- %s %d 2>&1; r=$?; "
+                 "perf probe -q -d 'evmonccperf:*' >/dev/null 2>&1; exit $r", tmp, child, RUNS);
+        free(run_sh(cmd, 60000));
+        snprintf(cmd, sizeof(cmd), "perf script -i %s/up.data -F tid,event,ip,sym,symoff,dso 2>/dev/null", tmp);
+        out = run_sh(cmd, 60000);
+        parse_perf(out, &perf, &pid);
+        free(out);
+        assert_true(pid > 0);
+        collect("uprobe:leaf", pid, &ev, c);
+        compare(&perf, &ev, "uprobe:leaf");
+        /* The child's own frames, named: stack_leaf under stack_middle,
+         * stack_outer and main (the probe hits before stack_leaf pushes
+         * its frame). */
+        r = 0;
+        for (size_t i = 0; i < ev.v[ev.n - 1].n; i++)
+                r += strncmp(ev.v[ev.n - 1].frames[i], "stack_", 6) == 0;
+        assert_true(r >= 2);
+
+        itest_client_close(c);
+        free(c);
+        samples_done(&perf);
+        samples_done(&ev);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+static int setup(void **state) {
+        static const char *const need[] = { "sched/sched_switch", NULL };
+        char rel[PATH_MAX];
+
+        itest_require(need);
+        if (!have("perf")) {
+                fprintf(stderr, "SKIP: perf (linux-perf) is needed\n");
+                exit(77);
+        }
+        if (system("perf record -q -o /dev/null -e sched:sched_switch -- true >/dev/null 2>&1") != 0) {
+                fprintf(stderr, "SKIP: perf record cannot record sched:sched_switch here\n");
+                exit(77);
+        }
+        assert_non_null(mkdtemp(tmp));
+        itest_build_path("tests/integration/evmon-stack-child", rel, sizeof(rel));
+        /* perf and evmond name the file by its real path. */
+        assert_non_null(realpath(rel, child));
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+
+        itest_daemon_cleanup(&daemon_);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_tracepoint),
+                cmocka_unit_test(test_uprobe),
+        };
+
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
