@@ -340,6 +340,13 @@ struct ctx_symbols_opts {
         unsigned max_maps;              /* executable mappings per process (default 512) */
         const char *proc_root;          /* "/proc" when NULL */
         bool kernel;                    /* load /proc/kallsyms */
+        /* A recorded file's processes (evmonctl decode), not this
+         * machine's running ones: mappings from ctx_symbols_mmap() and
+         * ctx_symbols_fork() only, no /proc; each mapped file at its path
+         * here, taken only where its device and inode are the recorded
+         * ones; and each file's table waited for (up to timeout_ms), as a
+         * batch job may, rather than "symbols pending". */
+        bool recorded;
 };
 
 int ctx_symbols_new(const struct ctx_symbols_opts *opts, struct ctx_symbols **ret);
@@ -362,6 +369,10 @@ int ctx_symbols_resolve(struct ctx_symbols *s, pid_t pid, const uint64_t *ips, u
 void ctx_symbols_mmap(struct ctx_symbols *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
                       uint64_t dev, uint64_t ino, const char *path);
 void ctx_symbols_forget(struct ctx_symbols *s, pid_t pid);
+/* A FORK record of a new process CHILD of PARENT: it has PARENT's
+ * mappings (no record repeats them). For opts.recorded, where /proc
+ * cannot tell. */
+void ctx_symbols_fork(struct ctx_symbols *s, pid_t parent, pid_t child);
 
 struct ctx_symbols_stats {
         uint64_t modules, procs, named, unnamed;

@@ -4,9 +4,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "evmon/cleanup.h"
+#include "evmon/context.h"
 #include "evmon/encode.h"
 #include "evmon/encode-perf.h"
 #include "evmon/encode-perfdata.h"
@@ -212,6 +216,217 @@ static int decode_open(const char *path, const char *name, const char *order, st
         return 0;
 }
 
+/* ---- who and where: comm per thread, callchain names ---------------- */
+
+/* The thread comms the file's COMM records gave, as perf script names a
+ * sample's thread (open addressing by tid; grows, never shrinks). */
+struct comm_slot {
+        uint32_t tid;
+        bool used;
+        char comm[16];
+};
+
+struct decode_who {
+        struct comm_slot *comms;
+        size_t n_comms, cap_comms;
+        struct ctx_symbols *symbols;    /* NULL: --no-symbols, or none to be had */
+        struct ctx_frame *cframes;
+        struct encode_frame *frames;
+        size_t cap;
+};
+
+static void decode_who_done(struct decode_who *w) {
+        free(w->comms);
+        ctx_symbols_free(w->symbols);
+        free(w->cframes);
+        free(w->frames);
+}
+
+static struct comm_slot *comm_slot(struct comm_slot *t, size_t cap, uint32_t tid) {
+        size_t i = (tid * UINT32_C(2654435761)) & (cap - 1);
+
+        while (t[i].used && t[i].tid != tid)
+                i = (i + 1) & (cap - 1);
+        return &t[i];
+}
+
+static int comm_set(struct decode_who *w, uint32_t tid, const char *comm) {
+        struct comm_slot *c;
+
+        if (2 * (w->n_comms + 1) > w->cap_comms) {
+                size_t cap = w->cap_comms ? 2 * w->cap_comms : 1024;
+                struct comm_slot *t = calloc(cap, sizeof(*t));
+
+                if (!t)
+                        return -ENOMEM;
+                for (size_t i = 0; i < w->cap_comms; i++)
+                        if (w->comms[i].used)
+                                *comm_slot(t, cap, w->comms[i].tid) = w->comms[i];
+                free(w->comms);
+                w->comms = t;
+                w->cap_comms = cap;
+        }
+        c = comm_slot(w->comms, w->cap_comms, tid);
+        if (!c->used)
+                w->n_comms++;
+        c->used = true;
+        c->tid = tid;
+        /* The kernel's TASK_COMM_LEN, NUL-terminated whatever the file says. */
+        snprintf(c->comm, sizeof(c->comm), "%s", comm);
+        return 0;
+}
+
+static const char *comm_get(const struct decode_who *w, uint32_t tid) {
+        const struct comm_slot *c;
+
+        if (!w->cap_comms)
+                return NULL;
+        c = comm_slot(w->comms, w->cap_comms, tid);
+        return c->used ? c->comm : NULL;
+}
+
+/* The running kernel's GNU build id from /sys/kernel/notes (ELF notes:
+ * namesz, descsz, type, then name and desc, each padded to 4). */
+static size_t running_kernel_build_id(uint8_t id[20]) {
+        _cleanup_(closep) int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+        uint8_t buf[4096];
+        ssize_t n;
+
+        if (fd < 0 || (n = read(fd, buf, sizeof(buf))) <= 0)
+                return 0;
+        for (size_t o = 0; o + 12 <= (size_t) n;) {
+                uint32_t namesz, descsz, type;
+                size_t name_at = o + 12, desc_at;
+
+                memcpy(&namesz, buf + o, 4);
+                memcpy(&descsz, buf + o + 4, 4);
+                memcpy(&type, buf + o + 8, 4);
+                desc_at = name_at + ((namesz + 3u) & ~3u);
+                if (namesz > sizeof(buf) || descsz > sizeof(buf) || desc_at + descsz > (size_t) n)
+                        return 0;
+                if (type == 3 && namesz == 4 && memcmp(buf + name_at, "GNU", 4) == 0 && descsz > 0) {
+                        size_t len = descsz < 20 ? descsz : 20;
+
+                        memcpy(id, buf + desc_at, len);
+                        return len;
+                }
+                o = desc_at + ((descsz + 3u) & ~3u);
+        }
+        return 0;
+}
+
+static const struct perfdata_node *tree_child(const struct perfdata_tree *t, const struct perfdata_node *n,
+                                              const char *key) {
+        for (uint32_t i = n ? n->child : 0; i != 0 && i < t->n; i = t->nodes[i].next)
+                if (t->nodes[i].key && strcmp(t->nodes[i].key, key) == 0)
+                        return &t->nodes[i];
+        return NULL;
+}
+
+/* Whether the file's kernel is this one, so that its kernel frames may be
+ * named from this host's /proc/kallsyms: the build id perf recorded for
+ * [kernel.kallsyms], or without one the release (uname -r). */
+static bool kernel_is_running(const struct perfdata *pd) {
+        struct perfdata_tree t = perfdata_header(pd);
+        const struct perfdata_node *f, *ids, *v;
+        uint8_t id[20];
+        struct utsname u;
+        size_t id_len;
+
+        if (!t.nodes || !(f = tree_child(&t, &t.nodes[0], "features")))
+                return false;
+        ids = tree_child(&t, tree_child(&t, f, "build_id"), "build_ids");
+        for (uint32_t i = ids ? ids->child : 0; i != 0 && i < t.n; i = t.nodes[i].next) {
+                const struct perfdata_node *kind = tree_child(&t, &t.nodes[i], "kind");
+                const struct perfdata_node *b = tree_child(&t, &t.nodes[i], "build_id");
+
+                if (!kind || kind->kind != PERFDATA_NODE_STRING || kind->s.len != 6 ||
+                    memcmp(kind->s.p, "kernel", 6) != 0 || !b || b->kind != PERFDATA_NODE_BYTES)
+                        continue;
+                id_len = running_kernel_build_id(id);
+                return id_len > 0 && b->s.len >= id_len && memcmp(b->s.p, id, id_len) == 0;
+        }
+        v = tree_child(&t, tree_child(&t, f, "osrelease"), "value");
+        return v && v->kind == PERFDATA_NODE_STRING && uname(&u) == 0 && strlen(u.release) == v->s.len &&
+               memcmp(u.release, v->s.p, v->s.len) == 0;
+}
+
+/* The symbolizer for the file's processes: its mappings from its
+ * records, this host's files where they are still the recorded ones. */
+static void decode_who_symbols(struct decode_who *w, const struct perfdata *pd, const char *name) {
+        struct ctx_symbols_opts o = { .recorded = true, .kernel = kernel_is_running(pd) };
+        int r;
+
+        r = ctx_symbols_new(&o, &w->symbols);
+        if (r < 0 && o.kernel) {
+                /* kallsyms shows addresses to CAP_SYSLOG only. */
+                log_error("%s: kernel frames stay unnamed: /proc/kallsyms: %s", name,
+                          r == -EPERM ? "its addresses are hidden (kptr_restrict: run as root)" : strerror(-r));
+                o.kernel = false;
+                r = ctx_symbols_new(&o, &w->symbols);
+        }
+        if (r < 0)
+                log_error("%s: callchain frames stay unnamed: %s", name, strerror(-r));
+}
+
+/* What a side record tells: comms, mappings, forks and exits. */
+static int decode_who_record(struct decode_who *w, const struct perf_record *r) {
+        switch (r->type) {
+        case PERF_RECORD_COMM:
+                if (w->symbols && (r->misc & PERF_RECORD_MISC_COMM_EXEC))
+                        ctx_symbols_forget(w->symbols, (pid_t) r->comm.pid);
+                return r->comm.comm ? comm_set(w, r->comm.tid, r->comm.comm) : 0;
+        case PERF_RECORD_MMAP2:
+                /* A build id in place of device and inode names no file
+                 * here that we could check. */
+                if (w->symbols && (r->mmap2.prot & PROT_EXEC) && !(r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+                        ctx_symbols_mmap(w->symbols, (pid_t) r->mmap2.pid, r->mmap2.addr, r->mmap2.len,
+                                         r->mmap2.pgoff, makedev(r->mmap2.maj, r->mmap2.min), r->mmap2.ino,
+                                         r->mmap2.filename);
+                return 0;
+        case PERF_RECORD_FORK:
+                /* A thread's comm is its creator's until it sets one. */
+                if (comm_get(w, r->task.ptid) && !comm_get(w, r->task.tid)) {
+                        char comm[16];
+
+                        snprintf(comm, sizeof(comm), "%s", comm_get(w, r->task.ptid));
+                        if (comm_set(w, r->task.tid, comm) < 0)
+                                return -ENOMEM;
+                }
+                if (w->symbols && r->task.pid != r->task.ppid)
+                        ctx_symbols_fork(w->symbols, (pid_t) r->task.ppid, (pid_t) r->task.pid);
+                return 0;
+        default:
+                return 0;
+        }
+}
+
+/* The frames of S's callchain, or NULL. */
+static const struct encode_frame *decode_frames(struct decode_who *w, const struct perf_sample *s) {
+        uint64_t nr = s->callchain.nr;
+
+        if (!w->symbols || !(s->sample_type & PERF_SAMPLE_CALLCHAIN) || nr == 0)
+                return NULL;
+        if (nr > w->cap) {
+                struct ctx_frame *cf = realloc(w->cframes, nr * sizeof(*cf));
+                struct encode_frame *ef;
+
+                if (!cf)
+                        return NULL;
+                w->cframes = cf;
+                ef = realloc(w->frames, nr * sizeof(*ef));
+                if (!ef)
+                        return NULL;
+                w->frames = ef;
+                w->cap = nr;
+        }
+        (void) ctx_symbols_resolve(w->symbols, (pid_t) s->pid, s->callchain.ips, nr, w->cframes);
+        for (uint64_t i = 0; i < nr; i++)
+                w->frames[i] = (struct encode_frame) { w->cframes[i].sym, w->cframes[i].off, w->cframes[i].module,
+                                                     w->cframes[i].note };
+        return w->frames;
+}
+
 /* What decode left out, said at the end. */
 struct decode_counts {
         uint64_t bad, unknown, unparsed;
@@ -219,17 +434,22 @@ struct decode_counts {
 
 /* Encodes record PR into LINE: 0 when written or left out (counted in
  * *C), -ENOMEM. */
-static int decode_record(struct perfdata *pd, const struct decode_events *d, const struct perfdata_record *pr,
-                         int64_t offset, struct jbuf *line, struct decode_counts *c) {
+static int decode_record(struct perfdata *pd, const struct decode_events *d, struct decode_who *w,
+                         const struct perfdata_record *pr, int64_t offset, struct jbuf *line,
+                         struct decode_counts *c) {
         ssize_t i = decode_event_index(d, pr->event);
         int r;
 
         if (pr->rec.type == PERF_RECORD_SAMPLE) {
+                const struct perf_sample *s = &pr->rec.sample;
+                struct encode_context ctx = { .ppid = -1, .uid = -1, .container_uid = -1 };
+
                 if (i < 0 || !pr->parsed) {
                         c->unknown++;
                         return 0;
                 }
-                r = encode_event(line, d->enc[i], &pr->rec.sample, offset);
+                ctx.comm = (s->sample_type & PERF_SAMPLE_TID) ? comm_get(w, s->tid) : NULL;
+                r = encode_event_ext(line, d->enc[i], s, offset, ctx.comm ? &ctx : NULL, decode_frames(w, s));
                 if (r == -EBADMSG) {
                         c->bad++;
                         return 0;
@@ -243,6 +463,8 @@ static int decode_record(struct perfdata *pd, const struct decode_events *d, con
                 c->unparsed++;
                 return 0;
         }
+        if (pr->rec.type < PERFDATA_RECORD_USER_TYPE_START && decode_who_record(w, &pr->rec) < 0)
+                return -ENOMEM;
         if (pr->rec.type == PERF_RECORD_LOST) {
                 const struct perf_event_attr *a = pr->event ? &pr->event->attr : &perfdata_event(pd, 0)->attr;
                 int cpu = pr->rec.has_sid && (a->sample_type & PERF_SAMPLE_CPU) ? (int) pr->rec.sid.cpu : -1;
@@ -304,10 +526,16 @@ struct decode_fold {
 
 /* Folds sample record PR (its line encoded into LINE, then dropped), or
  * takes a thread's comm; 0 or -ENOMEM. */
-static int decode_fold_record(struct perfdata *pd, const struct decode_events *d, const struct perfdata_record *pr, int64_t offset,
-                              struct jbuf *line, struct decode_fold *fold, struct decode_counts *c) {
+static int decode_fold_record(struct perfdata *pd, const struct decode_events *d, struct decode_who *w,
+                              const struct perfdata_record *pr, int64_t offset, struct jbuf *line,
+                              struct decode_fold *fold, struct decode_counts *c) {
         char tid[16];
         int r;
+
+        /* The mappings and comms the frames are named by. */
+        if (pr->rec.type != PERF_RECORD_SAMPLE && pr->parsed && pr->rec.type < PERFDATA_RECORD_USER_TYPE_START &&
+            decode_who_record(w, &pr->rec) < 0)
+                return -ENOMEM;
 
         if (pr->rec.type == PERF_RECORD_COMM && pr->parsed && pr->rec.comm.comm) {
                 json_object *s = json_object_new_string(pr->rec.comm.comm);
@@ -322,7 +550,7 @@ static int decode_fold_record(struct perfdata *pd, const struct decode_events *d
                 bool callchain;
                 size_t start = line->len;
 
-                r = decode_record(pd, d, pr, offset, line, c);
+                r = decode_record(pd, d, w, pr, offset, line, c);
                 if (r < 0 || line->len == start)
                         return r;
                 if (pr->event && (pr->event->attr.sample_type & PERF_SAMPLE_TID)) {
@@ -355,7 +583,8 @@ static void decode_fold_done(struct decode_fold *fold) {
 }
 
 /* decode --folded: the stacks of PD's samples, folded; the exit status. */
-static int decode_folded(struct perfdata *pd, const char *name, const struct decode_events *d, int64_t offset) {
+static int decode_folded(struct perfdata *pd, const char *name, const struct decode_events *d, struct decode_who *w,
+                         int64_t offset) {
         _cleanup_(decode_fold_done) struct decode_fold fold = {};
         _cleanup_(jbuf_donep) struct jbuf line = {};
         struct decode_counts counts = {};
@@ -369,7 +598,7 @@ static int decode_folded(struct perfdata *pd, const char *name, const struct dec
         if (!fold.comms || flame_new(&fold.flame) < 0)
                 return log_oom_cli();
         while ((r = perfdata_next(pd, &pr)) > 0)
-                if (decode_fold_record(pd, d, &pr, offset, &line, &fold, &counts) < 0)
+                if (decode_fold_record(pd, d, w, &pr, offset, &line, &fold, &counts) < 0)
                         return log_oom_cli();
         if (fold.samples > 0 && fold.no_callchain == fold.samples)
                 log_error("%s: its samples carry no callchain (perf record -g records them): each stack is "
@@ -385,6 +614,7 @@ int cmd_decode(const char *path, const char *order) {
         _cleanup_(perfdata_freep) struct perfdata *pd = NULL;
         _cleanup_(jbuf_donep) struct jbuf line = {};
         _cleanup_(decode_events_done) struct decode_events d = {};
+        _cleanup_(decode_who_done) struct decode_who who = {};
         struct decode_counts counts = {};
         struct perfdata_clock clock;
         struct perfdata_record pr;
@@ -402,8 +632,10 @@ int cmd_decode(const char *path, const char *order) {
                         "perf record -k CLOCK): \"time\" is \"ts\" counted from 1970, not wall-clock time", name);
         if (decode_events_new(name, pd, &d) < 0)
                 return log_oom_cli();
+        if (!arg_no_symbols)
+                decode_who_symbols(&who, pd, name);
         if (arg_folded)
-                return decode_folded(pd, name, &d, offset);
+                return decode_folded(pd, name, &d, &who, offset);
 
         /* Full buffering: this is a batch job; a stream is flushed
          * whenever the reader waits for it. */
@@ -412,7 +644,7 @@ int cmd_decode(const char *path, const char *order) {
         if (encode_perfdata_header(&line, pd) < 0)
                 return log_oom_cli();
         while ((r = perfdata_next(pd, &pr)) > 0) {
-                if (decode_record(pd, &d, &pr, offset, &line, &counts) < 0)
+                if (decode_record(pd, &d, &who, &pr, offset, &line, &counts) < 0)
                         return log_oom_cli();
                 if (line.len >= 1 << 16 && (k = decode_flush(&line)) < 0)
                         return stdout_failed(-k);       /* quiet when the reader went away */

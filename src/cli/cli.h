@@ -20,6 +20,7 @@ extern const char *arg_socket;
 extern const char *arg_tracefs;
 extern int arg_json;            /* -1: JSON when stdout is not a terminal */
 extern bool arg_all;
+extern bool arg_no_symbols;
 extern const char *arg_order;   /* decode --order; NULL: time */
 extern const char *arg_color;   /* --color: auto (NULL), always or never */
 #define ARG_LIST_MAX 64         /* evmond takes 64 entries per subscribe list */

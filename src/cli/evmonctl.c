@@ -29,6 +29,7 @@ bool arg_all;
 bool arg_folded;
 const char *arg_order;   /* decode --order; NULL: time */
 const char *arg_color;   /* --color: auto (NULL), always or never */
+bool arg_no_symbols;     /* decode --no-symbols */
 const char *arg_containers[ARG_LIST_MAX], *arg_namespaces[ARG_LIST_MAX];
 size_t n_containers, n_namespaces;
 pid_t arg_pids[ARG_LIST_MAX];
@@ -104,6 +105,13 @@ static void help(FILE *f) {
                "                         (perf record -k mono); otherwise it is \"ts\" counted\n"
                "                         from 1970. A damaged file gives every record before\n"
                "                         the damage, then an error naming its offset (exit 1).\n"
+               "                         Callchain frames are named as perf script names them\n"
+               "                         (\"syms\": function+offset and object), from this\n"
+               "                         host's kallsyms when the file's kernel build id is\n"
+               "                         the running kernel's, and from the mapped files at\n"
+               "                         their recorded paths where device and inode still\n"
+               "                         match (read by the sandboxed evmon-symbolizer); each\n"
+               "                         sample names its thread's comm (\"proc\")\n"
                "                         --folded: the samples' stacks folded instead, as\n"
                "                         profile writes them (--format, -o FILE too)\n"
                "\n"
@@ -150,6 +158,7 @@ static void help(FILE *f) {
                "                         (header_attr, finished_round, ...) with their fields\n"
                "      --order ORDER      decode: time (perf's order, the default), causal\n"
                "                         (each round sorted as it ends) or file (as stored)\n"
+               "      --no-symbols       decode: no names for callchain frames\n"
                "      --by KEY           count, hist, latency: one entry per KEY: pid, tid,\n"
                "                         comm, exe, uid, cgroup, container, cpu, event,\n"
                "                         field:NAME, stack, kstack, ustack, frame; up to 4\n"
@@ -284,7 +293,7 @@ static const struct command {
         const char *name;
         int min_args, max_args;
         const char *args;       /* what it takes, for the usage error */
-        bool decode;            /* takes --all and --order */
+        bool decode;            /* takes --all, --order and --no-symbols */
         int (*run)(char **args, int n);
 } commands[] = {
         { "watch", 0, INT_MAX, "EVENT names or patterns", false, run_watch },
@@ -347,6 +356,7 @@ static int parse_argv(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 { "all", no_argument, NULL, 'A' },
                 { "order", required_argument, NULL, 'O' },
+                { "no-symbols", no_argument, NULL, 'Y' },
                 { "container", required_argument, NULL, 'C' },
                 { "namespace", required_argument, NULL, 'N' },
                 { "comm", required_argument, NULL, ARG_COMM },
@@ -413,6 +423,9 @@ static int parse_argv(int argc, char **argv) {
                                 return 2;
                         }
                         arg_color = optarg;
+                        break;
+                case 'Y':
+                        arg_no_symbols = true;
                         break;
                 case 'C':
                 case 'N':
@@ -580,9 +593,9 @@ static int dispatch(const char *cmd, char **args, int n) {
                         log_error("--folded is an option of decode, not of %s; try 'evmonctl --help'.", cmd);
                         return 2;
                 }
-                if (!k->decode && (arg_all || arg_order)) {
+                if (!k->decode && (arg_all || arg_order || arg_no_symbols)) {
                         log_error("--%s is an option of decode, not of %s; try 'evmonctl --help'.",
-                                  arg_all ? "all" : "order", cmd);
+                                  arg_all ? "all" : arg_order ? "order" : "no-symbols", cmd);
                         return 2;
                 }
                 return k->run(args, n);

@@ -533,6 +533,12 @@ static void pending_settle(struct ctx_symbols *s, uint64_t until) {
 static void helper_wait(struct ctx_symbols *s) {
         uint64_t cap = (uint64_t) s->o.wait_ms * NSEC_PER_MSEC, now = now_ns(CLOCK_MONOTONIC), spent;
 
+        if (s->o.recorded) {
+                /* Nobody waits on a batch job's loop: the whole answer,
+                 * up to the helper's deadline. */
+                pending_settle(s, UINT64_MAX);
+                return;
+        }
         if (now - s->wait_refill_ns >= NSEC_PER_SEC)
                 s->wait_credit_ns = cap;
         else
@@ -593,8 +599,8 @@ static struct mod *mod_get(struct ctx_symbols *s, pid_t pid, uint64_t dev, uint6
          * else (the process is gone) the path as it is here, under the
          * same checks. */
         snprintf(buf, sizeof(buf), "%s/%d/root", s->proc_root, (int) pid);
-        root = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        fd = root < 0 ? -errno : open_mapped(root, path, dev, ino);
+        root = s->o.recorded ? -1 : open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        fd = root < 0 ? -ENOENT : open_mapped(root, path, dev, ino);
         /* Also where /proc/PID/root is closed to us: it takes ptrace
          * access, which the daemon's dropped capabilities lack for a
          * process of another user or with more capabilities. */
@@ -735,6 +741,8 @@ static void uproc_read(struct ctx_symbols *s, struct uproc *p) {
         size_t len;
 
         p->from_proc = true;
+        if (s->o.recorded)
+                return;
         snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, (int) p->pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0 || read_full(fd, 0, &buf, &len) < 0)
@@ -774,6 +782,26 @@ void ctx_symbols_forget(struct ctx_symbols *s, pid_t pid) {
 
         if (p)
                 uproc_clear(p);
+}
+
+void ctx_symbols_fork(struct ctx_symbols *s, pid_t parent, pid_t child) {
+        struct uproc *pp = uproc_find(s, parent), *c;
+
+        ctx_symbols_forget(s, child);
+        if (!pp || parent == child)
+                return;
+        pp->last_use = ++s->clock;
+        c = uproc_find(s, child) ?: uproc_new(s, child);
+        for (unsigned i = 0; i < pp->n_maps; i++) {
+                /* uproc_new() may have taken PP's slot: then nothing to copy. */
+                if (!pp->used || pp->pid != parent)
+                        return;
+                const struct umap *u = &pp->maps[i];
+                const char *path = pp->names + u->path;
+
+                if (uproc_add(s, c, u->start, u->end, u->pgoff, u->dev, u->ino, path, strlen(path)) < 0)
+                        return;
+        }
 }
 
 static int user_frame(struct ctx_symbols *s, struct uproc *p, uint64_t ip, struct ctx_frame *ret) {
