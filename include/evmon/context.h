@@ -276,6 +276,9 @@ int ctx_kallsyms_lookup(const struct ctx_kallsyms *k, uint64_t ip, struct ctx_fr
 #define CTX_SYMTAB_MAX_SEGS 16
 #define CTX_SYMTAB_TRUNCATED  (1u << 0)   /* more symbols or names than the limits */
 #define CTX_SYMTAB_DEBUGDATA  (1u << 1)   /* .gnu_debugdata not read: too large or bad */
+#define CTX_SYMTAB_NO_SYMTAB  (1u << 2)   /* no .symtab of its own: a separate debug file may name more */
+#define CTX_SYMTAB_DEBUGFILE  (1u << 3)   /* the names are a separate debug file's (by build id) */
+#define CTX_SYMTAB_MAX_BUILD_ID 20
 
 struct ctx_symtab_seg {
         uint64_t offset, filesz, vaddr;
@@ -290,6 +293,8 @@ struct ctx_symtab_sym {
 struct ctx_symtab {
         uint32_t flags, n_segs;
         struct ctx_symtab_seg segs[CTX_SYMTAB_MAX_SEGS];
+        uint8_t build_id[CTX_SYMTAB_MAX_BUILD_ID];      /* NT_GNU_BUILD_ID, its first 20 bytes */
+        uint32_t build_id_len;                          /* 0: none */
         uint64_t n_syms, names_len;
         struct ctx_symtab_sym *syms;    /* sorted by addr, one per addr */
         char *names;                    /* NUL-terminated names, packed */
@@ -302,9 +307,10 @@ struct ctx_symtab_limits {
 };
 
 /* Reads the ELF file at FD (or, with FD < 0, the SIZE bytes at DATA): its
- * PT_LOAD segments and its function symbols from .symtab, else .dynsym and
- * the .symtab of the xz-compressed .gnu_debugdata (minidebuginfo). No
- * other file is opened: separate debug files are not looked for. Of
+ * PT_LOAD segments, its build id and its function symbols from .symtab,
+ * else .dynsym and the .symtab of the xz-compressed .gnu_debugdata
+ * (minidebuginfo; CTX_SYMTAB_NO_SYMTAB). No other file is opened: the
+ * caller finds a separate debug file by the build id (symbols.c). Of
  * aliases (one address) the largest is kept. Untrusted
  * input: meant to run in the sandboxed helper, and fuzzed. Caller owns
  * *ret. -ENOEXEC for no ELF or no PT_LOAD. */
@@ -339,6 +345,10 @@ struct ctx_symbols_opts {
         unsigned max_procs;             /* processes whose maps are kept (default 256) */
         unsigned max_maps;              /* executable mappings per process (default 512) */
         const char *proc_root;          /* "/proc" when NULL */
+        /* Where separate debug files are found by build id (DIR/.build-id/
+         * xx/yyyy.debug) for files without a .symtab of their own;
+         * "/usr/lib/debug" when NULL, "" for none. The caller's string. */
+        const char *debug_root;
         bool kernel;                    /* load /proc/kallsyms */
         /* A recorded file's processes (evmonctl decode), not this
          * machine's running ones: mappings from ctx_symbols_mmap() and
@@ -358,8 +368,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct ctx_symbols *, ctx_symbols_free);
  * entries). User frames go through the process's mappings (MMAP2 records
  * given to ctx_symbols_mmap(), else /proc/PID/maps read once per process)
  * and the mapped files' symbol tables, which the sandboxed helper reads
- * (ctx_symtab_read(): .symtab, .dynsym, minidebuginfo; no separate debug
- * files). A file the helper could not read in time has no names and its
+ * (ctx_symtab_read(): .symtab, .dynsym, minidebuginfo; for a file without
+ * a .symtab, its debug file under opts.debug_root by build id). A file the helper could not read in time has no names and its
  * frames a note. Strings stay valid until the next call. Returns the
  * number of frames named. */
 int ctx_symbols_resolve(struct ctx_symbols *s, pid_t pid, const uint64_t *ips, uint64_t nr,

@@ -204,6 +204,8 @@ static int answer(uint32_t id, int error, const struct ctx_symtab *t) {
                 rep.flags = t->flags;
                 rep.n_segs = t->n_segs;
                 memcpy(rep.segs, t->segs, sizeof(rep.segs));
+                memcpy(rep.build_id, t->build_id, sizeof(rep.build_id));
+                rep.build_id_len = t->build_id_len;
                 rep.n_syms = t->n_syms;
                 rep.names_len = t->names_len;
         }

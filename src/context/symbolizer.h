@@ -25,6 +25,8 @@ struct symbolizer_reply {
         int32_t error;                  /* 0 or -errno from ctx_symtab_read() */
         uint32_t flags, n_segs, reserved;
         struct ctx_symtab_seg segs[CTX_SYMTAB_MAX_SEGS];
+        uint8_t build_id[CTX_SYMTAB_MAX_BUILD_ID];
+        uint32_t build_id_len, reserved2;
         uint64_t n_syms, names_len;
 };
 
@@ -37,7 +39,7 @@ static inline int symbolizer_reply_check(const struct symbolizer_reply *rep, uin
                 return -EBADMSG;
         if (rep->error < 0)
                 return 0;
-        if (rep->n_segs > CTX_SYMTAB_MAX_SEGS || rep->n_syms > (UINT64_C(1) << 20) ||
+        if (rep->n_segs > CTX_SYMTAB_MAX_SEGS || rep->build_id_len > CTX_SYMTAB_MAX_BUILD_ID || rep->n_syms > (UINT64_C(1) << 20) ||
             rep->names_len > (UINT64_C(32) << 20) || (!rep->n_syms) != (!rep->names_len))
                 return -EBADMSG;
         return 0;

@@ -100,6 +100,10 @@ struct pending {
         struct symbolizer_reply rep;
         size_t rep_got, body_got;
         struct ctx_symtab *t;
+        /* The second request for the module: its separate debug file,
+         * whose names go with ORIG's segments (a debug file's PT_LOADs
+         * have no file bytes). */
+        struct ctx_symtab *orig;
 };
 
 struct umap {
@@ -346,6 +350,8 @@ static int pending_begin_body(struct ctx_symbols *s) {
         t->flags = rep->flags;
         t->n_segs = rep->n_segs;
         memcpy(t->segs, rep->segs, sizeof(t->segs));
+        memcpy(t->build_id, rep->build_id, sizeof(t->build_id));
+        t->build_id_len = rep->build_id_len;
         t->n_syms = rep->n_syms;
         t->names_len = rep->names_len;
         if (!t->n_syms)
@@ -359,6 +365,7 @@ static int pending_begin_body(struct ctx_symbols *s) {
 
 static void pending_clear(struct ctx_symbols *s) {
         ctx_symtab_free(s->pending.t);
+        ctx_symtab_free(s->pending.orig);
         s->pending = (struct pending) {};
 }
 
@@ -479,6 +486,80 @@ static void mod_install(struct ctx_symbols *s, struct mod *m, struct ctx_symtab 
         s->st.cache_bytes += bytes;
 }
 
+/* The separate debug file of build id ID (LEN bytes) where distributions
+ * put it (/usr/lib/debug/.build-id/xx/yyyy.debug, Debian's -dbg and
+ * -dbgsym packages, Fedora's debuginfo), as perf and gdb look for it.
+ * The directory is root's and so must the file be: a regular file of
+ * root's that no one else may write (a link there is followed, as
+ * Fedora's are links, but not a magic one); opened without blocking. */
+static int open_debug(const char *root, const uint8_t *id, size_t len) {
+        _cleanup_(closep) int pfd = -1;
+        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+        char path[PATH_MAX], buf[64];
+        struct stat st;
+        size_t n;
+        int fd;
+
+        if (len < 2)
+                return -ENOENT;
+        n = (size_t) snprintf(path, sizeof(path), "%s/.build-id/%02x/", root, id[0]);
+        for (size_t i = 1; i < len && n + 3 < sizeof(path); i++)
+                n += (size_t) snprintf(path + n, sizeof(path) - n, "%02x", id[i]);
+        if (n + 7 >= sizeof(path))
+                return -ENAMETOOLONG;
+        strcpy(path + n, ".debug");
+        pfd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+        if (pfd < 0)
+                return -errno;
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -EPERM;
+        snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pfd);
+        fd = open(buf, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* T, the file's own table, names functions from .dynsym alone (or
+ * minidebuginfo): asks the helper for its debug file's, which then
+ * becomes the pending request (true). */
+static bool pending_ask_debug(struct ctx_symbols *s, struct ctx_symtab *t) {
+        _cleanup_(closep) int fd = -1;
+        uint64_t dev = s->pending.dev, ino = s->pending.ino;
+        const char *note = NULL;
+
+        if (!(t->flags & CTX_SYMTAB_NO_SYMTAB) || !s->o.debug_root || !*s->o.debug_root)
+                return false;
+        fd = open_debug(s->o.debug_root, t->build_id, t->build_id_len);
+        if (fd < 0)
+                return false;
+        s->pending.t = NULL;
+        pending_clear(s);
+        if (helper_request(s, fd, dev, ino, &note) < 0) {
+                /* The caller installs T, its own table, after all. */
+                s->pending.t = t;
+                return false;
+        }
+        s->pending.orig = t;
+        return true;
+}
+
+/* The debug file's answer T for the table ORIG: its names with ORIG's
+ * segments and build id. Takes both; NULL for no memory. */
+static struct ctx_symtab *debug_merge(struct ctx_symtab *orig, struct ctx_symtab *t) {
+        if (!t || t->n_syms == 0) {
+                ctx_symtab_free(t);
+                return orig;
+        }
+        t->n_segs = orig->n_segs;
+        memcpy(t->segs, orig->segs, sizeof(t->segs));
+        memcpy(t->build_id, orig->build_id, sizeof(t->build_id));
+        t->build_id_len = orig->build_id_len;
+        t->flags = (t->flags & CTX_SYMTAB_TRUNCATED) | CTX_SYMTAB_DEBUGFILE;
+        ctx_symtab_free(orig);
+        return t;
+}
+
 /* Moves the pending answer on, waiting until UNTIL at most (0: not at
  * all): a complete table goes to its module (if it is still in the
  * cache); a helper that failed or is past its deadline is killed, and
@@ -508,12 +589,32 @@ static void pending_settle(struct ctx_symbols *s, uint64_t until) {
                         break;
                 }
         if (r < 0) {
+                /* The debug file broke the helper: the file's own names. */
+                struct ctx_symtab *orig = q->orig;
+
+                q->orig = NULL;
                 pending_clear(s);
                 helper_failed(s, r == -ETIMEDOUT);
+                if (m && orig) {
+                        mod_install(s, m, orig);
+                        return;
+                }
+                ctx_symtab_free(orig);
                 if (m) {
                         m->note = r == -ETIMEDOUT ? NOTE_TIMEOUT : NOTE_CRASHED;
                         m->retry_ns = now + RETRY_NS;
                 }
+                return;
+        }
+        if (q->orig) {
+                /* The debug file's answer (none when it was no ELF). */
+                struct ctx_symtab *t = debug_merge(q->orig, q->error ? NULL : q->t);
+
+                q->orig = q->t = NULL;
+                q->error = 0;
+                q->t = t;
+        } else if (m && !q->error && q->t && pending_ask_debug(s, q->t)) {
+                m->pending = true;
                 return;
         }
         if (m && !q->error && q->t) {
@@ -534,9 +635,10 @@ static void helper_wait(struct ctx_symbols *s) {
         uint64_t cap = (uint64_t) s->o.wait_ms * NSEC_PER_MSEC, now = now_ns(CLOCK_MONOTONIC), spent;
 
         if (s->o.recorded) {
-                /* Nobody waits on a batch job's loop: the whole answer,
-                 * up to the helper's deadline. */
-                pending_settle(s, UINT64_MAX);
+                /* Nobody waits on a batch job's loop: the whole answer
+                 * (and its debug file's), up to the helper's deadline. */
+                while (s->pending.active)
+                        pending_settle(s, UINT64_MAX);
                 return;
         }
         if (now - s->wait_refill_ns >= NSEC_PER_SEC)
@@ -547,6 +649,10 @@ static void helper_wait(struct ctx_symbols *s) {
                 s->wait_credit_ns = cap;
         s->wait_refill_ns = now;
         pending_settle(s, s->wait_credit_ns ? now + s->wait_credit_ns : 0);
+        /* A debug file asked for after the file's own answer: within the
+         * same credit. */
+        if (s->pending.active && s->wait_credit_ns && now_ns(CLOCK_MONOTONIC) < now + s->wait_credit_ns)
+                pending_settle(s, now + s->wait_credit_ns);
         spent = now_ns(CLOCK_MONOTONIC) - now;
         s->wait_credit_ns -= spent < s->wait_credit_ns ? spent : s->wait_credit_ns;
 }
@@ -924,6 +1030,8 @@ int ctx_symbols_new(const struct ctx_symbols_opts *opts, struct ctx_symbols **re
         if (!s->o.max_maps)
                 s->o.max_maps = 512;
         s->proc_root = strdup(s->o.proc_root ? s->o.proc_root : "/proc");
+        if (!s->o.debug_root)
+                s->o.debug_root = "/usr/lib/debug";
         /* The daemon's environment is root's: the variable is for tests
          * and for a helper installed elsewhere. */
         helper = s->o.helper ?: getenv("EVMON_SYMBOLIZER");

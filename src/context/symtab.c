@@ -3,9 +3,10 @@
  * symbolizer (evmon-symbolizer.c) and its fuzz target. The file is a
  * user's: every count and size in it is bounded here, and the only other
  * bytes read are the minidebuginfo in the file itself (.gnu_debugdata, xz,
- * decompressed to at most max_debugdata). Separate debug files (build id,
- * .gnu_debuglink) are not looked for: finding them means opening paths a
- * user chose, which is what hung the daemon (issue 26, hole 6). */
+ * decompressed to at most max_debugdata). .gnu_debuglink is not
+ * followed: it names a path a user chose, which is what hung the daemon
+ * (issue 26, hole 6); the daemon finds a debug file by the build id read
+ * here, in root's /usr/lib/debug (symbols.c), and sends it here too. */
 
 #include <errno.h>
 #include <gelf.h>
@@ -45,7 +46,7 @@ size_t ctx_symtab_bytes(const struct ctx_symtab *t) {
         return sizeof(*t) + (size_t) t->n_syms * sizeof(*t->syms) + (size_t) t->names_len;
 }
 
-static int add_sym(struct builder *b, uint64_t addr, uint64_t size, const char *name) {
+static int add_sym(struct builder *b, uint64_t addr, uint64_t size, unsigned bind, const char *name) {
         struct ctx_symtab *t = b->t;
         size_t n = strlen(name);
 
@@ -79,7 +80,8 @@ static int add_sym(struct builder *b, uint64_t addr, uint64_t size, const char *
                 t->names = p;
                 b->names_cap = cap;
         }
-        t->syms[t->n_syms++] = (struct ctx_symtab_sym) { addr, size, (uint32_t) t->names_len, 0 };
+        /* reserved holds the binding until the aliases are chosen. */
+        t->syms[t->n_syms++] = (struct ctx_symtab_sym) { addr, size, (uint32_t) t->names_len, bind };
         memcpy(t->names + t->names_len, name, n + 1);
         t->names_len += n + 1;
         return 0;
@@ -103,13 +105,27 @@ static int add_section(struct builder *b, Elf *elf, Elf_Scn *scn, const GElf_Shd
 
                 if (!gelf_getsym(d, (int) i, &sym))
                         break;
-                if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0 ||
-                    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+                if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0)
+                        continue;
+                if (GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) {
+                        /* A label in code (an assembly entry such as
+                         * ld.so's _start), as perf takes it
+                         * (elf_sym__is_label()): visible, in a section
+                         * of instructions. */
+                        GElf_Shdr ssh;
+                        Elf_Scn *sscn;
+
+                        if (sym.st_shndx >= SHN_LORESERVE || GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN ||
+                            GELF_ST_VISIBILITY(sym.st_other) == STV_INTERNAL ||
+                            !(sscn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(sscn, &ssh) ||
+                            !(ssh.sh_flags & SHF_EXECINSTR))
+                                continue;
+                } else if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
                         continue;
                 name = elf_strptr(elf, sh->sh_link, sym.st_name);
                 if (!name || !*name)
                         continue;
-                r = add_sym(b, sym.st_value, sym.st_size, name);
+                r = add_sym(b, sym.st_value, sym.st_size, GELF_ST_BIND(sym.st_info), name);
                 if (r < 0)
                         return r;
         }
@@ -203,12 +219,37 @@ static int read_debugdata(struct builder *b, Elf *elf, char **ret, size_t *ret_l
         return 1;
 }
 
-static int cmp_sym(const void *a, const void *b) {
+static size_t underscores(const char *s) {
+        return strspn(s, "_");
+}
+
+/* Of aliases, the one perf names (choose_best_symbol() in
+ * tools/perf/util/symbol.c), so that frames read as perf script's: one
+ * with a size, not weak, global, with fewer leading underscores, with
+ * the longer name ("clock_nanosleep@GLIBC_2.2.5" over
+ * "__clock_nanosleep"); then the largest (the one covering the most),
+ * then the first in the file. */
+static int cmp_sym(const void *a, const void *b, void *userdata) {
         const struct ctx_symtab_sym *x = a, *y = b;
+        const char *names = userdata, *nx = names + x->name, *ny = names + y->name;
+        size_t ux, uy, lx, ly;
 
         if (x->addr != y->addr)
                 return x->addr < y->addr ? -1 : 1;
-        /* Of aliases, the largest first, then the first in the file. */
+        if ((x->size == 0) != (y->size == 0))
+                return x->size ? -1 : 1;
+        if ((x->reserved == STB_WEAK) != (y->reserved == STB_WEAK))
+                return x->reserved == STB_WEAK ? 1 : -1;
+        if ((x->reserved == STB_GLOBAL) != (y->reserved == STB_GLOBAL))
+                return x->reserved == STB_GLOBAL ? -1 : 1;
+        ux = underscores(nx);
+        uy = underscores(ny);
+        if (ux != uy)
+                return ux < uy ? -1 : 1;
+        lx = strlen(nx);
+        ly = strlen(ny);
+        if (lx != ly)
+                return lx > ly ? -1 : 1;
         if (x->size != y->size)
                 return x->size > y->size ? -1 : 1;
         return x->name < y->name ? -1 : x->name > y->name;
@@ -235,12 +276,36 @@ static int drop_aliases(struct ctx_symtab *t) {
 
                 memcpy(names + len, t->names + t->syms[i].name, k);
                 t->syms[i].name = (uint32_t) len;
+                t->syms[i].reserved = 0;
                 len += k;
         }
         free(t->names);
         t->names = names;
         t->names_len = len;
         return 0;
+}
+
+/* The GNU build id of the first SHT_NOTE section holding one. */
+static void read_build_id(struct ctx_symtab *t, Elf *elf) {
+        Elf_Scn *scn = NULL;
+
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                Elf_Data *d;
+                GElf_Nhdr nh;
+                size_t off = 0, name_off, desc_off;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+                        continue;
+                while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+                        if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz == 0 ||
+                            memcmp((const char *) d->d_buf + name_off, "GNU", 4) != 0)
+                                continue;
+                        t->build_id_len = nh.n_descsz < CTX_SYMTAB_MAX_BUILD_ID ? nh.n_descsz : CTX_SYMTAB_MAX_BUILD_ID;
+                        memcpy(t->build_id, (const char *) d->d_buf + desc_off, t->build_id_len);
+                        return;
+                }
+        }
 }
 
 static int read_elf(struct builder *b, Elf *elf) {
@@ -259,7 +324,9 @@ static int read_elf(struct builder *b, Elf *elf) {
         }
         if (!t->n_segs)
                 return -ENOEXEC;
+        read_build_id(t, elf);
         if (!add_tables(b, elf, SHT_SYMTAB, &r) && r >= 0) {
+                t->flags |= CTX_SYMTAB_NO_SYMTAB;
                 /* Stripped: .dynsym, and what minidebuginfo adds to it. */
                 _cleanup_(freep) char *dd = NULL;
                 size_t dd_len = 0;
@@ -285,7 +352,7 @@ static int read_elf(struct builder *b, Elf *elf) {
         if (r < 0 && r != -ENOSPC)
                 return r;
         if (t->n_syms) {
-                qsort(t->syms, (size_t) t->n_syms, sizeof(*t->syms), cmp_sym);
+                qsort_r(t->syms, (size_t) t->n_syms, sizeof(*t->syms), cmp_sym, t->names);
                 r = drop_aliases(t);
                 if (r < 0)
                         return r;

@@ -8,10 +8,10 @@
  *   tracepoint: sched:sched_switch -g, both filtered to the child's comm
  *   uprobe:     a uprobe on stack_leaf -g (perf's through perf probe)
  * Both take the same kernel callchain of each hit, so sample for sample,
- * in time order, the frames must be equal: "sym+off (object)" for the
- * kernel's and the child's own frames, the object for frames in other
- * files (perf reads libc's separate debug file from /usr/lib/debug,
- * which evmond's symbolizer does not look for). A sample whose user
+ * in time order, the frames must be equal as "sym+off (object)": the
+ * kernel's from kallsyms, the child's from its .symtab, libc's from its
+ * separate debug file by build id (libc6-dbg, where installed; perf
+ * reads it too) with perf's choice among aliases. A sample whose user
  * frames evmond still had pending (the sandboxed helper's first answer)
  * is compared in its kernel frames only; at most two may be. Root,
  * tracefs and perf (linux-perf), and uprobes for the second, else 77. */
@@ -38,7 +38,7 @@ static char tmp[] = "/tmp/evmon-ccperf-XXXXXX";
 static char child[PATH_MAX];
 
 struct sample {
-        char **frames;          /* "sym+off (object)", "(object)" */
+        char **frames;          /* "sym+off (object)", "[unknown] (object)" */
         size_t n;
         bool pending;           /* evmond: a user frame's symbols were pending */
         char *line;             /* evmond: the line, for the failure's message */
@@ -60,21 +60,15 @@ static struct sample *samples_add(struct samples *s) {
 }
 
 static void frame_add(struct sample *x, const char *sym, const char *object) {
-        bool named;
         char *f;
 
         /* No mapping for the address (an exec's first switch, whose
          * user ip is in no mapping yet): perf's "[unknown]". */
         if (!object || !*object)
                 object = "[unknown]";
-        named = object[0] == '[' || strcmp(object, child) == 0;
-
+        assert_true(asprintf(&f, "%s (%s)", sym && *sym ? sym : "[unknown]", object) > 0);
         x->frames = realloc(x->frames, (x->n + 1) * sizeof(char *));
         assert_non_null(x->frames);
-        if (named)
-                assert_true(asprintf(&f, "%s (%s)", sym && *sym ? sym : "[unknown]", object) > 0);
-        else
-                assert_true(asprintf(&f, "(%s)", object) > 0);
         x->frames[x->n++] = f;
 }
 
