@@ -566,6 +566,16 @@ static void test_admin_add_no_offsets(void **state) {
                       "\"sample\":[\"tid\",\"addr\",\"phys_addr\"]}}\n", "error", "phys_addr");
         expect_member(d3.socket, "{\"type\":\"add\",\"event\":{\"software\":\"cpu-clock\",\"name\":\"memb_kc\","
                       "\"callchain\":{\"user\":false}}}\n", "result", "memb_kc");
+        /* The same for a trace event's perf options (issue 29). */
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s/pub/prog:evmon_probe_target\","
+                 "\"name\":\"memb_ucc\",\"callchain\":{}}}\n", bins);
+        expect_member(d3.socket, line, "error", "callchain");
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s/pub/prog:evmon_probe_target\","
+                 "\"name\":\"memb_ustack\",\"stack_user\":64}}\n", bins);
+        expect_member(d3.socket, line, "error", "stack_user");
+        snprintf(line, sizeof(line), "{\"type\":\"add\",\"event\":{\"uprobe\":\"%s/pub/prog:evmon_probe_target\","
+                 "\"name\":\"memb_ukc\",\"callchain\":{\"user\":false}}}\n", bins);
+        expect_member(d3.socket, line, "result", "memb_ukc");
         /* "pmu" is no way around "kinds" and "paths": the kprobe and
          * uprobe PMUs make probes (perf_event_open's config1 names the
          * symbol or binary, config2 a kernel address or file offset). */
