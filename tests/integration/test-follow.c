@@ -198,6 +198,14 @@ static void count_line(json_object *o, void *userdata) {
                 return;
         event = itest_str(o, "event");
         pid = (pid_t) itest_int(o, "pid");
+        /* Both carry a perf option (issue 29), which the probe on the
+         * new file keeps: the sample's ip, the probed function's. */
+        if (strcmp(event, "uprobe:call") == 0 || strcmp(event, "uprobe:call_pmu") == 0) {
+                json_object *sample;
+
+                if (!json_object_object_get_ex(o, "sample", &sample) || !*itest_str(sample, "ip"))
+                        n->bad_n++;
+        }
         if (strcmp(event, "uprobe:call") == 0) {
                 json_object *fields;
                 int64_t k;
@@ -247,8 +255,9 @@ static void test_follow_upgrade(void **state) {
                  "  \"ring\": {\"pages\": 64},\n"
                  "  \"metrics\": {\"path\": \"%2$s/evmon.prom\", \"interval_ms\": 1000},\n"
                  "  \"events\": [\n"
-                 "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call\", \"fetch\": [\"n=%%si:s64\"]},\n"
-                 "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call_pmu\"}\n"
+                 "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call\", \"fetch\": [\"n=%%si:s64\"],\n"
+                 "     \"sample\": [\"ip\"]},\n"
+                 "    {\"uprobe\": \"%1$s:evmon_probe_target\", \"name\": \"call_pmu\", \"sample\": [\"ip\"]}\n"
                  "  ]\n"
                  "}\n", path, dir_);
         assert_int_equal(itest_daemon_start(&daemon_, config), 0);
