@@ -58,6 +58,11 @@ struct attr_spec {
         bool callchain;                 /* PERF_SAMPLE_CALLCHAIN */
         unsigned max_stack;             /* 0: the kernel's default */
         bool callchain_no_kernel, callchain_no_user;
+        /* User frames by DWARF unwinding (perf --call-graph dwarf): the
+         * kernel's callchain without user frames, and the user registers
+         * and DWARF_STACK bytes of stack (default 8192) for the unwinder. */
+        bool callchain_dwarf;
+        uint32_t dwarf_stack;
         const char *const *regs_user;   /* register names (x86_64) */
         const char *const *regs_intr;
         uint32_t stack_user;            /* bytes of user stack per sample */

@@ -379,6 +379,16 @@ int ctx_symbols_resolve(struct ctx_symbols *s, pid_t pid, const uint64_t *ips, u
 void ctx_symbols_mmap(struct ctx_symbols *s, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
                       uint64_t dev, uint64_t ino, const char *path);
 void ctx_symbols_forget(struct ctx_symbols *s, pid_t pid);
+/* Unwinds process PID's user stack with DWARF CFI (libdw, in the
+ * sandboxed helper started with --unwind), as perf --call-graph dwarf
+ * does: from the registers a sample copied (REGS, one per bit of MASK,
+ * perf's x86_64 numbering; ax..r15 and ip must be there) and STACK_LEN
+ * bytes of its stack from sp on, through the process's executable
+ * mappings' files. Into RET the sampled ip, then each caller's pc (its
+ * return address less one), MAX at most; returns how many, or -errno
+ * (-EAGAIN while the helper restarts, -ETIMEDOUT past wait_ms). */
+int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const uint64_t *regs, const void *stack,
+                       size_t stack_len, uint64_t *ret, size_t max);
 /* A FORK record of a new process CHILD of PARENT: it has PARENT's
  * mappings (no record repeats them). For opts.recorded, where /proc
  * cannot tell. */

@@ -17,6 +17,8 @@
  * bounds each answer's wall time and kills it past that. It opens no
  * file: evmond opens each one and passes the fd. */
 
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -101,10 +103,12 @@ static int sandbox_seccomp(void) {
 #endif
 }
 
-static int sandbox(void) {
+static int sandbox(bool unwind) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct caps[2] = {};
-        struct rlimit nofile = { 16, 16 }, cpu = { 30, 31 }, zero = { 0, 0 };
+        /* --unwind takes a process's mappings at once. */
+        rlim_t n_files = unwind ? UNWIND_MAX_MAPS + 16 : 16;
+        struct rlimit nofile = { n_files, n_files }, cpu = { 30, 31 }, zero = { 0, 0 };
         int r;
 
         /* The daemon's fds are O_CLOEXEC; this makes sure of it. */
@@ -217,13 +221,181 @@ static int answer(uint32_t id, int error, const struct ctx_symtab *t) {
         return r;
 }
 
+/* ---- --unwind ---------------------------------------------------------- */
+
+struct unwind_ctx {
+        const struct unwind_request *req;
+        const uint8_t *stack;
+        struct unwind_reply *rep;
+};
+
+static int no_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base, char **file_name,
+                  Elf **elfp) {
+        return -1;
+}
+
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                        char **debuginfo_file_name) {
+        return -1;
+}
+
+static pid_t unwind_next_thread(Dwfl *dwfl, void *arg, void **thread_argp) {
+        if (*thread_argp)
+                return 0;
+        *thread_argp = arg;
+        return 1;
+}
+
+/* Memory is the sampled stack's bytes, nothing else: no other process's
+ * memory is read (the helper could not), and a frame that needs more
+ * ends the unwinding. */
+static bool unwind_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg) {
+        const struct unwind_ctx *u = arg;
+        uint64_t sp = u->req->sp;
+
+        if (addr < sp || addr - sp > u->req->stack_len || u->req->stack_len - (addr - sp) < sizeof(*result))
+                return false;
+        memcpy(result, u->stack + (addr - sp), sizeof(*result));
+        return true;
+}
+
+static bool unwind_set_initial_registers(Dwfl_Thread *thread, void *arg) {
+        const struct unwind_ctx *u = arg;
+
+        dwfl_thread_state_register_pc(thread, u->req->regs[UNWIND_NREGS - 1]);
+        return dwfl_thread_state_registers(thread, 0, UNWIND_NREGS, u->req->regs);
+}
+
+/* As perf's frame_callback() (util/unwind-libdw.c): a caller's pc is its
+ * return address less one, inside the call. */
+static int unwind_frame(Dwfl_Frame *state, void *arg) {
+        struct unwind_ctx *u = arg;
+        Dwarf_Addr pc;
+        bool activation;
+
+        if (!dwfl_frame_pc(state, &pc, &activation))
+                return DWARF_CB_ABORT;
+        if (!activation)
+                pc--;
+        u->rep->pcs[u->rep->n++] = pc;
+        return u->rep->n >= u->req->max_frames || u->rep->n >= UNWIND_MAX_FRAMES ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+static void unwind_one(const struct unwind_request *req, const uint8_t *stack, const int *fds,
+                       struct unwind_reply *rep) {
+        static char *debuginfo_path;
+        static const Dwfl_Callbacks cbs = { .find_elf = no_elf, .find_debuginfo = no_debuginfo,
+                                            .debuginfo_path = &debuginfo_path };
+        static const Dwfl_Thread_Callbacks tcbs = { .next_thread = unwind_next_thread,
+                                                    .memory_read = unwind_memory_read,
+                                                    .set_initial_registers = unwind_set_initial_registers };
+        struct unwind_ctx u = { req, stack, rep };
+        Dwfl *dwfl = dwfl_begin(&cbs);
+
+        if (!dwfl) {
+                rep->error = -ENOMEM;
+                return;
+        }
+        dwfl_report_begin(dwfl);
+        for (uint32_t i = 0; i < req->n_maps; i++)
+                /* Its load bias: where its file offset 0 is. */
+                (void) dwfl_report_elf(dwfl, "m", "m", fds[i], req->maps[i].start - req->maps[i].pgoff, false);
+        dwfl_report_end(dwfl, NULL, NULL);
+        if (!dwfl_attach_state(dwfl, NULL, 1, &tcbs, &u))
+                rep->error = -ENOEXEC;
+        else if (dwfl_getthread_frames(dwfl, 1, unwind_frame, &u) < 0 && rep->n == 0)
+                rep->error = -ENOENT;
+        dwfl_end(dwfl);
+}
+
+static int read_exact(int fd, void *buf, size_t n) {
+        for (size_t got = 0; got < n;) {
+                ssize_t k = read(fd, (uint8_t *) buf + got, n - got);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EPIPE;
+                got += (size_t) k;
+        }
+        return 0;
+}
+
+/* One unwind request: its header (with the fds), then its stack. 1, 0 at
+ * the end, -errno. */
+static int unwind_receive(struct unwind_request *req, int *fds, uint8_t *stack) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * UNWIND_MAX_MAPS)];
+        } control = {};
+        struct iovec iov = { req, sizeof(*req) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        size_t n_fds = 0;
+        ssize_t n;
+        int r;
+
+        do
+                n = recvmsg(SYMBOLIZER_FD, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n == 0)
+                return 0;
+        if (n < 0)
+                return -errno;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                                int x;
+
+                                memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                                if (n_fds < UNWIND_MAX_MAPS)
+                                        fds[n_fds++] = x;
+                                else
+                                        close(x);
+                        }
+        r = read_exact(SYMBOLIZER_FD, (uint8_t *) req + n, sizeof(*req) - (size_t) n);
+        if (r >= 0 && (req->magic != UNWIND_MAGIC || req->n_maps != n_fds || req->stack_len > UNWIND_MAX_STACK))
+                r = -EBADMSG;
+        if (r >= 0)
+                r = read_exact(SYMBOLIZER_FD, stack, req->stack_len);
+        if (r < 0) {
+                for (size_t i = 0; i < n_fds; i++)
+                        close(fds[i]);
+                return r;
+        }
+        return 1;
+}
+
+static int unwind_main(void) {
+        static uint8_t stack[UNWIND_MAX_STACK];
+
+        for (;;) {
+                struct unwind_request req;
+                struct unwind_reply rep = { .magic = UNWIND_MAGIC };
+                int fds[UNWIND_MAX_MAPS], r;
+
+                r = unwind_receive(&req, fds, stack);
+                if (r <= 0)
+                        return r < 0 ? 1 : 0;
+                rep.id = req.id;
+                unwind_one(&req, stack, fds, &rep);
+                for (uint32_t i = 0; i < req.n_maps; i++)
+                        close(fds[i]);
+                if (loop_write(SYMBOLIZER_FD, &rep, sizeof(rep)) < 0)
+                        return 1;
+        }
+}
+
 int main(int argc, char **argv) {
-        int r = sandbox();
+        bool unwind = argc > 1 && strcmp(argv[1], "--unwind") == 0;
+        int r = sandbox(unwind);
 
         if (r < 0) {
                 fprintf(stderr, "evmon-symbolizer: cannot set up its sandbox: %s\n", strerror(-r));
                 return 1;
         }
+        if (unwind)
+                return unwind_main();
         for (;;) {
                 _cleanup_(ctx_symtab_freep) struct ctx_symtab *t = NULL;
                 struct symbolizer_request req;

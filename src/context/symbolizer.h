@@ -44,3 +44,39 @@ static inline int symbolizer_reply_check(const struct symbolizer_reply *rep, uin
                 return -EBADMSG;
         return 0;
 }
+
+/* ---- unwinding: evmon-symbolizer --unwind ------------------------------ */
+
+/* A second helper, the same program started with --unwind, unwinds user
+ * stacks with DWARF CFI (libdw's dwfl_getthread_frames(), as perf
+ * --call-graph dwarf does) over the registers and the stack bytes a
+ * sample copied (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER). The
+ * daemon sends a request (its n_maps fds by SCM_RIGHTS with it: the
+ * process's executable mappings, opened and checked as for symbols), then
+ * stack_len bytes; the helper answers with a reply. Its input is a
+ * user's memory and files: the same sandbox. */
+#define UNWIND_MAGIC UINT32_C(0x65766d75)     /* "evmu" */
+#define UNWIND_MAX_MAPS 32
+#define UNWIND_MAX_STACK 65528                  /* the kernel's most (a u16 size, 8-aligned) */
+#define UNWIND_MAX_FRAMES 127
+#define UNWIND_NREGS 17                         /* DWARF's x86_64: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+
+struct unwind_map {
+        uint64_t start, end, pgoff;
+};
+
+struct unwind_request {
+        uint32_t magic, id;
+        uint32_t n_maps, stack_len;
+        uint64_t regs[UNWIND_NREGS];
+        uint64_t sp;                            /* the address of the stack bytes' first */
+        uint32_t max_frames, reserved;
+        struct unwind_map maps[UNWIND_MAX_MAPS];
+};
+
+struct unwind_reply {
+        uint32_t magic, id;
+        int32_t error;
+        uint32_t n;                             /* pcs: the sample's ip first, then each caller's */
+        uint64_t pcs[UNWIND_MAX_FRAMES];
+};

@@ -132,6 +132,12 @@ struct ctx_symbols {
         struct ctx_symbols_stats st;
         int helper_fd;
         pid_t helper_pid;
+        /* The --unwind helper (unwind_*()): one request at a time, waited
+         * for; killed past its deadline and started again a second later. */
+        int unwind_fd;
+        pid_t unwind_pid;
+        uint32_t unwind_id;
+        uint64_t unwind_restart_ns;
         struct pending pending;
         uint32_t next_id;
         uint64_t restart_ns, backoff_ns, last_failure_ns;
@@ -187,13 +193,15 @@ static int fd_above_helper(int fd) {
         return r;
 }
 
-static int helper_start(struct ctx_symbols *s) {
+/* Starts evmon-symbolizer (with --unwind for UNWIND): its pid and our end
+ * of its socket (non-blocking). */
+static int spawn_helper(const char *path, bool unwind, pid_t *ret_pid, int *ret_fd) {
         _cleanup_(closep) int devnull = -1;
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
         sigset_t none, all;
         int sv[2], r;
-        char *argv[] = { (char *) "evmon-symbolizer", NULL }, *envp[4];
+        char *argv[] = { (char *) "evmon-symbolizer", unwind ? (char *) "--unwind" : NULL, NULL }, *envp[4];
         size_t n_env = 0;
         extern char **environ;
 
@@ -230,22 +238,32 @@ static int helper_start(struct ctx_symbols *s) {
                     strncmp(*e, "LSAN_OPTIONS=", 13) == 0)
                         envp[n_env++] = *e;
         envp[n_env] = NULL;
-        r = -posix_spawn(&s->helper_pid, s->helper, &fa, &attr, argv, envp);
+        r = -posix_spawn(ret_pid, path, &fa, &attr, argv, envp);
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
         close(sv[1]);
         if (r < 0) {
                 close(sv[0]);
-                s->helper_pid = 0;
+                *ret_pid = 0;
                 return r;
         }
         if (fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
                 r = -errno;
-                s->helper_fd = sv[0];
-                helper_stop(s);
+                close(sv[0]);
+                (void) kill(*ret_pid, SIGKILL);
+                (void) waitpid(*ret_pid, NULL, 0);
+                *ret_pid = 0;
                 return r;
         }
-        s->helper_fd = sv[0];
+        *ret_fd = sv[0];
+        return 0;
+}
+
+static int helper_start(struct ctx_symbols *s) {
+        int r = spawn_helper(s->helper, false, &s->helper_pid, &s->helper_fd);
+
+        if (r < 0)
+                return r;
         s->st.helper_starts++;
         return 0;
 }
@@ -995,6 +1013,186 @@ int ctx_symbols_resolve(struct ctx_symbols *s, pid_t pid, const uint64_t *ips, u
         return named;
 }
 
+/* ---- DWARF unwinding ------------------------------------------------------ */
+
+static void unwind_stop(struct ctx_symbols *s) {
+        if (s->unwind_fd >= 0)
+                close(s->unwind_fd);
+        s->unwind_fd = -1;
+        if (s->unwind_pid > 0) {
+                (void) kill(s->unwind_pid, SIGKILL);
+                (void) waitpid(s->unwind_pid, NULL, 0);
+        }
+        s->unwind_pid = 0;
+}
+
+static void unwind_failed(struct ctx_symbols *s) {
+        unwind_stop(s);
+        s->unwind_restart_ns = now_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC;
+}
+
+/* Reads N bytes of the reply into BUF by UNTIL; -ETIMEDOUT past it. */
+static int unwind_read(struct ctx_symbols *s, void *buf, size_t n, uint64_t until) {
+        for (size_t got = 0; got < n;) {
+                uint64_t now = now_ns(CLOCK_MONOTONIC);
+                ssize_t k;
+
+                if (now >= until)
+                        return -ETIMEDOUT;
+                if (poll(&(struct pollfd) { .fd = s->unwind_fd, .events = POLLIN }, 1,
+                         (int) ((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC)) < 0 && errno != EINTR)
+                        return -errno;
+                k = recv(s->unwind_fd, (uint8_t *) buf + got, n - got, MSG_DONTWAIT);
+                if (k == 0)
+                        return -EPIPE;
+                if (k < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                got += (size_t) k;
+        }
+        return 0;
+}
+
+/* perf's x86_64 sample registers (enum perf_event_x86_regs) for DWARF's
+ * numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip. */
+static const unsigned dwarf_from_perf[UNWIND_NREGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8 };
+
+int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const uint64_t *regs, const void *stack,
+                       size_t stack_len, uint64_t *ret, size_t max) {
+        struct unwind_request req = { .magic = UNWIND_MAGIC };
+        struct unwind_reply rep;
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int) * UNWIND_MAX_MAPS)];
+        } control = {};
+        int fds[UNWIND_MAX_MAPS];
+        _cleanup_(closep) int root = -1;
+        struct uproc *p;
+        char buf[64];
+        uint64_t v[64] = {}, until;
+        size_t n_regs = 0;
+        int r;
+
+        if (pid <= 0 || !stack || stack_len == 0 || max == 0)
+                return -EINVAL;
+        /* The registers as sampled: one per set bit of MASK, in order. */
+        for (unsigned b = 0; b < 64; b++)
+                if (mask & (UINT64_C(1) << b))
+                        v[b] = regs[n_regs++];
+        for (unsigned i = 0; i < UNWIND_NREGS; i++)
+                if (!(mask & (UINT64_C(1) << dwarf_from_perf[i])))
+                        return -EINVAL;
+                else
+                        req.regs[i] = v[dwarf_from_perf[i]];
+        req.sp = v[7];
+        req.stack_len = (uint32_t) (stack_len < UNWIND_MAX_STACK ? stack_len : UNWIND_MAX_STACK) & ~7u;
+        req.max_frames = (uint32_t) (max < UNWIND_MAX_FRAMES ? max : UNWIND_MAX_FRAMES);
+
+        if (s->unwind_fd < 0) {
+                if (now_ns(CLOCK_MONOTONIC) < s->unwind_restart_ns)
+                        return -EAGAIN;
+                r = spawn_helper(s->helper, true, &s->unwind_pid, &s->unwind_fd);
+                if (r < 0) {
+                        s->unwind_restart_ns = now_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC;
+                        return r;
+                }
+        }
+
+        /* The process's executable mappings, its files opened as for
+         * symbols (no link followed, no blocking open, only the mapped
+         * inode). */
+        p = uproc_find(s, pid);
+        if (!p) {
+                p = uproc_new(s, pid);
+                uproc_read(s, p);
+        }
+        p->last_use = ++s->clock;
+        snprintf(buf, sizeof(buf), "%s/%d/root", s->proc_root, (int) pid);
+        root = s->o.recorded ? -1 : open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        for (unsigned i = 0; i < p->n_maps && req.n_maps < UNWIND_MAX_MAPS; i++) {
+                const struct umap *u = &p->maps[i];
+                int fd = root >= 0 ? open_mapped(root, p->names + u->path, u->dev, u->ino) : -ENOENT;
+
+                if (fd < 0 && fd != -EBADFD && fd != -ESTALE && fd != -ELOOP)
+                        fd = open_mapped(-1, p->names + u->path, u->dev, u->ino);
+                if (fd < 0)
+                        continue;
+                req.maps[req.n_maps] = (struct unwind_map) { u->start, u->end, u->pgoff };
+                fds[req.n_maps++] = fd;
+        }
+
+        req.id = ++s->unwind_id;
+        {
+                struct iovec iov[2] = { { &req, sizeof(req) }, { (void *) stack, req.stack_len } };
+                struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+                size_t total = sizeof(req) + req.stack_len, sent = 0;
+                ssize_t k;
+
+                if (req.n_maps > 0) {
+                        struct cmsghdr *c;
+
+                        mh.msg_control = &control;
+                        mh.msg_controllen = CMSG_SPACE(sizeof(int) * req.n_maps);
+                        c = CMSG_FIRSTHDR(&mh);
+                        c->cmsg_level = SOL_SOCKET;
+                        c->cmsg_type = SCM_RIGHTS;
+                        c->cmsg_len = CMSG_LEN(sizeof(int) * req.n_maps);
+                        memcpy(CMSG_DATA(c), fds, sizeof(int) * req.n_maps);
+                }
+                until = now_ns(CLOCK_MONOTONIC) + (uint64_t) s->o.wait_ms * NSEC_PER_MSEC;
+                /* The first part carries the fds; what the socket did not
+                 * take then goes as the helper reads. */
+                do
+                        k = sendmsg(s->unwind_fd, &mh, MSG_NOSIGNAL);
+                while (k < 0 && errno == EINTR);
+                for (unsigned i = 0; i < req.n_maps; i++)
+                        close(fds[i]);
+                if (k < 0 && errno != EAGAIN) {
+                        unwind_failed(s);
+                        return -EPIPE;
+                }
+                sent = k < 0 ? 0 : (size_t) k;
+                if (sent == 0) {
+                        unwind_failed(s);
+                        return -EPIPE;
+                }
+                while (sent < total) {
+                        const uint8_t *from = sent < sizeof(req) ? (const uint8_t *) &req + sent
+                                                                 : (const uint8_t *) stack + (sent - sizeof(req));
+                        size_t left = sent < sizeof(req) ? sizeof(req) - sent : total - sent;
+                        uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+                        if (now >= until) {
+                                unwind_failed(s);
+                                return -ETIMEDOUT;
+                        }
+                        k = send(s->unwind_fd, from, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+                        if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+                                (void) poll(&(struct pollfd) { .fd = s->unwind_fd, .events = POLLOUT }, 1,
+                                            (int) ((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+                                continue;
+                        }
+                        if (k <= 0) {
+                                unwind_failed(s);
+                                return -EPIPE;
+                        }
+                        sent += (size_t) k;
+                }
+        }
+        r = unwind_read(s, &rep, sizeof(rep), until);
+        if (r < 0 || rep.magic != UNWIND_MAGIC || rep.id != req.id || rep.n > UNWIND_MAX_FRAMES) {
+                unwind_failed(s);
+                return r < 0 ? r : -EBADMSG;
+        }
+        if (rep.error < 0 && rep.n == 0)
+                return rep.error < -4095 ? -EIO : rep.error;
+        for (uint32_t i = 0; i < rep.n && i < max; i++)
+                ret[i] = rep.pcs[i];
+        return (int) (rep.n < max ? rep.n : max);
+}
+
 void ctx_symbols_stats(const struct ctx_symbols *s, struct ctx_symbols_stats *ret) {
         *ret = s->st;
         ret->modules = 0;
@@ -1013,7 +1211,7 @@ int ctx_symbols_new(const struct ctx_symbols_opts *opts, struct ctx_symbols **re
         if (!s)
                 return -ENOMEM;
         s->o = opts ? *opts : (struct ctx_symbols_opts) {};
-        s->helper_fd = -1;
+        s->helper_fd = s->unwind_fd = -1;
         if (!s->o.max_modules)
                 s->o.max_modules = 256;
         if (!s->o.max_bytes)
@@ -1053,6 +1251,7 @@ struct ctx_symbols *ctx_symbols_free(struct ctx_symbols *s) {
         if (!s)
                 return NULL;
         helper_stop(s);
+        unwind_stop(s);
         pending_clear(s);
         if (s->mods)
                 for (unsigned i = 0; i < s->o.max_modules; i++)

@@ -17,7 +17,7 @@ static int symbols_new(struct daemon_context *x, bool kernel);
 
 static bool want_symbols(const struct daemon *d) {
         for (size_t i = 0; i < d->n_events; i++)
-                if (d->events[i]->cfg->symbols)
+                if (d->events[i]->cfg->symbols || d->events[i]->cfg->dwarf)
                         return true;
         return false;
 }
@@ -143,8 +143,10 @@ void daemon_context_done(struct daemon *d) {
         x->exec_filename = NULL;
         free(x->cframes);
         free(x->frames);
+        free(x->unwound);
         x->cframes = NULL;
         x->frames = NULL;
+        x->unwound = NULL;
         x->cap = 0;
         x->dummy = x->exec = -1;
 }
@@ -244,6 +246,47 @@ static const struct encode_frame *symbolize(struct daemon *d, const struct perf_
                 x->frames[i] = (struct encode_frame) { x->cframes[i].sym, x->cframes[i].off, x->cframes[i].module,
                                                      x->cframes[i].note };
         return x->frames;
+}
+
+/* The kernel's frames (up to 512) and the unwound user frames. */
+#define UNWOUND_MAX (512 + 2 + 127)
+
+const struct perf_sample *daemon_context_unwind(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
+                                                struct perf_sample *copy) {
+        struct daemon_context *x = &d->ctx;
+        uint64_t nr = 0, k = s->callchain.nr;
+        int n;
+
+        if (!ev->cfg->dwarf || !(s->sample_type & PERF_SAMPLE_REGS_USER) || !(s->sample_type & PERF_SAMPLE_STACK_USER) ||
+            !s->regs_user.regs || s->stack_user.dyn_size == 0 || s->pid == 0)
+                return s;
+        if (!x->symbols && !x->symbols_failed && symbols_new(x, false) < 0)
+                return s;
+        if (!x->symbols)
+                return s;
+        if (!x->unwound) {
+                /* Once; never per event after. */
+                x->unwound = malloc(UNWOUND_MAX * sizeof(uint64_t));
+                if (!x->unwound)
+                        return s;
+        }
+        if (k > 512)
+                k = 512;
+        if (k > 0) {
+                memcpy(x->unwound, s->callchain.ips, k * sizeof(uint64_t));
+                nr = k;
+        }
+        x->unwound[nr] = PERF_CONTEXT_USER;
+        n = ctx_symbols_unwind(x->symbols, (pid_t) s->pid, s->regs_user.mask, s->regs_user.regs, s->stack_user.data,
+                               (size_t) (s->stack_user.dyn_size < s->stack_user.size ? s->stack_user.dyn_size
+                                                                                     : s->stack_user.size),
+                               x->unwound + nr + 1, UNWOUND_MAX - nr - 1);
+        if (n <= 0)
+                return s;
+        *copy = *s;
+        copy->callchain.ips = x->unwound;
+        copy->callchain.nr = nr + 1 + (uint64_t) n;
+        return copy;
 }
 
 const struct encode_frame *daemon_context_frames(struct daemon *d, struct daemon_event *ev,

@@ -44,6 +44,7 @@ struct daemon_context {
         struct ctx_frame *cframes;      /* callchain scratch, cap entries */
         struct encode_frame *frames;
         size_t cap;
+        uint64_t *unwound;              /* a DWARF-unwound callchain, UNWOUND_MAX entries */
         char tag_dummy, tag_exec;       /* their sources' userdata */
 };
 
@@ -70,5 +71,9 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
                              struct line_meta *meta, struct encode_context *ret);
 /* The names of S's callchain frames when EV wants symbols, else NULL;
  * valid until the next call. Only for a line some client wants. */
+/* For EV with "callchain": {"user": "dwarf"}: S with its user frames
+ * unwound from its registers and stack (in *COPY), or S as it is. */
+const struct perf_sample *daemon_context_unwind(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
+                                                struct perf_sample *copy);
 const struct encode_frame *daemon_context_frames(struct daemon *d, struct daemon_event *ev,
                                                  const struct perf_sample *s);

@@ -87,16 +87,35 @@ static int field_len(struct parser *ps, const char *path, json_object *o, json_o
         return 0;
 }
 
-/* "callchain": {"max_stack", "kernel", "user"}. */
+/* "callchain": {"max_stack", "kernel", "user", "stack_bytes"}; "user" is
+ * true, false or "dwarf". */
 struct callchain_in {
         unsigned max_stack;
-        bool kernel, user;
+        bool kernel, user, dwarf;
+        unsigned stack_bytes;
 };
+
+static int field_callchain_user(struct parser *ps, const char *path, json_object *o, json_object *v, void *base,
+                                const struct field *f) {
+        struct callchain_in *in = base;
+
+        if (json_object_is_type(v, json_type_boolean)) {
+                in->user = json_object_get_boolean(v);
+                return 0;
+        }
+        if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), "dwarf") == 0) {
+                in->user = in->dwarf = true;
+                return 0;
+        }
+        return config_fail(ps, path, "expected true, false or \"dwarf\" (perf --call-graph dwarf), got %s",
+                           json_object_is_type(v, json_type_string) ? json_object_get_string(v) : config_type_name(v));
+}
 
 static const struct field callchain_fields[] = {
         F_UINT("max_stack", struct callchain_in, max_stack, 1, UINT16_MAX),
         F_BOOL("kernel", struct callchain_in, kernel),
-        F_BOOL("user", struct callchain_in, user),
+        F_CUSTOM("user", json_type_null, field_callchain_user),
+        F_UINT("stack_bytes", struct callchain_in, stack_bytes, 8, 65528),
         {}
 };
 
@@ -113,6 +132,13 @@ static int field_callchain(struct parser *ps, const char *path, json_object *o, 
         spec->max_stack = in.max_stack;
         spec->callchain_no_kernel = !in.kernel;
         spec->callchain_no_user = !in.user;
+        spec->callchain_dwarf = in.dwarf;
+        spec->dwarf_stack = in.stack_bytes;
+        ((struct perf_entry *) base)->e->dwarf = in.dwarf;
+        if (in.stack_bytes && !in.dwarf) {
+                _cleanup_(freep) char *child = config_path_join(path, "stack_bytes");
+                return child ? config_fail(ps, child, "is for \"user\": \"dwarf\"") : -ENOMEM;
+        }
         return 0;
 }
 

@@ -79,6 +79,7 @@ struct event_config {
         bool count;             /* "count": true: read every counters.interval_ms, no samples */
         char *group;            /* "group": entries sharing it form one perf group, or NULL */
         bool symbols;           /* "symbols": true: name the callchain's frames */
+        bool dwarf;             /* "callchain": {"user": "dwarf"}: user frames unwound by evmond */
 };
 
 /* Whether E's attr is what is opened: a perf event's always, a trace

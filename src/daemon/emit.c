@@ -118,6 +118,7 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         struct encode_context ec;
         const struct encode_frame *frames = NULL;
         size_t n_clients, n_perf;
+        struct perf_sample unwound;
         bool has_ctx;
 
         /* The context's own events (annotate.c) are no served event. */
@@ -159,6 +160,7 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 perf_deliver(d, ev, s);
         if (server_n_streaming(d->server) == 0 || server_match(d->server, &meta) == 0)
                 return;
+        s = daemon_context_unwind(d, ev, s, &unwound);
         frames = daemon_context_frames(d, ev, s);
         d->line.len = 0;
         if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) < 0) {

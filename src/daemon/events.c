@@ -110,6 +110,10 @@ static int daemon_event_encoder_new(struct daemon *d, struct daemon_event *ev) {
         show = ~(uint64_t) (PERF_SAMPLE_RAW | PERF_SAMPLE_CGROUP);
         if (ev->source.attr)
                 show = ev->source.attr->sample_type & ~(uint64_t) (ev->format ? PERF_SAMPLE_RAW : 0);
+        /* DWARF unwinding's registers and stack are evmond's, not the
+         * line's: the callchain says what came of them. */
+        if (ev->cfg->dwarf)
+                show &= ~(uint64_t) (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
         encoder_set_sample_show(ev->encoder, show);
         encoder_set_ids(ev->encoder, &(const struct encode_ids) { .name = daemon_event_id_name, .userdata = d });
         /* The schema line clients get before the event's lines: the

@@ -656,6 +656,25 @@ static int attr_fields(const struct attr_spec *s, struct perf_event_attr *a, str
                 a->exclude_callchain_user = s->callchain_no_user;
                 if (s->callchain_no_kernel && s->callchain_no_user)
                         return fail(e, "callchain", NULL, "neither kernel nor user frames", -EINVAL);
+                if (s->callchain_dwarf) {
+                        uint32_t bytes = s->dwarf_stack ?: 8192;
+
+                        if (s->callchain_no_user)
+                                return fail(e, "callchain", NULL, "\"user\": \"dwarf\" unwinds user frames", -EINVAL);
+                        if (bytes % 8 != 0 || bytes > 65528)
+                                return fail(e, "callchain", NULL, "stack_bytes is a multiple of 8 up to 65528",
+                                            -EINVAL);
+                        if (s->stack_user || s->regs_user)
+                                return fail(e, "callchain", NULL, "\"user\": \"dwarf\" takes the user registers and "
+                                            "stack itself: no \"regs_user\" or \"stack_user\" beside it", -EINVAL);
+                        /* As perf's: the kernel's frames, and for the
+                         * user's the registers DWARF's CFI names (ax..di,
+                         * bp, sp, ip, r8..r15) and the stack. */
+                        a->exclude_callchain_user = 1;
+                        a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                        a->sample_regs_user = 0xff01ff;
+                        a->sample_stack_user = bytes;
+                }
         }
         return 0;
 }
