@@ -775,8 +775,13 @@ static int uproc_add(struct ctx_symbols *s, struct uproc *p, uint64_t start, uin
                      uint64_t dev, uint64_t ino, const char *path, size_t path_len) {
         unsigned k;
 
-        if (path_len == 0 || path[0] != '/' || end <= start)
-                return 0;  /* anonymous, [vdso], [stack]: no file to read */
+        if (path_len == 0 || (path[0] != '/' && path[0] != '[') || end <= start)
+                return 0;  /* anonymous: no file to read, no name */
+        /* The kernel's own mappings ([vdso], [uprobes]: a uprobe's
+         * single-step slot) have no file to read, but name their frames'
+         * module, as perf names them. */
+        if (path[0] == '[')
+                dev = ino = 0;
         if (!p->maps) {
                 p->maps = calloc(s->o.max_maps, sizeof(*p->maps));
                 if (!p->maps)
@@ -944,6 +949,10 @@ static int user_frame(struct ctx_symbols *s, struct uproc *p, uint64_t ip, struc
         }
         if (!u)
                 return -ENOENT;
+        if (p->names[u->path] == '[') {
+                ret->module = p->names + u->path;
+                return -ENOENT;
+        }
         m = mod_get(s, p->pid, u->dev, u->ino, p->names + u->path, &ret->note);
         ret->module = p->names + u->path;
         if (!m)
@@ -1113,7 +1122,11 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
         root = s->o.recorded ? -1 : open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
         for (unsigned i = 0; i < p->n_maps && req.n_maps < UNWIND_MAX_MAPS; i++) {
                 const struct umap *u = &p->maps[i];
-                int fd = root >= 0 ? open_mapped(root, p->names + u->path, u->dev, u->ino) : -ENOENT;
+                int fd;
+
+                if (p->names[u->path] == '[')
+                        continue;
+                fd = root >= 0 ? open_mapped(root, p->names + u->path, u->dev, u->ino) : -ENOENT;
 
                 if (fd < 0 && fd != -EBADFD && fd != -ESTALE && fd != -ELOOP)
                         fd = open_mapped(-1, p->names + u->path, u->dev, u->ino);

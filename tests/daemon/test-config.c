@@ -636,6 +636,34 @@ static void test_trace_perf_options(void **state) {
         assert_false(event_config_has_attr(&c->events[3]));
 }
 
+/* "callchain": {"user": "dwarf"}: the kernel's frames, the user registers
+ * and stack for evmond's unwinding (perf --call-graph dwarf). */
+static void test_callchain_dwarf(void **state) {
+        _cleanup_(config_freep) struct config *c = parse_ok(
+                "{\"events\": [\n"
+                " {\"tracepoint\": \"sched:sched_switch\", \"callchain\": {\"user\": \"dwarf\"}},\n"
+                " {\"software\": \"cpu-clock\", \"callchain\": {\"user\": \"dwarf\", \"stack_bytes\": 16384}}\n"
+                "]}");
+        const struct perf_event_attr *a = &c->events[0].attr;
+
+        assert_true(c->events[0].dwarf);
+        assert_true(a->exclude_callchain_user);
+        assert_int_equal(a->sample_type, PERF_SAMPLE_RAW | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+                                         PERF_SAMPLE_STACK_USER);
+        assert_int_equal(a->sample_stack_user, 8192);
+        assert_int_equal(a->sample_regs_user, 0xff01ff);   /* ax..ip, r8..r15 */
+        assert_int_equal(c->events[1].attr.sample_stack_user, 16384);
+
+        BAD("{\"events\": [{\"tracepoint\": \"a:b\",\n \"callchain\": {\"user\": \"fp\"}}]}",
+            ":2: events[0].callchain.user: ", "expected true, false or \"dwarf\"");
+        BAD("{\"events\": [{\"tracepoint\": \"a:b\",\n \"callchain\": {\"stack_bytes\": 64}}]}",
+            ":2: events[0].callchain.stack_bytes: ", "is for \"user\": \"dwarf\"");
+        BAD("{\"events\": [{\"tracepoint\": \"a:b\",\n \"callchain\": {\"user\": \"dwarf\", \"stack_bytes\": 100}}]}",
+            ":2: events[0].callchain: ", "a multiple of 8");
+        BAD("{\"events\": [{\"tracepoint\": \"a:b\", \"stack_user\": 64,\n \"callchain\": {\"user\": \"dwarf\"}}]}",
+            ":2: events[0].callchain: ", "no \"regs_user\" or \"stack_user\" beside it");
+}
+
 static void test_perf_events(void **state) {
         _cleanup_(config_freep) struct config *c = parse_ok(
                 "{\"counters\": {\"interval_ms\": 250}, \"events\": [\n"
@@ -942,6 +970,7 @@ int main(void) {
                 cmocka_unit_test(test_events),
                 cmocka_unit_test(test_perf_events),
                 cmocka_unit_test(test_trace_perf_options),
+                cmocka_unit_test(test_callchain_dwarf),
                 cmocka_unit_test(test_targets_clock),
                 cmocka_unit_test(test_metrics),
                 cmocka_unit_test(test_lines),

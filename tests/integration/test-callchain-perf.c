@@ -7,6 +7,10 @@
  * sleeps under stack_middle() and stack_outer():
  *   tracepoint: sched:sched_switch -g, both filtered to the child's comm
  *   uprobe:     a uprobe on stack_leaf -g (perf's through perf probe)
+ *   dwarf:      both on a copy built without frame pointers, with
+ *               "callchain": {"user": "dwarf"} and perf --call-graph dwarf
+ *               (perf script --no-inline: the frames, not the inlined
+ *               functions perf names from debug info besides)
  * Both take the same kernel callchain of each hit, so sample for sample,
  * in time order, the frames must be equal as "sym+off (object)": the
  * kernel's from kallsyms, the child's from its .symtab, libc's from its
@@ -14,7 +18,9 @@
  * reads it too) with perf's choice among aliases. A sample whose user
  * frames evmond still had pending (the sandboxed helper's first answer)
  * is compared in its kernel frames only; at most two may be. Root,
- * tracefs and perf (linux-perf), and uprobes for the second, else 77. */
+ * tracefs and perf (linux-perf), and uprobes for the second and third,
+ * else 77. A user ip in the kernel's own mapping (a uprobe's single-step
+ * slot) is "[unknown] ([uprobes])" on both sides. */
 
 #include <errno.h>
 #include <limits.h>
@@ -104,7 +110,7 @@ static char *run_sh(const char *cmd, int timeout_ms) {
  * ("  4242 sched:sched_switch: "), then "\tADDR SYM+OFF (OBJECT)" per
  * frame. The child's samples (its pid into *RET_PID: perf records it
  * alone), in time order. */
-static void parse_perf(const char *text, struct samples *s, pid_t *ret_pid) {
+static void parse_perf(const char *text, struct samples *s, pid_t *ret_pid, const char *event) {
         struct sample *cur = NULL;
 
         for (const char *l = text; *l;) {
@@ -136,6 +142,8 @@ static void parse_perf(const char *text, struct samples *s, pid_t *ret_pid) {
                 }
                 cur = NULL;
                 if (sscanf(line, " %d ", &tid) != 1)
+                        continue;
+                if (event && !strstr(line, event))
                         continue;
                 if (*ret_pid == 0)
                         *ret_pid = tid;
@@ -328,7 +336,7 @@ static void test_tracepoint(void **state) {
         free(run_sh(cmd, 60000));
         snprintf(cmd, sizeof(cmd), "perf script -i %s/tp.data -F tid,event,ip,sym,symoff,dso 2>/dev/null", tmp);
         out = run_sh(cmd, 60000);
-        parse_perf(out, &perf, &pid);
+        parse_perf(out, &perf, &pid, NULL);
         free(out);
         assert_true(pid > 0);
         collect("sched:sched_switch", pid, &ev, c);
@@ -367,7 +375,7 @@ static void test_uprobe(void **state) {
         free(run_sh(cmd, 60000));
         snprintf(cmd, sizeof(cmd), "perf script -i %s/up.data -F tid,event,ip,sym,symoff,dso 2>/dev/null", tmp);
         out = run_sh(cmd, 60000);
-        parse_perf(out, &perf, &pid);
+        parse_perf(out, &perf, &pid, NULL);
         free(out);
         assert_true(pid > 0);
         collect("uprobe:leaf", pid, &ev, c);
@@ -386,6 +394,76 @@ static void test_uprobe(void **state) {
         free(c);
         samples_done(&perf);
         samples_done(&ev);
+        assert_int_equal(itest_daemon_stop(&daemon_), 0);
+}
+
+/* A program built without frame pointers, "callchain": {"user": "dwarf"}
+ * against perf record --call-graph dwarf: a uprobe and sched_switch in
+ * one run. perf script --no-inline: perf's default adds the names of
+ * inlined functions from DWARF debug info (__GI___clock_nanosleep
+ * "(inlined)"), which are no frames of the stack. */
+static void test_dwarf(void **state) {
+        static const char *const events[2] = { "uprobe:leaf", "sched:sched_switch" };
+        static const char *const perf_events[2] = { "evmonccdw:leaf", "sched:sched_switch" };
+        struct itest_client *c = malloc(sizeof(*c));
+        char cmd[3 * PATH_MAX + 512], *out, nofp[PATH_MAX], rel[PATH_MAX], config[PATH_MAX + 1024];
+        struct evmond_ctx ctx;
+        size_t len;
+        char *text;
+
+        if (access("/sys/kernel/tracing/uprobe_events", W_OK) < 0 &&
+            access("/sys/kernel/debug/tracing/uprobe_events", W_OK) < 0)
+                skip();
+        itest_build_path("tests/integration/evmon-stack-child-nofp", rel, sizeof(rel));
+        assert_non_null(realpath(rel, nofp));
+        snprintf(config, sizeof(config),
+                 "{\"order\": \"time\", \"events\": [\n"
+                 "  {\"uprobe\": \"%s:stack_leaf\", \"name\": \"leaf\", \"callchain\": {\"user\": \"dwarf\"},\n"
+                 "   \"symbols\": true},\n"
+                 "  {\"tracepoint\": \"sched:sched_switch\", \"callchain\": {\"user\": \"dwarf\", \"stack_bytes\": 16384},\n"
+                 "   \"symbols\": true, \"filter\": \"prev_comm == \\\"evmon-stack-chi\\\"\"}]}", nofp);
+        assert_int_equal(itest_daemon_start(&daemon_, config), 0);
+        assert_non_null(c);
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+
+        snprintf(cmd, sizeof(cmd), "perf probe -q -d 'evmonccdw:*' >/dev/null 2>&1; "
+                 "perf probe -q -x %s -a 'evmonccdw:leaf=stack_leaf' 2>&1", nofp);
+        free(run_sh(cmd, 60000));
+        snprintf(cmd, sizeof(cmd), "perf record -q -o %s/dw.data -e evmonccdw:leaf -e sched:sched_switch "
+                 "--filter 'prev_comm == \"evmon-stack-chi\"' --call-graph dwarf -- %s %d 2>&1; r=$?; "
+                 "perf probe -q -d 'evmonccdw:*' >/dev/null 2>&1; exit $r", tmp, nofp, RUNS);
+        free(run_sh(cmd, 60000));
+        snprintf(cmd, sizeof(cmd), "perf script --no-inline -i %s/dw.data -F tid,event,ip,sym,symoff,dso 2>/dev/null",
+                 tmp);
+        out = run_sh(cmd, 60000);
+        text = itest_client_slurp(c, 1000, 15000, &len);
+        for (int i = 0; i < 2; i++) {
+                struct samples perf = {}, ev = {};
+                pid_t pid = 0;
+                size_t deep = 0;
+
+                parse_perf(out, &perf, &pid, perf_events[i]);
+                assert_true(pid > 0);
+                ctx = (struct evmond_ctx) { .s = &ev, .event = events[i], .pid = pid };
+                itest_for_each_line(text, len, evmond_line, &ctx);
+                compare(&perf, &ev, events[i]);
+                /* The whole stack, which frame pointers would not give:
+                 * stack_outer and main under the leaf. */
+                for (size_t k = 0; k < ev.n; k++) {
+                        char *j = join(&ev.v[k], false);
+
+                        deep += strstr(j, "stack_outer+") && strstr(j, "main+");
+                        free(j);
+                }
+                assert_true(deep >= RUNS);
+                samples_done(&perf);
+                samples_done(&ev);
+        }
+        free(out);
+        free(text);
+        itest_client_close(c);
+        free(c);
         assert_int_equal(itest_daemon_stop(&daemon_), 0);
 }
 
@@ -421,6 +499,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_tracepoint),
                 cmocka_unit_test(test_uprobe),
+                cmocka_unit_test(test_dwarf),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
