@@ -233,13 +233,18 @@ struct decode_who {
         struct ctx_frame *cframes;
         struct encode_frame *frames;
         size_t cap;
+        uint64_t *unwound;              /* a DWARF-unwound callchain, UNWOUND_MAX entries */
 };
+
+/* The kernel's frames (up to 512) and the unwound user frames. */
+#define UNWOUND_MAX (512 + 2 + 127)
 
 static void decode_who_done(struct decode_who *w) {
         free(w->comms);
         ctx_symbols_free(w->symbols);
         free(w->cframes);
         free(w->frames);
+        free(w->unwound);
 }
 
 static struct comm_slot *comm_slot(struct comm_slot *t, size_t cap, uint32_t tid) {
@@ -401,6 +406,36 @@ static int decode_who_record(struct decode_who *w, const struct perf_record *r) 
         }
 }
 
+/* A sample perf record --call-graph dwarf took (the kernel's callchain
+ * without user frames, the user registers and stack): S with its user
+ * frames unwound as perf script unwinds them (in *COPY), else S. */
+static const struct perf_sample *decode_unwind(struct decode_who *w, const struct perf_event_attr *a,
+                                               const struct perf_sample *s, struct perf_sample *copy) {
+        uint64_t nr = s->callchain.nr;
+        int n;
+
+        if (!w->symbols || !a->exclude_callchain_user || !(s->sample_type & PERF_SAMPLE_CALLCHAIN) ||
+            !(s->sample_type & PERF_SAMPLE_REGS_USER) || !(s->sample_type & PERF_SAMPLE_STACK_USER) ||
+            !s->regs_user.regs || s->stack_user.dyn_size == 0 || s->pid == 0)
+                return s;
+        if (!w->unwound && !(w->unwound = malloc(UNWOUND_MAX * sizeof(uint64_t))))
+                return s;
+        if (nr > 512)
+                nr = 512;
+        memcpy(w->unwound, s->callchain.ips, nr * sizeof(uint64_t));
+        w->unwound[nr] = PERF_CONTEXT_USER;
+        n = ctx_symbols_unwind(w->symbols, (pid_t) s->pid, s->regs_user.mask, s->regs_user.regs, s->stack_user.data,
+                               (size_t) (s->stack_user.dyn_size < s->stack_user.size ? s->stack_user.dyn_size
+                                                                                     : s->stack_user.size),
+                               w->unwound + nr + 1, UNWOUND_MAX - nr - 1);
+        if (n <= 0)
+                return s;
+        *copy = *s;
+        copy->callchain.ips = w->unwound;
+        copy->callchain.nr = nr + 1 + (uint64_t) n;
+        return copy;
+}
+
 /* The frames of S's callchain, or NULL. */
 static const struct encode_frame *decode_frames(struct decode_who *w, const struct perf_sample *s) {
         uint64_t nr = s->callchain.nr;
@@ -443,11 +478,13 @@ static int decode_record(struct perfdata *pd, const struct decode_events *d, str
         if (pr->rec.type == PERF_RECORD_SAMPLE) {
                 const struct perf_sample *s = &pr->rec.sample;
                 struct encode_context ctx = { .ppid = -1, .uid = -1, .container_uid = -1 };
+                struct perf_sample unwound;
 
                 if (i < 0 || !pr->parsed) {
                         c->unknown++;
                         return 0;
                 }
+                s = decode_unwind(w, &pr->event->attr, s, &unwound);
                 ctx.comm = (s->sample_type & PERF_SAMPLE_TID) ? comm_get(w, s->tid) : NULL;
                 r = encode_event_ext(line, d->enc[i], s, offset, ctx.comm ? &ctx : NULL, decode_frames(w, s));
                 if (r == -EBADMSG) {

@@ -448,6 +448,9 @@ static void test_dwarf(void **state) {
                 ctx = (struct evmond_ctx) { .s = &ev, .event = events[i], .pid = pid };
                 itest_for_each_line(text, len, evmond_line, &ctx);
                 compare(&perf, &ev, events[i]);
+                /* evmonctl decode unwinds perf's own samples alike. */
+                snprintf(cmd, sizeof(cmd), "%s/dw.data", tmp);
+                check_decode(cmd, perf_events[i], pid, &perf);
                 /* The whole stack, which frame pointers would not give:
                  * stack_outer and main under the leaf. */
                 for (size_t k = 0; k < ev.n; k++) {
