@@ -398,6 +398,7 @@ struct ctx_symbols_stats {
         uint64_t modules, procs, named, unnamed;
         uint64_t cache_bytes;           /* the modules' tables */
         uint64_t helper_starts, helper_timeouts, helper_crashes;
+        uint64_t unwound, unwind_skipped;       /* "user": "dwarf" samples unwound, and left without user frames */
         uint64_t refused;               /* mapped files not opened: not a regular file, another inode */
 };
 void ctx_symbols_stats(const struct ctx_symbols *s, struct ctx_symbols_stats *ret);

@@ -222,6 +222,7 @@ struct encode_status_context {
         bool symbols;                   /* the symbol caches below are in use */
         uint64_t sym_modules, sym_procs, sym_named, sym_unnamed;
         uint64_t sym_cache_bytes, sym_helper_starts, sym_helper_timeouts, sym_helper_crashes, sym_refused;
+        uint64_t sym_unwound, sym_unwind_skipped;
 };
 
 struct encode_status {

@@ -138,6 +138,7 @@ struct ctx_symbols {
         pid_t unwind_pid;
         uint32_t unwind_id;
         uint64_t unwind_restart_ns;
+        uint64_t unwind_credit_ns, unwind_refill_ns;  /* what the loop may still wait for it */
         struct pending pending;
         uint32_t next_id;
         uint64_t restart_ns, backoff_ns, last_failure_ns;
@@ -1037,6 +1038,8 @@ static void unwind_stop(struct ctx_symbols *s) {
 
 static void unwind_failed(struct ctx_symbols *s) {
         unwind_stop(s);
+        s->st.unwind_skipped++;
+        s->st.helper_crashes++;
         s->unwind_restart_ns = now_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC;
 }
 
@@ -1080,7 +1083,7 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
         _cleanup_(closep) int root = -1;
         struct uproc *p;
         char buf[64];
-        uint64_t v[64] = {}, until;
+        uint64_t v[64] = {}, until, now, budget;
         size_t n_regs = 0;
         int r;
 
@@ -1100,9 +1103,13 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
         req.max_frames = (uint32_t) (max < UNWIND_MAX_FRAMES ? max : UNWIND_MAX_FRAMES);
 
         if (s->unwind_fd < 0) {
-                if (now_ns(CLOCK_MONOTONIC) < s->unwind_restart_ns)
+                if (now_ns(CLOCK_MONOTONIC) < s->unwind_restart_ns) {
+                        s->st.unwind_skipped++;
                         return -EAGAIN;
+                }
                 r = spawn_helper(s->helper, true, &s->unwind_pid, &s->unwind_fd);
+                if (r >= 0)
+                        s->st.helper_starts++;
                 if (r < 0) {
                         s->unwind_restart_ns = now_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC;
                         return r;
@@ -1136,6 +1143,32 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
                 fds[req.n_maps++] = fd;
         }
 
+        /* The loop waits for unwinding as for symbols (helper_wait()):
+         * wait_ms at once and wait_ms a second in all, so that a
+         * process whose stacks are made slow to unwind costs it that
+         * and no more; past the credit, user frames are left out. A
+         * batch job waits as long as the helper's deadline. */
+        now = now_ns(CLOCK_MONOTONIC);
+        if (s->o.recorded)
+                budget = (uint64_t) s->o.timeout_ms * NSEC_PER_MSEC;
+        else {
+                uint64_t cap = (uint64_t) s->o.wait_ms * NSEC_PER_MSEC;
+
+                if (now - s->unwind_refill_ns >= NSEC_PER_SEC)
+                        s->unwind_credit_ns = cap;
+                else
+                        s->unwind_credit_ns += (now - s->unwind_refill_ns) * s->o.wait_ms / 1000;
+                if (s->unwind_credit_ns > cap)
+                        s->unwind_credit_ns = cap;
+                s->unwind_refill_ns = now;
+                budget = s->unwind_credit_ns;
+        }
+        if (budget == 0) {
+                for (unsigned i = 0; i < req.n_maps; i++)
+                        close(fds[i]);
+                s->st.unwind_skipped++;
+                return -EAGAIN;
+        }
         req.id = ++s->unwind_id;
         {
                 struct iovec iov[2] = { { &req, sizeof(req) }, { (void *) stack, req.stack_len } };
@@ -1154,7 +1187,7 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
                         c->cmsg_len = CMSG_LEN(sizeof(int) * req.n_maps);
                         memcpy(CMSG_DATA(c), fds, sizeof(int) * req.n_maps);
                 }
-                until = now_ns(CLOCK_MONOTONIC) + (uint64_t) s->o.wait_ms * NSEC_PER_MSEC;
+                until = now + budget;
                 /* The first part carries the fds; what the socket did not
                  * take then goes as the helper reads. */
                 do
@@ -1175,16 +1208,16 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
                         const uint8_t *from = sent < sizeof(req) ? (const uint8_t *) &req + sent
                                                                  : (const uint8_t *) stack + (sent - sizeof(req));
                         size_t left = sent < sizeof(req) ? sizeof(req) - sent : total - sent;
-                        uint64_t now = now_ns(CLOCK_MONOTONIC);
+                        uint64_t t = now_ns(CLOCK_MONOTONIC);
 
-                        if (now >= until) {
+                        if (t >= until) {
                                 unwind_failed(s);
                                 return -ETIMEDOUT;
                         }
                         k = send(s->unwind_fd, from, left, MSG_NOSIGNAL | MSG_DONTWAIT);
                         if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
                                 (void) poll(&(struct pollfd) { .fd = s->unwind_fd, .events = POLLOUT }, 1,
-                                            (int) ((until - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+                                            (int) ((until - t + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
                                 continue;
                         }
                         if (k <= 0) {
@@ -1195,12 +1228,20 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
                 }
         }
         r = unwind_read(s, &rep, sizeof(rep), until);
+        if (!s->o.recorded) {
+                uint64_t spent = now_ns(CLOCK_MONOTONIC) - now;
+
+                s->unwind_credit_ns -= spent < s->unwind_credit_ns ? spent : s->unwind_credit_ns;
+        }
         if (r < 0 || rep.magic != UNWIND_MAGIC || rep.id != req.id || rep.n > UNWIND_MAX_FRAMES) {
                 unwind_failed(s);
                 return r < 0 ? r : -EBADMSG;
         }
-        if (rep.error < 0 && rep.n == 0)
+        if (rep.error < 0 && rep.n == 0) {
+                s->st.unwind_skipped++;
                 return rep.error < -4095 ? -EIO : rep.error;
+        }
+        s->st.unwound++;
         for (uint32_t i = 0; i < rep.n && i < max; i++)
                 ret[i] = rep.pcs[i];
         return (int) (rep.n < max ? rep.n : max);

@@ -109,6 +109,8 @@ static void stats_context(struct daemon *d, struct daemon_stats *s) {
                 c->sym_helper_timeouts = ss.helper_timeouts;
                 c->sym_helper_crashes = ss.helper_crashes;
                 c->sym_refused = ss.refused;
+                c->sym_unwound = ss.unwound;
+                c->sym_unwind_skipped = ss.unwind_skipped;
         }
 }
 

@@ -330,7 +330,9 @@ static json_object *status_context(const struct encode_status_context *c) {
                     !add(s, "helper_starts", json_object_new_int64((int64_t) c->sym_helper_starts)) ||
                     !add(s, "helper_timeouts", json_object_new_int64((int64_t) c->sym_helper_timeouts)) ||
                     !add(s, "helper_failures", json_object_new_int64((int64_t) c->sym_helper_crashes)) ||
-                    !add(s, "refused", json_object_new_int64((int64_t) c->sym_refused)))
+                    !add(s, "refused", json_object_new_int64((int64_t) c->sym_refused)) ||
+                    !add(s, "unwound", json_object_new_int64((int64_t) c->sym_unwound)) ||
+                    !add(s, "unwind_skipped", json_object_new_int64((int64_t) c->sym_unwind_skipped)))
                         return json_object_put(o), NULL;
         }
         return o;
