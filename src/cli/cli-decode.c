@@ -416,7 +416,8 @@ static const struct perf_sample *decode_unwind(struct decode_who *w, const struc
 
         if (!w->symbols || !a->exclude_callchain_user || !(s->sample_type & PERF_SAMPLE_CALLCHAIN) ||
             !(s->sample_type & PERF_SAMPLE_REGS_USER) || !(s->sample_type & PERF_SAMPLE_STACK_USER) ||
-            !s->regs_user.regs || s->stack_user.dyn_size == 0 || s->pid == 0)
+            !s->regs_user.regs || s->regs_user.abi != PERF_SAMPLE_REGS_ABI_64 || s->stack_user.dyn_size == 0 ||
+            s->pid == 0)
                 return s;
         if (!w->unwound && !(w->unwound = malloc(UNWOUND_MAX * sizeof(uint64_t))))
                 return s;

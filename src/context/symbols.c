@@ -1093,11 +1093,11 @@ int ctx_symbols_unwind(struct ctx_symbols *s, pid_t pid, uint64_t mask, const ui
         for (unsigned b = 0; b < 64; b++)
                 if (mask & (UINT64_C(1) << b))
                         v[b] = regs[n_regs++];
-        for (unsigned i = 0; i < UNWIND_NREGS; i++)
+        for (unsigned i = 0; i < UNWIND_NREGS; i++) {
                 if (!(mask & (UINT64_C(1) << dwarf_from_perf[i])))
                         return -EINVAL;
-                else
-                        req.regs[i] = v[dwarf_from_perf[i]];
+                req.regs[i] = v[dwarf_from_perf[i]];
+        }
         req.sp = v[7];
         req.stack_len = (uint32_t) (stack_len < UNWIND_MAX_STACK ? stack_len : UNWIND_MAX_STACK) & ~7u;
         req.max_frames = (uint32_t) (max < UNWIND_MAX_FRAMES ? max : UNWIND_MAX_FRAMES);

@@ -258,7 +258,8 @@ const struct perf_sample *daemon_context_unwind(struct daemon *d, struct daemon_
         int n;
 
         if (!ev->cfg->dwarf || !(s->sample_type & PERF_SAMPLE_REGS_USER) || !(s->sample_type & PERF_SAMPLE_STACK_USER) ||
-            !s->regs_user.regs || s->stack_user.dyn_size == 0 || s->pid == 0)
+            !s->regs_user.regs || s->regs_user.abi != PERF_SAMPLE_REGS_ABI_64 || s->stack_user.dyn_size == 0 ||
+            s->pid == 0)
                 return s;
         if (!x->symbols && !x->symbols_failed && symbols_new(x, false) < 0)
                 return s;
