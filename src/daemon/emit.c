@@ -154,13 +154,20 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         has_ctx = daemon_context_annotate(d, ev, s, &meta, &ec);
         if (!in_scope(d, &meta))
                 return;
-        if (server_n_aggregating(d->server) > 0)
+        /* "user": "dwarf": the user frames, for an aggregate's stack
+         * keys as for the line; unwound once, and only when wanted. */
+        if (server_n_aggregating(d->server) > 0) {
+                s = daemon_context_unwind(d, ev, s, &unwound);
                 aggregate(d, ev, s, &meta, has_ctx ? &ec : NULL);
+        }
+        /* The record as the kernel wrote it (a copy with unwound
+         * frames points at the same record). */
         if (n_perf > 0 && server_match_perf(d->server, &meta) > 0)
                 perf_deliver(d, ev, s);
         if (server_n_streaming(d->server) == 0 || server_match(d->server, &meta) == 0)
                 return;
-        s = daemon_context_unwind(d, ev, s, &unwound);
+        if (s != &unwound)
+                s = daemon_context_unwind(d, ev, s, &unwound);
         frames = daemon_context_frames(d, ev, s);
         d->line.len = 0;
         if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) < 0) {
