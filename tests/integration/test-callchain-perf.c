@@ -19,7 +19,8 @@
  * frames evmond still had pending (the sandboxed helper's first answer)
  * is compared in its kernel frames only; at most two may be. Root,
  * tracefs and perf (linux-perf), and uprobes for the second and third,
- * else 77. A user ip in the kernel's own mapping (a uprobe's single-step
+ * else 77. "self": true: a switch of the child to evmond counts (perf
+ * sees it). A user ip in the kernel's own mapping (a uprobe's single-step
  * slot) is "[unknown] ([uprobes])" on both sides. */
 
 #include <errno.h>
@@ -325,7 +326,7 @@ static void test_tracepoint(void **state) {
         pid_t pid = 0;
 
         /* The comm the kernel keeps: 15 bytes of the file name. */
-        start("{\"order\": \"time\", \"events\": [{\"tracepoint\": \"sched:sched_switch\", \"callchain\": {},\n"
+        start("{\"order\": \"time\", \"self\": true, \"events\": [{\"tracepoint\": \"sched:sched_switch\", \"callchain\": {},\n"
               "  \"symbols\": true, \"filter\": \"prev_comm == \\\"evmon-stack-chi\\\"\"}]}%.0s");
         assert_non_null(c);
         assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
@@ -361,7 +362,7 @@ static void test_uprobe(void **state) {
         if (access("/sys/kernel/tracing/uprobe_events", W_OK) < 0 &&
             access("/sys/kernel/debug/tracing/uprobe_events", W_OK) < 0)
                 skip();
-        start("{\"order\": \"time\", \"events\": [{\"uprobe\": \"%s:stack_leaf\", \"name\": \"leaf\",\n"
+        start("{\"order\": \"time\", \"self\": true, \"events\": [{\"uprobe\": \"%s:stack_leaf\", \"name\": \"leaf\",\n"
               "  \"callchain\": {}, \"symbols\": true}]}");
         assert_non_null(c);
         assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
@@ -417,7 +418,7 @@ static void test_dwarf(void **state) {
         itest_build_path("tests/integration/evmon-stack-child-nofp", rel, sizeof(rel));
         assert_non_null(realpath(rel, nofp));
         snprintf(config, sizeof(config),
-                 "{\"order\": \"time\", \"events\": [\n"
+                 "{\"order\": \"time\", \"self\": true, \"events\": [\n"
                  "  {\"uprobe\": \"%s:stack_leaf\", \"name\": \"leaf\", \"callchain\": {\"user\": \"dwarf\"},\n"
                  "   \"symbols\": true},\n"
                  "  {\"tracepoint\": \"sched:sched_switch\", \"callchain\": {\"user\": \"dwarf\", \"stack_bytes\": 16384},\n"
