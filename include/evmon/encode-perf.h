@@ -30,6 +30,12 @@ struct encode_ids {
 #define ENCODE_SAMPLE_TOP \
         (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
 
+/* Not a PERF_SAMPLE_* bit (the kernel's end far below it): in SHOW, it
+ * makes "stack_user" carry its bytes as "data" (base64) beside its sizes.
+ * Off by default: up to 64 KiB of stack a line that most clients never
+ * read (subscribe's "stack_bytes", doc/protocol.md). */
+#define ENCODE_SAMPLE_STACK_DATA (UINT64_C(1) << 63)
+
 /* Worst-case bytes encode_sample_put() writes for the fields of S that
  * SHOW selects (sample_type & SHOW & ~ENCODE_SAMPLE_TOP); 0 when it
  * writes nothing. */

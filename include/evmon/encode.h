@@ -113,6 +113,12 @@ struct encode_frame;
 int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
                      int64_t realtime_offset_ns, const struct encode_context *ctx,
                      const struct encode_frame *frames);
+/* encode_event_ext() showing SHOW_MORE's bits of S beside those
+ * encoder_set_sample_show() selected: ENCODE_SAMPLE_STACK_DATA
+ * (evmon/encode-perf.h) for the user stack's bytes. */
+int encode_event_show(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                      int64_t realtime_offset_ns, const struct encode_context *ctx,
+                      const struct encode_frame *frames, uint64_t show_more);
 
 /* {"type":"lost","cpu":N,"count":N}\n */
 int encode_lost(struct jbuf *b, int cpu, uint64_t count);

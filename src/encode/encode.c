@@ -504,15 +504,24 @@ static inline int put_event_symbols(char **pp, const struct encoder *e, const vo
 int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
                      int64_t realtime_offset_ns, const struct encode_context *ctx,
                      const struct encode_frame *frames) {
+        return encode_event_show(b, e, s, realtime_offset_ns, ctx, frames, 0);
+}
+
+int encode_event_show(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                      int64_t realtime_offset_ns, const struct encode_context *ctx,
+                      const struct encode_frame *frames, uint64_t show_more) {
         const void *raw = s->raw.data;
         size_t raw_size = s->raw.size;
         size_t bound = e->fixed_max + e->raw_factor * raw_size;
-        bool has_sample = s->sample_type & e->sample_show & ~(uint64_t) ENCODE_SAMPLE_TOP;
+        /* The stack's bytes are a line's, never the encoder's (its
+         * default shows every bit). */
+        uint64_t show = (e->sample_show & ~ENCODE_SAMPLE_STACK_DATA) | show_more;
+        bool has_sample = s->sample_type & show & ~(uint64_t) ENCODE_SAMPLE_TOP;
         char *p, *start;
         int r;
 
         if (has_sample)
-                bound += encode_sample_max_frames(s, e->sample_show, &e->ids, frames);
+                bound += encode_sample_max_frames(s, show, &e->ids, frames);
         if (ctx)
                 bound += encode_context_max(ctx);
         r = jbuf_reserve(b, bound);
@@ -541,7 +550,7 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
                         return r;
         }
         if (has_sample)
-                p = encode_sample_put_frames(p, s, e->sample_show, &e->ids, frames);
+                p = encode_sample_put_frames(p, s, show, &e->ids, frames);
         p = json_put_literal(p, LINE_END);
         assert((size_t) (p - start) <= bound);
         jbuf_set_end(b, p);

@@ -568,6 +568,40 @@ char *json_put_hexbytes(char *p, const void *data, size_t n) {
         return p;
 }
 
+char *json_put_base64(char *p, const void *data, size_t n) {
+        static const char b64[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const uint8_t *b = data;
+        size_t i = 0;
+
+        *p++ = '"';
+        for (; i + 3 <= n; i += 3) {
+                uint32_t v = (uint32_t) b[i] << 16 | (uint32_t) b[i + 1] << 8 | b[i + 2];
+
+                *p++ = b64[v >> 18];
+                *p++ = b64[(v >> 12) & 63];
+                *p++ = b64[(v >> 6) & 63];
+                *p++ = b64[v & 63];
+        }
+        if (i < n) {
+                uint32_t v = (uint32_t) b[i] << 16 | (i + 1 < n ? (uint32_t) b[i + 1] << 8 : 0);
+
+                *p++ = b64[v >> 18];
+                *p++ = b64[(v >> 12) & 63];
+                *p++ = i + 1 < n ? b64[(v >> 6) & 63] : '=';
+                *p++ = '=';
+        }
+        *p++ = '"';
+        return p;
+}
+
+/* The stack bytes in use: dyn_size of them, never past the copy itself
+ * (the kernel keeps dyn_size <= size; a perf.data file need not). */
+static inline size_t stack_user_used(const struct perf_sample *s) {
+        if (!s->stack_user.data)
+                return 0;
+        return (size_t) (s->stack_user.dyn_size < s->stack_user.size ? s->stack_user.dyn_size : s->stack_user.size);
+}
+
 /* ---- the object ------------------------------------------------------------ */
 
 size_t encode_sample_max_frames(const struct perf_sample *s, uint64_t show, const struct encode_ids *ids,
@@ -589,13 +623,15 @@ size_t encode_sample_max_frames(const struct perf_sample *s, uint64_t show, cons
                 n += regs_max(s->regs_user.mask);
         if (t & PERF_SAMPLE_REGS_INTR)
                 n += regs_max(s->regs_intr.mask);
+        if ((t & PERF_SAMPLE_STACK_USER) && (show & ENCODE_SAMPLE_STACK_DATA))
+                n += sizeof(",\"data\":") + JSON_BASE64_MAX(stack_user_used(s));
         return n;
 }
 
 /* The members of sample type T from ip to stack_user, each as
  * ,"key":value. */
-static inline char *put_sample_members(char *p, const struct perf_sample *s, uint64_t t, const struct encode_ids *ids,
-                                       const struct encode_frame *frames) {
+static inline char *put_sample_members(char *p, const struct perf_sample *s, uint64_t t, uint64_t show,
+                                       const struct encode_ids *ids, const struct encode_frame *frames) {
         if (t & PERF_SAMPLE_IP) {
                 p = json_put_key(p, "ip");
                 p = json_put_hex(p, s->ip);
@@ -637,13 +673,19 @@ static inline char *put_sample_members(char *p, const struct perf_sample *s, uin
                 p = put_regs(p, s->regs_user.abi, s->regs_user.mask, s->regs_user.regs);
         }
         if (t & PERF_SAMPLE_STACK_USER) {
-                /* The bytes serve DWARF unwinding, which evmon does not do:
-                 * their size and how much of it was in use. */
+                /* The bytes serve DWARF unwinding, which evmond does
+                 * itself ("callchain" then has the frames): their size
+                 * and how much of it was in use, and the bytes in use
+                 * only for a client that asked (ENCODE_SAMPLE_STACK_DATA). */
                 p = json_put_key(p, "stack_user");
                 p = json_put_literal(p, "{\"size\":");
                 p = json_put_u64(p, s->stack_user.size);
                 p = json_put_key(p, "dyn_size");
                 p = json_put_u64(p, s->stack_user.dyn_size);
+                if (show & ENCODE_SAMPLE_STACK_DATA) {
+                        p = json_put_key(p, "data");
+                        p = json_put_base64(p, s->stack_user.data, stack_user_used(s));
+                }
                 *p++ = '}';
         }
         return p;
@@ -710,7 +752,7 @@ char *encode_sample_put_frames(char *p, const struct perf_sample *s, uint64_t sh
          * back at the end: simpler than tracking which came first. */
         first = p;
 
-        p = put_sample_members(p, s, t, ids, frames);
+        p = put_sample_members(p, s, t, show, ids, frames);
         p = put_sample_memory(p, s, t);
 
         /* Drop the first member's comma. */

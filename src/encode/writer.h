@@ -27,6 +27,10 @@ static inline char *json_put_cstr(char *p, const char *s) {
 
 /* Bytes as one string of lower-case hex digits, two per byte, no "0x". */
 char *json_put_hexbytes(char *p, const void *data, size_t n);
+/* N bytes at DATA as a JSON string of their standard base64 (RFC 4648,
+ * padded): 4 * ((N + 2) / 3) + 2 bytes at P. */
+char *json_put_base64(char *p, const void *data, size_t n);
+#define JSON_BASE64_MAX(n) (4u * (((size_t) (n) + 2u) / 3u) + 2u)
 
 /* Shared by sample.c and record.c (PERF_RECORD_READ, CALLCHAIN_DEFERRED):
  * a read_format block and a callchain, with their worst-case sizes. */

@@ -569,6 +569,99 @@ static void test_sample_stack_user(void **state) {
         json_object_put(o);
 }
 
+/* "stack_bytes": the bytes in use as base64 (RFC 4648's vectors), only
+ * when asked, never past the copy, and shown where the encoder hides
+ * the stack and registers (evmond's DWARF unwinding). */
+static void test_sample_stack_bytes(void **state) {
+        static const struct {
+                uint64_t dyn_size;
+                const char *data;
+        } cases[] = {
+                { 0, "" },         { 1, "Zg==" },     { 2, "Zm8=" },         { 3, "Zm9v" },
+                { 4, "Zm9vYg==" }, { 5, "Zm9vYmE=" }, { 6, "Zm9vYmFy" }, { 8, "Zm9vYmFyAAA=" },
+                { 100, "Zm9vYmFyAAA=" },        /* past size: the 8 bytes copied */
+        };
+        struct perf_event_attr a = {
+                .sample_type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+                .sample_regs_user = 0x3,
+        };
+
+        for (size_t k = 0; k < ELEMENTSOF(cases); k++)
+                for (int hide = 0; hide <= 1; hide++) {
+                        _cleanup_(encoder_freep) struct encoder *e = NULL;
+                        struct jbuf b = {};
+                        struct perf_sample ps;
+                        json_object *o, *su;
+                        struct raw r;
+
+                        raw_begin(&r);
+                        put64(&r, PERF_SAMPLE_REGS_ABI_64);
+                        put64(&r, 0x7ffe0000);
+                        put64(&r, 0x401000);
+                        put64(&r, 8);
+                        put(&r, "foobar\0", 8);
+                        put64(&r, cases[k].dyn_size);
+                        assert_int_equal(sample_parse(&a, raw_end(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER),
+                                                      &ps), 0);
+                        assert_int_equal(encoder_new("software:cpu-clock", NULL, &e), 0);
+                        if (hide)
+                                encoder_set_sample_show(e, ~(uint64_t) (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER));
+
+                        /* Not asked: the sizes alone (or nothing, hidden). */
+                        assert_int_equal(encode_event_ext(&b, e, &ps, 0, NULL, NULL), 0);
+                        o = parse_line(&b);
+                        b.len = 0;
+                        if (hide)
+                                assert_false(has(o, "sample"));
+                        else {
+                                su = get(get(o, "sample"), "stack_user");
+                                assert_int_equal(geti(su, "size"), 8);
+                                assert_int_equal(geti(su, "dyn_size"), (int64_t) cases[k].dyn_size);
+                                assert_false(has(su, "data"));
+                        }
+                        json_object_put(o);
+
+                        /* Asked: the bytes, and the registers beside them. */
+                        assert_int_equal(encode_event_show(&b, e, &ps, 0, NULL, NULL,
+                                                           ENCODE_SAMPLE_STACK_DATA | PERF_SAMPLE_STACK_USER |
+                                                                   PERF_SAMPLE_REGS_USER),
+                                         0);
+                        o = parse_line(&b);
+                        su = get(get(o, "sample"), "stack_user");
+                        assert_int_equal(geti(su, "size"), 8);
+                        assert_string_equal(gets(su, "data"), cases[k].data);
+                        assert_string_equal(gets(get(get(o, "sample"), "regs_user"), "abi"), "64");
+                        json_object_put(o);
+                        jbuf_done(&b);
+                }
+}
+
+/* The largest stack a record holds (its size is a u16; the kernel cuts
+ * the attr's 65528 to fit): its base64 fits the bound. */
+static void test_sample_stack_bytes_max(void **state) {
+        static _Alignas(8) uint8_t rec[sizeof(struct perf_event_header) + 8 + 65504 + 8];
+        struct perf_event_attr a = { .sample_type = PERF_SAMPLE_STACK_USER };
+        struct perf_event_header h = { .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER,
+                                       .size = (uint16_t) sizeof(rec) };
+        _cleanup_(encoder_freep) struct encoder *e = NULL;
+        uint64_t size = 65504;
+        struct jbuf b = {};
+        struct perf_sample ps;
+        json_object *o;
+
+        memset(rec, 0xff, sizeof(rec));
+        memcpy(rec, &h, sizeof(h));
+        memcpy(rec + sizeof(h), &size, 8);
+        memcpy(rec + sizeof(h) + 8 + 65504, &size, 8);
+        assert_int_equal(sample_parse(&a, (const struct perf_event_header *) rec, &ps), 0);
+        assert_int_equal(encoder_new("software:cpu-clock", NULL, &e), 0);
+        assert_int_equal(encode_event_show(&b, e, &ps, 0, NULL, NULL, ENCODE_SAMPLE_STACK_DATA), 0);
+        o = parse_line(&b);
+        assert_int_equal(strlen(gets(get(get(o, "sample"), "stack_user"), "data")), 4 * ((65504 + 2) / 3));
+        json_object_put(o);
+        jbuf_done(&b);
+}
+
 static void test_sample_weight(void **state) {
         struct perf_event_attr a = { .sample_type = PERF_SAMPLE_WEIGHT };
         struct raw r;
@@ -1368,6 +1461,8 @@ int main(void) {
                 cmocka_unit_test(test_sample_branch_counters),
                 cmocka_unit_test(test_sample_regs),
                 cmocka_unit_test(test_sample_stack_user),
+                cmocka_unit_test(test_sample_stack_bytes),
+                cmocka_unit_test(test_sample_stack_bytes_max),
                 cmocka_unit_test(test_sample_weight),
                 cmocka_unit_test(test_sample_data_src),
                 cmocka_unit_test(test_sample_transaction),
