@@ -50,6 +50,7 @@ struct client {
         bool perf_ctx;           /* its subscription selects by comm, container or namespace */
         uint64_t perf_lost_id;   /* an id of its events, for the LOST records of its drops */
         bool subscribed;         /* a subscribe was taken (a refused one then leaves it as it was) */
+        bool stack_bytes;        /* subscribe's "stack_bytes": its lines of user stacks carry the bytes */
         uint64_t stuck_usec;     /* CLOCK_MONOTONIC: since when it is paused with nothing written */
         struct ucred cred;
         uint64_t id;

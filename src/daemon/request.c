@@ -29,7 +29,8 @@ static const char *const request_names[_REQUEST_TYPE_MAX] = {
  * error naming it, for every type alike (status and reload ignored
  * them, so a typo there went unnoticed while subscribe refused it). */
 static const char *const *const request_keys[_REQUEST_TYPE_MAX] = {
-        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", "format", "self", "client", "filter", NULL },
+        [REQUEST_SUBSCRIBE] = (const char *const[]) { "events", "pids", "cgroups", "comms", "containers", "namespaces", "format", "self", "client", "filter",
+                                                      "stack_bytes", NULL },
         [REQUEST_STATUS] = (const char *const[]) { NULL },
         [REQUEST_AGGREGATE] = (const char *const[]) { "events", "by", "value", "interval_ms", "cumulative", "top",
                                                       "max_keys", "pids", "cgroups", "comms", "containers",
@@ -208,6 +209,11 @@ static int parse_subscribe(json_object *msg, struct request *req, char **ret_err
                 r = parse_client_name(v, req, ret_error);
                 if (r < 0)
                         return r;
+        }
+        if ((v = get_set(msg, "stack_bytes"))) {
+                if (!json_object_is_type(v, json_type_boolean))
+                        return error_set(ret_error, -EINVAL, "subscribe: \"stack_bytes\" must be true or false");
+                req->stack_bytes = json_object_get_boolean(v);
         }
         r = get_string(msg, "subscribe", "filter", false, &req->filter, ret_error);
         if (r < 0)

@@ -46,6 +46,7 @@ struct request {
         char **namespaces;            /* fnmatch(3) patterns of the pod's namespace */
         bool format_perf;             /* "format":"perf": the events as a perf pipe-mode stream */
         bool self;                    /* "self": true: evmond's clients' own events too */
+        bool stack_bytes;             /* "stack_bytes": true: sampled user stacks' bytes (base64) too */
         char *client;                 /* "client": the client's name, sanitized; NULL: not given */
         /* Runtime control: enable and disable take events (NULL: all). */
         json_object *entry;           /* add: the event, as a config entry */

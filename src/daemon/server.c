@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -346,6 +347,7 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
         subscription_done(&c->sub);
         c->sub = sub;
         c->subscribed = true;
+        c->stack_bytes = req->stack_bytes;
         if (req->client)
                 snprintf(c->name, sizeof(c->name), "%s", req->client);
         if (req->format_perf)
@@ -844,27 +846,64 @@ void server_deliver_perf_all(struct server *s, const char *p, size_t len) {
         deliver(s, p, len, 0);
 }
 
-/* LOST: a "lost" line's count (0 for others), kept for clients that drop it. */
-static void deliver(struct server *s, const char *line, size_t len, uint64_t lost) {
+/* Stores LINE once for the N clients at CS. */
+static void deliver_to(struct server *s, struct client *const *cs, size_t n, const char *line, size_t len,
+                       uint64_t lost) {
         struct line_span sp;
 
-        if (s->n_matched == 0)
+        if (n == 0)
                 return;
         if (line_store_put(&s->store, line, len, &sp) < 0) {
                 /* Out of memory: the line is lost for everyone; say so. */
-                for (size_t i = 0; i < s->n_matched; i++) {
-                        line_queue_drop(&s->matched[i]->queue);
-                        s->matched[i]->queue.dropped_lost += lost;
-                        s->matched[i]->queue.dropped_lost_lines += lost > 0;
+                for (size_t i = 0; i < n; i++) {
+                        line_queue_drop(&cs[i]->queue);
+                        cs[i]->queue.dropped_lost += lost;
+                        cs[i]->queue.dropped_lost_lines += lost > 0;
                 }
         } else
-                for (size_t i = 0; i < s->n_matched; i++)
-                        client_push(s->matched[i], &sp, lost);
+                for (size_t i = 0; i < n; i++)
+                        client_push(cs[i], &sp, lost);
+}
+
+/* LOST: a "lost" line's count (0 for others), kept for clients that drop it. */
+static void deliver(struct server *s, const char *line, size_t len, uint64_t lost) {
+        deliver_to(s, s->matched, s->n_matched, line, len, lost);
         s->n_matched = 0;
 }
 
 void server_deliver(struct server *s, const char *line, size_t len) {
         deliver(s, line, len, 0);
+}
+
+size_t server_matched_stack_bytes(struct server *s) {
+        size_t k = 0;
+
+        /* Those that asked first: server_deliver_stack_bytes() splits
+         * the list there. */
+        for (size_t i = 0; i < s->n_matched; i++)
+                if (s->matched[i]->stack_bytes) {
+                        struct client *c = s->matched[i];
+
+                        s->matched[i] = s->matched[k];
+                        s->matched[k++] = c;
+                }
+        return k;
+}
+
+size_t server_n_matched(const struct server *s) {
+        return s->n_matched;
+}
+
+void server_deliver_stack_bytes(struct server *s, size_t n_bytes, const char *line, size_t len,
+                                const char *bytes_line, size_t bytes_len) {
+        assert(n_bytes <= s->n_matched);
+        if (bytes_line)
+                deliver_to(s, s->matched, n_bytes, bytes_line, bytes_len, 0);
+        else
+                for (size_t i = 0; i < n_bytes; i++)
+                        line_queue_drop(&s->matched[i]->queue);
+        deliver_to(s, s->matched + n_bytes, s->n_matched - n_bytes, line, len, 0);
+        s->n_matched = 0;
 }
 
 void server_broadcast(struct server *s, const struct line_meta *meta, const char *line, size_t len) {

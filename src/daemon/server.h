@@ -100,6 +100,17 @@ void server_deliver_perf_all(struct server *s, const char *p, size_t len);
 /* Stores LINE (ending in '\n') once and queues it for every client the
  * last server_match() picked; a client whose queue is full counts a drop. */
 void server_deliver(struct server *s, const char *line, size_t len);
+/* Of the clients the last server_match() picked, those whose subscribe
+ * asked for "stack_bytes" (it moves them to the front of its list): the
+ * caller then encodes the line with the stack's bytes for them and
+ * without for the others, and hands both to server_deliver_stack_bytes()
+ * (either may be empty when its clients are none). */
+size_t server_matched_stack_bytes(struct server *s);
+/* How many clients the last server_match() picked. */
+size_t server_n_matched(const struct server *s);
+/* BYTES_LINE NULL: it could not be encoded; its clients count a drop. */
+void server_deliver_stack_bytes(struct server *s, size_t n_bytes, const char *line, size_t len,
+                                const char *bytes_line, size_t bytes_len);
 /* server_match() and server_deliver() in one, for a line already encoded. */
 void server_broadcast(struct server *s, const struct line_meta *meta, const char *line, size_t len);
 /* Stores LINE once and queues it for every client (lost records, config

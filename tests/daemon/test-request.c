@@ -128,7 +128,7 @@ static void test_errors(void **state) {
                      "disable: \"events\" must be an array of event names or patterns");
         expect_error("{\"type\":\"enable\",\"event\":[]}", "enable: unknown key \"event\" (known: events)");
         expect_error("{\"type\":\"subscribe\",\"event\":[]}",
-                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format, self, client, filter)");
+                     "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format, self, client, filter, stack_bytes)");
         /* Every type refuses a key it does not take, naming what it takes:
          * status and reload took anything. */
         expect_error("{\"type\":\"status\",\"verbose\":true}",
@@ -404,6 +404,14 @@ static void test_subscribe_self_client(void **state) {
         request_done(&req);
 
         expect_error("{\"type\":\"subscribe\",\"self\":1}", "subscribe: \"self\" must be true or false");
+        assert_int_equal(parse("{\"type\":\"subscribe\",\"stack_bytes\":true}", &req, &error), 1);
+        assert_true(req.stack_bytes);
+        request_done(&req);
+        assert_int_equal(parse("{\"type\":\"subscribe\"}", &req, &error), 1);
+        assert_false(req.stack_bytes);
+        request_done(&req);
+        expect_error("{\"type\":\"subscribe\",\"stack_bytes\":\"yes\"}",
+                     "subscribe: \"stack_bytes\" must be true or false");
         expect_error("{\"type\":\"subscribe\",\"client\":\"\"}", "subscribe: \"client\" must be 1 to 64 bytes long, not 0");
         expect_error("{\"type\":\"subscribe\",\"client\":[]}",
                      "subscribe: \"client\" must be a string such as \"my-exporter\"");
