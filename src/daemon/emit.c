@@ -7,6 +7,7 @@
  * reader.c, which decides when rings are read (doorbells, ticks, the time
  * merge), not what a record becomes. */
 
+#include <errno.h>
 #include <string.h>
 
 #include "daemon.h"
@@ -124,6 +125,7 @@ static bool sample_is_self(struct daemon *d, const struct daemon_event *ev, cons
 static void stack_bytes_deliver(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
                                 const struct encode_context *ec, const struct encode_frame *frames, size_t n_bytes) {
         size_t plain_len = 0;
+        int r;
 
         if (server_n_matched(d->server) > n_bytes) {
                 if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, ec, frames) < 0) {
@@ -134,14 +136,18 @@ static void stack_bytes_deliver(struct daemon *d, struct daemon_event *ev, const
         }
         /* evmond's DWARF unwinding keeps the registers and stack off the
          * line (events.c); a client that asked for the bytes gets both. */
-        if (encode_event_show(&d->line, ev->encoder, s, d->realtime_offset, ec, frames,
-                              ENCODE_SAMPLE_STACK_DATA | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER) < 0) {
-                /* Out of memory (or a field that does not decode, when
-                 * no plain line was tried): lost for those clients alone,
-                 * counted as their drop; the others still get theirs. */
-                if (plain_len == 0)
-                        ev->bad++;
+        r = encode_event_show(&d->line, ev->encoder, s, d->realtime_offset, ec, frames,
+                              ENCODE_SAMPLE_STACK_DATA | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER);
+        if (r == -ENOMEM) {
+                /* Lost for those clients alone, counted as their drop;
+                 * the others still get theirs. */
                 server_deliver_stack_bytes(d->server, n_bytes, d->line.data, plain_len, NULL, 0);
+                return;
+        }
+        if (r < 0) {
+                /* A field that does not decode: the plain line did
+                 * not either, so none was tried. */
+                ev->bad++;
                 return;
         }
         server_deliver_stack_bytes(d->server, n_bytes, d->line.data, plain_len, d->line.data + plain_len,
