@@ -293,9 +293,18 @@ int agg_new(const struct agg_spec *spec, const struct agg_event_info *info, size
                 stacks = stacks || key_is_stack(spec->by[k].kind);
         }
 
+        if (spec->op == AGG_OP_HIST || spec->op == AGG_OP_LATENCY)
+                a->n_buckets = AGG_LOG2_BUCKETS;
+        else if (spec->op == AGG_OP_LHIST)
+                a->n_buckets = (size_t) ((spec->lmax - spec->lmin + spec->lstep - 1) / spec->lstep) + 2;
         max_keys = spec->max_keys ? spec->max_keys : AGG_MAX_KEYS_DEFAULT;
         if (max_keys > AGG_MAX_KEYS_MAX)
                 max_keys = AGG_MAX_KEYS_MAX;
+        /* A table is at most AGG_CELLS_MAX buckets (8 MiB), whatever the
+         * client asked: fewer keys for a finer histogram. The answer says
+         * how many it got. */
+        if (a->n_buckets > 0 && max_keys > AGG_CELLS_MAX / a->n_buckets)
+                max_keys = AGG_CELLS_MAX / a->n_buckets;
         a->spec.max_keys = (uint32_t) max_keys;
 
         a->n_events = n;
@@ -312,11 +321,6 @@ int agg_new(const struct agg_spec *spec, const struct agg_event_info *info, size
         r = resolve(a, info, n, start_bits, end_bits, true, ret_error);
         if (r < 0)
                 return r;
-
-        if (spec->op == AGG_OP_HIST || spec->op == AGG_OP_LATENCY)
-                a->n_buckets = AGG_LOG2_BUCKETS;
-        else if (spec->op == AGG_OP_LHIST)
-                a->n_buckets = (size_t) ((spec->lmax - spec->lmin + spec->lstep - 1) / spec->lstep) + 2;
 
         a->entries = calloc(max_keys, sizeof(*a->entries));
         a->n_slots = pow2_at_least(max_keys * 2);

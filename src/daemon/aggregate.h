@@ -22,9 +22,13 @@ struct encode_frame;
 
 #define AGG_BY_MAX 4u
 #define AGG_MAX_KEYS_DEFAULT 10000u
-/* Tables are preallocated at the request: a hist entry holds 65 buckets
- * (520 bytes), so 65,536 keys is ~34 MiB for one client at the most. */
+/* Tables are preallocated at the request: at most AGG_MAX_KEYS_MAX keys,
+ * and at most AGG_CELLS_MAX buckets in all (8 MiB: 16,131 keys of a log2
+ * hist, 1,024 of the finest lhist), fewer keys for finer histograms. */
 #define AGG_MAX_KEYS_MAX 65536u
+#define AGG_CELLS_MAX (1u << 20)
+/* The shortest interval: each line sorts and encodes the whole table. */
+#define AGG_INTERVAL_MS_MIN 100u
 #define AGG_TOP_DEFAULT 0u
 #define AGG_LHIST_BUCKETS_MAX 1024u
 /* log2 buckets: (…, 0), [0, 1), [1, 2), [2, 4) … [2^62, 2^63). */

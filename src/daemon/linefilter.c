@@ -66,8 +66,12 @@ static bool parse_number(const char *s, int64_t *ret) {
         v = strtoull(s + neg, &end, 0);
         if (errno != 0 || *end || end == s + neg || (s[neg] < '0' || s[neg] > '9'))
                 return false;
-        /* Beyond INT64_MAX: as the kernel's u64 fields hold it. */
-        *ret = neg ? -(int64_t) v : (int64_t) v;
+        /* Beyond INT64_MAX: as the kernel's u64 fields hold it. A
+         * negative one must fit (-2^63 is the least; negating it as an
+         * int64_t would overflow). */
+        if (neg && v > (UINT64_C(1) << 63))
+                return false;
+        *ret = neg ? (v == (UINT64_C(1) << 63) ? INT64_MIN : -(int64_t) v) : (int64_t) v;
         return true;
 }
 

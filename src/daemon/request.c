@@ -315,10 +315,14 @@ static int parse_value(json_object *val, struct request *req, char **ret_error) 
                                                  "and \"step\"");
                         *dst[i] = json_object_get_int64(v);
                 }
-                if (a->lstep <= 0 || a->lmax <= a->lmin || a->lmin < -(INT64_C(1) << 62) || a->lmax > INT64_C(1) << 62 ||
-                    (a->lmax - a->lmin) / a->lstep + 2 > AGG_LHIST_BUCKETS_MAX)
-                        return error_set(ret_error, -EINVAL, "aggregate: lhist needs min < max, step > 0 and at most %u "
-                                         "buckets ((max - min) / step)", AGG_LHIST_BUCKETS_MAX - 2);
+                /* Bounds that keep every bucket's edges, max + step
+                 * included, inside int64_t (a span of 2^63 once wrapped
+                 * the bucket count and the table's size). */
+                if (a->lstep <= 0 || a->lmax <= a->lmin || a->lmin < -(INT64_C(1) << 61) || a->lmax > INT64_C(1) << 61 ||
+                    a->lstep > a->lmax - a->lmin || (a->lmax - a->lmin) / a->lstep + 2 > AGG_LHIST_BUCKETS_MAX)
+                        return error_set(ret_error, -EINVAL, "aggregate: lhist needs min < max within ±2^61, 0 < step "
+                                         "<= max - min and at most %u buckets ((max - min) / step)",
+                                         AGG_LHIST_BUCKETS_MAX - 2);
         }
         if (a->op == AGG_OP_LATENCY) {
                 r = get_string(val, "aggregate: value", "start", true, &a->start, ret_error);
@@ -391,8 +395,9 @@ static int parse_aggregate(json_object *msg, struct request *req, char **ret_err
         r = get_uint(msg, "interval_ms", AGG_INTERVAL_MS_MAX, &u, ret_error);
         if (r < 0)
                 return r;
-        if (u > 0 && u < 10)
-                return error_set(ret_error, -EINVAL, "aggregate: \"interval_ms\" must be 0 (only on flush) or at least 10");
+        if (u > 0 && u < AGG_INTERVAL_MS_MIN)
+                return error_set(ret_error, -EINVAL, "aggregate: \"interval_ms\" must be 0 (only on flush) or at least %u",
+                                 AGG_INTERVAL_MS_MIN);
         a->interval_ms = u;
         u = AGG_TOP_DEFAULT;
         r = get_uint(msg, "top", AGG_MAX_KEYS_MAX, &u, ret_error);

@@ -109,7 +109,18 @@ static void test_errors(void **state) {
                      "aggregate: value \"field\" is no key of op \"count\"");
         expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"lhist\",\"field\":\"x\","
                      "\"min\":0,\"max\":100000,\"step\":1}}",
-                     "aggregate: lhist needs min < max, step > 0 and at most 1022 buckets ((max - min) / step)");
+                     "aggregate: lhist needs min < max within ±2^61, 0 < step <= max - min and at most 1022 "
+                     "buckets ((max - min) / step)");
+        /* A span of 2^63 wrapped the bucket count (and the table's size)
+         * once: refused, as a step past the span. */
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"lhist\",\"field\":\"x\","
+                     "\"min\":-4611686018427387904,\"max\":4611686018427387904,\"step\":1}}",
+                     "aggregate: lhist needs min < max within ±2^61, 0 < step <= max - min and at most 1022 "
+                     "buckets ((max - min) / step)");
+        expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"value\":{\"op\":\"lhist\",\"field\":\"x\","
+                     "\"min\":0,\"max\":10,\"step\":9223372036854775807}}",
+                     "aggregate: lhist needs min < max within ±2^61, 0 < step <= max - min and at most 1022 "
+                     "buckets ((max - min) / step)");
         expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"by\":[\"pid\",\"tid\",\"cpu\",\"uid\",\"comm\"]}",
                      "aggregate: \"by\" has 5 keys, at most 4 are taken");
         expect_error("{\"type\":\"aggregate\",\"events\":[\"a:b\"],\"max_keys\":0}",
