@@ -329,6 +329,16 @@ static int server_subscribe(struct server *s, struct client *c, struct request *
                          "cgroup tree); send it again in a moment", WALK_ALL_BURST, WALK_ALL_PER_SEC);
                 return server_subscribe_refused(c, msg);
         }
+        /* The records as the kernel wrote them hold what JSON lines leave
+         * out: the sampled user stack's bytes and registers, and the
+         * context's mmap records of every process (which /proc hides
+         * from other users). */
+        if ((req->format_perf || req->stack_bytes) && !c->admin)
+                return server_subscribe_refused(c, req->format_perf
+                        ? "subscribe: \"format\":\"perf\" is for root and socket.admin_group (the raw records hold "
+                          "other processes' stack bytes, registers and mappings)"
+                        : "subscribe: \"stack_bytes\" is for root and socket.admin_group (the bytes are other "
+                          "processes' stack memory)");
         names = server_event_names(s, &n);
         if (!names)
                 return -ENOMEM;
@@ -566,7 +576,13 @@ static int server_send_aggregating(struct server *s, struct client *c, const str
         json_object_object_add(o, "interval_ms", json_object_new_int64((int64_t) a->interval_ms));
         json_object_object_add(o, "cumulative", json_object_new_boolean(a->cumulative));
         json_object_object_add(o, "top", json_object_new_int64(a->top));
-        json_object_object_add(o, "max_keys", json_object_new_int64(a->max_keys));
+        {
+                struct agg_spec granted;
+
+                /* What agg_new() granted: fewer keys for a fine histogram. */
+                agg_get_spec(c->agg, &granted);
+                json_object_object_add(o, "max_keys", json_object_new_int64(granted.max_keys));
+        }
         if (jsonc_append_line(&line, o) < 0)
                 return -ENOMEM;
         return server_reply(c, &line);
@@ -927,7 +943,7 @@ static void match_streaming(struct server *s, uint64_t lost) {
         for (struct client *c = s->clients; c; c = c->next)
                 if (c->agg)
                         agg_add_lost(c->agg, lost);
-                else if (!c->closing)
+                else if (!c->closing && !c->perf)       /* a perf stream gets a LOST record */
                         s->matched[n++] = c;
         s->n_matched = n;
 }
@@ -1100,9 +1116,11 @@ bool server_is_self(const struct server *s, pid_t pid) {
         if (pid == s->self_pid)
                 return true;
         /* The list is walked for each line anyway (server_match()), and
-         * holds clients.max at the most. */
+         * holds clients.max at the most. Only root's and the admins'
+         * clients: anyone may connect, and a process that kept a
+         * connection open would vanish from every stream. */
         for (const struct client *c = s->clients; c; c = c->next)
-                if (c->cred.pid == pid)
+                if (c->admin && c->cred.pid == pid)
                         return true;
         return false;
 }

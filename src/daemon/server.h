@@ -161,8 +161,8 @@ static inline size_t server_n_streaming(const struct server *s) {
  * client that wants it: no allocation, no line. */
 void server_aggregate(struct server *s, const struct line_meta *meta, const struct agg_sample *as);
 /* Whether PID (a tgid or tid, as evmond's pid namespace sees it) is
- * evmond's own or one of its clients' (SO_PEERCRED): what a line
- * without "self" in its subscription leaves out. */
+ * evmond's own or one of its root or admin clients' (SO_PEERCRED): what
+ * a line without "self" in its subscription leaves out. */
 bool server_is_self(const struct server *s, pid_t pid);
 uint64_t server_dropped_total(const struct server *s);
 /* The clients (pid, uid, queued bytes, drops) for the status line, in
