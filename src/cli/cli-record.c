@@ -132,20 +132,29 @@ static void make_file_mode(const char *path) {
         struct stat st;
         void *map;
         FILE *f;
-        int r;
+        int r, tfd;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 16)
                 return;
-        if (asprintf(&tmp, "%s.evmonctl-tmp", path) < 0)
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
                 return;
         map = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED)
                 return;
-        f = fopen(tmp, "we");
+        /* A new file of a name no one could have placed a link at
+         * (O_EXCL), 0600 as perf writes its data: it holds the sampled
+         * processes' records. */
+        tfd = mkostemp(tmp, O_CLOEXEC);
+        f = tfd >= 0 ? fdopen(tfd, "w") : NULL;
         if (!f) {
+                r = -errno;
+                if (tfd >= 0) {
+                        close(tfd);
+                        (void) unlink(tmp);
+                }
                 munmap(map, (size_t) st.st_size);
-                log_warning_errno(-errno, "Cannot create %s (%m): %s stays in perf's pipe mode", tmp, path);
+                log_warning_errno(r, "Cannot create a file beside %s (%m): it stays in perf's pipe mode", path);
                 return;
         }
         r = perfdata_pipe_to_file(map, (size_t) st.st_size, f);
@@ -166,7 +175,7 @@ static int open_output(const char *path) {
 
         if (strcmp(path, "-") == 0)
                 return STDOUT_FILENO;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
         if (fd < 0)
                 return log_error_errno(-errno, "Cannot create %s: %m (name a file you may write with -o)", path);
         return fd;
