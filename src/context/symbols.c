@@ -532,7 +532,9 @@ static int open_debug(const char *root, const uint8_t *id, size_t len) {
                 return -errno;
         if (fstat(pfd, &st) < 0)
                 return -errno;
-        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        /* Root's, written by no one else, and readable by anyone: a file
+         * only root may read names nothing for a user's forged build id. */
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) || !(st.st_mode & S_IROTH))
                 return -EPERM;
         snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pfd);
         fd = open(buf, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

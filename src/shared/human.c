@@ -19,12 +19,41 @@
  * byte, DEL and the C1 controls (U+0080..U+009F, which evmond's JSON
  * gives for those bytes of invalid UTF-8) \xNN. JSON text has its C0
  * escaped already: DEL and C1 become \u00NN there, so it stays JSON. */
+/* The length of the valid UTF-8 sequence at S (N bytes left) that is no
+ * C1 control, or 0: a lone byte of 0x80..0xff (an 8-bit CSI is 0x9b) is
+ * escaped, never sent, whatever the JSON it came in (json-c does not
+ * check UTF-8; evmon-forward --read prints what NATS held). */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+        size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+
+        if (len == 0 || len > n)
+                return 0;
+        for (size_t k = 1; k < len; k++)
+                if ((s[k] & 0xc0) != 0x80)
+                        return 0;
+        if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+            (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90) ||
+            (len == 2 && s[0] == 0xc2 && s[1] <= 0x9f))
+                return 0;       /* overlong, surrogate, past U+10FFFF, or C1 */
+        return len;
+}
+
 static void put_text(FILE *f, const char *s, size_t n, bool json) {
         for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char) s[i];
 
                 if (c == 0xc2 && i + 1 < n && (unsigned char) s[i + 1] >= 0x80 && (unsigned char) s[i + 1] <= 0x9f) {
                         fprintf(f, json ? "\\u%04x" : "\\x%02x", (unsigned char) s[++i]);
+                        continue;
+                }
+                if (c >= 0x80) {
+                        size_t len = utf8_len((const unsigned char *) s + i, n - i);
+
+                        if (len == 0)
+                                fprintf(f, json ? "\\u%04x" : "\\x%02x", c);
+                        else
+                                fwrite(s + i, 1, len, f);
+                        i += len ? len - 1 : 0;
                         continue;
                 }
                 if (json) {
@@ -76,7 +105,15 @@ char *human_escape(char *buf, size_t size, const char *s) {
 
                 if (c == 0xc2 && (unsigned char) s[1] >= 0x80 && (unsigned char) s[1] <= 0x9f)
                         n = (size_t) snprintf(e, sizeof(e), "\\x%02x", (unsigned char) *++s);
-                else if (c == '\\' || c == '\n' || c == '\t' || c == '\r')
+                else if (c >= 0x80) {
+                        n = utf8_len((const unsigned char *) s, strnlen(s, 4));
+                        if (n == 0)
+                                n = (size_t) snprintf(e, sizeof(e), "\\x%02x", c);
+                        else {
+                                memcpy(e, s, n);
+                                s += n - 1;
+                        }
+                } else if (c == '\\' || c == '\n' || c == '\t' || c == '\r')
                         n = (size_t) snprintf(e, sizeof(e), "\\%c",
                                               c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
                 else if (c < 0x20 || c == 0x7f)
@@ -501,6 +538,9 @@ static const char *cell(char *buf, json_object *v) {
                  * (259.86398700000001): three decimals, trailing zeros
                  * dropped. */
                 size_t n = (size_t) snprintf(buf, CELL_MAX, "%.3f", json_object_get_double(v));
+
+                if (n >= CELL_MAX)
+                        n = CELL_MAX - 1;       /* 1e308: cut, as snprintf() did */
 
                 while (n > 1 && buf[n - 1] == '0' && strchr(buf, '.'))
                         buf[--n] = '\0';

@@ -238,6 +238,10 @@ static void test_escape(void **state) {
         assert_string_equal(human_escape(buf, sizeof(buf), "ab\033cd"), "ab\\x1bcd");
         assert_string_equal(human_escape(buf, 6, "ab\033cd"), "ab");
         assert_string_equal(human_escape(buf, sizeof(buf), "\xc2\x9b\\"), "\\x9b\\\\");
+        /* A lone 8-bit CSI, a cut sequence, an overlong one: escaped;
+         * valid UTF-8 stays. */
+        assert_string_equal(human_escape(buf, sizeof(buf), "\x9b" "1\xc3\xa9\xe2\x82"), "\\x9b1\xc3\xa9\\xe2\\x82");
+        assert_string_equal(human_escape(buf, sizeof(buf), "\xc0\xaf"), "\\xc0\\xaf");
 }
 
 /* status and describe on a terminal: members aligned, objects as
@@ -286,6 +290,7 @@ static void test_json_line(void **state) {
         human_put_json(f, line, strlen(line));
         assert_int_equal(fclose(f), 0);
         assert_string_equal(out, "{\"s\":\"a\\u009b[31mb\\u007f\xc3\xa9\\u001b\"}\n");
+
         a = json_tokener_parse(line);
         b = json_tokener_parse(out);
         assert_non_null(a);
@@ -293,6 +298,13 @@ static void test_json_line(void **state) {
         assert_true(json_object_equal(a, b));
         json_object_put(a);
         json_object_put(b);
+        free(out);
+        /* What json-c lets through unchecked: a lone 0x9b byte. */
+        f = open_memstream(&out, &n);
+        assert_non_null(f);
+        human_put_json(f, "\"\x9b[2J\"", 6);
+        assert_int_equal(fclose(f), 0);
+        assert_string_equal(out, "\"\\u009b[2J\"");
         free(out);
 }
 
