@@ -48,6 +48,7 @@ struct sample {
         char **frames;          /* "sym+off (object)", "[unknown] (object)" */
         size_t n;
         bool pending;           /* evmond: a user frame's symbols were pending */
+        bool no_user;           /* evmond: no user frames (its DWARF unwinding's budget spent) */
         char *line;             /* evmond: the line, for the failure's message */
 };
 
@@ -182,6 +183,10 @@ static void evmond_line(json_object *o, void *userdata) {
         }
         if (!json_object_object_get_ex(o, "sample", &sample) || !json_object_object_get_ex(sample, "callchain", &chain))
                 fail_msg("%s line without a callchain: %s", event, json_object_to_json_string(o));
+        x->no_user = true;
+        for (size_t i = 0; i < json_object_array_length(chain); i++)
+                if (strcmp(itest_str(json_object_array_get_idx(chain, i), "context") ?: "", "user") == 0)
+                        x->no_user = false;
         for (size_t i = 0; i < json_object_array_length(chain); i++) {
                 json_object *part = json_object_array_get_idx(chain, i), *syms;
                 const char *context = itest_str(part, "context");
@@ -224,13 +229,14 @@ static char *join(const struct sample *x, bool kernel_only) {
 /* Whether EV's samples from K on are PERF's, frame for frame; the first
  * difference into *RET_A and *RET_B (freed by the caller). */
 static bool match_at(const struct samples *perf, const struct samples *ev, size_t k, size_t *ret_pending,
-                     char **ret_a, char **ret_b) {
-        *ret_pending = 0;
+                     size_t *ret_skipped, char **ret_a, char **ret_b) {
+        *ret_pending = *ret_skipped = 0;
         for (size_t i = 0; i < perf->n; i++) {
-                bool kernel_only = ev->v[k + i].pending;
+                bool kernel_only = ev->v[k + i].pending || ev->v[k + i].no_user;
                 char *a = join(&perf->v[i], kernel_only), *b = join(&ev->v[k + i], kernel_only);
 
-                *ret_pending += kernel_only;
+                *ret_pending += ev->v[k + i].pending;
+                *ret_skipped += !ev->v[k + i].pending && ev->v[k + i].no_user;
                 if (strcmp(a, b) != 0) {
                         *ret_a = a;
                         *ret_b = b;
@@ -249,9 +255,10 @@ static bool match_at(const struct samples *perf, const struct samples *ev, size_
  * enabling perf's event, and the exiting child's last one (in
  * do_task_dead(), after perf_event_exit_task() closed perf's). So PERF's
  * samples must be EV's from some K on. */
-static void compare(const struct samples *perf, const struct samples *ev, const char *what) {
+static void compare_skipping(const struct samples *perf, const struct samples *ev, const char *what,
+                             size_t max_skipped) {
         char *a = NULL, *b = NULL;
-        size_t pending = 0;
+        size_t pending = 0, skipped = 0;
         bool found = false;
 
         fprintf(stderr, "%s: perf script %zu samples, evmond %zu\n", what, perf->n, ev->n);
@@ -266,7 +273,7 @@ static void compare(const struct samples *perf, const struct samples *ev, const 
                 free(a);
                 free(b);
                 a = b = NULL;
-                found = match_at(perf, ev, k, &pending, &a, &b);
+                found = match_at(perf, ev, k, &pending, &skipped, &a, &b);
                 if (found && k + perf->n < ev->n) {
                         char *last = join(&ev->v[ev->n - 1], false);
 
@@ -276,7 +283,14 @@ static void compare(const struct samples *perf, const struct samples *ev, const 
         }
         if (!found)
                 fail_msg("%s: a sample differs:\nperf script: %s\nevmond:      %s", what, a, b);
+        fprintf(stderr, "%s: %zu with symbols pending, %zu without user frames\n", what, pending, skipped);
         assert_true(pending <= 2);
+        assert_true(skipped <= max_skipped);
+}
+
+/* Frame pointers: every user frame is the kernel's, none left out. */
+static void compare(const struct samples *perf, const struct samples *ev, const char *what) {
+        compare_skipping(perf, ev, what, 0);
 }
 
 static void start(const char *config_fmt) {
@@ -448,7 +462,12 @@ static void test_dwarf(void **state) {
                 assert_true(pid > 0);
                 ctx = (struct evmond_ctx) { .s = &ev, .event = events[i], .pid = pid };
                 itest_for_each_line(text, len, evmond_line, &ctx);
-                compare(&perf, &ev, events[i]);
+                /* DWARF: on a loaded machine (a sanitized build beside
+                 * a VM) the unwinding's budget, 100 ms of the loop a
+                 * second, can run out: such a sample keeps its kernel
+                 * frames (counted in status's unwind_skipped); at most
+                 * half of them may. */
+                compare_skipping(&perf, &ev, events[i], perf.n / 2);
                 /* evmonctl decode unwinds perf's own samples alike. */
                 snprintf(cmd, sizeof(cmd), "%s/dw.data", tmp);
                 check_decode(cmd, perf_events[i], pid, &perf);
