@@ -454,7 +454,7 @@ static void test_unknown_keys(void **state) {
                 { "{\"type\":\"reload\",\"config\":\"/nonexistent.json\"}\n",
                   "reload: unknown key \"config\" (reload takes no key but \"type\")" },
                 { "{\"type\":\"subscribe\",\"event\":[\"" GETPGID "\"]}\n",
-                  "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format, self, client, filter)" },
+                  "subscribe: unknown key \"event\" (known: events, pids, cgroups, comms, containers, namespaces, format, self, client, filter, stack_bytes)" },
                 { "{\"type\":\"add\",\"event\":{\"tracepoint\":\"" GETSID "\"},\"enabled\":false}\n",
                   "add: unknown key \"enabled\" (known: event)" },
                 { "{\"type\":\"remove\",\"event\":\"" GETPGID "\",\"force\":true}\n",
