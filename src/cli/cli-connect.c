@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <poll.h>
@@ -282,4 +283,34 @@ int send_line(int fd, const char *line, size_t n, const char *what) {
                           r == -EPIPE || r == -ECONNRESET ? " (it closed the connection: is it evmond? "
                                                             "`systemctl status evmond`)" : "");
         return r;
+}
+
+int create_output(const char *path, mode_t mode) {
+        _cleanup_(closep) int fd = -1;
+        struct stat st;
+
+        /* evmonctl often runs as root, and whoever may write the
+         * directory (a /tmp without fs.protected_symlinks) may have put
+         * something at PATH: a link to a file of root's (O_NOFOLLOW), a
+         * FIFO that would hold the open (O_NONBLOCK, then a regular file
+         * only), another's hard link to such a file (truncated only once
+         * known to be the caller's own or the only link). */
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK, mode);
+        if (fd < 0 && errno == ELOOP)
+                return log_error_errno(-ELOOP, "%s is a symbolic link: name the file itself with -o (evmonctl "
+                                       "follows no link it writes through)", path);
+        if (fd < 0 && errno == ENXIO)
+                return log_error_errno(-ENXIO, "%s is a FIFO: name a regular file with -o", path);
+        if (fd < 0)
+                return log_error_errno(-errno, "Cannot create %s: %m (name a file you may write with -o)", path);
+        if (fstat(fd, &st) < 0)
+                return log_error_errno(-errno, "Cannot stat %s: %m", path);
+        if (!S_ISREG(st.st_mode))
+                return log_error_errno(-EINVAL, "%s is not a regular file: name one with -o", path);
+        if (st.st_uid != geteuid() && st.st_nlink > 1)
+                return log_error_errno(-EPERM, "%s is another user's file with other links: remove it, or name "
+                                       "another with -o", path);
+        if (ftruncate(fd, 0) < 0 || fcntl(fd, F_SETFL, 0) < 0)      /* O_NONBLOCK off */
+                return log_error_errno(-errno, "Cannot truncate %s: %m", path);
+        return TAKE_FD(fd);
 }

@@ -415,9 +415,14 @@ int profile_write(const struct flame *f, const char *format, const char *title, 
         int r;
 
         if (arg_output && strcmp(arg_output, "-") != 0) {
-                file = fopen(arg_output, "we");
+                int fd = create_output(arg_output, 0644);
+
+                file = fd >= 0 ? fdopen(fd, "we") : NULL;
                 if (!file) {
-                        log_error("cannot write %s: %s", arg_output, strerror(errno));
+                        if (fd >= 0) {
+                                log_error_errno(-errno, "Cannot write %s: %m", arg_output);
+                                close(fd);
+                        }
                         return 1;
                 }
                 out = file;

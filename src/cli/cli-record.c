@@ -171,14 +171,9 @@ static void make_file_mode(const char *path) {
 }
 
 static int open_output(const char *path) {
-        int fd;
-
         if (strcmp(path, "-") == 0)
                 return STDOUT_FILENO;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
-        if (fd < 0)
-                return log_error_errno(-errno, "Cannot create %s: %m (name a file you may write with -o)", path);
-        return fd;
+        return create_output(path, 0600);
 }
 
 int cmd_record(char **events, const char *output, double seconds) {

@@ -66,6 +66,9 @@ extern const char *arg_linear, *arg_match;
 extern double arg_interval, arg_seconds;
 extern long arg_top;            /* -1: not given */
 int cmd_aggregate(const char *what, char **args, int n);
+/* Creates or truncates PATH for writing, MODE when new, never through a
+ * symbolic link; the fd, or a negative errno, said. */
+int create_output(const char *path, mode_t mode);
 /* Adds the narrowing options (--container, --namespace, --comm, --cgroup,
  * --pid, --filter, --self) and the client's name "evmonctl-WHAT" to the
  * aggregate request REQ: count, hist, latency and top alike. -ENOMEM. */

@@ -246,6 +246,24 @@ def main():
         if c != a:
             fail("evmonctl decode's samples differ from evmond's lines:\n evmond %r\n decode %r" % (a, c))
         print("evmonctl decode: the same %d samples" % len(c))
+
+        # -o through a link or at a FIFO someone placed where root
+        # writes: refused, the link's target untouched.
+        victim = os.path.join(tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("precious")
+        link = os.path.join(tmp, "link.data")
+        os.symlink(victim, link)
+        fifo = os.path.join(tmp, "fifo.data")
+        os.mkfifo(fifo)
+        for path, word in ((link, "symbolic link"), (fifo, "FIFO")):
+            p = subprocess.run([evmonctl, "record", "-o", path, "--seconds", "1"] + events, env=env,
+                               capture_output=True, text=True, timeout=30)
+            if p.returncode == 0 or word not in p.stderr:
+                fail("evmonctl record -o %s: rc %d, %r" % (word, p.returncode, p.stderr))
+        if open(victim).read() != "precious":
+            fail("evmonctl record -o wrote through a link")
+        print("evmonctl record -o refuses a link and a FIFO")
     finally:
         for p in reversed(procs):
             if p.poll() is None:
