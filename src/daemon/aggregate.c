@@ -469,21 +469,28 @@ static bool stack_takes(enum agg_key_kind k, bool user) {
         return k == AGG_KEY_STACK || k == AGG_KEY_FRAME || (k == AGG_KEY_KSTACK && !user) || (k == AGG_KEY_USTACK && user);
 }
 
+/* The index of the next address from I on that stack key K takes (the
+ * PERF_CONTEXT_* markers on the way set *USER), or S->n_ips: the one
+ * walk of a callchain both the hash and the interned text take. */
+static uint64_t stack_next(enum agg_key_kind k, const struct agg_sample *s, uint64_t i, bool *user) {
+        for (; i < s->n_ips; i++) {
+                uint64_t ip = s->ips[i];
+
+                if (ip >= (uint64_t) PERF_CONTEXT_MAX)
+                        *user = ip == (uint64_t) PERF_CONTEXT_USER;
+                else if (stack_takes(k, *user))
+                        return i;
+        }
+        return s->n_ips;
+}
+
 static uint64_t stack_hash(enum agg_key_kind k, const struct agg_sample *s) {
         uint64_t h = mix(k + 1);
         bool user = false;
 
-        for (uint64_t i = 0; i < s->n_ips; i++) {
-                uint64_t ip = s->ips[i];
-
-                if (ip >= (uint64_t) PERF_CONTEXT_MAX) {
-                        user = ip == (uint64_t) PERF_CONTEXT_USER;
-                        continue;
-                }
-                if (!stack_takes(k, user))
-                        continue;
+        for (uint64_t i = stack_next(k, s, 0, &user); i < s->n_ips; i = stack_next(k, s, i + 1, &user)) {
                 /* User addresses mean something only in their process. */
-                h = mix(h ^ ip ^ (user ? (uint64_t) s->pid << 48 : 0));
+                h = mix(h ^ s->ips[i] ^ (user ? (uint64_t) s->pid << 48 : 0));
                 if (k == AGG_KEY_FRAME)
                         break;
         }
@@ -499,15 +506,8 @@ static uint64_t stack_intern(struct aggregate *a, enum agg_key_kind k, uint64_t 
         bool user = false, first = true;
         size_t take[128], n_take = 0;
 
-        for (uint64_t i = 0; i < s->n_ips && n_take < 128; i++) {
-                uint64_t ip = s->ips[i];
-
-                if (ip >= (uint64_t) PERF_CONTEXT_MAX) {
-                        user = ip == (uint64_t) PERF_CONTEXT_USER;
-                        continue;
-                }
-                if (!stack_takes(k, user))
-                        continue;
+        for (uint64_t i = stack_next(k, s, 0, &user); i < s->n_ips && n_take < 128;
+             i = stack_next(k, s, i + 1, &user)) {
                 take[n_take++] = (size_t) i;
                 if (k == AGG_KEY_FRAME)
                         break;
