@@ -27,7 +27,8 @@ import tempfile
 import threading
 import time
 
-SKIP = 77
+from termfix import Tmux as TmuxServer, log, skip, wait_for  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MODE = sys.argv[2] if len(sys.argv) > 2 else "real"
 EVMOND = os.path.join(BUILD, "evmond")
@@ -35,32 +36,9 @@ EVMONCTL = os.path.join(BUILD, "evmonctl")
 TRACEFS = "/sys/kernel/tracing"
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-def skip(why):
-    print(f"SKIP: {why}", file=sys.stderr)
-    sys.exit(SKIP)
-
-
-def wait_for(what, fn, timeout=20, every=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-class Tmux:
+class Tmux(TmuxServer):
     def __init__(self):
-        self.name = f"evmon-top-{os.getpid()}"
-
-    def run(self, *args, check=True):
-        return subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], capture_output=True, text=True,
-                              check=check)
+        super().__init__(f"evmon-top-{os.getpid()}")
 
     def start(self, command, x=120, y=20):
         self.run("new-session", "-d", "-x", str(x), "-y", str(y), f"{command}; echo exit=$?; sleep 60")
@@ -70,9 +48,6 @@ class Tmux:
 
     def keys(self, *keys):
         self.run("send-keys", *keys)
-
-    def kill(self):
-        self.run("kill-server", check=False)
 
 
 def rows(screen):

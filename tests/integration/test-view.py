@@ -18,20 +18,12 @@ import sys
 import tempfile
 import time
 
-SKIP = 77
+from termfix import Tmux as TmuxServer, log, skip, wait_for  # noqa: E402
+
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 EVMOND = os.path.join(BUILD, "evmond")
 EVMONCTL = os.path.join(BUILD, "evmonctl")
 TRACEFS = "/sys/kernel/tracing"
-
-
-def log(msg):
-    print(msg, flush=True)
-
-
-def skip(why):
-    print(f"SKIP: {why}", file=sys.stderr)
-    sys.exit(SKIP)
 
 
 def require():
@@ -41,16 +33,6 @@ def require():
         skip("tmux is not installed (apt-get install tmux; scripts/deps --test does)")
     if not os.path.isdir(os.path.join(TRACEFS, "events/syscalls/sys_enter_getpgid")):
         skip(f"no syscalls/sys_enter_getpgid in {TRACEFS}")
-
-
-def wait_for(what, fn, timeout=20, every=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def calls(comm, n=20):
@@ -70,16 +52,9 @@ def calls(comm, n=20):
     return pid
 
 
-class Tmux:
-    """A tmux server of its own (-L), a window per command, 200x50, its
-    history kept (the cpu-clock pane scrolls)."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def run(self, *args, check=True):
-        return subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], capture_output=True, text=True,
-                              check=check)
+class Tmux(TmuxServer):
+    """A window per command, 200x50, its history kept (the cpu-clock pane
+    scrolls)."""
 
     def window(self, title, command, env=()):
         argv = ["new-window", "-d", "-n", title] if self.started else ["new-session", "-d", "-x", "200", "-y", "50",
@@ -96,9 +71,6 @@ class Tmux:
         """The pane's text (with its SGR attributes as sequences)."""
         return self.run("capture-pane", "-p", "-J", "-S", "-5000", *(("-e",) if escapes else ()), "-t",
                         f":={title}", check=False).stdout
-
-    def kill(self):
-        self.run("kill-server", check=False)
 
 
 def main():
