@@ -8,9 +8,47 @@
  * allocates per line or calls printf. The json_put_*() primitives write at
  * P (which must have room, see the bounds below) and return the new end. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+static inline bool json_utf8_cont(uint8_t c) {
+        return (c & 0xc0) == 0x80;
+}
+
+/* Length of the well-formed UTF-8 sequence at S (S[0] >= 0x80, N >= 1 bytes
+ * available), or 0: the JSON writer's test, and the terminal view's
+ * (src/shared/human.c). Well-formed per RFC 3629 section 4 / Unicode
+ * table 3-7: no overlong forms (C0, C1, E0 80..9F, F0 80..8F), no
+ * surrogates (ED A0..BF), nothing above U+10FFFF (F4 90.., F5..FF). */
+static inline size_t json_utf8_len(const uint8_t *s, size_t n) {
+        uint8_t c = s[0], lo = 0x80, hi = 0xbf;
+
+        if (c < 0xc2)
+                return 0;
+        if (c < 0xe0)
+                return n >= 2 && json_utf8_cont(s[1]) ? 2 : 0;
+        if (c < 0xf0) {
+                if (n < 3 || !json_utf8_cont(s[2]))
+                        return 0;
+                if (c == 0xe0)
+                        lo = 0xa0;
+                else if (c == 0xed)
+                        hi = 0x9f;
+                return s[1] >= lo && s[1] <= hi ? 3 : 0;
+        }
+        if (c < 0xf5) {
+                if (n < 4 || !json_utf8_cont(s[2]) || !json_utf8_cont(s[3]))
+                        return 0;
+                if (c == 0xf0)
+                        lo = 0x90;
+                else if (c == 0xf4)
+                        hi = 0x8f;
+                return s[1] >= lo && s[1] <= hi ? 4 : 0;
+        }
+        return 0;
+}
 
 /* ---- the line buffer ------------------------------------------------- */
 

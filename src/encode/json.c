@@ -214,42 +214,6 @@ static const char json_esc[256] = {
         [0x80 ... 0xff] = 'U',
 };
 
-static inline bool utf8_cont(uint8_t c) {
-        return (c & 0xc0) == 0x80;
-}
-
-/* Length of the well-formed UTF-8 sequence at S (S[0] >= 0x80, N >= 1
- * bytes available), or 0. Well-formed per RFC 3629 section 4 / Unicode
- * table 3-7: no overlong forms (C0, C1, E0 80..9F, F0 80..8F), no
- * surrogates (ED A0..BF), nothing above U+10FFFF (F4 90.., F5..FF). */
-static inline size_t utf8_len(const uint8_t *s, size_t n) {
-        uint8_t c = s[0], lo = 0x80, hi = 0xbf;
-
-        if (c < 0xc2)
-                return 0;
-        if (c < 0xe0)
-                return n >= 2 && utf8_cont(s[1]) ? 2 : 0;
-        if (c < 0xf0) {
-                if (n < 3 || !utf8_cont(s[2]))
-                        return 0;
-                if (c == 0xe0)
-                        lo = 0xa0;
-                else if (c == 0xed)
-                        hi = 0x9f;
-                return s[1] >= lo && s[1] <= hi ? 3 : 0;
-        }
-        if (c < 0xf5) {
-                if (n < 4 || !utf8_cont(s[2]) || !utf8_cont(s[3]))
-                        return 0;
-                if (c == 0xf0)
-                        lo = 0x90;
-                else if (c == 0xf4)
-                        hi = 0x8f;
-                return s[1] >= lo && s[1] <= hi ? 4 : 0;
-        }
-        return 0;
-}
-
 size_t json_escaped_max(size_t n) {
         /* Every byte at worst becomes \u00XX. */
         if (n > (SIZE_MAX - 2) / 6)
@@ -280,7 +244,7 @@ char *json_put_string(char *p, const char *s, size_t n) {
                         continue;
                 }
                 if (e == 'U') {
-                        size_t l = utf8_len(u, (size_t) (end - u));
+                        size_t l = json_utf8_len(u, (size_t) (end - u));
 
                         if (l > 0) {
                                 p = json_put_bytes(p, u, l);

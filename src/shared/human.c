@@ -9,6 +9,7 @@
 
 #include "evmon/cleanup.h"
 #include "evmon/human.h"
+#include "evmon/json.h"
 #include "evmon/protocol.h"
 
 /* Writes the N bytes of S to F for a terminal: no control character
@@ -19,25 +20,6 @@
  * byte, DEL and the C1 controls (U+0080..U+009F, which evmond's JSON
  * gives for those bytes of invalid UTF-8) \xNN. JSON text has its C0
  * escaped already: DEL and C1 become \u00NN there, so it stays JSON. */
-/* The length of the valid UTF-8 sequence at S (N bytes left) that is no
- * C1 control, or 0: a lone byte of 0x80..0xff (an 8-bit CSI is 0x9b) is
- * escaped, never sent, whatever the JSON it came in (json-c does not
- * check UTF-8; evmon-forward --read prints what NATS held). */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-        size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-
-        if (len == 0 || len > n)
-                return 0;
-        for (size_t k = 1; k < len; k++)
-                if ((s[k] & 0xc0) != 0x80)
-                        return 0;
-        if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
-            (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90) ||
-            (len == 2 && s[0] == 0xc2 && s[1] <= 0x9f))
-                return 0;       /* overlong, surrogate, past U+10FFFF, or C1 */
-        return len;
-}
-
 static void put_text(FILE *f, const char *s, size_t n, bool json) {
         for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char) s[i];
@@ -47,7 +29,12 @@ static void put_text(FILE *f, const char *s, size_t n, bool json) {
                         continue;
                 }
                 if (c >= 0x80) {
-                        size_t len = utf8_len((const unsigned char *) s + i, n - i);
+                        /* Valid UTF-8 (C1 was caught above) goes out as
+                         * itself; a lone byte of 0x80..0xff (an 8-bit CSI
+                         * is 0x9b) is escaped, whatever the JSON it came in
+                         * (json-c does not check UTF-8; evmon-forward
+                         * --read prints what NATS held). */
+                        size_t len = json_utf8_len((const uint8_t *) s + i, n - i);
 
                         if (len == 0)
                                 fprintf(f, json ? "\\u%04x" : "\\x%02x", c);
@@ -106,7 +93,7 @@ char *human_escape(char *buf, size_t size, const char *s) {
                 if (c == 0xc2 && (unsigned char) s[1] >= 0x80 && (unsigned char) s[1] <= 0x9f)
                         n = (size_t) snprintf(e, sizeof(e), "\\x%02x", (unsigned char) *++s);
                 else if (c >= 0x80) {
-                        n = utf8_len((const unsigned char *) s, strnlen(s, 4));
+                        n = json_utf8_len((const uint8_t *) s, strnlen(s, 4));
                         if (n == 0)
                                 n = (size_t) snprintf(e, sizeof(e), "\\x%02x", c);
                         else {
