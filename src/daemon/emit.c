@@ -17,13 +17,16 @@
 #include "evmon/encode.h"
 #include "server.h"
 
-/* targets.containers and targets.namespaces: whether M's context is in
- * them (always, when the config names none). */
-static inline bool in_scope(const struct daemon *d, const struct line_meta *m) {
-        const struct config *c = d->config;
+/* Whether the config names targets.containers or targets.namespaces,
+ * which a line's context decides (in_scope()). */
+static inline bool scope_needs_context(const struct daemon *d) {
+        return _unlikely_(d->config->target_containers || d->config->target_namespaces);
+}
 
-        return _likely_(!c->target_containers && !c->target_namespaces) ||
-               subscription_context_matches(c->target_containers, c->target_namespaces, m);
+/* Whether M's context is in those targets (always, when there are none). */
+static inline bool in_scope(const struct daemon *d, const struct line_meta *m) {
+        return !scope_needs_context(d) ||
+               subscription_context_matches(d->config->target_containers, d->config->target_namespaces, m);
 }
 
 struct frames_args {
@@ -63,11 +66,6 @@ static void aggregate(struct daemon *d, struct daemon_event *ev, const struct pe
         };
 
         server_aggregate(d->server, meta, &as);
-}
-
-/* Whether in_scope() needs the line's context. */
-static inline bool scope_needs_context(const struct daemon *d) {
-        return _unlikely_(d->config->target_containers || d->config->target_namespaces);
 }
 
 /* The sample as the kernel wrote it, to the perf clients just matched.
@@ -252,7 +250,7 @@ static void record_emit(struct daemon *d, struct daemon_event *ev, const struct 
                 .ids = { .name = daemon_event_id_name, .userdata = d },
         };
 
-        if (_unlikely_(d->config->target_containers || d->config->target_namespaces)) {
+        if (scope_needs_context(d)) {
                 /* The record's process's context decides, as a sample's. */
                 struct perf_sample s = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
                 struct encode_context ec;
