@@ -11,14 +11,13 @@
  *   ./build/bench/bench-pipeline [EVENTS_PER_RUN] [--context|--context-docker|--context-names]
  *
  * --context adds what evmond does per event with "context" on (the
- * default): the process table lookup, the cgroup id lookup, and the
- * "proc", "cgroup" keys on the line, for a process with an exe path of a
- * usual length (src/daemon/annotate.c does the same calls).
+ * default), by evmond's own daemon_context_annotate() (the process table
+ * lookups of the process and its parent, the cgroup id's, the runtime
+ * state's, the keys written once per process and copied into each line),
+ * for a process with an exe path of a usual length and a parent.
  * --context-docker puts that process in a docker container (the id on
- * the line, as before issue 31); --context-names also makes its
- * config.v2.json under a test root, and adds what issue 31 does
- * per event: the parent's lookup ("pcomm") and the runtime state's
- * ("container_info"), keys in the cached part as annotate.c keys them.
+ * the line); --context-names also gives the container a config.v2.json
+ * under a test root, whose names evmond then adds to each line.
  */
 
 #include <errno.h>
@@ -37,6 +36,8 @@
 #include "evmon/connect.h"
 #include "evmon/context.h"
 #include "evmon/encode.h"
+#include "annotate.h"
+#include "daemon.h"
 #include "server.h"
 #include "evmon/monitor.h"
 #include "evmon/tracefs.h"
@@ -64,14 +65,10 @@ struct bench {
         struct server *server;
         struct jbuf line;
         uint64_t events, bad;
-        struct context *context;        /* --context */
-        struct ctx_runstate *runstate;  /* --context-names */
-        bool docker;                    /* --context-docker, --context-names */
-        const struct ctx_proc *cache_proc, *cache_parent;
-        const struct ctx_runstate_info *cache_info;
-        uint64_t cache_gen, cache_parent_gen, cache_info_gen;
-        char cache[1024];
-        size_t cache_len;
+        /* --context: evmond's context (its table, its runstate for
+         * --context-names, its line cache) and nothing else of it. */
+        struct daemon daemon;
+        struct daemon_event event;
 };
 
 #define BENCH_ID "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a"
@@ -91,6 +88,33 @@ static int mkdir_p(const char *path) {
 
 static size_t ns_page_size(void) {
         return (size_t) sysconf(_SC_PAGESIZE);
+}
+
+/* PROC/PID as the kernel shows a process, for the table's seed. */
+static int fake_proc(const char *proc, int pid, int ppid, const char *comm, const char *cgroup, const char *exe) {
+        char f[192];
+        FILE *fp;
+
+        snprintf(f, sizeof(f), "%s/%d", proc, pid);
+        if (mkdir(f, 0700) < 0)
+                return -errno;
+        snprintf(f, sizeof(f), "%s/%d/stat", proc, pid);
+        if (!(fp = fopen(f, "we")))
+                return -errno;
+        fprintf(fp, "%d (%s) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 5000 0 0\n", pid, comm, ppid, pid, pid);
+        fclose(fp);
+        snprintf(f, sizeof(f), "%s/%d/status", proc, pid);
+        if (!(fp = fopen(f, "we")))
+                return -errno;
+        fprintf(fp, "Name:\t%s\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n", comm);
+        fclose(fp);
+        snprintf(f, sizeof(f), "%s/%d/cgroup", proc, pid);
+        if (!(fp = fopen(f, "we")))
+                return -errno;
+        fprintf(fp, "0::%s\n", cgroup);
+        fclose(fp);
+        snprintf(f, sizeof(f), "%s/%d/exe", proc, pid);
+        return symlink(exe, f) < 0 ? -errno : 0;
 }
 
 /* One sample as the kernel lays it out for SAMPLE_TYPE. */
@@ -134,60 +158,13 @@ static int on_record(const struct perf_event_header *h, void *userdata) {
         meta.sample = &s;
         meta.self = server_is_self(b->server, (pid_t) s.pid);
         b->events++;
-        if (b->context) {
-                const struct ctx_proc *p = context_lookup(b->context, (pid_t) s.pid, s.time);
-                const struct ctx_cgroup *g = context_cgroup_lookup(b->context, s.cgroup);
-                const struct ctx_proc *pp = NULL;
-                const struct ctx_runstate_info *ri = NULL;
-
-                ec = (struct encode_context) { .ppid = -1, .uid = -1, .container_uid = -1 };
-                if (p) {
-                        ec.comm = p->comm;
-                        ec.exe = p->exe;
-                        ec.ppid = p->ppid;
-                        ec.uid = p->uid;
-                        ec.cgroup = p->cgroup;
-                }
-                if (g)
-                        ec.cgroup = g->path;
-                meta.comm = ec.comm;
-                if (b->docker && p) {
-                        const struct ctx_container *ct = context_proc_container(b->context, p);
-
-                        ec.container = ct ? ct->id : NULL;
-                        if (b->runstate) {
-                                pp = context_lookup(b->context, p->ppid, s.time);
-                                ec.pcomm = pp ? pp->comm : NULL;
-                                ri = ct ? ctx_runstate_lookup(b->runstate, ct) : NULL;
-                        }
-                        if (ri) {
-                                ec.runtime = ctx_runtime_to_string(ct->runtime);
-                                ec.verified = ri->verified;
-                                ec.name = ri->name;
-                                ec.image = ri->image;
-                                ec.image_id = ri->image_id;
-                        }
-                }
-                /* As annotate.c: the keys written once per process and
-                 * cgroup (their gens), copied into each line. */
-                if (p != b->cache_proc || !p || p->gen != b->cache_gen || pp != b->cache_parent ||
-                    (pp && pp->gen != b->cache_parent_gen) || ri != b->cache_info ||
-                    (ri && ri->gen != b->cache_info_gen)) {
-                        b->cache_len = (size_t) (encode_context_put(b->cache, &ec) - b->cache);
-                        b->cache_proc = p;
-                        b->cache_gen = p ? p->gen : 0;
-                        b->cache_parent = pp;
-                        b->cache_parent_gen = pp ? pp->gen : 0;
-                        b->cache_info = ri;
-                        b->cache_info_gen = ri ? ri->gen : 0;
-                }
-                ec.json = b->cache;
-                ec.json_len = b->cache_len;
-        }
+        /* evmond's own call (src/daemon/annotate.c), as emit.c makes it. */
+        if (b->daemon.ctx.table && !daemon_context_annotate(&b->daemon, &b->event, &s, &meta, &ec))
+                return 0;
         if (server_match(b->server, &meta) == 0)
                 return 0;
         b->line.len = 0;
-        if (encode_event_ext(&b->line, b->encoder, &s, 0, b->context ? &ec : NULL, NULL) < 0) {
+        if (encode_event_ext(&b->line, b->encoder, &s, 0, b->daemon.ctx.table ? &ec : NULL, NULL) < 0) {
                 b->bad++;
                 return 0;
         }
@@ -266,40 +243,26 @@ int main(int argc, char **argv) {
         if (!mkdtemp(dir))
                 return 1;
         if (with_context) {
-                /* A /proc of one process, the samples' pid, as evmond
-                 * seeds its table at start. */
+                /* A /proc of the samples' process and its parent, as
+                 * evmond seeds its table at start. */
+                const char *cg = with_docker ? "/system.slice/docker-" BENCH_ID ".scope"
+                                             : "/user.slice/user-0.slice/session-1.scope";
                 char proc[128], f[192];
                 FILE *fp;
 
                 snprintf(proc, sizeof(proc), "%s/proc", dir);
-                snprintf(f, sizeof(f), "%s/4242", proc);
-                if (mkdir(proc, 0700) < 0 || mkdir(f, 0700) < 0)
+                if (mkdir(proc, 0700) < 0 ||
+                    fake_proc(proc, 4000, 1, with_docker ? "containerd-shim" : "bash", cg, "/usr/bin/bash") < 0 ||
+                    fake_proc(proc, 4242, 4000, "loadgen", cg, "/home/build/evmon/build-bench/bench/loadgen") < 0)
                         return 1;
-                snprintf(f, sizeof(f), "%s/4242/stat", proc);
-                if (!(fp = fopen(f, "we")))
+                if (context_new(&(struct ctx_opts) { .proc_root = proc }, &b.daemon.ctx.table) < 0 ||
+                    context_seed(b.daemon.ctx.table) != 2)
                         return 1;
-                fputs("4242 (loadgen) S 4000 4242 4242 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 5000 0 0\n", fp);
-                fclose(fp);
-                snprintf(f, sizeof(f), "%s/4242/status", proc);
-                if (!(fp = fopen(f, "we")))
+                b.daemon.ctx.cache = calloc(CONTEXT_CACHE_SLOTS, sizeof(*b.daemon.ctx.cache));
+                if (!b.daemon.ctx.cache)
                         return 1;
-                fputs("Name:\tloadgen\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n", fp);
-                fclose(fp);
-                snprintf(f, sizeof(f), "%s/4242/cgroup", proc);
-                if (!(fp = fopen(f, "we")))
-                        return 1;
-                fputs(with_docker ? "0::/system.slice/docker-" BENCH_ID ".scope\n"
-                                 : "0::/user.slice/user-0.slice/session-1.scope\n", fp);
-                fclose(fp);
-                snprintf(f, sizeof(f), "%s/4242/exe", proc);
-                if (symlink("/home/build/evmon/build-bench/bench/loadgen", f) < 0)
-                        return 1;
-                if (context_new(&(struct ctx_opts) { .proc_root = proc }, &b.context) < 0 ||
-                    context_seed(b.context) != 1)
-                        return 1;
-                b.docker = with_docker;
                 if (with_names) {
-                        /* docker's state for the container, and a parent. */
+                        /* docker's state for the container. */
                         snprintf(f, sizeof(f), "%s/var/lib/docker/containers/" BENCH_ID, dir);
                         if (mkdir_p(f) < 0)
                                 return 1;
@@ -309,10 +272,8 @@ int main(int argc, char **argv) {
                         fputs("{\"ID\":\"" BENCH_ID "\",\"Name\":\"/payments-api\",\"Config\":{\"Image\":"
                               "\"registry.example/payments/api:2.4.1\"},\"Image\":\"sha256:" BENCH_ID "\"}", fp);
                         fclose(fp);
-                        context_fork(b.context, 4000, 1, 4000, 0);
-                        context_comm(b.context, 4000, 4000, "containerd-shim", false, 0);
                         if (ctx_runstate_new(&(struct ctx_runstate_opts) { .root = dir, .recheck_ns = UINT64_MAX },
-                                             &b.runstate) < 0)
+                                             &b.daemon.ctx.runstate) < 0)
                                 return 1;
                 }
         }
@@ -361,11 +322,12 @@ int main(int argc, char **argv) {
         ring_done(&ring);
         encoder_free(b.encoder);
         format_free(fmt);
-        if (b.context) {
+        if (b.daemon.ctx.table) {
                 char cmd[128];
 
-                b.context = context_free(b.context);
-                b.runstate = ctx_runstate_free(b.runstate);
+                b.daemon.ctx.table = context_free(b.daemon.ctx.table);
+                b.daemon.ctx.runstate = ctx_runstate_free(b.daemon.ctx.runstate);
+                free(b.daemon.ctx.cache);
                 snprintf(cmd, sizeof(cmd), "rm -rf %s/proc %s/var", dir, dir);
                 (void) system(cmd);
         }
