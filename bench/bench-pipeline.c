@@ -328,6 +328,7 @@ int main(int argc, char **argv) {
                 b.daemon.ctx.table = context_free(b.daemon.ctx.table);
                 b.daemon.ctx.runstate = ctx_runstate_free(b.daemon.ctx.runstate);
                 free(b.daemon.ctx.cache);
+                jbuf_done(&b.daemon.ctx.scratch);
                 snprintf(cmd, sizeof(cmd), "rm -rf %s/proc %s/var", dir, dir);
                 (void) system(cmd);
         }

@@ -230,6 +230,13 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
 /* The incarnation of process PID (a tgid: threads share it) at TIME (0:
  * the live one), or NULL (counted as a miss). No allocation, no syscall. */
 const struct ctx_proc *context_lookup(struct context *c, pid_t pid, uint64_t time);
+/* Changes with every call that may change what a lookup gives (a seed,
+ * a record, a first sight, a cgroup noted): while it stays, a lookup of
+ * the same pid at a time within the incarnation found gives that one
+ * again, and a cgroup's lookup the same cgroup. */
+uint64_t context_epoch(const struct context *c);
+/* Counts N lookups answered from a caller's memo as hits in the stats. */
+void context_count_hits(struct context *c, unsigned n);
 /* After context_lookup() missed PID at TIME: the process as /proc has it
  * now, kept from TIME on, for a process whose FORK the records did not
  * bring (one moved into a target cgroup after it forked, or a table that

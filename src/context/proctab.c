@@ -76,6 +76,7 @@ struct context {
 
         struct ctx_stats st;
         uint64_t gen;                   /* the last ctx_proc/ctx_cgroup gen given */
+        uint64_t epoch;                 /* context_epoch() */
         /* Pids context_first_sight() found gone lately: their last
          * samples, still in the rings, try /proc once, not each. */
         pid_t gone[64];
@@ -200,6 +201,7 @@ void context_cgroup(struct context *c, uint64_t id, const char *path) {
         struct istr *s;
         uint32_t k;
 
+        c->epoch++;
         if (!path || !*path)
                 return;
         s = str_get(c, path, strlen(path), true);
@@ -424,6 +426,7 @@ static int open_proc(struct context *c) {
 int context_seed_pid(struct context *c, pid_t pid, uint64_t from) {
         int fd = open_proc(c), r;
 
+        c->epoch++;
         if (fd < 0)
                 return -errno;
         r = seed_one(c, fd, pid, from, NULL);
@@ -461,6 +464,7 @@ int context_seed(struct context *c) {
         struct dirent *de;
         int n = 0;
 
+        c->epoch++;
         if (c->cgroup2_mount) {
                 walk_ctx = c;
                 (void) nftw(c->cgroup2_mount, walk_one, 16, FTW_PHYS | FTW_MOUNT);
@@ -488,6 +492,7 @@ int context_seed(struct context *c) {
 void context_fork(struct context *c, pid_t pid, pid_t ppid, pid_t tid, uint64_t time) {
         struct pentry *parent, *old, *e;
 
+        c->epoch++;
         if (pid == ppid || pid != tid)
                 return;  /* a new thread of a known process */
         c->st.forks++;
@@ -524,6 +529,7 @@ void context_fork(struct context *c, pid_t pid, pid_t ppid, pid_t tid, uint64_t 
 void context_exit(struct context *c, pid_t pid, pid_t tid, uint64_t time) {
         struct pentry *e;
 
+        c->epoch++;
         if (pid != tid)
                 return;  /* a thread */
         c->st.exits++;
@@ -536,6 +542,7 @@ void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, boo
         struct pentry *e = find_live(c, pid), *n;
         size_t len;
 
+        c->epoch++;
         c->st.comms++;
         if (!comm)
                 return;
@@ -583,6 +590,7 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
         char name[16], buf[PATH_MAX];
         int proc_fd, dfd = -1;
 
+        c->epoch++;
         if (!e || !filename || len == 0)
                 return;
         len = strnlen(filename, len);
@@ -642,6 +650,14 @@ void context_record(struct context *c, const struct perf_record *r) {
 
 /* ---- lookups ------------------------------------------------------------ */
 
+uint64_t context_epoch(const struct context *c) {
+        return c->epoch;
+}
+
+void context_count_hits(struct context *c, unsigned n) {
+        c->st.hits += n;
+}
+
 const struct ctx_proc *context_lookup(struct context *c, pid_t pid, uint64_t time) {
         struct pentry *e = find(c, pid, time);
 
@@ -691,6 +707,7 @@ void context_note_cgroup(struct context *c, const struct ctx_proc *p, uint64_t i
 
         if (!p || !id || p->cgroup_id == id)
                 return;
+        c->epoch++;
         e = (struct pentry *) ((char *) p - offsetof(struct pentry, p));
         g = cg_find(c, id);
         e->p.cgroup_id = id;

@@ -138,6 +138,7 @@ void daemon_context_done(struct daemon *d) {
         x->runstate = ctx_runstate_free(x->runstate);
         free(x->cache);
         x->cache = NULL;
+        jbuf_done(&x->scratch);
         x->symbols = ctx_symbols_free(x->symbols);
         x->exec_format = format_free(x->exec_format);
         x->exec_filename = NULL;
@@ -297,9 +298,46 @@ const struct encode_frame *daemon_context_frames(struct daemon *d, struct daemon
         return symbolize(d, s);
 }
 
+static bool within(const struct ctx_proc *p, uint64_t t) {
+        return t ? p->from <= t && t <= p->to : p->to == UINT64_MAX;
+}
+
+static uint64_t sample_cgroup(const struct perf_sample *s) {
+        return s->sample_type & PERF_SAMPLE_CGROUP ? s->cgroup : 0;
+}
+
+/* Whether S gets the memo's answer (struct context_memo). */
+static bool memo_holds(struct daemon_context *x, const struct perf_sample *s) {
+        const struct context_memo *m = &x->memo;
+        const struct ctx_runstate_info *ri;
+        uint64_t t;
+
+        if (!m->valid || !(s->sample_type & PERF_SAMPLE_TID) || (pid_t) s->pid != m->pid ||
+            sample_cgroup(s) != m->cgroup || context_epoch(x->table) != m->epoch)
+                return false;
+        t = s->sample_type & PERF_SAMPLE_TIME ? s->time : 0;
+        if (!within(m->proc, t) || (m->parent && !within(m->parent, t)))
+                return false;
+        if (!m->ret.container)
+                return true;
+        /* A state file looked at again (once a second at most). */
+        ri = ctx_runstate_lookup(x->runstate, m->container);
+        return ri == m->state && (!ri || ri->gen == m->state_gen);
+}
+
+static void meta_put(struct line_meta *meta, const struct encode_context *ret, const char *container_name,
+                     const char *pod_namespace) {
+        meta->comm = ret->comm;
+        meta->container = ret->container;
+        meta->container_uid = ret->container_uid;
+        meta->container_name = container_name;
+        meta->pod_namespace = pod_namespace;
+}
+
 bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const struct perf_sample *s,
                              struct line_meta *meta, struct encode_context *ret) {
         struct daemon_context *x = &d->ctx;
+        struct context_memo *m = &x->memo;
         const struct ctx_proc *p = NULL, *pp = NULL;
         const struct ctx_container *ct = NULL;
         const struct ctx_runstate_info *ri = NULL;
@@ -307,12 +345,20 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
 
         if (!x->table)
                 return false;
-        *ret = (struct encode_context) { .ppid = -1, .uid = -1, .container_uid = -1 };
         /* A served exec tracepoint fires before ours (the kernel calls a
          * tracepoint's newest perf event first): its line names the new
          * executable too. */
         if (x->exec_filename && ev->format && ev->format->id == x->exec_format->id)
                 (void) daemon_context_sample(d, &x->tag_exec, s);
+        if (memo_holds(x, s)) {
+                *ret = m->ret;
+                meta_put(meta, ret, m->container_name, m->pod_namespace);
+                context_count_hits(x->table, m->parent ? 2 : 1);
+                return true;
+        }
+        /* The slot the memo's answer points into may be written below. */
+        m->valid = false;
+        *ret = (struct encode_context) { .ppid = -1, .uid = -1, .container_uid = -1 };
         if (s->sample_type & PERF_SAMPLE_TID) {
                 uint64_t t = s->sample_type & PERF_SAMPLE_TIME ? s->time : 0;
 
@@ -363,11 +409,7 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
                 ret->pod_namespace = ri->pod_namespace;
                 ret->pod_container = ri->pod_container;
         }
-        meta->comm = ret->comm;
-        meta->container = ret->container;
-        meta->container_uid = ret->container_uid;
-        meta->container_name = ri && ri->verified ? ri->name : NULL;
-        meta->pod_namespace = ri && ri->verified ? ri->pod_namespace : NULL;
+        meta_put(meta, ret, ri && ri->verified ? ri->name : NULL, ri && ri->verified ? ri->pod_namespace : NULL);
         if (x->cache) {
                 struct context_cache_slot *sl =
                         &x->cache[(((uintptr_t) p >> 4) ^ ((uintptr_t) g >> 3)) % CONTEXT_CACHE_SLOTS];
@@ -375,10 +417,25 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
 
                 if (!sl->valid || sl->proc != p || sl->proc_gen != pg || sl->cgroup != g || sl->cgroup_gen != gg ||
                     sl->parent != pp || sl->parent_gen != ppg || sl->state != ri || sl->state_gen != rg) {
+                        size_t max = encode_context_max(ret), len;
+                        char *json = sl->json;
+
                         sl->valid = false;
-                        if (encode_context_max(ret) > sizeof(sl->json))
+                        /* The bound assumes every byte escaped six-fold: a
+                         * container's id and cgroup path pass it long
+                         * before their keys fill a slot. */
+                        if (max > sizeof(sl->json)) {
+                                x->scratch.len = 0;
+                                if (jbuf_reserve(&x->scratch, max) < 0)
+                                        return true;  /* written per line */
+                                json = x->scratch.data;
+                        }
+                        len = (size_t) (encode_context_put(json, ret) - json);
+                        if (len > sizeof(sl->json))
                                 return true;  /* written per line */
-                        sl->len = (size_t) (encode_context_put(sl->json, ret) - sl->json);
+                        if (json != sl->json)
+                                memcpy(sl->json, json, len);
+                        sl->len = len;
                         sl->proc = p;
                         sl->cgroup = g;
                         sl->proc_gen = pg;
@@ -392,5 +449,22 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
                 ret->json = sl->json;
                 ret->json_len = sl->len;
         }
+        /* A process whose parent is not in the table is looked up each
+         * time: a later sample may find one of the parent's incarnations. */
+        if (p && (!p->has_ppid || pp))
+                *m = (struct context_memo) {
+                        .valid = true,
+                        .pid = (pid_t) s->pid,
+                        .cgroup = sample_cgroup(s),
+                        .epoch = context_epoch(x->table),
+                        .proc = p,
+                        .parent = pp,
+                        .container = ct,
+                        .state = ri,
+                        .state_gen = ri ? ri->gen : 0,
+                        .ret = *ret,
+                        .container_name = meta->container_name,
+                        .pod_namespace = meta->pod_namespace,
+                };
         return true;
 }
