@@ -136,6 +136,7 @@ void daemon_context_done(struct daemon *d) {
 
         x->table = context_free(x->table);
         x->runstate = ctx_runstate_free(x->runstate);
+        x->memo.valid = false;  /* its pointers were the table's */
         free(x->cache);
         x->cache = NULL;
         jbuf_done(&x->scratch);
