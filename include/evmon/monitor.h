@@ -355,6 +355,15 @@ int monitor_ring_doorbell_fd(const struct monitor *m, size_t i, size_t k);
 int monitor_ring_arm(struct monitor *m, size_t i);
 int monitor_ring_disarm(struct monitor *m, size_t i);
 bool monitor_ring_armed(const struct monitor *m, size_t i);
+/* Ring I flows at a rate that keeps it disarmed: its pausable doorbells'
+ * leaders go off, from its CPU (one migration of the caller there and
+ * back), until monitor_ring_arm() wakes them the same way. Paused, their
+ * members still ran for every record and cost the traced program ~80 ns
+ * each at the maximum rate; at rest they are off its tracepoint's list.
+ * A no-op on an armed ring or without pausable doorbells. */
+int monitor_ring_rest(struct monitor *m, size_t i);
+/* How many times rings went to rest. */
+uint64_t monitor_ring_rests(const struct monitor *m);
 /* Every open doorbell arms by unpausing its ring (see above). */
 bool monitor_doorbells_pausable(const struct monitor *m);
 /* False when some active event has no doorbell copy (the kernel refused

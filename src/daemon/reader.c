@@ -159,6 +159,18 @@ static void release_schedule(struct reader *r, uint64_t held, uint64_t now, bool
         (void) sd_event_source_set_enabled(r->release, SD_EVENT_ONESHOT);
 }
 
+/* A look that read this many records of one disarmed ring (a stream of
+ * ~64,000 records/s or more at the busy tick, or a burst of thousands)
+ * puts its doorbells to rest, off the tracepoints' lists, until a quiet
+ * tick arms them again: a migration to the ring's CPU and back each way,
+ * once per spell. */
+#define REST_RECORDS 1024u
+
+static void rest_if_flowing(struct reader *r, size_t i, unsigned n) {
+        if (n >= REST_RECORDS && r->opts.doorbell && !monitor_ring_armed(r->monitor, i))
+                (void) monitor_ring_rest(r->monitor, i);
+}
+
 /* Time order: one merged look at every ring; ALL hands out everything
  * read; SCHEDULE: a release timer for what it holds, unless the tick
  * comes first. Returns the records read but quiet sources', as
@@ -170,15 +182,17 @@ static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
                 .all = all,
         };
         size_t n_up;
+        const size_t *up = monitor_rings_up(r->monitor, &n_up);
         unsigned budget;
         uint64_t held = UINT64_MAX;
         int n;
 
-        (void) monitor_rings_up(r->monitor, &n_up);
         /* Per ring that is up: the possible CPUs that are not (a cloud
          * VM's room for hot-added vCPUs) must not make a look longer. */
         budget = DRAIN_BUDGET * (unsigned) (n_up ?: 1);
         n = monitor_drain_ordered(r->monitor, &o, budget, r->handler, r->ctx, &held);
+        for (size_t k = 0; k < n_up; k++)
+                rest_if_flowing(r, up[k], monitor_ring_n_pass(r->monitor, up[k]));
 
         r->held = held;
         r->held_now = o.now;
@@ -198,6 +212,8 @@ static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
  * host would keep an idle evmond awake. */
 static int ring_drain(struct reader *r, size_t i, bool *more) {
         int n = monitor_drain(r->monitor, i, DRAIN_BUDGET, r->handler, r->ctx);
+
+        rest_if_flowing(r, i, n > 0 ? (unsigned) n : 0);
 
         if (n >= (int) DRAIN_BUDGET)
                 *more = true;

@@ -133,6 +133,7 @@ int daemon_stats_take(struct daemon *d, struct daemon_stats *ret) {
                         .idle_flush_ms = d->config->idle_flush_ms,
                         .doorbell = d->config->doorbell,
                         .doorbell_rings = reader_n_doorbells(d->reader),
+                        .doorbell_rests = monitor_ring_rests(d->monitor),
                         .ticks = reader_n_ticks(d->reader),
                         .swept = reader_n_swept(d->reader),
                         .flushed = reader_n_flushes(d->reader),

@@ -133,7 +133,7 @@ void doorbell_close(struct doorbell *b) {
                 munmap(b->base, b->map_size);
         b->base = NULL;
         b->fd = safe_close(b->fd);
-        b->armed = b->pausable = false;
+        b->armed = b->pausable = b->resting = false;
 }
 
 /* The type of the dynamic PMU NAME (/sys/bus/event_source/devices), or -1. */
@@ -217,6 +217,8 @@ int doorbell_arm(struct doorbell *b) {
                          __ATOMIC_RELEASE);
         if (b->armed)
                 return 0;
+        if (b->resting)
+                return -EBUSY;  /* doorbell_rest() first, on its CPU */
         if (ioctl(b->fd, b->pausable ? PERF_EVENT_IOC_PAUSE_OUTPUT : PERF_EVENT_IOC_ENABLE, 0) < 0)
                 return negative_errno();
         b->armed = true;
@@ -235,9 +237,20 @@ int doorbell_disarm(struct doorbell *b) {
 }
 
 int doorbell_hold(struct doorbell *b, bool hold) {
-        if (b->fd < 0 || !b->pausable)
+        if (b->fd < 0 || !b->pausable || b->resting)
                 return 0;
         if (ioctl(b->fd, hold ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0) < 0)
                 return negative_errno();
+        return 0;
+}
+
+int doorbell_rest(struct doorbell *b, bool rest) {
+        if (b->fd < 0 || !b->pausable || b->resting == rest)
+                return 0;
+        if (b->armed)
+                return -EBUSY;
+        if (ioctl(b->fd, rest ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0) < 0)
+                return negative_errno();
+        b->resting = rest;
         return 0;
 }

@@ -42,6 +42,7 @@ struct perf_cpu {
         struct doorbell *bells; /* opts->doorbell: one per pid target, then a CPU-wide one if needed */
         size_t n_bells;
         bool armed;
+        bool resting;           /* its doorbells' leaders off: monitor_ring_rest() */
 
         /* monitor_drain_ordered(): this ring's place in the merge. */
         uint64_t head, pos;     /* the head loaded this pass; the record looked at */
@@ -86,6 +87,7 @@ struct id_entry {
 
 struct monitor {
         struct perf_event_attr attr;    /* template of every event, and the parsing layout */
+        uint64_t n_rests;               /* monitor_ring_rests() */
         size_t page_size, data_size;
         uint64_t full_bytes;            /* ring_look(): this much pending may have cost a record */
 

@@ -31,7 +31,7 @@ void perf_cpu_done(struct perf_cpu *c) {
         c->flush_counts = false;
         c->flush_lost = 0;
         c->fd = safe_close(c->fd);
-        c->armed = false;
+        c->armed = c->resting = false;
         c->full = false;
         c->n_pass = 0;
 }
@@ -264,6 +264,45 @@ int monitor_ring_doorbell_fd(const struct monitor *m, size_t i, size_t k) {
         return m->cpus[i].bells[k].fd;
 }
 
+/* Ring I's doorbells at rest (REST) or awake, from its CPU. */
+static int ring_rest(struct monitor *m, size_t i, bool rest) {
+        struct perf_cpu *c = &m->cpus[i];
+        cpu_set_t *saved;
+        size_t saved_size = 0;
+        int r, ret = 0;
+
+        if (c->resting == rest)
+                return 0;
+        saved = affinity_save(&saved_size);
+        if (saved)
+                (void) on_cpu(c->cpu);
+        for (size_t k = 0; k < c->n_bells; k++) {
+                r = doorbell_rest(&c->bells[k], rest);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        if (saved) {
+                (void) sched_setaffinity(0, saved_size, saved);
+                CPU_FREE(saved);
+        }
+        c->resting = rest && ret == 0;
+        if (ret == 0)
+                m->n_rests += rest;
+        return ret;
+}
+
+int monitor_ring_rest(struct monitor *m, size_t i) {
+        if (!m || i >= m->n_cpus)
+                return -EINVAL;
+        if (m->cpus[i].armed || !monitor_doorbells_pausable(m))
+                return 0;
+        return ring_rest(m, i, true);
+}
+
+uint64_t monitor_ring_rests(const struct monitor *m) {
+        return m ? m->n_rests : 0;
+}
+
 int monitor_ring_arm(struct monitor *m, size_t i) {
         struct perf_cpu *c;
         int r;
@@ -271,6 +310,9 @@ int monitor_ring_arm(struct monitor *m, size_t i) {
         if (!m || i >= m->n_cpus)
                 return -EINVAL;
         c = &m->cpus[i];
+        r = ring_rest(m, i, false);
+        if (r < 0)
+                return r;
         for (size_t k = 0; k < c->n_bells; k++) {
                 r = doorbell_arm(&c->bells[k]);
                 if (r < 0)

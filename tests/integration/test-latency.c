@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The doorbell reader (src/daemon/reader.c) on the real kernel, by counts:
  * an idle evmond with a client does not wake for events it is not given,
- * and the last event of a burst is never left behind. Nothing here is
+ * the last event of a burst is never left behind, and a lone event after
+ * a stream that put the doorbells to rest rings again. Nothing here is
  * timed; the timeouts only end a test that has already failed. Needs root
  * and syscall tracepoints (else 77). Built twice: as latency-race, evmond
  * waits 1 ms between a look that found a ring empty and re-arming its
@@ -184,11 +185,61 @@ static void test_bursts_never_left_behind(void **state) {
         json_object_put(o);
 }
 
+/* Streams of 5,000 calls, each read in looks of more than a thousand
+ * records, put that ring's doorbells to rest (monitor_ring_rest()); the
+ * quiet ticks after wake them, so a lone call after each stream rings
+ * its doorbell again: delivered without the once-a-second sweep. Every
+ * call of each stream is delivered, once. */
+static void test_rest_then_lone(void **state) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        cpu_set_t all, one;
+        json_object *o, *ring;
+        int64_t rests0, swept0;
+
+        assert_int_equal(itest_client_send(client, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(client, "status", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "ring", &ring));
+        rests0 = itest_int(ring, "doorbell_rests");
+        swept0 = itest_int(ring, "swept");
+        json_object_put(o);
+
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (unsigned round = 0; round < 10; round++) {
+                CPU_ZERO(&one);
+                CPU_SET((int) (round % (unsigned) (ncpu > 0 ? ncpu : 1)), &one);
+                (void) sched_setaffinity(0, sizeof(one), &one);
+                for (unsigned i = 0; i < 5000; i++)
+                        syscall(SYS_getppid);
+                expect_ours(5000, round);
+                usleep(50 * 1000);
+                syscall(SYS_getppid);
+                expect_ours(1, round);
+        }
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        o = itest_client_expect(client, "event", 200);
+        if (o) {
+                json_object_put(o);
+                fail_msg("an event beyond the 50,010 we made");
+        }
+
+        assert_int_equal(itest_client_send(client, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(client, "status", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "ring", &ring));
+        fprintf(stderr, "doorbell rests %" PRId64 ", swept %" PRId64 "\n", itest_int(ring, "doorbell_rests") - rests0,
+                itest_int(ring, "swept") - swept0);
+        assert_true(itest_int(ring, "doorbell_rests") > rests0);
+        assert_int_equal(itest_int(ring, "swept"), swept0);
+        json_object_put(o);
+}
+
 int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getppid", NULL };
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_idle_does_not_wake),
                 cmocka_unit_test(test_bursts_never_left_behind),
+                cmocka_unit_test(test_rest_then_lone),
         };
 
         itest_require(need);
