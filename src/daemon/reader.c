@@ -504,9 +504,11 @@ static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
 
                 r->period = r->opts.flush_usec;
                 r->backoff = false;
-                /* Pausable doorbells are never enabled after the start:
-                 * our own arms move nothing on those lists, and the
-                 * status tick's sweep is left for other tools' enables. */
+                /* Pausable doorbells are enabled after the start only
+                 * from their own CPU (member enables, a wake after a
+                 * rest): our own arms move nothing on those lists, and
+                 * the status tick's sweep is left for other tools'
+                 * enables. */
                 if (r->confirm >= ELEMENTSOF(confirm_usec) || monitor_doorbells_pausable(r->monitor)) {
                         r->confirm = 0;
                         return sd_event_source_set_enabled(es, SD_EVENT_OFF);

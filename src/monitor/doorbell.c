@@ -53,7 +53,8 @@
  *   numbered calls see it; doc/reliability.md ("Doorbells, reschedules and exactly once") says it
  *   to users. Another evmond's members do the same to ours. Pausable
  *   doorbells take away our own part of it: their leaders are enabled
- *   only around member enables, from the member's CPU (doorbell_hold()).
+ *   only around member enables and after a rest (doorbell_hold(),
+ *   doorbell_rest()), from the member's CPU.
  *   And main tracepoint and probe events are now opened pinned
  *   (event_open() in monitor.c), which a flexible event's reschedule
  *   leaves in place: a member is added after its main copy, so it sits

@@ -42,7 +42,6 @@ struct perf_cpu {
         struct doorbell *bells; /* opts->doorbell: one per pid target, then a CPU-wide one if needed */
         size_t n_bells;
         bool armed;
-        bool resting;           /* its doorbells' leaders off: monitor_ring_rest() */
 
         /* monitor_drain_ordered(): this ring's place in the merge. */
         uint64_t head, pos;     /* the head loaded this pass; the record looked at */

@@ -31,7 +31,7 @@ void perf_cpu_done(struct perf_cpu *c) {
         c->flush_counts = false;
         c->flush_lost = 0;
         c->fd = safe_close(c->fd);
-        c->armed = c->resting = false;
+        c->armed = false;
         c->full = false;
         c->n_pass = 0;
 }
@@ -264,19 +264,26 @@ int monitor_ring_doorbell_fd(const struct monitor *m, size_t i, size_t k) {
         return m->cpus[i].bells[k].fd;
 }
 
-/* Ring I's doorbells at rest (REST) or awake, from its CPU. */
+/* Ring I's doorbells at rest (REST) or awake, from its CPU: an enable
+ * from another CPU is an IPI that may land while a handler walks the
+ * tracepoint's list (monitor_enable()). So a ring rests only where evmond
+ * may run on its CPU (a cpuset may keep it off); a wake goes ahead from
+ * here if it must (a cpuset changed since the rest). Each bell on its
+ * own: one that failed stays as it was, and is tried again next time. */
 static int ring_rest(struct monitor *m, size_t i, bool rest) {
         struct perf_cpu *c = &m->cpus[i];
         cpu_set_t *saved;
         size_t saved_size = 0;
+        bool todo = false, moved;
         int r, ret = 0;
 
-        if (c->resting == rest)
+        for (size_t k = 0; k < c->n_bells; k++)
+                todo |= c->bells[k].pausable && c->bells[k].resting != rest && !(rest && c->bells[k].armed);
+        if (!todo)
                 return 0;
         saved = affinity_save(&saved_size);
-        if (saved)
-                (void) on_cpu(c->cpu);
-        for (size_t k = 0; k < c->n_bells; k++) {
+        moved = saved && on_cpu(c->cpu) >= 0;
+        for (size_t k = 0; k < c->n_bells && (moved || !rest); k++) {
                 r = doorbell_rest(&c->bells[k], rest);
                 if (r < 0 && ret == 0)
                         ret = r;
@@ -285,9 +292,8 @@ static int ring_rest(struct monitor *m, size_t i, bool rest) {
                 (void) sched_setaffinity(0, saved_size, saved);
                 CPU_FREE(saved);
         }
-        c->resting = rest && ret == 0;
-        if (ret == 0)
-                m->n_rests += rest;
+        if (rest && moved)
+                m->n_rests++;
         return ret;
 }
 
