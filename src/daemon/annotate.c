@@ -432,9 +432,10 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
                                 json = x->scratch.data;
                         }
                         len = (size_t) (encode_context_put(json, ret) - json);
-                        if (len > sizeof(sl->json))
-                                return true;  /* written per line */
-                        if (json != sl->json)
+                        /* Longer keys (a long exe or cgroup path) are
+                         * written per line; the slot remembers so. */
+                        sl->too_long = len > sizeof(sl->json);
+                        if (!sl->too_long && json != sl->json)
                                 memcpy(sl->json, json, len);
                         sl->len = len;
                         sl->proc = p;
@@ -447,8 +448,10 @@ bool daemon_context_annotate(struct daemon *d, struct daemon_event *ev, const st
                         sl->state_gen = rg;
                         sl->valid = true;
                 }
-                ret->json = sl->json;
-                ret->json_len = sl->len;
+                if (!sl->too_long) {
+                        ret->json = sl->json;
+                        ret->json_len = sl->len;
+                }
         }
         /* A process whose parent is not in the table is looked up each
          * time: a later sample may find one of the parent's incarnations. */

@@ -29,6 +29,7 @@ struct context_cache_slot {
         uint64_t proc_gen, cgroup_gen, parent_gen, state_gen;
         size_t len;
         bool valid;
+        bool too_long;          /* the keys passed CONTEXT_CACHE_BYTES: written per line */
         char json[CONTEXT_CACHE_BYTES];
 };
 

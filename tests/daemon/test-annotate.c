@@ -52,11 +52,24 @@ static void fake_proc(const char *pid, const char *comm, int ppid, const char *e
         assert_int_equal(symlink(exe, path), 0);
 }
 
+/* An exe path whose keys do not fit a cache slot (1,024 bytes). */
+static const char *long_exe(void) {
+        static char path[1400];
+
+        if (!path[0]) {
+                for (size_t i = 0; i + 10 < sizeof(path) - 1; i += 10)
+                        memcpy(path + i, "/abcdefghi", 10);
+                strcat(path, "/deep");
+        }
+        return path;
+}
+
 static int setup(void **state) {
         assert_non_null(mkdtemp(root));
         fake_proc("1", "systemd", 0, "/usr/lib/systemd/systemd", "/init.scope");
         fake_proc("100", "nginx", 1, "/usr/sbin/nginx", "/system.slice/docker-" ID1 ".scope");
         fake_proc("200", "worker", 1, "/usr/bin/worker", "/user.slice");
+        fake_proc("300", "deep", 1, long_exe(), "/user.slice");
         return 0;
 }
 
@@ -79,7 +92,7 @@ static struct fixture *fixture_new(void) {
 
         assert_non_null(f);
         assert_int_equal(context_new(&(struct ctx_opts) { .proc_root = root }, &f->d.ctx.table), 0);
-        assert_int_equal(context_seed(f->d.ctx.table), 3);
+        assert_int_equal(context_seed(f->d.ctx.table), 4);
         f->d.ctx.cache = calloc(CONTEXT_CACHE_SLOTS, sizeof(*f->d.ctx.cache));
         assert_non_null(f->d.ctx.cache);
         return f;
@@ -237,12 +250,32 @@ static void test_interleaved(void **state) {
         fixture_free(f);
 }
 
+/* Keys too long for a slot go into each line as they are, every time,
+ * the slot remembering so; the memo and other processes unharmed. */
+static void test_long_keys(void **state) {
+        struct fixture *f = fixture_new();
+        struct perf_sample s = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME, .pid = 300, .tid = 300 };
+
+        for (uint64_t t = 1000; t < 1010; t++) {
+                s.time = t;
+                f->meta = (struct line_meta) { .pid = 300 };
+                assert_true(daemon_context_annotate(&f->d, &f->ev, &s, &f->meta, &f->ec));
+                assert_null(f->ec.json);
+                assert_string_equal(f->ec.comm, "deep");
+                assert_string_equal(f->ec.exe, long_exe());
+                assert_string_equal(f->meta.comm, "deep");
+                assert_true(has(annotate(f, 200, t, 0), "\"comm\":\"worker\""));
+        }
+        fixture_free(f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_process),
                 cmocka_unit_test(test_table_changes),
                 cmocka_unit_test(test_cgroups),
                 cmocka_unit_test(test_interleaved),
+                cmocka_unit_test(test_long_keys),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
