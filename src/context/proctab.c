@@ -492,9 +492,9 @@ int context_seed(struct context *c) {
 void context_fork(struct context *c, pid_t pid, pid_t ppid, pid_t tid, uint64_t time) {
         struct pentry *parent, *old, *e;
 
-        c->epoch++;
         if (pid == ppid || pid != tid)
                 return;  /* a new thread of a known process */
+        c->epoch++;
         c->st.forks++;
         parent = find(c, ppid, time);
         old = find_live(c, pid);
@@ -529,9 +529,9 @@ void context_fork(struct context *c, pid_t pid, pid_t ppid, pid_t tid, uint64_t 
 void context_exit(struct context *c, pid_t pid, pid_t tid, uint64_t time) {
         struct pentry *e;
 
-        c->epoch++;
         if (pid != tid)
                 return;  /* a thread */
+        c->epoch++;
         c->st.exits++;
         e = find_live(c, pid);
         if (e && (time == 0 || time >= e->p.from))
@@ -542,7 +542,6 @@ void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, boo
         struct pentry *e = find_live(c, pid), *n;
         size_t len;
 
-        c->epoch++;
         c->st.comms++;
         if (!comm)
                 return;
@@ -550,6 +549,7 @@ void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, boo
         if (!exec) {
                 /* A rename: the process's name is its leader's. */
                 if (e && pid == tid) {
+                        c->epoch++;
                         memcpy(e->p.comm, comm, len);
                         e->p.comm[len] = 0;
                         e->p.gen = ++c->gen;
@@ -557,6 +557,7 @@ void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, boo
                 return;
         }
         c->st.execs++;
+        c->epoch++;
         if (!e) {
                 if (context_seed_pid(c, pid, time) < 0)
                         return;

@@ -156,6 +156,15 @@ static void test_same_process(void **state) {
                 assert_string_equal(f->meta.comm, "worker");
         }
         assert_int_equal(hits(f), h + 2 * 9);
+        /* A thread of it made, renamed and gone: the process is as it
+         * was, and its next line is the memo's. */
+        context_fork(f->d.ctx.table, 200, 200, 201, 2000);
+        context_comm(f->d.ctx.table, 200, 201, "helper-thread", false, 2001);
+        context_exit(f->d.ctx.table, 200, 201, 2002);
+        ec = annotate(f, 200, 2100, 0);
+        assert_string_equal(ec->comm, "worker");
+        assert_true(has(ec, "\"comm\":\"worker\""));
+        assert_int_equal(context_epoch(f->d.ctx.table), f->d.ctx.memo.epoch);
         fixture_free(f);
 }
 
