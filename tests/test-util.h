@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* $NAME, which meson's test environment sets; exits when it is not set
@@ -103,4 +104,20 @@ static inline int test_cgroup2_mount(char *buf, size_t size) {
                 }
         fclose(f);
         return r;
+}
+
+/* ROOT/DIR/NAME holding TEXT (ROOT/DIR made if need be): a file of a
+ * fake /proc or state tree. Aborts on failure. */
+static inline void test_put_file(const char *root, const char *dir, const char *name, const char *text) {
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", root, dir);
+        (void) mkdir(path, 0755);
+        snprintf(path, sizeof(path), "%s/%s/%s", root, dir, name);
+        f = fopen(path, "we");
+        if (!f)
+                abort();
+        fputs(text, f);
+        fclose(f);
 }

@@ -21,22 +21,14 @@
 
 #include "annotate.h"
 #include "daemon.h"
+#include "../test-util.h"
 
 #define ID1 "3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a"
 
 static char root[] = "/tmp/test-annotate-XXXXXX";
 
 static void put(const char *pid, const char *name, const char *text) {
-        char path[256];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s/%s", root, pid);
-        mkdir(path, 0755);
-        snprintf(path, sizeof(path), "%s/%s/%s", root, pid, name);
-        f = fopen(path, "we");
-        assert_non_null(f);
-        fputs(text, f);
-        fclose(f);
+        test_put_file(root, pid, name, text);
 }
 
 static void fake_proc(const char *pid, const char *comm, int ppid, const char *exe, const char *cgroup) {
