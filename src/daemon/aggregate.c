@@ -56,6 +56,12 @@ struct aggregate {
 
         char *arena;
         size_t arena_len, arena_size;
+        /* The last string interned by intern_string(): a process's
+         * samples come in runs, its comm (or exe, cgroup) the same bytes
+         * at the same address each time. Checked by its bytes, against
+         * the interned copy; forgotten when the strings are. */
+        const char *last_s;
+        uint64_t last_id;
         struct agg_str *strs;
         uint32_t *str_slots;
         size_t n_strs, max_strs, n_str_slots;
@@ -456,9 +462,20 @@ static uint64_t intern_find(struct aggregate *a, uint64_t hash) {
 }
 
 static uint64_t intern_string(struct aggregate *a, const char *s, size_t n) {
+        const struct agg_str *e;
+        uint64_t id;
+
         if (!s)
                 return UINT64_MAX;      /* null, not dropped */
-        return intern(a, hash_bytes(s, n, 0), s, n, false);
+        if (s == a->last_s) {
+                e = &a->strs[a->last_id - 1];
+                if (e->len == n && memcmp(a->arena + e->off, s, n) == 0)
+                        return a->last_id;
+        }
+        id = intern(a, hash_bytes(s, n, 0), s, n, false);
+        a->last_s = id ? s : NULL;
+        a->last_id = id;
+        return id;
 }
 
 /* ---- stacks ------------------------------------------------------------- */
@@ -1022,6 +1039,7 @@ static void window_reset(struct aggregate *a, uint64_t ts) {
                 memset(a->str_slots, 0, a->n_str_slots * sizeof(*a->str_slots));
         a->n_strs = 0;
         a->arena_len = 0;
+        a->last_s = NULL;
         a->events = a->lost = a->keys_dropped = a->unmatched = a->pending_dropped = 0;
         a->start_ts = ts;
 }
