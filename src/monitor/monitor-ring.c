@@ -274,12 +274,12 @@ static int ring_rest(struct monitor *m, size_t i, bool rest) {
         struct perf_cpu *c = &m->cpus[i];
         cpu_set_t *saved;
         size_t saved_size = 0;
-        bool todo = false, moved;
+        bool wanted = false, moved;
         int r, ret = 0;
 
         for (size_t k = 0; k < c->n_bells; k++)
-                todo |= c->bells[k].pausable && c->bells[k].resting != rest && !(rest && c->bells[k].armed);
-        if (!todo)
+                wanted |= c->bells[k].pausable && c->bells[k].resting != rest && !(rest && c->bells[k].armed);
+        if (!wanted)
                 return 0;
         saved = affinity_save(&saved_size);
         moved = saved && on_cpu(c->cpu) >= 0;
