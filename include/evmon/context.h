@@ -173,6 +173,11 @@ struct ctx_proc {
         uint64_t gen;                   /* changes with anything above, never repeats: a cache key */
 };
 
+/* Whether P is the incarnation its pid had at TIME (0: the live one). */
+static inline bool ctx_proc_at(const struct ctx_proc *p, uint64_t time) {
+        return time == 0 ? p->to == UINT64_MAX : p->from <= time && time <= p->to;
+}
+
 struct ctx_cgroup {
         uint64_t gen;                   /* as ctx_proc's */
         uint64_t id;

@@ -243,7 +243,7 @@ static struct pentry *find(struct context *c, pid_t pid, uint64_t time) {
 
                 if (e->p.pid != pid)
                         continue;
-                if (time == 0 ? e->p.to == OPEN_END : e->p.from <= time && time <= e->p.to)
+                if (ctx_proc_at(&e->p, time))
                         return e;
         }
         return NULL;

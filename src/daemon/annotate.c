@@ -299,10 +299,6 @@ const struct encode_frame *daemon_context_frames(struct daemon *d, struct daemon
         return symbolize(d, s);
 }
 
-static bool within(const struct ctx_proc *p, uint64_t t) {
-        return t ? p->from <= t && t <= p->to : p->to == UINT64_MAX;
-}
-
 static uint64_t sample_cgroup(const struct perf_sample *s) {
         return s->sample_type & PERF_SAMPLE_CGROUP ? s->cgroup : 0;
 }
@@ -317,7 +313,7 @@ static bool memo_holds(struct daemon_context *x, const struct perf_sample *s) {
             sample_cgroup(s) != m->cgroup || context_epoch(x->table) != m->epoch)
                 return false;
         t = s->sample_type & PERF_SAMPLE_TIME ? s->time : 0;
-        if (!within(m->proc, t) || (m->parent && !within(m->parent, t)))
+        if (!ctx_proc_at(m->proc, t) || (m->parent && !ctx_proc_at(m->parent, t)))
                 return false;
         if (!m->ret.container)
                 return true;
