@@ -174,6 +174,18 @@ static int client_queue_dropped(struct client *c) {
         return client_reply(c, line.data, line.len) < 0 ? -ENOMEM : 0;
 }
 
+void client_push(struct client *c, const struct line_span *sp, uint64_t lost) {
+        /* Once per gap: the "dropped" line's allocation is no event's.
+         * Out of memory, the count would be lost: the client goes, as
+         * when client_write() cannot make that line. */
+        if (_unlikely_(c->queue.dropped > 0) && !line_queue_dropping(&c->queue) &&
+            client_queue_dropped(c) < 0) {
+                client_fail(c);
+                return;
+        }
+        (void) line_queue_push(&c->queue, sp, lost);
+}
+
 /* Writes what is queued until the socket takes no more. */
 static int client_write(struct client *c) {
         while (!line_queue_empty(&c->queue) || c->queue.dropped > 0) {

@@ -93,10 +93,9 @@ static inline bool client_has_schema(const struct client *c, const struct line_m
 }
 
 /* Queues the stored line SP unless C's queue is full (a drop is counted;
- * LOST: see line_queue_push()). */
-static inline void client_push(struct client *c, const struct line_span *sp, uint64_t lost) {
-        (void) line_queue_push(&c->queue, sp, lost);
-}
+ * LOST: see line_queue_push()); a gap that may close is closed first with
+ * its "dropped" line. */
+void client_push(struct client *c, const struct line_span *sp, uint64_t lost);
 /* Stores and queues a reply for C alone. -ENOBUFS when C's queue is
  * already over its bound (C does not read its replies), -ENOMEM. */
 int client_reply(struct client *c, const char *line, size_t len);

@@ -31,11 +31,12 @@ int line_queue_init(struct line_queue *q, struct line_store *st, size_t limit);
 void line_queue_done(struct line_queue *q);
 
 /* Queues SP (taking a reference), or counts a drop when it would pass the
- * limit. Once a queue drops, it drops everything until it has drained, so
- * the "dropped" line marks exactly where the gap is. LOST is the count of
- * a "lost" line (0 for others): a dropped one's count goes into the
- * "dropped" line, so a client can still account for every record. True
- * when queued. */
+ * limit. Once a queue drops, it drops everything until its owner closes
+ * the gap with a "dropped" line (line_queue_take_dropped(), once the
+ * queue is no longer line_queue_dropping()), so that line marks exactly
+ * where the gap is. LOST is the count of a "lost" line (0 for others): a
+ * dropped one's count goes into the "dropped" line, so a client can still
+ * account for every record. True when queued. */
 bool line_queue_push(struct line_queue *q, const struct line_span *sp, uint64_t lost);
 /* Queues a reply, which must not be lost: past the limit by one reply at
  * the most. -ENOBUFS when the queue is over its limit already (its client
@@ -48,6 +49,17 @@ int line_queue_push_reply(struct line_queue *q, const struct line_span *sp);
 void line_queue_take_dropped(struct line_queue *q, uint64_t *ret_count, uint64_t *ret_lost);
 /* Counts a line lost for this queue (it could not be stored). */
 void line_queue_drop(struct line_queue *q);
+
+/* A gap is open and the queue still holds more than half its limit:
+ * whatever comes now is dropped, and is not worth making. Below half, the
+ * gap closes with the next line (client_push()), so that a client that
+ * fell behind still has half a queue to read while new lines come, and
+ * never waits on an empty socket for the queue to drain whole (which,
+ * with evmond busy in long looks, made what a client got fall as the
+ * load grew, issue 33). */
+static inline bool line_queue_dropping(const struct line_queue *q) {
+        return q->dropped > 0 && q->queued > q->limit / 2;
+}
 
 /* At or over the limit: its client is not read until it drains. */
 static inline bool line_queue_full(const struct line_queue *q) {
