@@ -54,8 +54,11 @@
 #include "evmon/cleanup.h"
 #include "evmon/clock.h"
 
-/* Records read from one ring per wakeup before the loop turns to the
- * sockets again: one busy CPU must not starve the clients. */
+/* Records read per look before the loop turns to the sockets again: from
+ * one ring in arrival order, from all of them merged in time order. A
+ * client reads what its socket holds between two looks; a look of 4,096
+ * records per CPU made a 16-CPU host's looks 65,536 records long (some 20
+ * ms), and what a client got fell as the load grew (issue 33). */
 #define DRAIN_BUDGET 4096u
 
 /* Above this rate ticks stretch. 1,000/s in 1 ms ticks is a record or two
@@ -81,6 +84,7 @@ struct reader_ring {
         sd_event_source **bells;        /* its doorbells' fds */
         size_t n_bells;
         uint64_t last_bell;             /* CLOCK_MONOTONIC usec of its last doorbell, 0: none yet */
+        unsigned n_flow;                /* records read disarmed since the last tick */
 };
 
 struct reader {
@@ -159,16 +163,26 @@ static void release_schedule(struct reader *r, uint64_t held, uint64_t now, bool
         (void) sd_event_source_set_enabled(r->release, SD_EVENT_ONESHOT);
 }
 
-/* A look that read this many records of one disarmed ring (a stream of
- * ~64,000 records/s or more at the busy tick, or a burst of thousands)
- * puts its doorbells to rest, off the tracepoints' lists, until a quiet
- * tick arms them again: a migration to the ring's CPU and back each way,
- * once per spell. */
+/* Looks between two ticks that read this many records of one disarmed
+ * ring (a stream of ~64,000 records/s or more at the busy tick, or a
+ * burst of thousands) put its doorbells to rest, off the tracepoints'
+ * lists, until a quiet tick arms them again: a migration to the ring's
+ * CPU and back each way, once per spell. Counted across looks: a time
+ * order look shares its budget among the rings. */
 #define REST_RECORDS 1024u
 
 static void rest_if_flowing(struct reader *r, size_t i, unsigned n) {
-        if (n >= REST_RECORDS && r->opts.doorbell && !monitor_ring_armed(r->monitor, i))
+        struct reader_ring *rr = &r->rings[i];
+
+        if (!r->opts.doorbell || monitor_ring_armed(r->monitor, i)) {
+                rr->n_flow = 0;
+                return;
+        }
+        rr->n_flow += n;
+        if (rr->n_flow >= REST_RECORDS) {
+                rr->n_flow = 0;
                 (void) monitor_ring_rest(r->monitor, i);
+        }
 }
 
 /* Time order: one merged look at every ring; ALL hands out everything
@@ -183,20 +197,16 @@ static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
         };
         size_t n_up;
         const size_t *up = monitor_rings_up(r->monitor, &n_up);
-        unsigned budget;
         uint64_t held = UINT64_MAX;
         int n;
 
-        /* Per ring that is up: the possible CPUs that are not (a cloud
-         * VM's room for hot-added vCPUs) must not make a look longer. */
-        budget = DRAIN_BUDGET * (unsigned) (n_up ?: 1);
-        n = monitor_drain_ordered(r->monitor, &o, budget, r->handler, r->ctx, &held);
+        n = monitor_drain_ordered(r->monitor, &o, DRAIN_BUDGET, r->handler, r->ctx, &held);
         for (size_t k = 0; k < n_up; k++)
                 rest_if_flowing(r, up[k], monitor_ring_n_pass(r->monitor, up[k]));
 
         r->held = held;
         r->held_now = o.now;
-        if (n >= (int) budget)
+        if (n >= (int) DRAIN_BUDGET)
                 *more = true;   /* the defer source comes at once */
         else if (schedule && !r->in_tick)
                 release_schedule(r, held, o.now, false);
@@ -462,6 +472,8 @@ static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
         elapsed = now > r->last_tick ? now - r->last_tick : r->period;
         r->last_tick = now;
         r->n_ticks++;
+        for (size_t j = 0; j < n_up; j++)
+                r->rings[up[j]].n_flow = 0;
         if (r->opts.order)
                 disarmed = tick_order(r, &more);
         for (size_t j = 0; !r->opts.order && j < n_up; j++) {
