@@ -177,7 +177,8 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         };
         ev->count++;
         n_clients = server_n_clients(d->server);
-        if (n_clients == 0)
+        /* Work no client wants is not done: no context, no match. */
+        if (n_clients == 0 || !server_wants_event(d->server, ev->index))
                 return;
         if (!d->config->self)
                 meta.self = sample_is_self(d, ev, s);

@@ -1139,6 +1139,13 @@ size_t server_n_clients(const struct server *s) {
         return s->n_clients;
 }
 
+bool server_wants_event(const struct server *s, size_t idx) {
+        for (const struct client *c = s->clients; c; c = c->next)
+                if (!c->closing && subscription_has_event(&c->sub, idx))
+                        return true;
+        return false;
+}
+
 uint64_t server_dropped_total(const struct server *s) {
         uint64_t n = s->dropped_total;
         for (const struct client *c = s->clients; c; c = c->next)

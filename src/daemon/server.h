@@ -150,6 +150,9 @@ struct server_client_series {
 int server_client_series(const struct server *s, struct server_client_series **ret, size_t *ret_n);
 
 size_t server_n_clients(const struct server *s);
+/* Whether a client (streaming, aggregating or perf) subscribed to the
+ * event of index IDX: one none did is counted and no more. */
+bool server_wants_event(const struct server *s, size_t idx);
 /* Of them, those that aggregate (they want no line encoded) and those
  * that stream. */
 size_t server_n_aggregating(const struct server *s);

@@ -151,6 +151,61 @@ static void test_refused_subscribe_gets_nothing(void **state) {
         }
 }
 
+/* status's context lookups (hits + misses) and the count of EVENT, asked
+ * on C. */
+static void status_counts(struct itest_client *c, const char *event, int64_t *ret_lookups, int64_t *ret_count) {
+        json_object *o, *ctx, *events;
+
+        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
+        o = itest_client_expect(c, "status", 5000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "context", &ctx));
+        *ret_lookups = itest_int(ctx, "hits") + itest_int(ctx, "misses");
+        assert_true(json_object_object_get_ex(o, "events", &events));
+        *ret_count = -1;
+        for (size_t i = 0; i < json_object_array_length(events); i++) {
+                json_object *e = json_object_array_get_idx(events, i);
+
+                if (strcmp(itest_str(e, "event"), event) == 0)
+                        *ret_count = itest_int(e, "count");
+        }
+        json_object_put(o);
+}
+
+/* Work no client wants is not done: with the only client subscribed to
+ * exec, 2,000 getppid calls are counted, and not one of them costs a
+ * context lookup (annotate.c), let alone a line. */
+static void test_unwanted_event_counted_only(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        int64_t lookups0, lookups1, count0, count1;
+        int gate;
+        pid_t pid;
+
+        assert_int_equal(itest_client_connect(c, daemon_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[\"sched:sched_process_exec\"]}\n"), 0);
+        json_object_put(itest_client_expect(c, "subscribed", 5000));
+        status_counts(c, "syscalls:sys_enter_getppid", &lookups0, &count0);
+        pid = itest_spawn_calls(SYS_getppid, 0, 2000, &gate);
+        itest_release(gate);
+        itest_reap(pid);
+        /* Read within the latency budget; the status tick's sweep within a
+         * second at the most. */
+        for (int i = 0; i < 40; i++) {
+                status_counts(c, "syscalls:sys_enter_getppid", &lookups1, &count1);
+                if (count1 - count0 >= 2000)
+                        break;
+                usleep(50000);
+        }
+        fprintf(stderr, "getppid counted %" PRId64 ", context lookups %" PRId64 "\n", count1 - count0,
+                lookups1 - lookups0);
+        assert_true(count1 - count0 >= 2000);
+        /* Other programs' execs may come meanwhile, a few lookups each. */
+        assert_true(lookups1 - lookups0 < 200);
+        itest_client_close(c);
+        free(c);
+}
+
 /* A subscribe's own "filter" (linefilter.c), evaluated in evmond for this
  * client only: of two processes making getppid calls, only the one the
  * filter names comes, every call of it; a second client without the
@@ -470,6 +525,7 @@ int main(void) {
                 cmocka_unit_test(test_bad_lines_get_errors),
                 cmocka_unit_test(test_refused_subscribe_gets_nothing),
                 cmocka_unit_test(test_subscribe_filter),
+                cmocka_unit_test(test_unwanted_event_counted_only),
                 cmocka_unit_test(test_exact_counts_with_slow_and_second_client),
                 cmocka_unit_test(test_quiet_rings_back_off),
                 cmocka_unit_test(test_sigterm_exits_cleanly),
