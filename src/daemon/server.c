@@ -886,9 +886,15 @@ static void deliver_to(struct server *s, struct client *const *cs, size_t n, con
                         cs[i]->queue.dropped_lost += lost;
                         cs[i]->queue.dropped_lost_lines += lost > 0;
                 }
-        } else
+        } else {
+                /* Held across the pushes: one that closes a client's gap
+                 * stores the "dropped" line first, a put that may move
+                 * the store to a new chunk and let this one go. */
+                line_chunk_ref(sp.chunk);
                 for (size_t i = 0; i < n; i++)
                         client_push(cs[i], &sp, lost);
+                line_chunk_unref(&s->store, sp.chunk);
+        }
 }
 
 /* LOST: a "lost" line's count (0 for others), kept for clients that drop it. */
