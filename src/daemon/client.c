@@ -163,10 +163,12 @@ static int client_queue_dropped(struct client *c) {
         line_queue_take_dropped(&c->queue, &count, &lost);
         if (c->perf) {
                 /* perf has no "dropped": a LOST record of the records
-                 * dropped here (perf report counts it with the kernel's). */
+                 * dropped here, and of those the kernel's LOST records
+                 * dropped here told of (perf report counts it with the
+                 * kernel's). */
                 uint64_t rec[PERFDATA_LOST_RECORD_U64];
 
-                perfdata_lost_record(c->perf_lost_id, count, 0, 0, rec);
+                perfdata_lost_record(c->perf_lost_id, count + lost, 0, 0, rec);
                 return client_reply(c, (const char *) rec, sizeof(rec)) < 0 ? -ENOMEM : 0;
         }
         if (encode_dropped(&line, count, lost) < 0)
