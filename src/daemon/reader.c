@@ -259,23 +259,52 @@ void reader_drain_ring(struct reader *r, size_t i) {
         }
 }
 
-static bool drain_all(struct reader *r, bool all) {
-        bool more = false;
+/* One look at every ring; *MORE when one filled its budget. Returns the
+ * records read, as ring_drain(). */
+static uint64_t look_all(struct reader *r, bool all, bool *more) {
         uint64_t n = 0;
         size_t n_up;
         const size_t *up = monitor_rings_up(r->monitor, &n_up);
 
         if (r->opts.order)
-                n = order_pass(r, all, true, &more);
-        else
-                for (size_t k = 0; k < n_up; k++)
-                        n += ring_drain(r, up[k], &more);
+                return (uint64_t) order_pass(r, all, true, more);
+        for (size_t k = 0; k < n_up; k++)
+                n += (uint64_t) ring_drain(r, up[k], more);
+        return n;
+}
+
+static bool drain_all(struct reader *r, bool all) {
+        bool more = false;
+        uint64_t n = look_all(r, all, &more);
+
         after_drain(r, more);
         return n > 0;
 }
 
+/* Looks one reader_drain_all() makes at most: a million records, more
+ * than full rings of the default size hold on a large host. */
+#define DRAIN_ALL_LOOKS 256u
+
 bool reader_drain_all(struct reader *r) {
-        return r ? drain_all(r, true) : false;
+        bool any = false;
+
+        if (!r)
+                return false;
+        /* Everything, not a look's budget: a reload closes the events of
+         * what it reads, and their records must not stay behind them. */
+        for (unsigned k = 0; k < DRAIN_ALL_LOOKS; k++) {
+                bool more = false;
+
+                any |= look_all(r, true, &more) > 0;
+                if (!more) {
+                        after_drain(r, false);
+                        return any;
+                }
+                if (r->flush)
+                        r->flush(r->ctx);
+        }
+        after_drain(r, true);
+        return any;
 }
 
 /* Records flow: makes the tick come within flush_usec, unless it runs
