@@ -242,7 +242,7 @@ struct encode_status {
         /* "ring": what the rings run with now, and how they were read */
         unsigned ring_pages, flush_ms, busy_flush_ms, idle_flush_ms;
         bool doorbell;
-        uint64_t doorbell_rings, doorbell_rests, ticks, swept, flushed;
+        uint64_t doorbell_rings, doorbell_rests, early_bells, ticks, swept, flushed;
         /* "order": "time" or "arrival"; in time order the hold, records
          * handed out after a later one, the longest seen in flight, and
          * the release timer's wakeups */

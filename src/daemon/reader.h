@@ -68,5 +68,8 @@ uint64_t reader_n_ticks(const struct reader *r);
 /* Flushes asked of rings found quiet after (nearly) filling up: see
  * monitor_ring_flush_lost(). */
 uint64_t reader_n_flushes(const struct reader *r);
+/* Doorbells whose look found their ring empty: the record came just after
+ * (a second look took it). */
+uint64_t reader_n_early(const struct reader *r);
 /* Wakeups of the time order's release timer (records held, no tick due). */
 uint64_t reader_n_releases(const struct reader *r);

@@ -134,6 +134,7 @@ int daemon_stats_take(struct daemon *d, struct daemon_stats *ret) {
                         .doorbell = d->config->doorbell,
                         .doorbell_rings = reader_n_doorbells(d->reader),
                         .doorbell_rests = monitor_ring_rests(d->monitor),
+                        .early_bells = reader_n_early(d->reader),
                         .ticks = reader_n_ticks(d->reader),
                         .swept = reader_n_swept(d->reader),
                         .flushed = reader_n_flushes(d->reader),

@@ -247,6 +247,7 @@ static json_object *status_ring(const struct encode_status *st) {
                   !add(o, "doorbell", json_object_new_boolean(st->doorbell)) ||
                   !add(o, "doorbell_rings", json_object_new_int64((int64_t) st->doorbell_rings)) ||
                   !add(o, "doorbell_rests", json_object_new_int64((int64_t) st->doorbell_rests)) ||
+                  !add(o, "early_bells", json_object_new_int64((int64_t) st->early_bells)) ||
                   !add(o, "ticks", json_object_new_int64((int64_t) st->ticks)) ||
                   !add(o, "swept", json_object_new_int64((int64_t) st->swept)) ||
                   !add(o, "flushed", json_object_new_int64((int64_t) st->flushed))))

@@ -179,8 +179,9 @@ static void test_bursts_never_left_behind(void **state) {
         assert_non_null(o);
         json_object *ring;
         assert_true(json_object_object_get_ex(o, "ring", &ring));
-        fprintf(stderr, "doorbell rings %" PRId64 ", ticks %" PRId64 ", swept %" PRId64 "\n", itest_int(ring, "doorbell_rings"),
-                itest_int(ring, "ticks"), itest_int(ring, "swept"));
+        fprintf(stderr, "doorbell rings %" PRId64 ", early %" PRId64 ", ticks %" PRId64 ", swept %" PRId64 "\n",
+                itest_int(ring, "doorbell_rings"), itest_int(ring, "early_bells"), itest_int(ring, "ticks"),
+                itest_int(ring, "swept"));
         assert_int_equal(itest_int(ring, "swept"), 0);
         json_object_put(o);
 }
