@@ -324,8 +324,10 @@ struct monitor_order_stats {
 int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsigned budget,
                           const struct monitor_handler *h, void *ctx, uint64_t *ret_held);
 const struct monitor_order_stats *monitor_order_stats(const struct monitor *m);
-/* Records ring I gave in the last monitor_drain_ordered(). */
+/* Records ring I gave in the last monitor_drain_ordered(), and of them
+ * the quiet sources' (monitor_source.quiet: no doorbell rings for them). */
 unsigned monitor_ring_n_pass(const struct monitor *m, size_t i);
+unsigned monitor_ring_n_pass_quiet(const struct monitor *m, size_t i);
 /* Bytes in ring I not yet consumed (held records too). */
 uint64_t monitor_ring_pending(const struct monitor *m, size_t i);
 

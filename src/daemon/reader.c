@@ -395,11 +395,15 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
                 (void) monitor_ring_arm(r->monitor, rr->index);
                 if (r->opts.order) {
                         (void) order_pass(r, all_armed(r), true, &more);
-                        none = monitor_ring_n_pass(r->monitor, rr->index) == 0 &&
+                        /* Quiet sources' records ring no doorbell: they
+                         * say nothing of the one that rang. */
+                        none = monitor_ring_n_pass(r->monitor, rr->index) ==
+                                       monitor_ring_n_pass_quiet(r->monitor, rr->index) &&
                                monitor_ring_pending(r->monitor, rr->index) == 0;
                 } else
                         none = ring_drain(r, rr->index, &more) == 0;
-                /* It rang, and its ring had nothing: the kernel writes a
+                /* It rang, and its ring had nothing (but quiet records:
+                 * ring_drain() leaves them out too): the kernel writes a
                  * record's doorbell copy first when the copy comes first
                  * on the tracepoint's list, and this look came between
                  * the two. The record, written now, rings nothing: a look

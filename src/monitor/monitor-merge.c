@@ -141,7 +141,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 size_t i = m->up[k];
                 struct perf_cpu *c = &m->cpus[i];
 
-                c->n_pass = 0;
+                c->n_pass = c->n_pass_quiet = 0;
                 c->head = ring_head(&c->ring);
                 c->pos = c->ring.page->data_tail;
                 ring_look(m, c, c->head);
@@ -155,6 +155,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
 
         while (n_heap > 0 && n < budget) {
                 struct perf_cpu *c = &m->cpus[m->heap[0]];
+                unsigned quiet = d.quiet;
 
                 if (!o->all && c->key > bound)
                         break;
@@ -163,6 +164,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 (void) drain_one(c->cur, &d);
                 n++;
                 c->n_pass++;
+                c->n_pass_quiet += d.quiet - quiet;
                 if (c->time != 0) {
                         if (c->time < m->order.emitted)
                                 m->order.late++;
@@ -227,4 +229,10 @@ unsigned monitor_ring_n_pass(const struct monitor *m, size_t i) {
         if (!m || i >= m->n_cpus)
                 return 0;
         return m->cpus[i].n_pass;
+}
+
+unsigned monitor_ring_n_pass_quiet(const struct monitor *m, size_t i) {
+        if (!m || i >= m->n_cpus)
+                return 0;
+        return m->cpus[i].n_pass_quiet;
 }

@@ -296,6 +296,58 @@ static void test_ordered(void **state) {
                 assert_int_equal(monitor_ring_pending(m, i), 0);
 }
 
+/* A quiet source's records are counted apart per ring in a pass: the
+ * reader tells by them whether a doorbell's look found what rang. 10
+ * calls on one CPU, seen by a quiet and a loud copy of getppid. */
+static void test_ordered_quiet(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct source a = {}, b = {};
+        struct monitor_source loud = getppid_source(&a), quiet = getppid_source(&b);
+        struct ordered o = {};
+        cpu_set_t all, one;
+        char filter[64];
+        uint64_t held;
+        size_t n_up;
+        const size_t *up;
+        unsigned n = 0, n_quiet = 0;
+        int cpu = -1;
+
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+                if (CPU_ISSET(c, &all))
+                        cpu = c;
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        loud.filter = quiet.filter = filter;
+        quiet.quiet = true;
+        for (int k = 0; k < 2; k++) {
+                int h = monitor_add(m, k ? &quiet : &loud);
+
+                assert_true(h >= 0);
+                assert_int_equal(monitor_enable(m, h), 0);
+        }
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+        for (int i = 0; i < 10; i++)
+                syscall(SYS_getppid);
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        o.run.t0 = 0;
+        o.run.t1 = UINT64_MAX;
+        assert_true(monitor_drain_ordered(m, &(struct monitor_order) { .now = now_ns(), .all = true }, 100000,
+                                          &ordered_handler, &o, &held) >= 0);
+        up = monitor_rings_up(m, &n_up);
+        for (size_t k = 0; k < n_up; k++) {
+                n += monitor_ring_n_pass(m, up[k]);
+                n_quiet += monitor_ring_n_pass_quiet(m, up[k]);
+        }
+        if (o.run.lost == 0) {
+                assert_int_equal(n, 20);
+                assert_int_equal(n_quiet, 10);
+                assert_int_equal(monitor_drain_quiet(m), 10);
+        }
+}
+
 static void test_remove(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         struct monitor_source src;
@@ -1210,6 +1262,7 @@ int main(void) {
                 cmocka_unit_test(test_malformed_kept),
                 cmocka_unit_test(test_enable_beside_running),
                 cmocka_unit_test(test_ordered),
+                cmocka_unit_test(test_ordered_quiet),
                 cmocka_unit_test(test_cpu_down_up),
         };
         struct monitor *m = NULL;
