@@ -150,6 +150,16 @@ static struct monitor_source getppid_source(struct source *s) {
         };
 }
 
+/* The first CPU this thread may run on; *ALL gets its affinity. */
+static int first_cpu(cpu_set_t *all) {
+        assert_int_equal(sched_getaffinity(0, sizeof(*all), all), 0);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, all))
+                        return c;
+        fail_msg("no CPU in this thread's affinity");
+        return -1;
+}
+
 /* getppid_source(A) added to M and enabled: its handle. */
 static int add_getppid(struct monitor *m, struct source *a) {
         struct monitor_source src = getppid_source(a);
@@ -310,12 +320,9 @@ static void test_ordered_quiet(void **state) {
         size_t n_up;
         const size_t *up;
         unsigned n = 0, n_quiet = 0;
-        int cpu = -1;
+        int cpu;
 
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
-                if (CPU_ISSET(c, &all))
-                        cpu = c;
+        cpu = first_cpu(&all);
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
         loud.filter = quiet.filter = filter;
@@ -848,10 +855,7 @@ static void test_malformed_kept(void **state) {
         uint64_t id;
         int cpu = -1;
 
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
-                if (CPU_ISSET(c, &all))
-                        cpu = c;
+        cpu = first_cpu(&all);
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         for (size_t i = 0; i < monitor_n_rings(m); i++)
                 if (monitor_ring_cpu(m, i) == cpu && monitor_ring_fd(m, i) >= 0)
