@@ -293,24 +293,20 @@ static bool drain_all(struct reader *r, bool all) {
 #define DRAIN_ALL_LOOKS 256u
 
 bool reader_drain_all(struct reader *r) {
-        bool any = false;
+        bool any = false, more = true;
 
         if (!r)
                 return false;
         /* Everything, not a look's budget: a reload closes the events of
-         * what it reads, and their records must not stay behind them. */
-        for (unsigned k = 0; k < DRAIN_ALL_LOOKS; k++) {
-                bool more = false;
-
-                any |= look_all(r, true, &more) > 0;
-                if (!more) {
-                        after_drain(r, false);
-                        return any;
-                }
-                if (r->flush)
+         * what it reads, and their records must not stay behind them.
+         * The clients are flushed between looks. */
+        for (unsigned k = 0; more && k < DRAIN_ALL_LOOKS; k++) {
+                if (k > 0 && r->flush)
                         r->flush(r->ctx);
+                more = false;
+                any |= look_all(r, true, &more) > 0;
         }
-        after_drain(r, true);
+        after_drain(r, more);
         return any;
 }
 
@@ -758,7 +754,7 @@ void reader_kick(struct reader *r) {
 uint64_t reader_sweep(struct reader *r) {
         int enabled = SD_EVENT_OFF;
         bool more = false, flushed = false;
-        uint64_t n = 0;
+        uint64_t n;
         size_t n_up;
         const size_t *up;
 
@@ -770,14 +766,11 @@ uint64_t reader_sweep(struct reader *r) {
         (void) sd_event_source_get_enabled(r->release, &enabled);
         if (enabled != SD_EVENT_OFF)
                 return 0;       /* held records of a lone look: their release looks */
-        up = monitor_rings_up(r->monitor, &n_up);
-        if (r->opts.order)
-                n = order_pass(r, false, true, &more);
-        for (size_t k = 0; !r->opts.order && k < n_up; k++)
-                n += ring_drain(r, up[k], &more);
+        n = look_all(r, false, &more);
         after_drain(r, more);
         if (n > 0)
                 r->n_swept += n;
+        up = monitor_rings_up(r->monitor, &n_up);
         /* Every ring is armed, so none was found full by a tick: one that
          * filled unannounced shows here. */
         for (size_t k = 0; k < n_up; k++)
