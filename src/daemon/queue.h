@@ -60,6 +60,14 @@ void line_queue_drop(struct line_queue *q);
 static inline bool line_queue_dropping(const struct line_queue *q) {
         return q->dropped > 0 && q->queued > q->limit / 2;
 }
+/* A line for Q, not made when Q is dropping: its drop counted. True when
+ * the line is wanted. */
+static inline bool line_queue_wants(struct line_queue *q) {
+        if (!line_queue_dropping(q))
+                return true;
+        line_queue_drop(q);
+        return false;
+}
 
 /* At or over the limit: its client is not read until it drains. */
 static inline bool line_queue_full(const struct line_queue *q) {

@@ -811,10 +811,8 @@ size_t server_match(struct server *s, const struct line_meta *meta) {
                 if (client_wants(c, meta)) {
                         /* Its gap is open and stays so: a drop counted,
                          * and when no client is left, no line made. */
-                        if (line_queue_dropping(&c->queue)) {
-                                line_queue_drop(&c->queue);
+                        if (!line_queue_wants(&c->queue))
                                 continue;
-                        }
                         /* The event's schema line goes first: before the
                          * client's first line of the event, and again when
                          * a reload gave the event a new definition. A
@@ -835,10 +833,8 @@ size_t server_match_perf(struct server *s, const struct line_meta *meta) {
 
         for (struct client *c = s->clients; c; c = c->next)
                 if (c->perf && !c->closing && subscription_matches(&c->sub, meta)) {
-                        if (line_queue_dropping(&c->queue)) {
-                                line_queue_drop(&c->queue);
+                        if (!line_queue_wants(&c->queue))
                                 continue;
-                        }
                         c->perf_round = true;
                         s->matched[n++] = c;
                 }
