@@ -328,9 +328,9 @@ const struct monitor_order_stats *monitor_order_stats(const struct monitor *m);
  * the quiet sources' (monitor_source.quiet: no doorbell rings for them). */
 unsigned monitor_ring_n_pass(const struct monitor *m, size_t i);
 unsigned monitor_ring_n_pass_quiet(const struct monitor *m, size_t i);
-/* Whether the last monitor_drain_ordered() found records in ring I that
- * came after the pass before it (held records handed out now are not). */
-bool monitor_ring_fresh(const struct monitor *m, size_t i);
+/* The time of the latest record monitor_drain_ordered() handed out of
+ * ring I (its place in the merge), 0 before any. */
+uint64_t monitor_ring_last(const struct monitor *m, size_t i);
 /* Bytes in ring I not yet consumed (held records too). */
 uint64_t monitor_ring_pending(const struct monitor *m, size_t i);
 

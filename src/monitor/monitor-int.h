@@ -50,7 +50,6 @@ struct perf_cpu {
         uint64_t time;          /* cur's own time, or 0 when it has none */
         uint64_t last;          /* the latest key handed out from this ring */
         uint64_t seen;          /* the head of the pass before: what lies past it is new */
-        bool fresh;             /* the last pass found records past seen */
         unsigned n_pass;        /* records this ring gave in the last pass */
         unsigned n_pass_quiet;  /* of them, quiet sources' */
         const struct id_entry *entry;   /* cur's id in the index, or NULL */

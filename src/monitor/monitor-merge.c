@@ -143,7 +143,6 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
 
                 c->n_pass = c->n_pass_quiet = 0;
                 c->head = ring_head(&c->ring);
-                c->fresh = c->head != c->seen;
                 c->pos = c->ring.page->data_tail;
                 ring_look(m, c, c->head);
                 if (order_peek(m, c)) {
@@ -232,10 +231,10 @@ unsigned monitor_ring_n_pass(const struct monitor *m, size_t i) {
         return m->cpus[i].n_pass;
 }
 
-bool monitor_ring_fresh(const struct monitor *m, size_t i) {
+uint64_t monitor_ring_last(const struct monitor *m, size_t i) {
         if (!m || i >= m->n_cpus)
-                return false;
-        return m->cpus[i].fresh;
+                return 0;
+        return m->cpus[i].last;
 }
 
 unsigned monitor_ring_n_pass_quiet(const struct monitor *m, size_t i) {
