@@ -8,11 +8,13 @@
  *
  *   idle      every doorbell armed, no timer: nothing wakes evmond.
  *   lone      a doorbell fd is readable, and that ring's doorbell last
- *             rang more than a tick (BELL_GAP_FLUSHES) ago: read the ring and
- *             leave the doorbell armed (its own ring emptied). Pausable
- *             doorbells only (monitor_doorbells_pausable()): one wakeup,
- *             no ioctl per lone record.
- *   rung      a doorbell fd is readable again within that gap (a burst, a
+ *             rang more than a tick (BELL_GAP_FLUSHES) ago, or it is the
+ *             second or third of such a spell and its copies are counted
+ *             (BELL_BURST): read the ring and leave the doorbell armed
+ *             (its own ring emptied). Pausable doorbells only
+ *             (monitor_doorbells_pausable()): one wakeup, no ioctl per
+ *             lone record.
+ *   rung      a doorbell fd is readable again past that (a burst, a
  *             stream), or doorbells that disarm by an IPI: disarm that
  *             ring's doorbells (a flowing ring must not cost an interrupt
  *             per record), read the ring, and start the tick.
@@ -50,6 +52,7 @@
  * nothing is held and nothing more wakes. */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,17 +75,24 @@
 #define BUSY_RECORDS_PER_S 32000u
 
 /* Doorbells of one ring that ring closer together than this many ticks
- * (flush_usec, ring.latency_ms) switch the ring to the tick: more than a
- * record per tick, a tick batches them. Further apart, each ring is one
- * wakeup and the doorbell stays armed, where the tick would cost a look
- * more per record. A doorbell's look that finds the ring empty is no
- * proof of a quiet ring (the early bell, on_bell()); several doorbells
- * read lone in a row (up to three within a tick: two fewer wakeups a
- * process's fork, exec and exit) left a record of a burst unannounced
- * in about one run of three of test-latency's bursts: a look between
- * the doorbell copies of two records and the second record itself sees
- * one doorbell for both. */
+ * (flush_usec, ring.latency_ms) are a spell: more than a record per tick,
+ * a tick batches them. Further apart, each ring is one wakeup and the
+ * doorbell stays armed, where the tick would cost a look more per record.
+ * A doorbell's look may find fewer records than rang for them: the
+ * kernel writes a record's doorbell copy first when the copy comes first
+ * on the tracepoint's list, and a look between the two finds the copy
+ * without its record (the early bell, on_bell()), which then rings
+ * nothing. Where the copies are one a record (tracepoints and probes:
+ * monitor_ring_bell_copies()), a look counts them against what it found
+ * and looks again a hold later for what is owed, so up to BELL_BURST
+ * doorbells of a spell are read lone: a process's fork, exec and exit
+ * are three wakeups, not five. Without a count (a cpu-clock's copies
+ * sample on their own timer) the second doorbell switches to the tick:
+ * a look between the copies of two records and the second record itself
+ * sees one doorbell for both, and that record waited for the sweep in
+ * about one run of three of test-latency's bursts. */
 #define BELL_GAP_FLUSHES 1u
+#define BELL_BURST 3u
 
 /* How late a timer may fire: a fraction of the 1 ms tick. */
 #define TICK_ACCURACY_USEC 100u
@@ -95,6 +105,8 @@ struct reader_ring {
         size_t n_bells;
         uint64_t last_bell;             /* CLOCK_MONOTONIC usec of its last doorbell, 0: none yet */
         unsigned n_flow;                /* records read disarmed since the last tick */
+        unsigned n_lone;                /* doorbells of its spell read lone */
+        unsigned owed;                  /* records its doorbells rang for that no look found yet */
 };
 
 struct reader {
@@ -122,6 +134,7 @@ struct reader {
         sd_event_source *release;       /* time order: for held records, when no tick comes first */
         uint64_t held, held_now;        /* the last pass's oldest record left, and its clock */
         unsigned n_chain;               /* releases since the last tick or doorbell */
+        unsigned owed_tries;            /* releases since an early bell that still found records owed */
         bool in_tick;                   /* the tick is rescheduled after its passes */
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
@@ -142,6 +155,10 @@ static bool busy(const struct reader *r) {
  * coming (a steady stream under the busy rate) wait for the tick rather
  * than wake evmond every hold. */
 #define RELEASE_CHAIN 2u
+
+/* Releases that look again for records doorbells rang for (on_release()),
+ * a hold apart, before the status tick's sweep is left to find them. */
+#define OWED_TRIES 8u
 
 /* Time order: what the last pass left in the rings goes once nothing can
  * overtake it any more, HOLD after its time (the newest's: one release
@@ -198,6 +215,28 @@ static void rest_if_flowing(struct reader *r, size_t i, unsigned n) {
         }
 }
 
+/* FOUND of ring I's records that ring doorbells (not quiet sources')
+ * were read: what its doorbells rang for and no look had found yet. */
+static void owed_found(struct reader *r, size_t i, unsigned found) {
+        struct reader_ring *rr = &r->rings[i];
+
+        rr->owed = rr->owed > found ? rr->owed - found : 0;
+}
+
+/* Whether a ring still waits for records its doorbells rang for (a look
+ * found their copies first): the tick and the release look again for them, a few times. */
+static bool tick_owed(struct reader *r) {
+        bool owing = false;
+
+        for (size_t i = 0; i < r->n_rings; i++)
+                owing |= r->rings[i].owed > 0;
+        if (!owing || ++r->owed_tries <= OWED_TRIES)
+                return owing;
+        for (size_t i = 0; i < r->n_rings; i++)
+                r->rings[i].owed = 0;   /* the sweep's */
+        return false;
+}
+
 /* Time order: one merged look at every ring; ALL hands out everything
  * read; SCHEDULE: a release timer for what it holds, unless the tick
  * comes first. Returns the records read but quiet sources', as
@@ -214,8 +253,11 @@ static int order_pass(struct reader *r, bool all, bool schedule, bool *more) {
         int n;
 
         n = monitor_drain_ordered(r->monitor, &o, DRAIN_BUDGET, r->handler, r->ctx, &held);
-        for (size_t k = 0; k < n_up; k++)
+        for (size_t k = 0; k < n_up; k++) {
                 rest_if_flowing(r, up[k], monitor_ring_n_pass(r->monitor, up[k]));
+                owed_found(r, up[k], monitor_ring_n_pass(r->monitor, up[k]) -
+                                             monitor_ring_n_pass_quiet(r->monitor, up[k]));
+        }
 
         r->held = held;
         r->held_now = o.now;
@@ -237,6 +279,8 @@ static int ring_drain(struct reader *r, size_t i, bool *more) {
         int n = monitor_drain(r->monitor, i, DRAIN_BUDGET, r->handler, r->ctx);
 
         rest_if_flowing(r, i, n > 0 ? (unsigned) n : 0);
+        if (n > 0)
+                owed_found(r, i, (unsigned) n - monitor_drain_quiet(r->monitor));
 
         if (n >= (int) DRAIN_BUDGET)
                 *more = true;
@@ -365,7 +409,7 @@ static bool all_armed(struct reader *r) {
 static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         struct reader_ring *rr = userdata;
         struct reader *r = rr->reader;
-        bool more = false, lone;
+        bool more = false, lone, gap;
         uint64_t now;
 
         /* A targeted task and all its children exited: this doorbell can
@@ -379,8 +423,11 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
         r->n_chain = 0;
         if (sd_event_now(r->event, CLOCK_MONOTONIC, &now) < 0)
                 now = 0;
-        lone = now > 0 && (rr->last_bell == 0 || now - rr->last_bell >= BELL_GAP_FLUSHES * r->opts.flush_usec) &&
-               monitor_ring_armed(r->monitor, rr->index) && monitor_doorbells_pausable(r->monitor);
+        gap = rr->last_bell == 0 || now - rr->last_bell >= BELL_GAP_FLUSHES * r->opts.flush_usec;
+        if (gap)
+                rr->n_lone = 0;
+        lone = now > 0 && monitor_ring_armed(r->monitor, rr->index) && monitor_doorbells_pausable(r->monitor) &&
+               (gap || (rr->n_lone < BELL_BURST && monitor_ring_bell_copies(r->monitor, rr->index) != UINT_MAX));
         rr->last_bell = now;
         if (lone) {
                 /* Armed it stays; its doorbell's ring is emptied first, so
@@ -392,28 +439,43 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
                  * doorbell then, and comes late (order.late counts it),
                  * which at the rates of lone records takes two CPUs
                  * making one within the microseconds of a write. */
-                bool none;
+                unsigned copies, found;
+                bool held = false, early, pending = false;
 
+                rr->n_lone++;
                 (void) monitor_ring_arm(r->monitor, rr->index);
+                copies = monitor_ring_bell_copies(r->monitor, rr->index);
+                rr->owed = copies == UINT_MAX ? 0 : rr->owed + copies;
                 if (r->opts.order) {
                         (void) order_pass(r, all_armed(r), true, &more);
                         /* Quiet sources' records ring no doorbell: they
                          * say nothing of the one that rang. */
-                        none = monitor_ring_n_pass(r->monitor, rr->index) ==
-                                       monitor_ring_n_pass_quiet(r->monitor, rr->index) &&
-                               monitor_ring_pending(r->monitor, rr->index) == 0;
-                } else
-                        none = ring_drain(r, rr->index, &more) == 0;
-                /* It rang, and its ring had nothing (but quiet records:
-                 * ring_drain() leaves them out too): the kernel writes a
-                 * record's doorbell copy first when the copy comes first
-                 * on the tracepoint's list, and this look came between
-                 * the two. The record, written now, rings nothing: a look
-                 * a hold later (the tick in arrival order) takes it, where
+                        found = monitor_ring_n_pass(r->monitor, rr->index) -
+                                monitor_ring_n_pass_quiet(r->monitor, rr->index);
+                        held = r->held != UINT64_MAX;
+                        pending = monitor_ring_pending(r->monitor, rr->index) > 0;
+                } else {
+                        int n = ring_drain(r, rr->index, &more);
+
+                        found = n > 0 ? (unsigned) n : 0;
+                }
+                /* It rang for more than this look found, and the look
+                 * held nothing that a release would read again: the rest
+                 * is written just after its copy (or was, after the look
+                 * loaded the ring's head), and rings nothing. A look a
+                 * hold later (the tick in arrival order) takes it, where
                  * it waited for the status tick's sweep (issue 27's lone
-                 * p99 of 16 ms). */
-                if (none) {
+                 * p99 of 16 ms). Without a count (a cpu-clock's copy
+                 * samples on its own timer, whose next copy rings for
+                 * what this one missed): when it found nothing but quiet
+                 * records, and nothing came after. */
+                if (copies == UINT_MAX)
+                        early = found == 0 && !pending;
+                else
+                        early = rr->owed > 0 && !held;
+                if (early) {
                         r->n_early++;
+                        r->owed_tries = 0;
                         if (r->opts.order)
                                 release_schedule(r, r->held_now, r->held_now, false);
                         else
@@ -422,6 +484,7 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
                 after_drain(r, more);
                 return 0;
         }
+        rr->owed = 0;   /* the tick reads what is left */
         (void) monitor_ring_disarm(r->monitor, rr->index);
         /* The tick first: a record held now waits for it when it comes
          * soon enough (release_schedule()), else a release timer lets a
@@ -478,6 +541,11 @@ static int on_release(sd_event_source *es, uint64_t usec, void *userdata) {
          * left armed) nothing else would come for it. */
         (void) sd_event_source_get_enabled(r->timer, &ticking);
         (void) order_pass(r, false, ++r->n_chain < RELEASE_CHAIN || ticking == SD_EVENT_OFF, &more);
+        /* A record whose doorbell rang is written just after its copy,
+         * but a host that takes the CPU from its writer between the two
+         * (a VM's vCPU held off) delays it: a hold more, a few times. */
+        if (tick_owed(r))
+                release_schedule(r, r->held_now, r->held_now, false);
         after_drain(r, more);
         return 0;
 }
@@ -559,7 +627,7 @@ static bool tick_order(struct reader *r, bool *more) {
                 if (!quiet || flush_lost(r, i))
                         flowing = true;
         }
-        arm = tick_quiet_enough(r, flowing);
+        arm = tick_quiet_enough(r, flowing) && !tick_owed(r);
         for (size_t k = 0; arm && k < n_up; k++)
                 armed |= tick_arm(r, up[k]);
         for (size_t k = 0; k < n_up; k++)
@@ -582,7 +650,7 @@ static bool tick_arrival(struct reader *r, bool *more) {
                 if (ring_drain(r, i, more) > 0 || flush_lost(r, i))
                         flowing = true;
         }
-        arm = tick_quiet_enough(r, flowing);
+        arm = tick_quiet_enough(r, flowing) && !tick_owed(r);
         for (size_t k = 0; k < n_up; k++) {
                 size_t i = up[k];
 

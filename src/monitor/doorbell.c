@@ -66,6 +66,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,16 @@ bool doorbell_fits(uint32_t type) {
         return type == kprobe || type == uprobe;
 }
 
-int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr *event, pid_t target,
+/* Whether each record of an event ATTR describes has one copy in the
+ * doorbell's ring: a sample of every hit (a tracepoint's, a probe's) and
+ * no side-band records. A cpu-clock copy samples on its own timer. */
+static bool one_copy_a_record(const struct perf_event_attr *a) {
+        return !a->freq && a->sample_period == 1 && !a->mmap && !a->comm && !a->task && !a->mmap_data &&
+               !a->mmap2 && !a->context_switch && !a->namespaces && !a->ksymbol && !a->bpf_event && !a->cgroup &&
+               !a->text_poke;
+}
+
+int doorbell_member_open(struct doorbell *b, const struct perf_event_attr *event, pid_t target,
                          unsigned long flags, const char *filter) {
         _cleanup_(closep) int fd = -1;
         struct perf_event_attr attr = *event;
@@ -197,6 +207,8 @@ int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr 
         /* The same filter, or records the main copy drops would ring. */
         if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0)
                 return negative_errno();
+        if (!one_copy_a_record(event))
+                b->uncounted = true;
         return TAKE_FD(fd);
 }
 
@@ -208,14 +220,19 @@ bool doorbell_rings_for(const struct perf_event_attr *a) {
 
 int doorbell_arm(struct doorbell *b) {
         struct perf_event_mmap_page *page = b->base;
+        uint64_t head, bytes;
 
         if (b->fd < 0)
                 return -EBADF;
 
         /* Empty the ring unread: pairs with the kernel's data_head publish;
-         * the release store lets it reuse the space (see ring.c). */
-        __atomic_store_n(&page->data_tail, __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE),
-                         __ATOMIC_RELEASE);
+         * the release store lets it reuse the space (see ring.c). Its
+         * records are header-only samples (8 bytes); a ring near full may
+         * have lost some, which makes them too many to count. */
+        head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+        bytes = head - page->data_tail;
+        b->copies = bytes < b->map_size / 4 ? (unsigned) (bytes / sizeof(struct perf_event_header)) : UINT_MAX;
+        __atomic_store_n(&page->data_tail, head, __ATOMIC_RELEASE);
         if (b->armed)
                 return 0;
         if (b->resting)

@@ -19,6 +19,8 @@ struct doorbell {
         bool armed;
         bool pausable;          /* the leader stays enabled; arming unpauses its ring */
         bool resting;           /* its leader off while its ring flows (doorbell_rest()) */
+        bool uncounted;         /* a member whose copies are not one a record (doorbell_member_open()) */
+        unsigned copies;        /* records its last arm emptied from its ring, UINT_MAX: too many to count */
 };
 
 /* Opens B's leader on CPU for TARGET (a pid, a cgroup fd with
@@ -36,7 +38,7 @@ void doorbell_close(struct doorbell *b);
  * enable it with the caller's copy. Returns the fd, -EOPNOTSUPP for an
  * event that writes no records (!doorbell_rings_for(): it needs none), -EMEDIUMTYPE for
  * one that may not join (doorbell_fits()), or the kernel's -errno. */
-int doorbell_member_open(const struct doorbell *b, const struct perf_event_attr *event, pid_t target,
+int doorbell_member_open(struct doorbell *b, const struct perf_event_attr *event, pid_t target,
                          unsigned long flags, const char *filter);
 
 /* Whether the event ATTR describes writes records a doorbell should ring

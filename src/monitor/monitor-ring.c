@@ -6,6 +6,7 @@
 
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -326,6 +327,23 @@ int monitor_ring_arm(struct monitor *m, size_t i) {
         }
         c->armed = c->n_bells > 0;
         return 0;
+}
+
+unsigned monitor_ring_bell_copies(const struct monitor *m, size_t i) {
+        unsigned n = 0;
+
+        if (!m || i >= m->n_cpus)
+                return UINT_MAX;
+        for (size_t k = 0; k < m->cpus[i].n_bells; k++) {
+                const struct doorbell *b = &m->cpus[i].bells[k];
+
+                if (b->fd < 0)
+                        continue;
+                if (b->uncounted || b->copies == UINT_MAX)
+                        return UINT_MAX;
+                n += b->copies;
+        }
+        return n;
 }
 
 int monitor_ring_disarm(struct monitor *m, size_t i) {
