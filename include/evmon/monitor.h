@@ -358,10 +358,11 @@ unsigned monitor_drain_quiet(const struct monitor *m);
 size_t monitor_ring_n_doorbells(const struct monitor *m, size_t i);
 int monitor_ring_doorbell_fd(const struct monitor *m, size_t i, size_t k);
 int monitor_ring_arm(struct monitor *m, size_t i);
-/* The records the last monitor_ring_arm() of ring I emptied from its
+/* The samples the last monitor_ring_arm() of ring I emptied from its
  * doorbells' rings: one a record of the main ring written since the arm
- * before (what rang). UINT_MAX when that count says nothing: a doorbell
- * whose copies sample on their own (a cpu-clock's), or one near full. */
+ * before (what rang; a paused ring's LOST record is not one). UINT_MAX
+ * when that count says nothing: a doorbell whose copies sample on their
+ * own (a cpu-clock's), or one near full. */
 unsigned monitor_ring_bell_copies(const struct monitor *m, size_t i);
 int monitor_ring_disarm(struct monitor *m, size_t i);
 bool monitor_ring_armed(const struct monitor *m, size_t i);

@@ -21,7 +21,8 @@
  *   ticking   every flush_usec (ring.latency_ms, 4) read every ring. At a
  *             tick that found every ring quiet, nothing timed within half
  *             a tick (the second such in a row after a stream:
- *             STREAM_TICKS), the rings are armed
+ *             STREAM_TICKS) and no ring owed records its doorbells rang
+ *             for (on_bell()), the rings are armed
  *             again and then read once more: a record written between
  *             that look and the arm did not ring, and would otherwise
  *             wait for the next one. While one ring flows, the others
@@ -106,7 +107,8 @@ struct reader_ring {
         uint64_t last_bell;             /* CLOCK_MONOTONIC usec of its last doorbell, 0: none yet */
         unsigned n_flow;                /* records read disarmed since the last tick */
         unsigned n_lone;                /* doorbells of its spell read lone */
-        unsigned owed;                  /* records its doorbells rang for that no look found yet */
+        int owed;                       /* records its doorbells rang for that no look found yet, less
+                                         * records looks found before their copies were counted */
 };
 
 struct reader {
@@ -130,11 +132,11 @@ struct reader {
         bool settling;                  /* a stream's first quiet tick: the next one arms */
 
         uint64_t n_doorbells, n_ticks, n_swept, n_releases, n_flushes;
-        uint64_t n_early;               /* doorbells whose look found their ring empty */
+        uint64_t n_early;               /* doorbells whose look found fewer records than rang */
         sd_event_source *release;       /* time order: for held records, when no tick comes first */
         uint64_t held, held_now;        /* the last pass's oldest record left, and its clock */
         unsigned n_chain;               /* releases since the last tick or doorbell */
-        unsigned owed_tries;            /* releases since an early bell that still found records owed */
+        unsigned owed_tries;            /* looks (releases, ticks) since new copies that found records owed */
         bool in_tick;                   /* the tick is rescheduled after its passes */
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
@@ -156,8 +158,9 @@ static bool busy(const struct reader *r) {
  * than wake evmond every hold. */
 #define RELEASE_CHAIN 2u
 
-/* Releases that look again for records doorbells rang for (on_release()),
- * a hold apart, before the status tick's sweep is left to find them. */
+/* Looks (releases a hold apart, ticks) that look again for records
+ * doorbells rang for (tick_owed()), before the status tick's sweep is
+ * left to find them. */
 #define OWED_TRIES 8u
 
 /* Time order: what the last pass left in the rings goes once nothing can
@@ -216,24 +219,36 @@ static void rest_if_flowing(struct reader *r, size_t i, unsigned n) {
 }
 
 /* FOUND of ring I's records that ring doorbells (not quiet sources')
- * were read: what its doorbells rang for and no look had found yet. */
+ * were read: what its doorbells rang for and no look had found yet. A
+ * record read before its copy was counted (written between an arm and
+ * the look after it) is a credit against that copy; the balance starts
+ * again at each disarm and each arm by a tick. */
 static void owed_found(struct reader *r, size_t i, unsigned found) {
-        struct reader_ring *rr = &r->rings[i];
-
-        rr->owed = rr->owed > found ? rr->owed - found : 0;
+        r->rings[i].owed -= (int) (found < DRAIN_BUDGET ? found : DRAIN_BUDGET);
+        if (r->rings[i].owed < -(int) DRAIN_BUDGET)
+                r->rings[i].owed = -(int) DRAIN_BUDGET;
 }
 
-/* Whether a ring still waits for records its doorbells rang for (a look
- * found their copies first): the tick and the release look again for them, a few times. */
+/* Whether a ring that is up still waits for records its doorbells rang
+ * for (a look found their copies first): a release and the tick look
+ * again for them, up to OWED_TRIES looks since the last copies came;
+ * then the status tick's sweep is left to find them. */
 static bool tick_owed(struct reader *r) {
         bool owing = false;
+        size_t n_up;
+        const size_t *up = monitor_rings_up(r->monitor, &n_up);
 
-        for (size_t i = 0; i < r->n_rings; i++)
-                owing |= r->rings[i].owed > 0;
-        if (!owing || ++r->owed_tries <= OWED_TRIES)
-                return owing;
-        for (size_t i = 0; i < r->n_rings; i++)
-                r->rings[i].owed = 0;   /* the sweep's */
+        for (size_t k = 0; k < n_up; k++)
+                owing |= r->rings[up[k]].owed > 0;
+        if (!owing) {
+                r->owed_tries = 0;
+                return false;
+        }
+        if (++r->owed_tries <= OWED_TRIES)
+                return true;
+        for (size_t k = 0; k < n_up; k++)
+                r->rings[up[k]].owed = 0;
+        r->owed_tries = 0;
         return false;
 }
 
@@ -279,14 +294,13 @@ static int ring_drain(struct reader *r, size_t i, bool *more) {
         int n = monitor_drain(r->monitor, i, DRAIN_BUDGET, r->handler, r->ctx);
 
         rest_if_flowing(r, i, n > 0 ? (unsigned) n : 0);
-        if (n > 0)
-                owed_found(r, i, (unsigned) n - monitor_drain_quiet(r->monitor));
 
         if (n >= (int) DRAIN_BUDGET)
                 *more = true;
         if (n <= 0)
                 return 0;
         n -= (int) monitor_drain_quiet(r->monitor);
+        owed_found(r, i, (unsigned) n);
         r->n_since_tick += (uint64_t) n;
         return n;
 }
@@ -445,7 +459,12 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
                 rr->n_lone++;
                 (void) monitor_ring_arm(r->monitor, rr->index);
                 copies = monitor_ring_bell_copies(r->monitor, rr->index);
-                rr->owed = copies == UINT_MAX ? 0 : rr->owed + copies;
+                if (copies == UINT_MAX)
+                        rr->owed = 0;
+                else if (copies > 0) {
+                        rr->owed += (int) copies;
+                        r->owed_tries = 0;
+                }
                 if (r->opts.order) {
                         (void) order_pass(r, all_armed(r), true, &more);
                         /* Quiet sources' records ring no doorbell: they
@@ -475,7 +494,6 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
                         early = rr->owed > 0 && !held;
                 if (early) {
                         r->n_early++;
-                        r->owed_tries = 0;
                         if (r->opts.order)
                                 release_schedule(r, r->held_now, r->held_now, false);
                         else
@@ -589,6 +607,25 @@ static bool tick_quiet_enough(struct reader *r, bool flowing) {
         return true;
 }
 
+/* A quiet tick while a ring is owed records: no arm, and the tick comes
+ * again as soon (as a stream's first quiet tick: settling), rather than
+ * backing off or stopping with every ring armed. */
+static bool tick_owing(struct reader *r) {
+        if (!tick_owed(r))
+                return false;
+        r->settling = true;
+        return true;
+}
+
+/* After a tick armed the rings and looked once more: what that look read
+ * was written while they were disarmed, with no copies, so it is no
+ * credit against copies to come. */
+static void tick_armed(struct reader *r) {
+        for (size_t i = 0; i < r->n_rings; i++)
+                if (r->rings[i].owed < 0)
+                        r->rings[i].owed = 0;
+}
+
 /* Arms ring I at a tick that found every ring quiet; false when it stays
  * disarmed. */
 static bool tick_arm(struct reader *r, size_t i) {
@@ -600,12 +637,14 @@ static bool tick_arm(struct reader *r, size_t i) {
 }
 
 /* A tick's look in time order: every ring merged. When every ring was
- * empty, each is armed (then looked at once more); while one ring flows
+ * quiet and none is owed records (tick_owing()), each is armed (then
+ * looked at once more); while one ring flows
  * the tick goes on and reads the others too, so they stay disarmed: a
  * stream that moves between CPUs with its thread rang the doorbell of
  * the ring it came to, and its look held what it read for a release
  * (10,000 records/s: 107 doorbells and 110 releases a second beside 243
- * ticks). Returns whether a ring is left unarmed. */
+ * ticks). Returns whether the tick goes on: a ring left unarmed, or a
+ * quiet tick that armed nothing yet (settling). */
 static bool tick_order(struct reader *r, bool *more) {
         bool armed = false, disarmed = false, flowing = false, arm;
         uint64_t quiet_ns = r->opts.flush_usec * 500u;
@@ -621,21 +660,26 @@ static bool tick_order(struct reader *r, bool *more) {
          * four. A ring that is down counts as armed. */
         for (size_t k = 0; k < n_up; k++) {
                 size_t i = up[k];
+                uint64_t last = monitor_ring_last(r->monitor, i);
+                /* A last record ahead of now: the clock (realtime, tai)
+                 * was stepped back, and the merge's keys do not follow. */
                 bool quiet = monitor_ring_pending(r->monitor, i) == 0 &&
-                             monitor_ring_last(r->monitor, i) + quiet_ns <= r->held_now;
+                             (last + quiet_ns <= r->held_now || last > r->held_now + quiet_ns);
 
                 if (!quiet || flush_lost(r, i))
                         flowing = true;
         }
-        arm = tick_quiet_enough(r, flowing) && !tick_owed(r);
+        arm = tick_quiet_enough(r, flowing) && !tick_owing(r);
         for (size_t k = 0; arm && k < n_up; k++)
                 armed |= tick_arm(r, up[k]);
         for (size_t k = 0; k < n_up; k++)
                 if (!monitor_ring_armed(r->monitor, up[k]))
                         disarmed = true;
-        if (armed)
+        if (armed) {
                 (void) order_pass(r, false, true, more);
-        return disarmed;
+                tick_armed(r);
+        }
+        return disarmed || r->settling;
 }
 
 /* The same in arrival order: each ring read on its own. */
@@ -650,7 +694,7 @@ static bool tick_arrival(struct reader *r, bool *more) {
                 if (ring_drain(r, i, more) > 0 || flush_lost(r, i))
                         flowing = true;
         }
-        arm = tick_quiet_enough(r, flowing) && !tick_owed(r);
+        arm = tick_quiet_enough(r, flowing) && !tick_owing(r);
         for (size_t k = 0; k < n_up; k++) {
                 size_t i = up[k];
 
@@ -660,7 +704,9 @@ static bool tick_arrival(struct reader *r, bool *more) {
                 if (!monitor_ring_armed(r->monitor, i))
                         disarmed = true;
         }
-        return disarmed;
+        if (arm)
+                tick_armed(r);
+        return disarmed || r->settling;
 }
 
 static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
@@ -710,6 +756,7 @@ static int tick(sd_event_source *es, uint64_t usec, struct reader *r) {
                  * enables. */
                 if (r->confirm >= ELEMENTSOF(confirm_usec) || monitor_doorbells_pausable(r->monitor)) {
                         r->confirm = 0;
+                        r->flow_ticks = 0;
                         return sd_event_source_set_enabled(es, SD_EVENT_OFF);
                 }
                 (void) sd_event_source_set_time(es, now + confirm_usec[r->confirm++]);
@@ -793,6 +840,8 @@ int reader_ring_changed(struct reader *r, size_t i) {
         if (!r || i >= r->n_rings)
                 return -EINVAL;
         ring_unwatch(&r->rings[i]);
+        r->rings[i].owed = 0;
+        r->rings[i].n_lone = 0;
         k = ring_watch(r, i);
         /* A ring that came up is disarmed: the tick reads and arms it. */
         reader_kick(r);

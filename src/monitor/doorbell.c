@@ -218,20 +218,42 @@ bool doorbell_rings_for(const struct perf_event_attr *a) {
                a->bpf_event || a->cgroup || a->text_poke;
 }
 
+/* The samples between TAIL and HEAD of B's ring: the members' copies,
+ * header-only (8 bytes, 8-aligned, so a header never wraps). A paused
+ * ring counts what it drops and writes a PERF_RECORD_LOST before the next
+ * copy, which is no copy. UINT_MAX when the records do not parse or the
+ * ring is near full: it may have lost some that the count would need. */
+static unsigned count_samples(const struct doorbell *b, uint64_t tail, uint64_t head) {
+        const unsigned char *data = (const unsigned char *) b->base + b->map_size / 2;
+        size_t size = b->map_size / 2;
+        unsigned n = 0;
+
+        if (head - tail >= size / 2)
+                return UINT_MAX;
+        for (uint64_t pos = tail; pos < head;) {
+                const struct perf_event_header *h = (const void *) (data + (pos & (size - 1)));
+
+                if (h->size < sizeof(*h) || h->size % 8 != 0 || pos + h->size > head)
+                        return UINT_MAX;
+                if (h->type == PERF_RECORD_SAMPLE)
+                        n++;
+                pos += h->size;
+        }
+        return n;
+}
+
 int doorbell_arm(struct doorbell *b) {
         struct perf_event_mmap_page *page = b->base;
-        uint64_t head, bytes;
+        uint64_t head;
 
         if (b->fd < 0)
                 return -EBADF;
 
-        /* Empty the ring unread: pairs with the kernel's data_head publish;
-         * the release store lets it reuse the space (see ring.c). Its
-         * records are header-only samples (8 bytes); a ring near full may
-         * have lost some, which makes them too many to count. */
+        /* Empty the ring, counting its samples: pairs with the kernel's
+         * data_head publish; the release store lets it reuse the space
+         * (see ring.c). */
         head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-        bytes = head - page->data_tail;
-        b->copies = bytes < b->map_size / 4 ? (unsigned) (bytes / sizeof(struct perf_event_header)) : UINT_MAX;
+        b->copies = count_samples(b, page->data_tail, head);
         __atomic_store_n(&page->data_tail, head, __ATOMIC_RELEASE);
         if (b->armed)
                 return 0;
