@@ -198,6 +198,12 @@ json_object *itest_client_expect(struct itest_client *c, const char *type, int t
         }
 }
 
+json_object *itest_client_status(struct itest_client *c, int timeout_ms) {
+        if (itest_client_send(c, "{\"type\":\"status\"}\n") < 0)
+                return NULL;
+        return itest_client_expect(c, "status", timeout_ms);
+}
+
 const char *itest_str(json_object *o, const char *key) {
         json_object *v;
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))

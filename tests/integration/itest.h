@@ -59,6 +59,9 @@ int itest_client_send(struct itest_client *c, const char *line);
 json_object *itest_client_next(struct itest_client *c, int timeout_ms);
 /* Next line of TYPE, skipping others. */
 json_object *itest_client_expect(struct itest_client *c, const char *type, int timeout_ms);
+/* Asks evmond for its status on C and returns the line (the caller puts
+ * it); NULL when none came within TIMEOUT_MS. */
+json_object *itest_client_status(struct itest_client *c, int timeout_ms);
 
 /* Reads raw bytes until nothing came for QUIET_MS (or MAX_MS passed), as a
  * fast client would, and returns them NUL-terminated (caller frees): whole

@@ -209,8 +209,7 @@ static size_t n_clients(struct itest_client *c) {
         json_object *o, *a;
         size_t n;
 
-        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(c, "status", 5000);
+        o = itest_client_status(c, 5000);
         assert_non_null(o);
         assert_true(json_object_object_get_ex(o, "clients", &a));
         n = json_object_array_length(a);

@@ -176,8 +176,7 @@ static void test_bursts_never_left_behind(void **state) {
         /* And each came through a doorbell or a tick, none through the
          * once-a-second sweep that finds what no doorbell announced
          * (reader_sweep()): that would come, but up to a second late. */
-        assert_int_equal(itest_client_send(client, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(client, "status", 5000);
+        o = itest_client_status(client, 5000);
         assert_non_null(o);
         json_object *ring;
         assert_true(json_object_object_get_ex(o, "ring", &ring));
@@ -199,8 +198,7 @@ static void test_rest_then_lone(void **state) {
         json_object *o, *ring;
         int64_t rests0, swept0;
 
-        assert_int_equal(itest_client_send(client, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(client, "status", 5000);
+        o = itest_client_status(client, 5000);
         assert_non_null(o);
         assert_true(json_object_object_get_ex(o, "ring", &ring));
         rests0 = itest_int(ring, "doorbell_rests");
@@ -226,8 +224,7 @@ static void test_rest_then_lone(void **state) {
                 fail_msg("an event beyond the 50,010 we made");
         }
 
-        assert_int_equal(itest_client_send(client, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(client, "status", 5000);
+        o = itest_client_status(client, 5000);
         assert_non_null(o);
         assert_true(json_object_object_get_ex(o, "ring", &ring));
         fprintf(stderr, "doorbell rests %" PRId64 ", swept %" PRId64 "\n", itest_int(ring, "doorbell_rests") - rests0,
@@ -242,8 +239,7 @@ static int64_t ring_count(const char *key) {
         json_object *o, *ring;
         int64_t v;
 
-        assert_int_equal(itest_client_send(client, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(client, "status", 5000);
+        o = itest_client_status(client, 5000);
         assert_non_null(o);
         assert_true(json_object_object_get_ex(o, "ring", &ring));
         v = itest_int(ring, key);

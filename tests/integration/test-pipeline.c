@@ -326,8 +326,7 @@ static void check_dropped_status(struct itest_client *c, const struct tally *t) 
         json_object *o, *clients;
         size_t n;
 
-        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(c, "status", 10000);
+        o = itest_client_status(c, 10000);
         assert_non_null(o);
         assert_true(json_object_object_get_ex(o, "clients", &clients));
         n = json_object_array_length(clients);

@@ -198,8 +198,7 @@ static int64_t status_count(struct itest_client *c, size_t i, int64_t *ret_malfo
         json_object *o, *a;
         int64_t n;
 
-        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(c, "status", 5000);
+        o = itest_client_status(c, 5000);
         assert_non_null(o);
         assert_true(json_object_object_get_ex(o, "events", &a));
         n = itest_int(json_object_array_get_idx(a, i), "count");
@@ -616,8 +615,7 @@ static void test_pid_target(void **state) {
         assert_true(cpu < 250);
         assert_int_equal(waitpid(daemon_.pid, &status, WNOHANG), 0);
 
-        assert_int_equal(itest_client_send(c, "{\"type\":\"status\"}\n"), 0);
-        o = itest_client_expect(c, "status", 5000);
+        o = itest_client_status(c, 5000);
         assert_non_null(o);
         assert_true(json_object_object_get_ex(o, "events", &events));
         assert_int_equal(json_object_array_length(events), 1);
