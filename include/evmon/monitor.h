@@ -293,6 +293,12 @@ struct monitor_handler {
          * the userdata of the source whose id its sample_id carries. */
         void (*record)(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
                        void *ctx);
+        /* For monitor_scan() alone: true when a sample of EVENT is done
+         * with once counted (no one wants it), which this counts for
+         * WORKER. Called from several threads at once, while no other
+         * handler runs: it may read what the loop owns, and write only
+         * WORKER's own counts. */
+        bool (*skip)(void *event, unsigned worker, void *ctx);
 };
 
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
@@ -324,6 +330,22 @@ struct monitor_order_stats {
 int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsigned budget,
                           const struct monitor_handler *h, void *ctx, uint64_t *ret_held);
 const struct monitor_order_stats *monitor_order_stats(const struct monitor *m);
+/* The first look at ring I, made by a reader thread before a merged
+ * pass (monitor-scan.c says how): from where the last scan of ring I
+ * stopped to its head, each sample whose event H->skip() takes is done
+ * with; every other record stays in the ring, kept in order for the next
+ * monitor_drain_ordered() (or monitor_drain()), which also counts the
+ * skipped records as read (monitor_ring_n_pass(), the return of
+ * monitor_drain_skipped()). Scans of different rings may run at once,
+ * one thread a ring, while no other monitor call does. Returns the
+ * records skipped. */
+int monitor_scan(struct monitor *m, size_t i, const struct monitor_handler *h, void *ctx, unsigned worker);
+/* Bytes in ring I that no scan has seen (all it holds when none runs):
+ * what a scan now would walk. */
+uint64_t monitor_ring_unscanned(const struct monitor *m, size_t i);
+/* The records scans skipped that the last monitor_drain_ordered() counted
+ * in (not in its return: they took none of its budget). */
+unsigned monitor_drain_skipped(const struct monitor *m);
 /* Records ring I gave in the last monitor_drain_ordered(), and of them
  * the quiet sources' (monitor_source.quiet: no doorbell rings for them). */
 unsigned monitor_ring_n_pass(const struct monitor *m, size_t i);

@@ -145,6 +145,7 @@ int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct mon
         struct perf_cpu *c;
         struct drain d;
         uint64_t tail;
+        unsigned n_scan;
         int r;
 
         if (!m || i >= m->n_cpus)
@@ -158,7 +159,27 @@ int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct mon
         d = (struct drain) { .m = m, .c = c, .h = h, .ctx = ctx };
         tail = c->ring.page->data_tail;
         ring_look(m, c, ring_head(&c->ring));
+        /* What scans kept (time order's, before the order changed) goes
+         * first; what they skipped is gone. */
+        n_scan = c->n_skipped;
+        c->n_skipped = 0;
+        if (c->scanning) {
+                uint64_t head = ring_head(&c->ring);
+
+                while (c->i_kept < c->n_kept) {
+                        uint64_t pos = c->kept[c->i_kept++];
+                        const struct perf_event_header *hdr = ring_peek(&c->ring, &pos, head);
+
+                        if (hdr)
+                                (void) drain_one(hdr, &d);
+                        n_scan++;
+                }
+                ring_consume(&c->ring, c->scanned);
+                scan_settle(c);
+        }
         r = ring_read(&c->ring, budget, drain_one, &d);
+        if (r >= 0)
+                r += (int) n_scan;
         c->tail_prev = tail;
         m->drain_quiet = d.quiet;
         return r;

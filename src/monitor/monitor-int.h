@@ -53,6 +53,17 @@ struct perf_cpu {
         unsigned n_pass;        /* records this ring gave in the last pass */
         unsigned n_pass_quiet;  /* of them, quiet sources' */
         const struct id_entry *entry;   /* cur's id in the index, or NULL */
+
+        /* monitor_scan(): while SCANNING, the records in [data_tail,
+         * scanned) are either kept (their positions, oldest first, from
+         * i_kept on) for the merge, or were skipped and are gone; those
+         * past scanned are not seen yet. */
+        bool scanning;
+        uint64_t scanned;
+        uint64_t *kept;
+        size_t n_kept, i_kept, cap_kept;
+        unsigned n_skipped;     /* skipped since the last ordered pass */
+        uint64_t skip_last;     /* the latest time among them */
 };
 
 enum handle_state {
@@ -109,6 +120,7 @@ struct monitor {
 
         bool doorbell;
         unsigned drain_quiet;           /* monitor_drain_quiet() */
+        unsigned drain_skipped;         /* monitor_drain_skipped() */
 
         size_t *heap;                   /* monitor_drain_ordered(): rings by key, n_cpus slots */
         struct monitor_order_stats order;
@@ -123,6 +135,7 @@ struct drain {
         const struct monitor_handler *h;
         void *ctx;
         unsigned quiet;         /* records of quiet sources */
+        unsigned skipped;       /* records scans skipped, counted into this pass */
         const struct id_entry *hint;    /* the ordered drain found the record's id already */
 };
 
@@ -164,6 +177,22 @@ static inline void ring_look(const struct monitor *m, struct perf_cpu *c, uint64
         if (head - c->tail_prev >= m->full_bytes)
                 c->full = true;
 }
+
+/* The time of record H laid out by ATTR, from its sample or its
+ * sample_id trailer; false when it has none. */
+bool record_time_attr(const struct perf_event_attr *attr, const struct perf_event_header *h, uint64_t *ret);
+
+/* monitor-scan.c: a scanning ring's first record for the merge, and the
+ * one after it. */
+static inline uint64_t scan_first(const struct perf_cpu *c) {
+        if (!c->scanning)
+                return c->ring.page->data_tail;
+        return c->i_kept < c->n_kept ? c->kept[c->i_kept] : c->scanned;
+}
+void scan_step(struct perf_cpu *c, const struct perf_event_header *cur);
+/* After a pass: a scan whose kept records all went is over. */
+void scan_settle(struct perf_cpu *c);
+void scan_done(struct perf_cpu *c);
 
 /* monitor-ring.c */
 int perf_cpu_open(struct monitor *m, struct perf_cpu *c);

@@ -17,32 +17,11 @@
 
 #include "monitor-int.h"
 
-/* The time of record H, from its sample or its sample_id trailer; false
- * when it has none (an event without sample_id_all, an unknown id). */
-static bool record_time(const struct monitor *m, const struct perf_event_header *h, uint64_t *ret,
-                        const struct id_entry **ret_entry) {
-        const struct perf_event_attr *attr = NULL;
-        const struct id_entry *e;
-        uint64_t id, off;
+bool record_time_attr(const struct perf_event_attr *attr, const struct perf_event_header *h, uint64_t *ret) {
+        uint64_t off;
 
-        if (ret_entry)
-                *ret_entry = NULL;
-        if (h->size < sizeof(*h) + sizeof(id))
+        if (!(attr->sample_type & PERF_SAMPLE_TIME) || !(attr->sample_type & PERF_SAMPLE_IDENTIFIER))
                 return false;
-        if (h->type == PERF_RECORD_SAMPLE)
-                memcpy(&id, h + 1, sizeof(id));
-        else
-                memcpy(&id, (const uint8_t *) h + h->size - sizeof(id), sizeof(id));
-        e = index_find(m, id);
-        if (ret_entry)
-                *ret_entry = e;
-        if (e)
-                attr = &m->handles[e->handle].attr;
-        else if (h->type != PERF_RECORD_SAMPLE)
-                attr = &m->attr;        /* the ring owner's own records */
-        if (!attr || !(attr->sample_type & PERF_SAMPLE_TIME) || !(attr->sample_type & PERF_SAMPLE_IDENTIFIER))
-                return false;
-
         if (h->type == PERF_RECORD_SAMPLE) {
                 /* IDENTIFIER, IP, TID, TIME (perf_event_open(2)). */
                 off = sizeof(*h) + 8 + (attr->sample_type & PERF_SAMPLE_IP ? 8 : 0) +
@@ -62,6 +41,32 @@ static bool record_time(const struct monitor *m, const struct perf_event_header 
         }
         memcpy(ret, (const uint8_t *) h + off, sizeof(*ret));
         return true;
+}
+
+/* The time of record H, from its sample or its sample_id trailer; false
+ * when it has none (an event without sample_id_all, an unknown id). */
+static bool record_time(const struct monitor *m, const struct perf_event_header *h, uint64_t *ret,
+                        const struct id_entry **ret_entry) {
+        const struct perf_event_attr *attr = NULL;
+        const struct id_entry *e;
+        uint64_t id;
+
+        if (ret_entry)
+                *ret_entry = NULL;
+        if (h->size < sizeof(*h) + sizeof(id))
+                return false;
+        if (h->type == PERF_RECORD_SAMPLE)
+                memcpy(&id, h + 1, sizeof(id));
+        else
+                memcpy(&id, (const uint8_t *) h + h->size - sizeof(id), sizeof(id));
+        e = index_find(m, id);
+        if (ret_entry)
+                *ret_entry = e;
+        if (e)
+                attr = &m->handles[e->handle].attr;
+        else if (h->type != PERF_RECORD_SAMPLE)
+                attr = &m->attr;        /* the ring owner's own records */
+        return attr && record_time_attr(attr, h, ret);
 }
 
 /* Looks at ring C's next record below its head: false when there is none. */
@@ -141,9 +146,16 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 size_t i = m->up[k];
                 struct perf_cpu *c = &m->cpus[i];
 
-                c->n_pass = c->n_pass_quiet = 0;
+                /* What scans skipped since the last pass was read too. */
+                c->n_pass = c->n_skipped;
+                c->n_pass_quiet = 0;
+                d.skipped += c->n_skipped;
+                c->n_skipped = 0;
                 c->head = ring_head(&c->ring);
-                c->pos = c->ring.page->data_tail;
+                c->pos = scan_first(c);
+                if (c->scanning && c->i_kept == c->n_kept && c->skip_last > c->last &&
+                    c->skip_last <= m->order_limit)
+                        c->last = c->skip_last;
                 ring_look(m, c, c->head);
                 if (order_peek(m, c)) {
                         m->heap[n_heap] = i;
@@ -172,7 +184,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                                 m->order.emitted = c->time;
                 }
                 c->last = c->key;
-                c->pos += c->cur->size;
+                scan_step(c, c->cur);
                 if (order_peek(m, c))
                         heap_down(m, n_heap, 0);
                 else {
@@ -214,7 +226,14 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 c->tail_prev = c->ring.page->data_tail;
                 ring_consume(&c->ring, c->pos);
                 c->seen = c->head;
+                /* Once its kept records went, the ring's place in the
+                 * merge is past what its scans skipped too. */
+                if (c->scanning && c->i_kept == c->n_kept && c->skip_last > c->last &&
+                    c->skip_last <= m->order_limit)
+                        c->last = c->skip_last;
+                scan_settle(c);
         }
+        m->drain_skipped = d.skipped;
         m->order_now = o->now;
         m->order.passes++;
         m->drain_quiet = d.quiet;

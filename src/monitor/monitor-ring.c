@@ -35,6 +35,7 @@ void perf_cpu_done(struct perf_cpu *c) {
         c->armed = false;
         c->full = false;
         c->n_pass = 0;
+        scan_done(c);
 }
 
 /* The list of rings that are up, after one came up or went down: what

@@ -37,6 +37,7 @@
                                                     .clockid = CLOCK_MONOTONIC })
 #include "evmon/async.h"
 #include "evmon/monitor.h"
+#include "evmon/workers.h"
 
 #define N 1000
 
@@ -353,6 +354,159 @@ static void test_ordered_quiet(void **state) {
                 assert_int_equal(n_quiet, 10);
                 assert_int_equal(monitor_drain_quiet(m), 10);
         }
+}
+
+/* Scans (monitor-scan.c): two getppid sources write interleaved into
+ * the rings of two CPUs; threads scan the rings and skip one source's
+ * samples (counted per worker), and the merge hands out the other's, all
+ * of them, in time order, the skipped ones never. A scan may leave kept
+ * records behind (held by the hold) and scan again on top of them. */
+struct scan_ctx {
+        struct source *skipped;
+        unsigned by_worker[2];
+};
+
+static bool scan_skip(void *event, unsigned worker, void *ctx) {
+        struct scan_ctx *x = ctx;
+
+        if (event != x->skipped)
+                return false;
+        x->by_worker[worker]++;
+        return true;
+}
+
+struct scan_job {
+        struct monitor *m;
+        const size_t *up;
+        const struct monitor_handler *h;
+        struct scan_ctx *x;
+};
+
+static void scan_ring(size_t job, unsigned worker, void *userdata) {
+        struct scan_job *j = userdata;
+
+        assert_true(monitor_scan(j->m, j->up[job], j->h, j->x, worker) >= 0);
+}
+
+static void scan_all(struct workers *w, struct monitor *m, const struct monitor_handler *h, struct scan_ctx *x) {
+        size_t n_up;
+        struct scan_job j = { .m = m, .h = h, .x = x };
+
+        j.up = monitor_rings_up(m, &n_up);
+        workers_run(w, n_up, scan_ring, &j);
+}
+
+static void calls_on(int cpu, unsigned n) {
+        cpu_set_t one;
+
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+        for (unsigned i = 0; i < n; i++)
+                syscall(SYS_getppid);
+}
+
+static void test_scan(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        _cleanup_(workers_freep) struct workers *w = NULL;
+        struct source a = {}, b = {};
+        struct monitor_source sa = getppid_source(&a), sb = getppid_source(&b);
+        struct scan_ctx x = { .skipped = &a };
+        struct monitor_handler h = ordered_handler;
+        struct ordered o = {};
+        cpu_set_t all;
+        uint64_t held, mid = 0;
+        char filter[64];
+        int k, n_cpus = 0, cpus[2];
+        unsigned skipped, passed = 0;
+        size_t n_up;
+        const size_t *up;
+
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (int c = 0; c < CPU_SETSIZE && n_cpus < 2; c++)
+                if (CPU_ISSET(c, &all))
+                        cpus[n_cpus++] = c;
+        if (n_cpus < 2)
+                skip();
+        h.skip = scan_skip;
+        assert_int_equal(workers_new(2, &w), 0);
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        sa.filter = sb.filter = filter;
+        for (int i = 0; i < 2; i++) {
+                int hd = monitor_add(m, i ? &sb : &sa);
+
+                assert_true(hd >= 0);
+                assert_int_equal(monitor_enable(m, hd), 0);
+        }
+
+        o.run.t0 = now_ns();
+        for (int round = 0; round < 8; round++) {
+                if (round == 7)
+                        mid = now_ns();
+                calls_on(cpus[round % 2], 100);
+        }
+        o.run.t1 = now_ns();
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+
+        scan_all(w, m, &h, &x);
+        skipped = x.by_worker[0] + x.by_worker[1];
+        /* Held by a long hold: round 7 (CPU B) waits for CPU A. */
+        k = monitor_drain_ordered(m, &(struct monitor_order) { .now = now_ns(), .hold_ns = 10000000000ull }, 100000,
+                                  &h, &o, &held);
+        assert_true(k >= 0);
+        assert_int_equal(monitor_drain_skipped(m), skipped);
+        up = monitor_rings_up(m, &n_up);
+        for (size_t i = 0; i < n_up; i++)
+                passed += monitor_ring_n_pass(m, up[i]);
+        assert_int_equal(passed, (unsigned) k + skipped);
+        if (o.run.lost == 0) {
+                assert_int_equal(skipped, 800);
+                assert_int_equal(o.n, 700);
+        }
+        assert_true(held != UINT64_MAX && held > mid);
+
+        /* More on CPU A, scanned on top of what B still keeps. */
+        calls_on(cpus[0], 100);
+        o.run.t1 = now_ns();
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        scan_all(w, m, &h, &x);
+        do {
+                k = monitor_drain_ordered(m, &(struct monitor_order) { .now = now_ns() }, 50, &h, &o, &held);
+                assert_true(k >= 0);
+        } while (k == 50);
+        assert_int_equal(held, UINT64_MAX);
+        skipped = x.by_worker[0] + x.by_worker[1];
+        print_message("%u skipped by the scans (%u, %u by worker), %u handed out in time order, %" PRIu64 " lost\n",
+                      skipped, x.by_worker[0], x.by_worker[1], o.n, o.run.lost);
+        if (o.run.lost == 0) {
+                assert_int_equal(skipped, 900);
+                assert_int_equal(o.n, 900);
+        }
+        assert_int_equal(a.n + a.others, 0);
+        assert_int_equal(b.n, o.n);
+        assert_int_equal(o.inversions, 0);
+        assert_int_equal(a.broken + b.broken, 0);
+        assert_int_equal(monitor_order_stats(m)->late, 0);
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                assert_int_equal(monitor_ring_pending(m, i), 0);
+
+        /* A scan that kept records, then a drain in arrival order (the
+         * config's order changed): the kept go first, the skipped never. */
+        calls_on(cpus[1], 50);
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        scan_all(w, m, &h, &x);
+        o.run.t1 = now_ns();
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                while (monitor_drain(m, i, 64, &h, &o) == 64)
+                        ;
+        if (o.run.lost == 0) {
+                assert_int_equal(x.by_worker[0] + x.by_worker[1], 950);
+                assert_int_equal(o.n, 950);
+        }
+        assert_int_equal(a.n + a.others, 0);
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                assert_int_equal(monitor_ring_pending(m, i), 0);
 }
 
 static void test_remove(void **state) {
@@ -1267,6 +1421,7 @@ int main(void) {
                 cmocka_unit_test(test_enable_beside_running),
                 cmocka_unit_test(test_ordered),
                 cmocka_unit_test(test_ordered_quiet),
+                cmocka_unit_test(test_scan),
                 cmocka_unit_test(test_cpu_down_up),
         };
         struct monitor *m = NULL;
