@@ -227,6 +227,7 @@ static const struct field ring_fields[] = {
           FIELD_AT(struct config, idle_flush_ms),
           .arg = "backs off from flush_ms to idle_flush_ms when the rings are quiet" },
         F_BOOL("doorbell", struct config, doorbell),
+        F_UINT("threads", struct config, ring_threads, 0, CONFIG_RING_THREADS_MAX),
         {}
 };
 

@@ -25,6 +25,15 @@
 /* Past ~32,000 records/s looks stretch up to this: hundreds of records per
  * wakeup keep a uprobe-rate capture below perf record's CPU per record. */
 #define CONFIG_DEFAULT_BUSY_FLUSH_MS 16u
+/* ring.threads: threads that scan the rings at a busy look (reader.c),
+ * the loop's own among them. 0 (the default) takes one per
+ * CONFIG_RING_CPUS_PER_THREAD online CPUs, at most
+ * CONFIG_RING_THREADS_AUTO_MAX: one thread scans some 20 M records/s of
+ * events no client wants, and a 16-CPU host writes 28 M; 1 is the loop
+ * alone (a 2-CPU host's default). */
+#define CONFIG_RING_THREADS_MAX 64u
+#define CONFIG_RING_CPUS_PER_THREAD 4u
+#define CONFIG_RING_THREADS_AUTO_MAX 8u
 /* Only without doorbells: a timer wakeup costs ~50 us of CPU in a VM here,
  * 1% at 200/s, 0.1% at the 20/s of an idle look every 50 ms. */
 #define CONFIG_DEFAULT_IDLE_FLUSH_MS 50u
@@ -109,6 +118,7 @@ struct config {
         unsigned flush_ms;      /* while samples arrive, deliver within this long */
         unsigned busy_flush_ms; /* ... stretched up to this while they pour in */
         unsigned idle_flush_ms; /* without doorbells: the reader's longest sleep once the rings are quiet */
+        unsigned ring_threads;  /* threads that scan the rings (the loop's among them); 0: by the CPUs */
         bool doorbell;          /* wake at the first record after a quiet spell (monitor doorbells) */
         clockid_t clockid;
         char *clock_name;

@@ -45,8 +45,21 @@ static void daemon_update_offset(struct daemon *d) {
         d->realtime_offset = (int64_t) (rt - (a + (b - a) / 2));
 }
 
+/* ring.threads, or one per CONFIG_RING_CPUS_PER_THREAD online CPUs. */
+static unsigned ring_threads(const struct config *c) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+        if (c->ring_threads > 0)
+                return c->ring_threads;
+        if (n < (long) CONFIG_RING_CPUS_PER_THREAD)
+                return 1;
+        n /= CONFIG_RING_CPUS_PER_THREAD;
+        return n > (long) CONFIG_RING_THREADS_AUTO_MAX ? CONFIG_RING_THREADS_AUTO_MAX : (unsigned) n;
+}
+
 struct reader_opts daemon_reader_opts(const struct daemon *d) {
         return (struct reader_opts) {
+                .threads = ring_threads(d->config),
                 .doorbell = d->config->doorbell,
                 .flush_usec = d->config->flush_ms * 1000u,
                 .busy_usec = d->config->busy_flush_ms * 1000u,
@@ -539,6 +552,7 @@ int daemon_start(struct daemon *d) {
         r = reader_new(d->event, d->monitor, &daemon_emit_handler, d, daemon_emit_batch, &ro, &d->reader);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the rings: %m");
+        reader_set_scan(d->reader, &daemon_emit_scan);
         r = hotplug_start(d);
         if (r < 0)
                 return log_oom();
@@ -558,6 +572,7 @@ int daemon_run(struct daemon *d) {
 void daemon_done(struct daemon *d) {
         metrics_file_done(&d->metrics);
         d->reader = reader_free(d->reader);
+        daemon_emit_scan_done(d);
         d->tick_timer = sd_event_source_disable_unref(d->tick_timer);
         d->counter_timer = sd_event_source_disable_unref(d->counter_timer);
         d->server = server_free(d->server);

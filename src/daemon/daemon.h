@@ -49,6 +49,18 @@ struct daemon_lock {
         int fd;
 };
 
+/* What the reader threads' skip() reads and counts during a scan
+ * (emit.c): a snapshot of the events some client wants, taken on the
+ * loop's thread before the scan, and each worker's counts, added to the
+ * events after it. */
+struct daemon_scan {
+        bool *wanted;                 /* by event index */
+        size_t n;                     /* events in the snapshot */
+        uint64_t *counts;             /* n_workers rows of stride counts, by event index */
+        size_t stride, cap;           /* a row's length (whole cache lines), the counts' room */
+        unsigned n_workers;
+};
+
 struct daemon {
         struct daemon_args args;
         sd_event *event;
@@ -73,6 +85,7 @@ struct daemon {
         struct targets targets;       /* the cgroups and pids watched (targets.c) */
         struct daemon_context ctx;    /* process and container context (annotate.c) */
         struct hotplug *hotplug;      /* CPUs going and coming (hotplug.c) */
+        struct daemon_scan scan;      /* the reader threads' (emit.c) */
 };
 
 /* Loads the config and builds every event's decoder without opening a perf

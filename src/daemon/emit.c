@@ -8,6 +8,7 @@
  * merge), not what a record becomes. */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
@@ -288,11 +289,90 @@ static void on_record(void *event, int cpu, const struct perf_event_header *h, c
         record_emit(ctx, event, h, r);
 }
 
+/* On a reader thread, while the loop waits for the scan: what on_sample()
+ * would make of a sample of EVENT that no client wants (a count, and no
+ * more), done there. The context's own events go on to the merge, which
+ * hands them to the process table in time order. */
+static bool skip_sample(void *event, unsigned worker, void *ctx) {
+        struct daemon *d = ctx;
+        struct daemon_scan *sc = &d->scan;
+        const struct daemon_event *ev = event;
+
+        if (event == &d->ctx.tag_dummy || event == &d->ctx.tag_exec)
+                return false;
+        /* An event a reload is adding has no place in the snapshot. */
+        if (ev->index >= sc->n || sc->wanted[ev->index])
+                return false;
+        sc->counts[(size_t) worker * sc->stride + ev->index]++;
+        return true;
+}
+
 const struct monitor_handler daemon_emit_handler = {
         .sample = on_sample,
         .lost = on_lost,
         .record = on_record,
+        .skip = skip_sample,
 };
+
+/* Before a scan: which events a client wants now (nothing changes that
+ * while the threads run: the loop waits for them), and a row of counts
+ * for each worker. False when every event is wanted: then a scan would
+ * only read the rings twice. */
+static bool scan_begin(void *ctx, unsigned n_workers) {
+        struct daemon *d = ctx;
+        struct daemon_scan *sc = &d->scan;
+        bool any = false, clients = server_n_clients(d->server) > 0;
+        size_t stride = (d->n_events + 7) & ~(size_t) 7;        /* rows a cache line apart */
+
+        if (d->n_events == 0)
+                return false;
+        if (sc->n < d->n_events || !sc->wanted) {
+                bool *w = realloc(sc->wanted, d->n_events * sizeof(*w));
+
+                if (!w)
+                        return false;
+                sc->wanted = w;
+        }
+        for (size_t i = 0; i < d->n_events; i++) {
+                sc->wanted[i] = clients && server_wants_event(d->server, i);
+                any |= !sc->wanted[i];
+        }
+        sc->n = d->n_events;
+        if (!any)
+                return false;
+        if (stride * n_workers > sc->cap) {
+                uint64_t *c = realloc(sc->counts, stride * n_workers * sizeof(*c));
+
+                if (!c)
+                        return false;
+                sc->counts = c;
+                sc->cap = stride * n_workers;
+        }
+        sc->stride = stride;
+        sc->n_workers = n_workers;
+        memset(sc->counts, 0, stride * n_workers * sizeof(*sc->counts));
+        return true;
+}
+
+static void scan_end(void *ctx) {
+        struct daemon *d = ctx;
+        struct daemon_scan *sc = &d->scan;
+
+        for (unsigned w = 0; w < sc->n_workers; w++)
+                for (size_t i = 0; i < sc->n && i < d->n_events; i++)
+                        d->events[i]->count += sc->counts[w * sc->stride + i];
+}
+
+const struct reader_scan daemon_emit_scan = {
+        .begin = scan_begin,
+        .end = scan_end,
+};
+
+void daemon_emit_scan_done(struct daemon *d) {
+        free(d->scan.wanted);
+        free(d->scan.counts);
+        d->scan = (struct daemon_scan) {};
+}
 
 void daemon_emit_batch(void *ctx) {
         struct daemon *d = ctx;

@@ -2,6 +2,9 @@
 #pragma once
 
 #include "evmon/monitor.h"
+#include "reader.h"
+
+struct daemon;
 
 /* The hot path's daemon half: what the ring reader (reader.c) hands each
  * record to. USERDATA is the struct daemon. */
@@ -12,3 +15,9 @@ extern const struct monitor_handler daemon_emit_handler;
 /* After each batch of records the reader drained: the clients' queues
  * are flushed to their sockets. */
 void daemon_emit_batch(void *userdata);
+
+/* The reader threads' scan (reader_set_scan()): a sample of an event no
+ * client wants is counted by the thread that reads it, and goes no
+ * further, as on_sample() does with it on the loop. */
+extern const struct reader_scan daemon_emit_scan;
+void daemon_emit_scan_done(struct daemon *d);

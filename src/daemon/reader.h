@@ -20,9 +20,27 @@ struct reader_opts {
         bool order;             /* "order": "time": every look reads all rings, merged by time */
         uint64_t hold_usec;     /* ... and holds what another CPU may still overtake this long */
         clockid_t clock;        /* the rings' clock */
+        unsigned threads;       /* time order: threads that scan a busy look's rings (the loop's among them) */
 };
 
 struct reader;
+
+/* Time order with reader threads (opts.threads > 1): a look that finds
+ * much in the rings first has them scanned by the threads
+ * (monitor_scan(), with the handler's skip()), between BEGIN and END on
+ * the loop's thread. BEGIN(CTX, N_WORKERS) readies the skip() for that
+ * many workers and says whether it may skip anything at all (false: no
+ * scan); END(CTX) takes what they counted. */
+struct reader_scan {
+        bool (*begin)(void *ctx, unsigned n_workers);
+        void (*end)(void *ctx);
+};
+void reader_set_scan(struct reader *r, const struct reader_scan *scan);
+/* The threads that scan (1: the loop alone), the scans made, and the
+ * records they skipped (evmonctl status). */
+unsigned reader_n_threads(const struct reader *r);
+uint64_t reader_n_scans(const struct reader *r);
+uint64_t reader_n_scanned(const struct reader *r);
 
 /* Watches every ring of M and its doorbells on E; records go to H with
  * CTX, and FLUSH(CTX) follows each batch (the sockets). M must outlive the

@@ -250,7 +250,10 @@ static json_object *status_ring(const struct encode_status *st) {
                   !add(o, "early_bells", json_object_new_int64((int64_t) st->early_bells)) ||
                   !add(o, "ticks", json_object_new_int64((int64_t) st->ticks)) ||
                   !add(o, "swept", json_object_new_int64((int64_t) st->swept)) ||
-                  !add(o, "flushed", json_object_new_int64((int64_t) st->flushed))))
+                  !add(o, "flushed", json_object_new_int64((int64_t) st->flushed)) ||
+                  !add(o, "threads", json_object_new_int((int) (st->ring_threads ? st->ring_threads : 1))) ||
+                  !add(o, "scans", json_object_new_int64((int64_t) st->scans)) ||
+                  !add(o, "scanned", json_object_new_int64((int64_t) st->scanned))))
                 o = (json_object_put(o), NULL);
         return o;
 }

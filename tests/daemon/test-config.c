@@ -79,6 +79,7 @@ static void test_builtin(void **state) {
         assert_int_equal(c->busy_flush_ms, 16);
         assert_int_equal(c->idle_flush_ms, 50);
         assert_true(c->doorbell);
+        assert_int_equal(c->ring_threads, 0);
         assert_int_equal(c->clockid, CLOCK_MONOTONIC);
         assert_string_equal(c->clock_name, "monotonic");
         assert_int_equal(c->max_clients, 64);
@@ -149,6 +150,7 @@ static void test_full(void **state) {
         assert_int_equal(c->busy_flush_ms, 40);
         assert_int_equal(c->idle_flush_ms, 200);
         assert_false(c->doorbell);
+        assert_int_equal(c->ring_threads, 3);
         assert_int_equal(c->max_clients, 8);
         assert_int_equal(c->client_queue_bytes, 256 * 1024);
         assert_int_equal(c->clockid, CLOCK_MONOTONIC_RAW);
@@ -432,7 +434,7 @@ static void test_unknown_keys(void **state) {
         BAD("{\n  " EV1 ",\n  \"rings\": {}\n}", ":3: rings: ", "unknown key \"rings\" (known here: socket, ring, clients, targets, events, clock, counters, context, metrics, order, self)");
         BAD("{\n  \"socket\": {\"path\": \"/run/x.sock\",\n    \"owner\": \"root\"},\n  " EV1 "\n}",
             ":3: socket.owner: ", "unknown key \"owner\" (known here: path, mode, group, admin_group, admin_add)");
-        BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, latency_ms, flush_ms, busy_flush_ms, idle_flush_ms, doorbell)");
+        BAD("{\n  \"ring\": {\n    \"size\": 64\n  },\n  " EV1 "\n}", ":3: ring.size: ", "unknown key \"size\" (known here: pages, latency_ms, flush_ms, busy_flush_ms, idle_flush_ms, doorbell, threads)");
         BAD("{\n  \"clients\": {\"max\": 4, \"queue\": 64},\n  " EV1 "\n}", ":2: clients.queue: ", "(known here: max, max_per_uid, queue_kib)");
         BAD("{\n  \"targets\": {\"pid\": [1]},\n  " EV1 "\n}", ":2: targets.pid: ", "(known here: cgroups, pids, containers, namespaces)");
         BAD("{\n  \"events\": [\n    {\"tracepoint\": \"a:b\"},\n    {\"tracepoint\": \"a:c\",\n     \"filtre\": \"x\"}\n  ]\n}",
@@ -497,6 +499,7 @@ static void test_ring(void **state) {
         BAD("{\n \"ring\": {\"flush_ms\": 20,\n  \"busy_flush_ms\": 10},\n " EV1 "}", ":3: ring.busy_flush_ms: ",
             "10 is below ring.flush_ms (20)");
         BAD("{\n \"ring\": {\"doorbell\": 1},\n " EV1 "}", ":2: ring.doorbell: ", "expected boolean, got int");
+        BAD("{\n \"ring\": {\"threads\": 65},\n " EV1 "}", ":2: ring.threads: ", "65 is out of range (0..64)");
         BAD("{\n \"clients\": {\"max\": 0},\n " EV1 "}", ":2: clients.max: ", "0 is out of range (1..4096)");
         BAD("{\n \"clients\": {\"max\": 4097},\n " EV1 "}", ":2: clients.max: ", "out of range");
         BAD("{\n \"clients\": {\"queue_kib\": 63},\n " EV1 "}", ":2: clients.queue_kib: ", "63 is out of range (64..1048576)");

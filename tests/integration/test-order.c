@@ -4,8 +4,11 @@
  * they come sees every event's ts non-decreasing ("order": "time", the
  * default), with every call delivered or reported lost. With "order":
  * "arrival" the inversions such a client sees are printed, not asserted.
- * Nothing here is timed. Needs root, two online CPUs and syscall
- * tracepoints (else 77). */
+ * With reader threads ("ring": {"threads": 2}) and a second event no
+ * client wants, whose samples the threads count and take no further
+ * (monitor-scan.c), the stream is as complete and as ordered, and the
+ * count exact. Nothing here is timed. Needs root, two online CPUs and
+ * syscall tracepoints (else 77). */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +32,7 @@
 /* The calls' argument: a pid no process has, the event's filter. */
 static long magic;
 static pthread_barrier_t go;
+static bool also_getsid;        /* the workers call getsid() beside each getpgid() */
 
 struct worker {
         pthread_t thread;
@@ -44,8 +48,11 @@ static void *worker_main(void *userdata) {
         if (sched_setaffinity(0, sizeof(one), &one) < 0)
                 abort();
         pthread_barrier_wait(&go);
-        for (int i = 0; i < N_CALLS; i++)
+        for (int i = 0; i < N_CALLS; i++) {
                 syscall(SYS_getpgid, magic);
+                if (also_getsid)
+                        syscall(SYS_getsid, magic);
+        }
         return NULL;
 }
 
@@ -56,6 +63,7 @@ struct order_tally {
         int64_t worst_ns;       /* the largest step back */
         int64_t cpus[2];        /* events from the workers' two CPUs */
         int cpu[2];
+        int last_cpu;
 };
 
 static void order_line(json_object *o, void *userdata) {
@@ -68,36 +76,56 @@ static void order_line(json_object *o, void *userdata) {
                 return;
         ts = itest_int(o, "ts");
         if (ts < ot->last_ts) {
+                if (ot->inversions < 10 && getenv("DEBUG_INV"))
+                        fprintf(stderr, "inv: last %" PRId64 " now %" PRId64 " cpu %" PRId64 " (lastcpu %d) at %" PRId64 "\n", ot->last_ts, ts, itest_int(o, "cpu"), ot->last_cpu, ot->t.events);
                 ot->inversions++;
                 if (ot->last_ts - ts > ot->worst_ns)
                         ot->worst_ns = ot->last_ts - ts;
-        } else
+        } else {
                 ot->last_ts = ts;
+                ot->last_cpu = (int) itest_int(o, "cpu");
+        }
         for (int k = 0; k < 2; k++)
                 if (itest_int(o, "cpu") == ot->cpu[k])
                         ot->cpus[k]++;
 }
 
 /* Runs the workers against an evmond with ORDER ("time", "arrival") and
- * tallies what one client got. */
-static void run(const char *order, struct order_tally *ot, json_object **ret_status) {
+ * tallies what one client got. THREADS: ring.threads, and getsid()
+ * served too, which the client does not take. */
+static void run_threads(const char *order, unsigned threads, struct order_tally *ot, json_object **ret_status) {
         struct itest_daemon d = {};
         struct itest_client *c = calloc(1, sizeof(*c));
         struct worker w[2] = { { .cpu = ot->cpu[0] }, { .cpu = ot->cpu[1] } };
-        char config[512];
+        char config[768];
         char *text;
         size_t len;
         json_object *o;
 
-        snprintf(config, sizeof(config),
-                 "{\"order\": \"%s\", \"self\": true, \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getpgid\", "
-                 "\"filter\": \"pid == %ld\"}]}\n", order, magic);
+        if (threads > 0)
+                snprintf(config, sizeof(config),
+                         "{\"order\": \"%s\", \"self\": true, \"ring\": {\"threads\": %u}, \"events\": ["
+                         "{\"tracepoint\": \"syscalls:sys_enter_getpgid\", \"filter\": \"pid == %ld\"},"
+                         "{\"tracepoint\": \"syscalls:sys_enter_getsid\", \"filter\": \"pid == %ld\"}]}\n",
+                         order, threads, magic, magic);
+        else
+                snprintf(config, sizeof(config),
+                         "{\"order\": \"%s\", \"self\": true, \"events\": [{\"tracepoint\": "
+                         "\"syscalls:sys_enter_getpgid\", \"filter\": \"pid == %ld\"}]}\n", order, magic);
+        also_getsid = threads > 0;
         assert_non_null(c);
         assert_int_equal(itest_daemon_start(&d, config), 0);
         assert_int_equal(itest_client_connect(c, d.socket), 0);
         o = itest_client_expect(c, "hello", 5000);
         assert_non_null(o);
         json_object_put(o);
+        if (threads > 0) {
+                assert_int_equal(itest_client_send(c, "{\"type\":\"subscribe\",\"events\":"
+                                                      "[\"syscalls:sys_enter_getpgid\"]}\n"), 0);
+                o = itest_client_expect(c, "subscribed", 5000);
+                assert_non_null(o);
+                json_object_put(o);
+        }
 
         assert_int_equal(pthread_barrier_init(&go, NULL, 3), 0);
         for (int k = 0; k < 2; k++)
@@ -137,6 +165,10 @@ static void run(const char *order, struct order_tally *ot, json_object **ret_sta
         assert_true(ot->cpus[0] > 0 && ot->cpus[1] > 0);
 }
 
+static void run(const char *order, struct order_tally *ot, json_object **ret_status) {
+        run_threads(order, 0, ot, ret_status);
+}
+
 static void pick_cpus(struct order_tally *ot) {
         cpu_set_t all;
         int n = 0;
@@ -164,6 +196,54 @@ static void test_time_order(void **state) {
         itest_tally_done(&ot.t);
 }
 
+/* The count of event NAME in status ST. */
+static int64_t status_count(json_object *st, const char *name) {
+        json_object *events;
+
+        assert_true(json_object_object_get_ex(st, "events", &events));
+        for (size_t i = 0; i < json_object_array_length(events); i++) {
+                json_object *e = json_object_array_get_idx(events, i);
+
+                if (strcmp(itest_str(e, "event"), name) == 0)
+                        return itest_int(e, "count");
+        }
+        fail_msg("no %s in status", name);
+        return -1;
+}
+
+/* Reader threads: the getsid() samples, which no client wants, are
+ * counted by the threads' scans, every one of them once; the getpgid()
+ * samples between them in the same rings go to the client in time
+ * order, every one delivered or reported lost. */
+static void test_time_order_threads(void **state) {
+        struct order_tally ot = {};
+        json_object *st, *order, *ring;
+        int64_t getsid_count;
+
+        pick_cpus(&ot);
+        run_threads("time", 2, &ot, &st);
+        assert_true(json_object_object_get_ex(st, "order", &order));
+        assert_true(json_object_object_get_ex(st, "ring", &ring));
+        getsid_count = status_count(st, "syscalls:sys_enter_getsid");
+        fprintf(stderr, "status ring: %s\norder: %s\ngetsid counted %" PRId64 " of %d\n",
+                json_object_to_json_string(ring), json_object_to_json_string(order), getsid_count, 2 * N_CALLS);
+        assert_int_equal(itest_int(ring, "threads"), 2);
+        assert_true(itest_int(ring, "scans") > 0);
+        assert_true(itest_int(ring, "scanned") > 0);
+        assert_true(itest_int(ring, "scanned") <= getsid_count);
+        /* Counted once each: never more than were made; all of them
+         * when the kernel lost none. */
+        assert_true(getsid_count <= 2 * N_CALLS);
+        if (ot.t.lost == 0)
+                assert_int_equal(getsid_count, 2 * N_CALLS);
+        /* None of them reached the client. */
+        assert_int_equal(itest_tally_get(&ot.t, 0, "syscalls:sys_enter_getsid"), 0);
+        assert_int_equal(ot.inversions, 0);
+        assert_int_equal(itest_int(order, "late"), 0);
+        json_object_put(st);
+        itest_tally_done(&ot.t);
+}
+
 static void test_arrival_order(void **state) {
         struct order_tally ot = {};
         json_object *st, *order;
@@ -180,9 +260,10 @@ static void test_arrival_order(void **state) {
 }
 
 int main(void) {
-        static const char *const need[] = { "syscalls/sys_enter_getpgid", NULL };
+        static const char *const need[] = { "syscalls/sys_enter_getpgid", "syscalls/sys_enter_getsid", NULL };
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_time_order),
+                cmocka_unit_test(test_time_order_threads),
                 cmocka_unit_test(test_arrival_order),
         };
         cpu_set_t all;
