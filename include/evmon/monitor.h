@@ -293,12 +293,13 @@ struct monitor_handler {
          * the userdata of the source whose id its sample_id carries. */
         void (*record)(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
                        void *ctx);
-        /* For monitor_scan() alone: true when a sample of EVENT is done
-         * with once counted (no one wants it), which this counts for
-         * WORKER. Called from several threads at once, while no other
-         * handler runs: it may read what the loop owns, and write only
-         * WORKER's own counts. */
-        bool (*skip)(void *event, unsigned worker, void *ctx);
+        /* For monitor_scan() alone: true when sample H of EVENT (laid
+         * out by ATTR) is done with once counted (no one wants it),
+         * which this counts for WORKER. Called from several threads at
+         * once, while no other handler runs: it may read what the loop
+         * owns, and write only WORKER's own counts. */
+        bool (*skip)(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                     unsigned worker, void *ctx);
 };
 
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET

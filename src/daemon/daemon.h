@@ -53,12 +53,20 @@ struct daemon_lock {
  * (emit.c): a snapshot of the events some client wants, taken on the
  * loop's thread before the scan, and each worker's counts, added to the
  * events after it. */
+enum daemon_scan_mode {
+        SCAN_KEEP,                    /* a client wants it: the merge's */
+        SCAN_COUNT,                   /* no client wants it: counted */
+        SCAN_DROP,                    /* only clients that drop every line of it now: counted, and
+                                       * a drop for each of them (server_event_only_dropping()) */
+};
+
 struct daemon_scan {
-        bool *wanted;                 /* by event index */
+        uint8_t *mode;                /* enum daemon_scan_mode, by event index */
         size_t n;                     /* events in the snapshot */
-        uint64_t *counts;             /* n_workers rows of stride counts, by event index */
+        uint64_t *counts;             /* per worker a row of counts and one of drops, by event index */
         size_t stride, cap;           /* a row's length (whole cache lines), the counts' room */
         unsigned n_workers;
+        bool check_self;              /* evmond's own samples are no client's line (config self false) */
 };
 
 struct daemon {

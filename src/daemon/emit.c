@@ -290,20 +290,32 @@ static void on_record(void *event, int cpu, const struct perf_event_header *h, c
 }
 
 /* On a reader thread, while the loop waits for the scan: what on_sample()
- * would make of a sample of EVENT that no client wants (a count, and no
- * more), done there. The context's own events go on to the merge, which
- * hands them to the process table in time order. */
-static bool skip_sample(void *event, unsigned worker, void *ctx) {
+ * would make of sample H of EVENT that no client wants (a count), or
+ * that only clients dropping all of its lines want (a count and their
+ * drop), done there. The context's own events go on to the merge, which
+ * hands them to the process table in time order; so do evmond's own
+ * samples, which those clients may not take (sample_is_self()). */
+static bool skip_sample(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                        unsigned worker, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_scan *sc = &d->scan;
-        const struct daemon_event *ev = event;
+        struct daemon_event *ev = event;
+        uint64_t *row;
 
         if (event == &d->ctx.tag_dummy || event == &d->ctx.tag_exec)
                 return false;
         /* An event a reload is adding has no place in the snapshot. */
-        if (ev->index >= sc->n || sc->wanted[ev->index])
+        if (ev->index >= sc->n || sc->mode[ev->index] == SCAN_KEEP)
                 return false;
-        sc->counts[(size_t) worker * sc->stride + ev->index]++;
+        row = sc->counts + (size_t) worker * 2 * sc->stride;
+        if (sc->mode[ev->index] == SCAN_DROP) {
+                struct perf_sample s;
+
+                if (sc->check_self && (sample_parse(attr, h, &s) < 0 || sample_is_self(d, ev, &s)))
+                        return false;
+                row[sc->stride + ev->index]++;
+        }
+        row[ev->index]++;
         return true;
 }
 
@@ -314,10 +326,10 @@ const struct monitor_handler daemon_emit_handler = {
         .skip = skip_sample,
 };
 
-/* Before a scan: which events a client wants now (nothing changes that
- * while the threads run: the loop waits for them), and a row of counts
- * for each worker. False when every event is wanted: then a scan would
- * only read the rings twice. */
+/* Before a scan: what each event's samples come to now (nothing changes
+ * that while the threads run: the loop waits for them), and rows of
+ * counts for each worker. False when a client wants every event: then a
+ * scan would only read the rings twice. */
 static bool scan_begin(void *ctx, unsigned n_workers) {
         struct daemon *d = ctx;
         struct daemon_scan *sc = &d->scan;
@@ -326,31 +338,38 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
 
         if (d->n_events == 0)
                 return false;
-        if (sc->n < d->n_events || !sc->wanted) {
-                bool *w = realloc(sc->wanted, d->n_events * sizeof(*w));
+        if (sc->n < d->n_events || !sc->mode) {
+                uint8_t *m = realloc(sc->mode, d->n_events * sizeof(*m));
 
-                if (!w)
+                if (!m)
                         return false;
-                sc->wanted = w;
+                sc->mode = m;
         }
         for (size_t i = 0; i < d->n_events; i++) {
-                sc->wanted[i] = clients && server_wants_event(d->server, i);
-                any |= !sc->wanted[i];
+                if (!clients || !server_wants_event(d->server, i))
+                        sc->mode[i] = SCAN_COUNT;
+                /* A drop depends on no context where targets do. */
+                else if (!scope_needs_context(d) && server_event_only_dropping(d->server, i))
+                        sc->mode[i] = SCAN_DROP;
+                else
+                        sc->mode[i] = SCAN_KEEP;
+                any |= sc->mode[i] != SCAN_KEEP;
         }
         sc->n = d->n_events;
         if (!any)
                 return false;
-        if (stride * n_workers > sc->cap) {
-                uint64_t *c = realloc(sc->counts, stride * n_workers * sizeof(*c));
+        if (2 * stride * n_workers > sc->cap) {
+                uint64_t *c = realloc(sc->counts, 2 * stride * n_workers * sizeof(*c));
 
                 if (!c)
                         return false;
                 sc->counts = c;
-                sc->cap = stride * n_workers;
+                sc->cap = 2 * stride * n_workers;
         }
         sc->stride = stride;
         sc->n_workers = n_workers;
-        memset(sc->counts, 0, stride * n_workers * sizeof(*sc->counts));
+        sc->check_self = !d->config->self;
+        memset(sc->counts, 0, 2 * stride * n_workers * sizeof(*sc->counts));
         return true;
 }
 
@@ -358,9 +377,19 @@ static void scan_end(void *ctx) {
         struct daemon *d = ctx;
         struct daemon_scan *sc = &d->scan;
 
-        for (unsigned w = 0; w < sc->n_workers; w++)
-                for (size_t i = 0; i < sc->n && i < d->n_events; i++)
-                        d->events[i]->count += sc->counts[w * sc->stride + i];
+        for (size_t i = 0; i < sc->n && i < d->n_events; i++) {
+                uint64_t n = 0, dropped = 0;
+
+                if (sc->mode[i] == SCAN_KEEP)
+                        continue;
+                for (unsigned w = 0; w < sc->n_workers; w++) {
+                        n += sc->counts[w * 2 * sc->stride + i];
+                        dropped += sc->counts[w * 2 * sc->stride + sc->stride + i];
+                }
+                d->events[i]->count += n;
+                if (dropped > 0)
+                        server_drop_event(d->server, i, dropped);
+        }
 }
 
 const struct reader_scan daemon_emit_scan = {
@@ -369,7 +398,7 @@ const struct reader_scan daemon_emit_scan = {
 };
 
 void daemon_emit_scan_done(struct daemon *d) {
-        free(d->scan.wanted);
+        free(d->scan.mode);
         free(d->scan.counts);
         d->scan = (struct daemon_scan) {};
 }

@@ -24,8 +24,12 @@ void line_queue_done(struct line_queue *q) {
 }
 
 void line_queue_drop(struct line_queue *q) {
-        q->dropped++;
-        q->dropped_total++;
+        line_queue_drop_n(q, 1);
+}
+
+void line_queue_drop_n(struct line_queue *q, uint64_t n) {
+        q->dropped += n;
+        q->dropped_total += n;
 }
 
 static int queue_grow(struct line_queue *q) {

@@ -49,6 +49,8 @@ int line_queue_push_reply(struct line_queue *q, const struct line_span *sp);
 void line_queue_take_dropped(struct line_queue *q, uint64_t *ret_count, uint64_t *ret_lost);
 /* Counts a line lost for this queue (it could not be stored). */
 void line_queue_drop(struct line_queue *q);
+/* N lines dropped at once (what a scan counted: server_drop_event()). */
+void line_queue_drop_n(struct line_queue *q, uint64_t n);
 
 /* A gap is open and the queue still holds more than half its limit:
  * whatever comes now is dropped, and is not worth making. Below half, the

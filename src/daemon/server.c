@@ -1148,6 +1148,34 @@ bool server_wants_event(const struct server *s, size_t idx) {
         return false;
 }
 
+/* C takes every line of every event it subscribed to (but evmond's own,
+ * which the caller leaves out), and drops them now. */
+static bool client_drops_all(const struct client *c) {
+        const struct subscription *sub = &c->sub;
+
+        return !c->agg && !c->perf && line_queue_dropping(&c->queue) && !sub->pids && !sub->cgroups &&
+               !sub->comms && !sub->containers && !sub->namespaces && !sub->filter;
+}
+
+bool server_event_only_dropping(const struct server *s, size_t idx) {
+        bool any = false;
+
+        for (const struct client *c = s->clients; c; c = c->next) {
+                if (c->closing || !subscription_has_event(&c->sub, idx))
+                        continue;
+                if (!client_drops_all(c))
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
+void server_drop_event(struct server *s, size_t idx, uint64_t n) {
+        for (struct client *c = s->clients; c && n > 0; c = c->next)
+                if (!c->closing && subscription_has_event(&c->sub, idx) && client_drops_all(c))
+                        line_queue_drop_n(&c->queue, n);
+}
+
 uint64_t server_dropped_total(const struct server *s) {
         uint64_t n = s->dropped_total;
         for (const struct client *c = s->clients; c; c = c->next)

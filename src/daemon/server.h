@@ -153,6 +153,15 @@ size_t server_n_clients(const struct server *s);
 /* Whether a client (streaming, aggregating or perf) subscribed to the
  * event of index IDX: one none did is counted and no more. */
 bool server_wants_event(const struct server *s, size_t idx);
+/* Whether every client subscribed to the event of index IDX (one at
+ * least) is a streaming client whose queue drops now
+ * (line_queue_dropping()) and whose subscription takes every line of
+ * the event but evmond's own (no pids, cgroups, comms, containers,
+ * namespaces or filter): a sample of it that is not evmond's own is a
+ * drop for each of them, and no more (server_drop_event()). */
+bool server_event_only_dropping(const struct server *s, size_t idx);
+/* N such samples of IDX, dropped: counted for those clients. */
+void server_drop_event(struct server *s, size_t idx, uint64_t n);
 /* Of them, those that aggregate (they want no line encoded) and those
  * that stream. */
 size_t server_n_aggregating(const struct server *s);

@@ -87,7 +87,7 @@ static bool scan_skips(struct monitor *m, struct perf_cpu *c, const struct perf_
         if (!e)
                 return false;
         hd = &m->handles[e->handle];
-        if (hd->state != HANDLE_ACTIVE || hd->quiet || !hd_fn->skip(hd->userdata, worker, ctx))
+        if (hd->state != HANDLE_ACTIVE || hd->quiet || !hd_fn->skip(hd->userdata, &hd->attr, h, worker, ctx))
                 return false;
         if (record_time_attr(&hd->attr, h, &t) && t > c->skip_last)
                 c->skip_last = t;

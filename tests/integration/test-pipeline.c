@@ -463,6 +463,80 @@ static void test_exact_counts_with_slow_and_second_client(void **state) {
         itest_daemon_cleanup(&counts_);
 }
 
+/* A client that reads nothing and takes every getppid line drops them
+ * once its queue is full; while it drops, the scans (monitor-scan.c,
+ * ring.threads 2) count those samples as its drops on the reader
+ * threads, and the loop makes nothing of them. What the client reads at
+ * the end adds up: its lines and the drops it is told of are every call
+ * the kernel did not lose, the drops are evmond's own count for it, and
+ * the event's count is every call. */
+static void test_dropping_client_scanned(void **state) {
+        struct itest_client *c = calloc(1, sizeof(*c));
+        char binary[256], config_text[1024];
+        struct tally t;
+        json_object *o, *ring, *clients, *events;
+        int64_t count = -1, dropped = -1;
+        char *text;
+        size_t len;
+        pid_t pid;
+        int status, gate;
+
+        make_unique_binary(binary, sizeof(binary));
+        pid = spawn_workload(binary, 3 * N_GETPPID, &gate);
+        snprintf(config_text, sizeof(config_text),
+                 "{\"clients\": {\"queue_kib\": 256}, \"ring\": {\"threads\": 2},\n"
+                 " \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
+                 (int) pid);
+        assert_int_equal(itest_daemon_start(&counts_, config_text), 0);
+        assert_int_equal(itest_client_connect(c, counts_.socket), 0);
+        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(itest_client_send(c, "{\"type\":\"subscribe\",\"events\":[\"syscalls:sys_enter_getppid\"]}\n"), 0);
+        o = itest_client_expect(c, "subscribed", 5000);
+        assert_non_null(o);
+        json_object_put(o);
+
+        itest_release(gate);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        usleep(300 * 1000);     /* the last ticks */
+        t = (struct tally) { .pid = pid, .binary = binary };
+        text = itest_client_slurp(c, 1000, 30000, &len);
+        tally_text(&t, text, len);
+        free(text);
+
+        o = itest_client_status(c, 10000);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "ring", &ring));
+        assert_true(json_object_object_get_ex(o, "clients", &clients));
+        assert_true(json_object_object_get_ex(o, "events", &events));
+        count = itest_int(json_object_array_get_idx(events, 0), "count");
+        for (size_t i = 0; i < json_object_array_length(clients); i++)
+                dropped = itest_int(json_object_array_get_idx(clients, i), "dropped");
+        fprintf(stderr, "dropping client: %" PRId64 " getppid, %" PRId64 " dropped (status %" PRId64 "), %" PRId64
+                " lost; counted %" PRId64 ", scans %" PRId64 ", scanned %" PRId64 "\n", t.getppid, t.dropped, dropped,
+                t.lost, count, itest_int(ring, "scans"), itest_int(ring, "scanned"));
+        /* The scans took the samples its drops were made of. */
+        assert_true(itest_int(ring, "scanned") > 0);
+        assert_true(t.dropped > 0);
+        /* evmond's count for it: those lines, and lost lines it dropped
+         * too (check_dropped_status()). */
+        assert_true(dropped >= t.dropped && dropped <= t.dropped + t.lost);
+        /* Every call a line, a drop, or lost in the kernel. */
+        assert_true(t.getppid + t.dropped <= 3 * N_GETPPID);
+        assert_true(t.getppid + t.dropped + t.lost >= 3 * N_GETPPID);
+        assert_true(count <= 3 * N_GETPPID);
+        if (t.lost == 0) {
+                assert_int_equal(t.getppid + t.dropped, 3 * N_GETPPID);
+                assert_int_equal(count, 3 * N_GETPPID);
+        }
+        json_object_put(o);
+        itest_client_close(c);
+        free(c);
+        unlink(binary);
+        assert_int_equal(itest_daemon_stop(&counts_), 0);
+        itest_daemon_cleanup(&counts_);
+}
+
 /* Without doorbells ("doorbell": false; test-latency covers them) and
  * with no samples the reader backs off from flush_ms (5) to idle_flush_ms
  * (50): about 20 timer wakeups a second, and the status tick, where every
@@ -526,6 +600,7 @@ int main(void) {
                 cmocka_unit_test(test_subscribe_filter),
                 cmocka_unit_test(test_unwanted_event_counted_only),
                 cmocka_unit_test(test_exact_counts_with_slow_and_second_client),
+                cmocka_unit_test(test_dropping_client_scanned),
                 cmocka_unit_test(test_quiet_rings_back_off),
                 cmocka_unit_test(test_sigterm_exits_cleanly),
         };

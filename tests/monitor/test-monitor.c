@@ -366,7 +366,8 @@ struct scan_ctx {
         unsigned by_worker[2];
 };
 
-static bool scan_skip(void *event, unsigned worker, void *ctx) {
+static bool scan_skip(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                      unsigned worker, void *ctx) {
         struct scan_ctx *x = ctx;
 
         if (event != x->skipped)
