@@ -333,14 +333,25 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
 const struct monitor_order_stats *monitor_order_stats(const struct monitor *m);
 /* The first look at ring I, made by a reader thread before a merged
  * pass (monitor-scan.c says how): from where the last scan of ring I
- * stopped to its head, each sample whose event H->skip() takes is done
- * with; every other record stays in the ring, kept in order for the next
- * monitor_drain_ordered() (or monitor_drain()), which also counts the
- * skipped records as read (monitor_ring_n_pass(), the return of
+ * stopped towards its head, each sample whose event H->skip() takes is
+ * done with; every other record stays in the ring, kept in order for the
+ * next monitor_drain_ordered() (or monitor_drain()), which also counts
+ * the skipped records as read (monitor_ring_n_pass(), the return of
  * monitor_drain_skipped()). Scans of different rings may run at once,
  * one thread a ring, while no other monitor call does. Returns the
  * records skipped. */
-int monitor_scan(struct monitor *m, size_t i, const struct monitor_handler *h, void *ctx, unsigned worker);
+struct monitor_scan_opts {
+        /* What skip() decides holds for the merge that follows, not for
+         * records a later merge takes: the scan stops once the ring
+         * keeps this many records not merged yet (0: at its head). */
+        unsigned max_kept;
+        /* A time past this (the clock before the scan, plus the hold)
+         * is none the kernel wrote: not taken for the ring's place in the
+         * merge (a stepped clock, a bad record). */
+        uint64_t time_limit;
+};
+int monitor_scan(struct monitor *m, size_t i, const struct monitor_scan_opts *o, const struct monitor_handler *h,
+                 void *ctx, unsigned worker);
 /* Bytes in ring I that no scan has seen (all it holds when none runs):
  * what a scan now would walk. */
 uint64_t monitor_ring_unscanned(const struct monitor *m, size_t i);

@@ -142,6 +142,7 @@ struct reader {
         struct workers *workers;        /* opts.threads > 1: the threads that scan */
         struct reader_scan scan;
         const size_t *scan_rings;       /* the rings a scan hands out, one a job */
+        struct monitor_scan_opts scan_opts;
         uint64_t n_scans, n_scanned;
         unsigned arm_delay_usec;        /* EVMON_TEST_ARM_DELAY_USEC, tests only */
 };
@@ -269,7 +270,7 @@ static bool tick_owed(struct reader *r) {
 
 static void scan_job(size_t job, unsigned worker, void *userdata) {
         struct reader *r = userdata;
-        int n = monitor_scan(r->monitor, r->scan_rings[job], r->handler, r->ctx, worker);
+        int n = monitor_scan(r->monitor, r->scan_rings[job], &r->scan_opts, r->handler, r->ctx, worker);
 
         if (n > 0)
                 __atomic_fetch_add(&r->n_scanned, (uint64_t) n, __ATOMIC_RELAXED);
@@ -289,6 +290,12 @@ static void scan_rings(struct reader *r) {
                 pending += monitor_ring_unscanned(r->monitor, up[k]);
         if (pending < SCAN_BYTES || !r->scan.begin(r->ctx, r->workers ? workers_n(r->workers) : 1))
                 return;
+        /* A ring keeps no more than its share of what the merge after
+         * hands out: what skip() decides holds for that merge. */
+        r->scan_opts = (struct monitor_scan_opts) {
+                .max_kept = n_up > 0 && DRAIN_BUDGET / n_up > 64 ? DRAIN_BUDGET / (unsigned) n_up : 64,
+                .time_limit = now_ns(r->opts.clock) + r->opts.hold_usec * 1000u,
+        };
         r->scan_rings = up;
         workers_run(r->workers, n_up, scan_job, r);
         r->n_scans++;

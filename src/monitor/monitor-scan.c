@@ -6,15 +6,22 @@
  * writes no client asked for, and such a record needs nothing of the
  * merge: it is counted, and gone. So before a merged pass, a caller with
  * threads (src/basic/workers.c) has each ring scanned by one of them:
- * monitor_scan() walks the ring from where its last scan stopped to its
- * head, hands each sample's event to the handler's skip(), and keeps the
+ * monitor_scan() walks the ring from where its last scan stopped towards
+ * its head, hands each sample's event to the handler's skip(), and keeps the
  * position of every record it does not skip (side records, samples of
  * the events a client wants, anything that does not parse). The records
  * stay where the kernel wrote them: the ring's tail does not move until
  * the merge has handed out every kept record before it, so nothing is
  * copied and the kernel overwrites nothing still kept. The merge then
  * takes a scanning ring's kept records in order, and goes on from where
- * the scan stopped (scan_first(), scan_step()).
+ * the scan stopped (scan_first(), scan_step()). A scan stops where the
+ * ring keeps as many records as the merge that follows hands out
+ * (max_kept): skip() decides by what clients want now (a client's queue
+ * that drops, one that subscribes), and a sample timed well past what
+ * that merge reaches would be judged by a state a later one no longer
+ * has. A skipped sample is not parsed: one the kernel wrote too short
+ * for its sample_type (it writes none) counts as its event's, not as
+ * malformed as the merge would count it.
  *
  * Scans of different rings share nothing they write: each touches its
  * own ring's state, and reads the id index and the handles, which only
@@ -73,7 +80,8 @@ static int kept_grow(struct perf_cpu *c) {
  * active, not a quiet source (the process table's, which the merge must
  * give in order), and the handler counted it. */
 static bool scan_skips(struct monitor *m, struct perf_cpu *c, const struct perf_event_header *h,
-                       const struct monitor_handler *hd_fn, void *ctx, unsigned worker) {
+                       const struct monitor_scan_opts *o, const struct monitor_handler *hd_fn, void *ctx,
+                       unsigned worker) {
         const struct id_entry *e;
         const struct handle *hd;
         uint64_t id, t;
@@ -89,18 +97,19 @@ static bool scan_skips(struct monitor *m, struct perf_cpu *c, const struct perf_
         hd = &m->handles[e->handle];
         if (hd->state != HANDLE_ACTIVE || hd->quiet || !hd_fn->skip(hd->userdata, &hd->attr, h, worker, ctx))
                 return false;
-        if (record_time_attr(&hd->attr, h, &t) && t > c->skip_last)
+        if (record_time_attr(&hd->attr, h, &t) && t > c->skip_last && t <= o->time_limit)
                 c->skip_last = t;
         return true;
 }
 
-int monitor_scan(struct monitor *m, size_t i, const struct monitor_handler *h, void *ctx, unsigned worker) {
+int monitor_scan(struct monitor *m, size_t i, const struct monitor_scan_opts *o, const struct monitor_handler *h,
+                 void *ctx, unsigned worker) {
         const struct perf_event_header *hdr;
         struct perf_cpu *c;
         uint64_t head, pos;
         unsigned n = 0;
 
-        if (!m || i >= m->n_cpus || !h || !h->skip)
+        if (!m || i >= m->n_cpus || !o || !h || !h->skip)
                 return -EINVAL;
         c = &m->cpus[i];
         if (c->fd < 0)
@@ -116,8 +125,8 @@ int monitor_scan(struct monitor *m, size_t i, const struct monitor_handler *h, v
         }
         head = ring_head(&c->ring);
         pos = c->scanned;
-        while ((hdr = ring_peek(&c->ring, &pos, head))) {
-                if (hdr->type == PERF_RECORD_SAMPLE && scan_skips(m, c, hdr, h, ctx, worker)) {
+        while ((o->max_kept == 0 || c->n_kept < o->max_kept) && (hdr = ring_peek(&c->ring, &pos, head))) {
+                if (hdr->type == PERF_RECORD_SAMPLE && scan_skips(m, c, hdr, o, h, ctx, worker)) {
                         n++;
                         pos += hdr->size;
                         continue;

@@ -377,6 +377,7 @@ static bool scan_skip(void *event, const struct perf_event_attr *attr, const str
 }
 
 struct scan_job {
+        struct monitor_scan_opts o;
         struct monitor *m;
         const size_t *up;
         const struct monitor_handler *h;
@@ -386,12 +387,12 @@ struct scan_job {
 static void scan_ring(size_t job, unsigned worker, void *userdata) {
         struct scan_job *j = userdata;
 
-        assert_true(monitor_scan(j->m, j->up[job], j->h, j->x, worker) >= 0);
+        assert_true(monitor_scan(j->m, j->up[job], &j->o, j->h, j->x, worker) >= 0);
 }
 
 static void scan_all(struct workers *w, struct monitor *m, const struct monitor_handler *h, struct scan_ctx *x) {
         size_t n_up;
-        struct scan_job j = { .m = m, .h = h, .x = x };
+        struct scan_job j = { .o = { .time_limit = UINT64_MAX }, .m = m, .h = h, .x = x };
 
         j.up = monitor_rings_up(m, &n_up);
         workers_run(w, n_up, scan_ring, &j);
@@ -508,6 +509,53 @@ static void test_scan(void **state) {
         assert_int_equal(a.n + a.others, 0);
         for (size_t i = 0; i < monitor_n_rings(m); i++)
                 assert_int_equal(monitor_ring_pending(m, i), 0);
+}
+
+/* A scan stops where its ring keeps max_kept records: what skip()
+ * decides is for the merge that follows. 100 calls seen by a skipped
+ * and a kept source, max_kept 10: about 10 skipped, the rest of both
+ * handed out by the merge, each record once. */
+static void test_scan_bounded(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        struct source a = {}, b = {};
+        struct monitor_source sa = getppid_source(&a), sb = getppid_source(&b);
+        struct scan_ctx x = { .skipped = &a };
+        struct monitor_handler h = ordered_handler;
+        struct monitor_scan_opts so = { .max_kept = 10, .time_limit = UINT64_MAX };
+        struct ordered o = {};
+        cpu_set_t all;
+        uint64_t held;
+        char filter[64];
+        int cpu = first_cpu(&all), n;
+        unsigned skipped;
+
+        h.skip = scan_skip;
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        sa.filter = sb.filter = filter;
+        for (int i = 0; i < 2; i++) {
+                int hd = monitor_add(m, i ? &sb : &sa);
+
+                assert_true(hd >= 0);
+                assert_int_equal(monitor_enable(m, hd), 0);
+        }
+        o.run.t0 = now_ns();
+        calls_on(cpu, 100);
+        o.run.t1 = now_ns();
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                assert_true(monitor_scan(m, i, &so, &h, &x, 0) >= 0);
+        skipped = x.by_worker[0];
+        n = monitor_drain_ordered(m, &(struct monitor_order) { .now = now_ns(), .all = true }, 100000, &h, &o, &held);
+        print_message("max_kept 10: %u skipped, %d merged\n", skipped, n);
+        assert_true(skipped == 9 || skipped == 10);
+        assert_int_equal(monitor_drain_skipped(m), skipped);
+        if (o.run.lost == 0) {
+                assert_int_equal((unsigned) n + skipped, 200);
+                assert_int_equal(b.n, 100);
+                assert_int_equal(a.n, 100 - skipped);
+        }
+        assert_int_equal(a.broken + b.broken, 0);
 }
 
 static void test_remove(void **state) {
@@ -1423,6 +1471,7 @@ int main(void) {
                 cmocka_unit_test(test_ordered),
                 cmocka_unit_test(test_ordered_quiet),
                 cmocka_unit_test(test_scan),
+                cmocka_unit_test(test_scan_bounded),
                 cmocka_unit_test(test_cpu_down_up),
         };
         struct monitor *m = NULL;
