@@ -98,7 +98,7 @@ static unsigned threads_running(void) {
 
         assert_non_null(dir);
         while ((de = readdir(dir))) {
-                char path[64], buf[256], *p;
+                char path[320], buf[256], *p;
                 FILE *f;
 
                 if (de->d_name[0] == '.' || (pid_t) atoi(de->d_name) == getpid())
