@@ -171,6 +171,20 @@ static int add_getppid(struct monitor *m, struct source *a) {
         return h;
 }
 
+/* SRC filtered in the kernel to this thread's calls, added to M and
+ * enabled: its handle. */
+static int add_mine(struct monitor *m, struct monitor_source *src) {
+        static char filter[64];
+        int h;
+
+        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
+        src->filter = filter;
+        h = monitor_add(m, src);
+        assert_true(h >= 0);
+        assert_int_equal(monitor_enable(m, h), 0);
+        return h;
+}
+
 static void test_count(void **state) {
         _cleanup_(monitor_freep) struct monitor *m = NULL;
         _cleanup_(freep) int *possible = NULL;
@@ -316,7 +330,6 @@ static void test_ordered_quiet(void **state) {
         struct monitor_source loud = getppid_source(&a), quiet = getppid_source(&b);
         struct ordered o = {};
         cpu_set_t all, one;
-        char filter[64];
         uint64_t held;
         size_t n_up;
         const size_t *up;
@@ -325,15 +338,9 @@ static void test_ordered_quiet(void **state) {
 
         cpu = first_cpu(&all);
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
-        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
-        loud.filter = quiet.filter = filter;
         quiet.quiet = true;
-        for (int k = 0; k < 2; k++) {
-                int h = monitor_add(m, k ? &quiet : &loud);
-
-                assert_true(h >= 0);
-                assert_int_equal(monitor_enable(m, h), 0);
-        }
+        (void) add_mine(m, &loud);
+        (void) add_mine(m, &quiet);
         CPU_ZERO(&one);
         CPU_SET(cpu, &one);
         assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
@@ -418,7 +425,6 @@ static void test_scan(void **state) {
         struct ordered o = {};
         cpu_set_t all;
         uint64_t held, mid = 0;
-        char filter[64];
         int k, n_cpus = 0, cpus[2];
         unsigned skipped, passed = 0;
         size_t n_up;
@@ -433,14 +439,8 @@ static void test_scan(void **state) {
         h.skip = scan_skip;
         assert_int_equal(workers_new(2, &w), 0);
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
-        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
-        sa.filter = sb.filter = filter;
-        for (int i = 0; i < 2; i++) {
-                int hd = monitor_add(m, i ? &sb : &sa);
-
-                assert_true(hd >= 0);
-                assert_int_equal(monitor_enable(m, hd), 0);
-        }
+        (void) add_mine(m, &sa);
+        (void) add_mine(m, &sb);
 
         o.run.t0 = now_ns();
         for (int round = 0; round < 8; round++) {
@@ -525,20 +525,13 @@ static void test_scan_bounded(void **state) {
         struct ordered o = {};
         cpu_set_t all;
         uint64_t held;
-        char filter[64];
         int cpu = first_cpu(&all), n;
         unsigned skipped;
 
         h.skip = scan_skip;
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
-        snprintf(filter, sizeof(filter), "common_pid == %d", (int) my_tid);
-        sa.filter = sb.filter = filter;
-        for (int i = 0; i < 2; i++) {
-                int hd = monitor_add(m, i ? &sb : &sa);
-
-                assert_true(hd >= 0);
-                assert_int_equal(monitor_enable(m, hd), 0);
-        }
+        (void) add_mine(m, &sa);
+        (void) add_mine(m, &sb);
         o.run.t0 = now_ns();
         calls_on(cpu, 100);
         o.run.t1 = now_ns();
