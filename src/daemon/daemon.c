@@ -71,6 +71,15 @@ struct reader_opts daemon_reader_opts(const struct daemon *d) {
         };
 }
 
+void daemon_reader_threads_check(struct daemon *d, const struct reader_opts *ro) {
+        unsigned n = reader_n_threads(d->reader);
+
+        if (ro->order && ro->threads > n)
+                log_warning("ring.threads is %u, but its reader threads could not start: the event loop "
+                            "scans and merges the rings alone",
+                            ro->threads);
+}
+
 bool daemon_has_counters(const struct daemon *d) {
         for (size_t i = 0; i < d->n_events; i++)
                 if (d->events[i]->cfg->count)
@@ -553,6 +562,7 @@ int daemon_start(struct daemon *d) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the rings: %m");
         reader_set_scan(d->reader, &daemon_emit_scan);
+        daemon_reader_threads_check(d, &ro);
         r = hotplug_start(d);
         if (r < 0)
                 return log_oom();

@@ -124,6 +124,9 @@ void daemon_done(struct daemon *d);
 int daemon_config_load(struct daemon *d, struct config **ret, char **ret_error);
 /* The ring reader's periods from the config. */
 struct reader_opts daemon_reader_opts(const struct daemon *d);
+/* Logs once when the reader threads RO asked for could not start (the
+ * loop then reads the rings alone). */
+void daemon_reader_threads_check(struct daemon *d, const struct reader_opts *ro);
 bool daemon_has_counters(const struct daemon *d);
 /* Applies NC (taken) as reload does: new events open before those gone
  * close, events in both keep their fds. FROM_FILE: a reload of the file,

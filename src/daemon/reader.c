@@ -983,9 +983,8 @@ int reader_new(sd_event *e, struct monitor *m, const struct monitor_handler *h, 
                 return k;
         (void) sd_event_source_set_enabled(r->release, SD_EVENT_OFF);
 
-        k = workers_set(r, opts);
-        if (k < 0)
-                return k;
+        /* Without them the loop reads alone (reader_n_threads() says so). */
+        (void) workers_set(r, opts);
 
         *ret = TAKE_PTR(r);
         return 0;

@@ -263,6 +263,7 @@ static void reload_commit(struct daemon *d, struct reload *rl, bool from_file) {
         /* New periods, and a look soon: a new event may lack a doorbell. */
         ro = daemon_reader_opts(d);
         reader_set_opts(d->reader, &ro);
+        daemon_reader_threads_check(d, &ro);
 }
 
 /* Tells every client the events now served. */
