@@ -50,7 +50,13 @@
  * tick holds waits for the next tick when that comes within flush_usec
  * more, as it does while records flow (release_schedule()); a busy tick,
  * stretched more than once, takes what it holds itself (busy()). Idle,
- * nothing is held and nothing more wakes. */
+ * nothing is held and nothing more wakes.
+ *
+ * A time-order look that finds SCAN_BYTES or more no scan has seen first
+ * has the rings scanned (scan_rings(), monitor_scan()), by the
+ * ring.threads workers and the loop: samples the handler's skip() takes
+ * (no client wants them) are counted there, and the merge hands out the
+ * rest. Below that, and idle, no worker wakes. */
 
 #include <errno.h>
 #include <limits.h>
