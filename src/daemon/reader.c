@@ -236,7 +236,7 @@ static void rest_if_flowing(struct reader *r, size_t i, unsigned n) {
  * the look after it) is a credit against that copy; the balance starts
  * again at each disarm and each arm by a tick. */
 static void owed_found(struct reader *r, size_t i, unsigned found) {
-        r->rings[i].owed -= (int) found;       /* a look reads DRAIN_BUDGET at most */
+        r->rings[i].owed -= (int) found;       /* what scans skipped too: the floor bounds it */
         if (r->rings[i].owed < -(int) DRAIN_BUDGET)
                 r->rings[i].owed = -(int) DRAIN_BUDGET;
 }

@@ -190,6 +190,9 @@ static inline uint64_t scan_first(const struct perf_cpu *c) {
         return c->i_kept < c->n_kept ? c->kept[c->i_kept] : c->scanned;
 }
 void scan_step(struct perf_cpu *c, const struct perf_event_header *cur);
+/* Once a scanning ring's kept records went (at a pass's start or end),
+ * its place in the merge is past what its scans skipped too. */
+void scan_place(const struct monitor *m, struct perf_cpu *c);
 /* After a pass: a scan whose kept records all went is over. */
 void scan_settle(struct perf_cpu *c);
 void scan_done(struct perf_cpu *c);

@@ -153,9 +153,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 c->n_skipped = 0;
                 c->head = ring_head(&c->ring);
                 c->pos = scan_first(c);
-                if (c->scanning && c->i_kept == c->n_kept && c->skip_last > c->last &&
-                    c->skip_last <= m->order_limit)
-                        c->last = c->skip_last;
+                scan_place(m, c);
                 ring_look(m, c, c->head);
                 if (order_peek(m, c)) {
                         m->heap[n_heap] = i;
@@ -226,11 +224,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                 c->tail_prev = c->ring.page->data_tail;
                 ring_consume(&c->ring, c->pos);
                 c->seen = c->head;
-                /* Once its kept records went, the ring's place in the
-                 * merge is past what its scans skipped too. */
-                if (c->scanning && c->i_kept == c->n_kept && c->skip_last > c->last &&
-                    c->skip_last <= m->order_limit)
-                        c->last = c->skip_last;
+                scan_place(m, c);
                 scan_settle(c);
         }
         m->drain_skipped = d.skipped;

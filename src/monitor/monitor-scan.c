@@ -42,6 +42,11 @@ void scan_step(struct perf_cpu *c, const struct perf_event_header *cur) {
         c->pos += cur->size;
 }
 
+void scan_place(const struct monitor *m, struct perf_cpu *c) {
+        if (c->scanning && c->i_kept == c->n_kept && c->skip_last > c->last && c->skip_last <= m->order_limit)
+                c->last = c->skip_last;
+}
+
 void scan_settle(struct perf_cpu *c) {
         if (c->scanning && c->i_kept == c->n_kept) {
                 c->scanning = false;
