@@ -244,7 +244,7 @@ struct encode_status {
         bool doorbell;
         uint64_t doorbell_rings, doorbell_rests, early_bells, ticks, swept, flushed;
         unsigned ring_threads;          /* reader threads, the loop's among them */
-        uint64_t scans, scanned;
+        uint64_t scans, scanned, encoded;
         /* "order": "time" or "arrival"; in time order the hold, records
          * handed out after a later one, the longest seen in flight, and
          * the release timer's wakeups */

@@ -284,6 +284,19 @@ bool monitor_ring_alive(struct monitor *m, size_t i);
 int monitor_cpu_down(struct monitor *m, size_t i);
 int monitor_cpu_up(struct monitor *m, size_t i);
 
+enum monitor_scan_verdict {
+        MONITOR_SCAN_KEEP,      /* the record goes to the merge as it is */
+        MONITOR_SCAN_SKIP,      /* done with: the handler counted it */
+        MONITOR_SCAN_NOTE,      /* to the merge, with the bytes in the note */
+};
+/* What scan() keeps with a record: DATA (the handler's, read at once) of
+ * LEN bytes, at most MONITOR_NOTE_MAX. */
+#define MONITOR_NOTE_MAX (64u * 1024u)
+struct monitor_note {
+        const void *data;
+        size_t len;
+};
+
 struct monitor_handler {
         /* EVENT is the source's userdata. */
         void (*sample)(void *event, int cpu, const struct perf_sample *s, void *ctx);
@@ -293,13 +306,19 @@ struct monitor_handler {
          * the userdata of the source whose id its sample_id carries. */
         void (*record)(void *event, int cpu, const struct perf_event_header *h, const struct perf_record *r,
                        void *ctx);
-        /* For monitor_scan() alone: true when sample H of EVENT (laid
-         * out by ATTR) is done with once counted (no one wants it),
-         * which this counts for WORKER. Called from several threads at
-         * once, while no other handler runs: it may read what the loop
-         * owns, and write only WORKER's own counts. */
-        bool (*skip)(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
-                     unsigned worker, void *ctx);
+        /* For monitor_scan() alone: what becomes of sample H of EVENT
+         * (laid out by ATTR), enum monitor_scan_verdict. With
+         * MONITOR_SCAN_NOTE, *NOTE holds bytes the monitor copies and
+         * keeps with the record (its line, encoded there): the merge
+         * hands them to noted() in place of the parsed sample. Called
+         * from several threads at once, while no other handler runs: it
+         * may read what the loop owns, and write only WORKER's own state. */
+        int (*scan)(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                    unsigned worker, struct monitor_note *note, void *ctx);
+        /* A sample scan() noted, in its place in the merge; the handle
+         * is still active, as for sample(). */
+        void (*noted)(void *event, int cpu, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                      const void *note, size_t len, void *ctx);
 };
 
 /* Reads up to BUDGET records from ring I. Returns records consumed (BUDGET
@@ -333,15 +352,16 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
 const struct monitor_order_stats *monitor_order_stats(const struct monitor *m);
 /* The first look at ring I, made by a reader thread before a merged
  * pass (monitor-scan.c says how): from where the last scan of ring I
- * stopped towards its head, each sample whose event H->skip() takes is
- * done with; every other record stays in the ring, kept in order for the
+ * stopped towards its head, each sample H->scan() skips is done with;
+ * every other record stays in the ring (with what scan() noted of it, if
+ * anything), kept in order for the
  * next monitor_drain_ordered() (or monitor_drain()), which also counts
  * the skipped records as read (monitor_ring_n_pass(), the return of
  * monitor_drain_skipped()). Scans of different rings may run at once,
  * one thread a ring, while no other monitor call does. Returns the
  * records skipped. */
 struct monitor_scan_opts {
-        /* What skip() decides holds for the merge that follows, not for
+        /* What scan() decides holds for the merge that follows, not for
          * records a later merge takes: the scan stops once the ring
          * keeps this many records not merged yet (0: at its head). */
         unsigned max_kept;

@@ -49,7 +49,7 @@ struct daemon_lock {
         int fd;
 };
 
-/* What the reader threads' skip() reads and counts during a scan
+/* What the reader threads' scan() reads and counts during a scan
  * (emit.c): a snapshot of the events some client wants, taken on the
  * loop's thread before the scan, and each worker's counts, added to the
  * events after it. */
@@ -58,7 +58,16 @@ enum daemon_scan_mode {
         SCAN_COUNT,                   /* no client wants it: counted */
         SCAN_DROP,                    /* only clients that drop every line of it now: counted, and
                                        * a drop for each of them (server_event_only_dropping()) */
+        SCAN_LINE,                    /* its line needs nothing the loop keeps: encoded on the
+                                       * thread, matched and queued by the merge (emit.c) */
 };
+
+/* A reader thread's own: the line it encodes, the lines it encoded.
+ * A cache line each, so that threads do not share one. */
+struct daemon_scan_worker {
+        struct jbuf line;
+        uint64_t n_lines;
+} __attribute__((aligned(64)));
 
 struct daemon_scan {
         uint8_t *mode;                /* enum daemon_scan_mode, by event index */
@@ -67,6 +76,9 @@ struct daemon_scan {
         size_t stride, cap;           /* a row's length (whole cache lines), the counts' room */
         unsigned n_workers;
         bool check_self;              /* evmond's own samples are no client's line (config self false) */
+        struct daemon_scan_worker *workers;     /* cap_workers, of which this scan's n_workers */
+        unsigned cap_workers;
+        uint64_t n_lines;             /* lines the threads encoded, all scans (status) */
 };
 
 struct daemon {

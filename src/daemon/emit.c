@@ -7,6 +7,7 @@
  * reader.c, which decides when rings are read (doorbells, ticks, the time
  * merge), not what a record becomes. */
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,88 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
         server_deliver(d->server, d->line.data, d->line.len);
 }
 
+/* What a reader thread notes of a sample it encoded (SCAN_LINE), before
+ * the line: what the merge's match needs of the sample. */
+struct line_note {
+        uint64_t cgroup;
+        uint64_t schema_gen;    /* the event's definition the line was encoded by */
+        int32_t pid;
+        bool self;              /* by the sample's task fields (sample_is_self()) */
+};
+
+/* Whether EV's lines need nothing the loop keeps, whoever takes them:
+ * no context (the process table, the config's scope), no frames to
+ * symbolize or unwind, no user stack's bytes. */
+static bool line_on_thread(const struct daemon *d, const struct daemon_event *ev) {
+        uint64_t st = ev->attr.sample_type;
+
+        return !d->ctx.table && !scope_needs_context(d) && ev->encoder && !ev->cfg->dwarf &&
+               !(ev->cfg->symbols && (st & PERF_SAMPLE_CALLCHAIN)) && !(st & PERF_SAMPLE_STACK_USER);
+}
+
+/* In its place in the merge, a sample a reader thread encoded: matched
+ * and queued, neither parsed nor encoded again. A client that came or
+ * a reload since the scan may need more of it: then it goes the way of
+ * every sample (on_sample()). */
+static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                     const void *note, size_t len, void *ctx) {
+        struct daemon *d = ctx;
+        struct daemon_event *ev = event;
+        struct line_meta meta;
+        struct line_note n;
+
+        assert(len > sizeof(n));
+        memcpy(&n, note, sizeof(n));
+        if (n.schema_gen != ev->schema_gen || !line_on_thread(d, ev) || !server_event_plain(d->server, ev->index)) {
+                struct perf_sample s;
+
+                if (sample_parse(attr, h, &s) >= 0)
+                        on_sample(event, cpu, &s, ctx);
+                return;
+        }
+        ev->count++;
+        meta = (struct line_meta) {
+                .idx = ev->index,
+                .pid = n.pid,
+                .cgroup = n.cgroup,
+                .schema = ev->schema.data,
+                .schema_len = ev->schema.len,
+                .schema_gen = ev->schema_gen,
+                .format = ev->format,
+                /* A client that came since the scan: by its pid, here. */
+                .self = n.self || (!d->config->self && server_is_self(d->server, n.pid)),
+        };
+        if (server_match(d->server, &meta) > 0)
+                server_deliver(d->server, (const char *) note + sizeof(n), len - sizeof(n));
+}
+
+/* On a reader thread: sample H of EV (SCAN_LINE) encoded behind its note
+ * in WORKER's line. False when it does not parse or encode: the merge
+ * has it then, and counts it as it does. */
+static bool line_encode(struct daemon *d, struct daemon_event *ev, const struct perf_event_attr *attr,
+                        const struct perf_event_header *h, struct daemon_scan_worker *w, struct monitor_note *note) {
+        struct line_note n = {};
+        struct perf_sample s;
+
+        if (sample_parse(attr, h, &s) < 0)
+                return false;
+        w->line.len = 0;
+        if (jbuf_reserve(&w->line, sizeof(n)) < 0)
+                return false;
+        w->line.len = sizeof(n);
+        if (encode_event_ext(&w->line, ev->encoder, &s, d->realtime_offset, NULL, NULL) < 0)
+                return false;
+        n.cgroup = s.cgroup;
+        n.schema_gen = ev->schema_gen;
+        n.pid = (int32_t) s.pid;
+        n.self = d->scan.check_self && sample_is_self(d, ev, &s);
+        memcpy(w->line.data, &n, sizeof(n));
+        note->data = w->line.data;
+        note->len = w->line.len;
+        w->n_lines++;
+        return true;
+}
+
 static void on_lost(int cpu, uint64_t count, void *ctx) {
         struct daemon *d = ctx;
 
@@ -295,41 +378,70 @@ static void on_record(void *event, int cpu, const struct perf_event_header *h, c
  * drop), done there. The context's own events go on to the merge, which
  * hands them to the process table in time order; so do evmond's own
  * samples, which those clients may not take (sample_is_self()). */
-static bool skip_sample(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
-                        unsigned worker, void *ctx) {
+static int scan_sample(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                       unsigned worker, struct monitor_note *note, void *ctx) {
         struct daemon *d = ctx;
         struct daemon_scan *sc = &d->scan;
         struct daemon_event *ev = event;
         uint64_t *row;
 
         if (event == &d->ctx.tag_dummy || event == &d->ctx.tag_exec)
-                return false;
+                return MONITOR_SCAN_KEEP;
         /* An event a reload is adding has no place in the snapshot. */
         if (ev->index >= sc->n || sc->mode[ev->index] == SCAN_KEEP)
-                return false;
+                return MONITOR_SCAN_KEEP;
+        if (sc->mode[ev->index] == SCAN_LINE)
+                return line_encode(d, ev, attr, h, &sc->workers[worker], note) ? MONITOR_SCAN_NOTE
+                                                                                : MONITOR_SCAN_KEEP;
         row = sc->counts + (size_t) worker * 2 * sc->stride;
         if (sc->mode[ev->index] == SCAN_DROP) {
                 struct perf_sample s;
 
                 if (sc->check_self && (sample_parse(attr, h, &s) < 0 || sample_is_self(d, ev, &s)))
-                        return false;
+                        return MONITOR_SCAN_KEEP;
                 row[sc->stride + ev->index]++;
         }
         row[ev->index]++;
-        return true;
+        return MONITOR_SCAN_SKIP;
 }
 
 const struct monitor_handler daemon_emit_handler = {
         .sample = on_sample,
         .lost = on_lost,
         .record = on_record,
-        .skip = skip_sample,
+        .scan = scan_sample,
+        .noted = on_noted,
 };
+
+/* Room for N_WORKERS workers' lines; 0 or -ENOMEM. */
+static int scan_workers(struct daemon_scan *sc, unsigned n_workers) {
+        struct daemon_scan_worker *w;
+
+        if (sc->cap_workers >= n_workers)
+                return 0;
+        w = aligned_alloc(_Alignof(struct daemon_scan_worker), n_workers * sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        for (unsigned i = 0; i < n_workers; i++)
+                w[i] = (struct daemon_scan_worker) {};
+        for (unsigned i = 0; i < sc->cap_workers; i++) {
+                w[i].line = sc->workers[i].line;
+                sc->n_lines += sc->workers[i].n_lines;
+        }
+        free(sc->workers);
+        sc->workers = w;
+        sc->cap_workers = n_workers;
+        return 0;
+}
 
 /* Before a scan: what each event's samples come to now (nothing changes
  * that while the threads run: the loop waits for them), and rows of
- * counts for each worker. False when a client wants every event: then a
- * scan would only read the rings twice. */
+ * counts for each worker. False when a client wants every event as the
+ * loop alone can make it: then a scan would only read the rings twice.
+ * With threads beside the loop, they encode what clients take of the
+ * events whose lines need nothing the loop keeps (SCAN_LINE): the merge
+ * matches and queues them, in time order. The loop alone would encode
+ * the same lines, and read the rings twice. */
 static bool scan_begin(void *ctx, unsigned n_workers) {
         struct daemon *d = ctx;
         struct daemon_scan *sc = &d->scan;
@@ -351,6 +463,8 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
                 /* A drop depends on no context where targets do. */
                 else if (!scope_needs_context(d) && server_event_only_dropping(d->server, i))
                         sc->mode[i] = SCAN_DROP;
+                else if (n_workers > 1 && line_on_thread(d, d->events[i]) && server_event_plain(d->server, i))
+                        sc->mode[i] = SCAN_LINE;
                 else
                         sc->mode[i] = SCAN_KEEP;
                 any |= sc->mode[i] != SCAN_KEEP;
@@ -366,6 +480,8 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
                 sc->counts = c;
                 sc->cap = 2 * stride * n_workers;
         }
+        if (scan_workers(sc, n_workers) < 0)
+                return false;
         sc->stride = stride;
         sc->n_workers = n_workers;
         sc->check_self = !d->config->self;
@@ -392,12 +508,23 @@ static void scan_end(void *ctx) {
         }
 }
 
+uint64_t daemon_emit_scan_lines(const struct daemon *d) {
+        uint64_t n = d->scan.n_lines;
+
+        for (unsigned i = 0; i < d->scan.cap_workers; i++)
+                n += d->scan.workers[i].n_lines;
+        return n;
+}
+
 const struct reader_scan daemon_emit_scan = {
         .begin = scan_begin,
         .end = scan_end,
 };
 
 void daemon_emit_scan_done(struct daemon *d) {
+        for (unsigned i = 0; i < d->scan.cap_workers; i++)
+                jbuf_done(&d->scan.workers[i].line);
+        free(d->scan.workers);
         free(d->scan.mode);
         free(d->scan.counts);
         d->scan = (struct daemon_scan) {};

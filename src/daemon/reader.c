@@ -54,9 +54,10 @@
  *
  * A time-order look that finds SCAN_BYTES or more no scan has seen first
  * has the rings scanned (scan_rings(), monitor_scan()), by the
- * ring.threads workers and the loop: samples the handler's skip() takes
- * (no client wants them) are counted there, and the merge hands out the
- * rest. Below that, and idle, no worker wakes. */
+ * ring.threads workers and the loop: samples the handler's scan() skips
+ * (no client wants them) are counted there, those whose lines it encodes
+ * there are kept with their lines, and the merge hands out all it kept
+ * in time order. Below that, and idle, no worker wakes. */
 
 #include <errno.h>
 #include <limits.h>
@@ -289,7 +290,7 @@ static void scan_rings(struct reader *r) {
         const size_t *up;
         uint64_t pending = 0;
 
-        if (!r->opts.order || !r->scan.begin || !r->handler->skip)
+        if (!r->opts.order || !r->scan.begin || !r->handler->scan)
                 return;
         up = monitor_rings_up(r->monitor, &n_up);
         for (size_t k = 0; k < n_up && pending < SCAN_BYTES; k++)
@@ -297,7 +298,7 @@ static void scan_rings(struct reader *r) {
         if (pending < SCAN_BYTES || !r->scan.begin(r->ctx, r->workers ? workers_n(r->workers) : 1))
                 return;
         /* A ring keeps no more than its share of what the merge after
-         * hands out: what skip() decides holds for that merge. */
+         * hands out: what scan() decides holds for that merge. */
         r->scan_opts = (struct monitor_scan_opts) {
                 .max_kept = n_up > 0 && DRAIN_BUDGET / n_up > 64 ? DRAIN_BUDGET / (unsigned) n_up : 64,
                 .time_limit = now_ns(r->opts.clock) + r->opts.hold_usec * 1000u,

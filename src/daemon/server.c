@@ -1170,6 +1170,22 @@ bool server_event_only_dropping(const struct server *s, size_t idx) {
         return any;
 }
 
+bool server_event_plain(const struct server *s, size_t idx) {
+        bool any = false;
+
+        for (const struct client *c = s->clients; c; c = c->next) {
+                const struct subscription *sub = &c->sub;
+
+                if (c->closing || !subscription_has_event(sub, idx))
+                        continue;
+                if (c->agg || c->perf || c->stack_bytes || sub->comms || sub->containers || sub->namespaces ||
+                    sub->filter)
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
 void server_drop_event(struct server *s, size_t idx, uint64_t n) {
         for (struct client *c = s->clients; c && n > 0; c = c->next)
                 if (!c->closing && subscription_has_event(&c->sub, idx) && client_drops_all(c))

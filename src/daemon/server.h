@@ -160,6 +160,13 @@ bool server_wants_event(const struct server *s, size_t idx);
  * namespaces or filter): a sample of it that is not evmond's own is a
  * drop for each of them, and no more (server_drop_event()). */
 bool server_event_only_dropping(const struct server *s, size_t idx);
+/* Whether every client subscribed to the event of index IDX (one at
+ * least) is a streaming client that matches a line by its event, pid,
+ * cgroup and self alone (no comms, containers, namespaces or filter)
+ * and takes it as every other client does (no stack_bytes): then the
+ * line of a sample of it needs nothing of the sample to match, and may
+ * be encoded before (on a reader thread, emit.c). */
+bool server_event_plain(const struct server *s, size_t idx);
 /* N such samples of IDX, dropped: counted for those clients. */
 void server_drop_event(struct server *s, size_t idx, uint64_t n);
 /* Of them, those that aggregate (they want no line encoded) and those

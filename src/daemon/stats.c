@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "emit.h"
 #include "follow.h"
 #include "hotplug.h"
 #include "metrics.h"
@@ -141,6 +142,7 @@ int daemon_stats_take(struct daemon *d, struct daemon_stats *ret) {
                         .ring_threads = reader_n_threads(d->reader),
                         .scans = reader_n_scans(d->reader),
                         .scanned = reader_n_scanned(d->reader),
+                        .encoded = daemon_emit_scan_lines(d),
                         .order_time = d->config->order_time,
                         .order_hold_us = (unsigned) daemon_reader_opts(d).hold_usec,
                         .order_releases = reader_n_releases(d->reader),

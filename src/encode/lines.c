@@ -253,7 +253,8 @@ static json_object *status_ring(const struct encode_status *st) {
                   !add(o, "flushed", json_object_new_int64((int64_t) st->flushed)) ||
                   !add(o, "threads", json_object_new_int((int) (st->ring_threads ? st->ring_threads : 1))) ||
                   !add(o, "scans", json_object_new_int64((int64_t) st->scans)) ||
-                  !add(o, "scanned", json_object_new_int64((int64_t) st->scanned))))
+                  !add(o, "scanned", json_object_new_int64((int64_t) st->scanned)) ||
+                  !add(o, "encoded", json_object_new_int64((int64_t) st->encoded))))
                 o = (json_object_put(o), NULL);
         return o;
 }

@@ -57,6 +57,12 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
                 return 0;
 
         d->quiet += hd->quiet;
+        /* A scan parsed it, and noted what the handler made of it. */
+        if (d->note) {
+                d->h->noted(hd->userdata, d->c->cpu, &hd->attr, hdr, d->c->notes + d->note->off, d->note->len,
+                            d->ctx);
+                return 0;
+        }
         if (sample_parse(&hd->attr, hdr, &s) < 0) {
                 drain_bad(d, hdr, "a sample that does not fit its event's sample_type");
                 return 0;
@@ -167,13 +173,16 @@ int monitor_drain(struct monitor *m, size_t i, unsigned budget, const struct mon
                 uint64_t head = ring_head(&c->ring);
 
                 while (c->i_kept < c->n_kept) {
-                        uint64_t pos = c->kept[c->i_kept++];
+                        uint64_t pos = c->kept[c->i_kept];
                         const struct perf_event_header *hdr = ring_peek(&c->ring, &pos, head);
 
+                        d.note = scan_note(c);
                         if (hdr)
                                 (void) drain_one(hdr, &d);
+                        c->i_kept++;
                         n_scan++;
                 }
+                d.note = NULL;
                 ring_consume(&c->ring, c->scanned);
                 scan_settle(c);
         }

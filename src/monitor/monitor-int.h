@@ -21,6 +21,13 @@
 #define MONITOR_SAMPLE_TYPE \
         (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
 
+/* A kept record's note: LEN bytes at OFF in its ring's notes; OFF is
+ * NOTE_NONE for a record scan() kept without one. */
+#define NOTE_NONE UINT32_MAX
+struct kept_note {
+        uint32_t off, len;
+};
+
 struct perf_cpu {
         int cpu;
         int fd;                 /* ring owner (PERF_COUNT_SW_DUMMY), owns the mmap; -1 while the CPU is down */
@@ -61,7 +68,10 @@ struct perf_cpu {
         bool scanning;
         uint64_t scanned;
         uint64_t *kept;
+        struct kept_note *kept_notes;   /* beside kept: what scan() noted of each */
         size_t n_kept, i_kept, cap_kept;
+        char *notes;            /* the notes' bytes, in kept order */
+        size_t notes_len, notes_cap;
         unsigned n_skipped;     /* skipped since the last ordered pass */
         uint64_t skip_last;     /* the latest time among them */
 };
@@ -137,6 +147,7 @@ struct drain {
         unsigned quiet;         /* records of quiet sources */
         unsigned skipped;       /* records scans skipped, counted into this pass */
         const struct id_entry *hint;    /* the ordered drain found the record's id already */
+        const struct kept_note *note;   /* what a scan noted of the record, or NULL */
 };
 
 static inline int cmp_id_entry(const void *a, const void *b) {
@@ -188,6 +199,12 @@ static inline uint64_t scan_first(const struct perf_cpu *c) {
         if (!c->scanning)
                 return c->ring.page->data_tail;
         return c->i_kept < c->n_kept ? c->kept[c->i_kept] : c->scanned;
+}
+/* The note kept with the record at the merge's place in C, or NULL. */
+static inline const struct kept_note *scan_note(const struct perf_cpu *c) {
+        if (!c->scanning || c->i_kept >= c->n_kept || c->kept_notes[c->i_kept].off == NOTE_NONE)
+                return NULL;
+        return &c->kept_notes[c->i_kept];
 }
 void scan_step(struct perf_cpu *c, const struct perf_event_header *cur);
 /* Once a scanning ring's kept records went (at a pass's start or end),

@@ -171,6 +171,7 @@ int monitor_drain_ordered(struct monitor *m, const struct monitor_order *o, unsi
                         break;
                 d.c = c;
                 d.hint = c->entry;
+                d.note = scan_note(c);
                 (void) drain_one(c->cur, &d);
                 n++;
                 c->n_pass++;

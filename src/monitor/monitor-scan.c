@@ -7,16 +7,19 @@
  * merge: it is counted, and gone. So before a merged pass, a caller with
  * threads (src/basic/workers.c) has each ring scanned by one of them:
  * monitor_scan() walks the ring from where its last scan stopped towards
- * its head, hands each sample's event to the handler's skip(), and keeps the
- * position of every record it does not skip (side records, samples of
- * the events a client wants, anything that does not parse). The records
+ * its head, hands each sample's event to the handler's scan(), and keeps
+ * the position of every record it does not skip (side records, samples
+ * of the events a client wants, anything that does not parse). A kept
+ * sample may come with a note: bytes the handler made of it on the
+ * thread (its line, encoded there), which the monitor copies into the
+ * ring's notes and the merge hands to noted() in place of a parse. The records
  * stay where the kernel wrote them: the ring's tail does not move until
  * the merge has handed out every kept record before it, so nothing is
  * copied and the kernel overwrites nothing still kept. The merge then
  * takes a scanning ring's kept records in order, and goes on from where
  * the scan stopped (scan_first(), scan_step()). A scan stops where the
  * ring keeps as many records as the merge that follows hands out
- * (max_kept): skip() decides by what clients want now (a client's queue
+ * (max_kept): scan() decides by what clients want now (a client's queue
  * that drops, one that subscribes), and a sample timed well past what
  * that merge reaches would be judged by a state a later one no longer
  * has. A skipped sample is not parsed: one the kernel wrote too short
@@ -51,12 +54,18 @@ void scan_settle(struct perf_cpu *c) {
         if (c->scanning && c->i_kept == c->n_kept) {
                 c->scanning = false;
                 c->n_kept = c->i_kept = 0;
+                c->notes_len = 0;
         }
 }
 
 void scan_done(struct perf_cpu *c) {
         free(c->kept);
+        free(c->kept_notes);
+        free(c->notes);
         c->kept = NULL;
+        c->kept_notes = NULL;
+        c->notes = NULL;
+        c->notes_len = c->notes_cap = 0;
         c->cap_kept = c->n_kept = c->i_kept = 0;
         c->scanning = false;
         c->n_skipped = 0;
@@ -67,6 +76,7 @@ void scan_done(struct perf_cpu *c) {
  * ring (the smallest record); never per record. */
 static int kept_grow(struct perf_cpu *c) {
         size_t cap = c->cap_kept ? 2 * c->cap_kept : 1024, max = c->ring.size / 8;
+        struct kept_note *kn;
         uint64_t *k;
 
         if (c->cap_kept >= max)
@@ -77,34 +87,89 @@ static int kept_grow(struct perf_cpu *c) {
         if (!k)
                 return -ENOMEM;
         c->kept = k;
+        kn = realloc(c->kept_notes, cap * sizeof(*kn));
+        if (!kn)
+                return -ENOMEM;
+        c->kept_notes = kn;
         c->cap_kept = cap;
         return 0;
 }
 
-/* Whether sample H goes no further than SKIP: its event is known and
- * active, not a quiet source (the process table's, which the merge must
- * give in order), and the handler counted it. */
-static bool scan_skips(struct monitor *m, struct perf_cpu *c, const struct perf_event_header *h,
+/* N's bytes kept for the record about to be kept, or none (no room). */
+static struct kept_note note_keep(struct perf_cpu *c, const struct monitor_note *n) {
+        size_t need = c->notes_len + n->len;
+
+        if (n->len > MONITOR_NOTE_MAX || need > UINT32_MAX)
+                return (struct kept_note) { NOTE_NONE, 0 };
+        if (need > c->notes_cap) {
+                size_t cap = c->notes_cap ? 2 * c->notes_cap : 64 * 1024;
+                char *p;
+
+                while (cap < need)
+                        cap *= 2;
+                p = realloc(c->notes, cap);
+                if (!p)
+                        return (struct kept_note) { NOTE_NONE, 0 };
+                c->notes = p;
+                c->notes_cap = cap;
+        }
+        memcpy(c->notes + c->notes_len, n->data, n->len);
+        c->notes_len = need;
+        return (struct kept_note) { (uint32_t) (need - n->len), (uint32_t) n->len };
+}
+
+/* A scan goes on from where the merge is: the kept records it handed out
+ * and their notes are dropped from the lists' fronts. */
+static void kept_compact(struct perf_cpu *c) {
+        size_t n = c->n_kept - c->i_kept;
+        uint32_t from = NOTE_NONE;
+
+        memmove(c->kept, c->kept + c->i_kept, n * sizeof(*c->kept));
+        memmove(c->kept_notes, c->kept_notes + c->i_kept, n * sizeof(*c->kept_notes));
+        c->n_kept = n;
+        c->i_kept = 0;
+        for (size_t k = 0; k < n && from == NOTE_NONE; k++)
+                from = c->kept_notes[k].off;
+        if (from == NOTE_NONE) {
+                c->notes_len = 0;
+                return;
+        }
+        memmove(c->notes, c->notes + from, c->notes_len - from);
+        c->notes_len -= from;
+        for (size_t k = 0; k < n; k++)
+                if (c->kept_notes[k].off != NOTE_NONE)
+                        c->kept_notes[k].off -= from;
+}
+
+/* What the handler makes of sample H (enum monitor_scan_verdict): only
+ * of a known, active event that is no quiet source (the process table's,
+ * which the merge must give in order). */
+static int scan_sample(struct monitor *m, struct perf_cpu *c, const struct perf_event_header *h,
                        const struct monitor_scan_opts *o, const struct monitor_handler *hd_fn, void *ctx,
-                       unsigned worker) {
+                       unsigned worker, struct monitor_note *note) {
         const struct id_entry *e;
         const struct handle *hd;
         uint64_t id, t;
+        int v;
 
         if (h->size < sizeof(*h) + sizeof(id))
-                return false;
+                return MONITOR_SCAN_KEEP;
         memcpy(&id, h + 1, sizeof(id));
         if (id == c->flush_id && c->flush >= 0)
-                return false;
+                return MONITOR_SCAN_KEEP;
         e = index_find(m, id);
         if (!e)
-                return false;
+                return MONITOR_SCAN_KEEP;
         hd = &m->handles[e->handle];
-        if (hd->state != HANDLE_ACTIVE || hd->quiet || !hd_fn->skip(hd->userdata, &hd->attr, h, worker, ctx))
-                return false;
-        if (record_time_attr(&hd->attr, h, &t) && t > c->skip_last && t <= o->time_limit)
+        if (hd->state != HANDLE_ACTIVE || hd->quiet)
+                return MONITOR_SCAN_KEEP;
+        v = hd_fn->scan(hd->userdata, &hd->attr, h, worker, note, ctx);
+        if (v == MONITOR_SCAN_NOTE && !hd_fn->noted)
+                return MONITOR_SCAN_KEEP;
+        if (v == MONITOR_SCAN_SKIP && record_time_attr(&hd->attr, h, &t) && t > c->skip_last &&
+            t <= o->time_limit)
                 c->skip_last = t;
-        return true;
+        return v;
 }
 
 int monitor_scan(struct monitor *m, size_t i, const struct monitor_scan_opts *o, const struct monitor_handler *h,
@@ -114,7 +179,7 @@ int monitor_scan(struct monitor *m, size_t i, const struct monitor_scan_opts *o,
         uint64_t head, pos;
         unsigned n = 0;
 
-        if (!m || i >= m->n_cpus || !o || !h || !h->skip)
+        if (!m || i >= m->n_cpus || !o || !h || !h->scan)
                 return -EINVAL;
         c = &m->cpus[i];
         if (c->fd < 0)
@@ -123,22 +188,27 @@ int monitor_scan(struct monitor *m, size_t i, const struct monitor_scan_opts *o,
                 c->scanning = true;
                 c->scanned = c->ring.page->data_tail;
                 c->n_kept = c->i_kept = 0;
-        } else if (c->i_kept > 0) {
-                memmove(c->kept, c->kept + c->i_kept, (c->n_kept - c->i_kept) * sizeof(*c->kept));
-                c->n_kept -= c->i_kept;
-                c->i_kept = 0;
-        }
+                c->notes_len = 0;
+        } else if (c->i_kept > 0)
+                kept_compact(c);
         head = ring_head(&c->ring);
         pos = c->scanned;
         while ((o->max_kept == 0 || c->n_kept < o->max_kept) && (hdr = ring_peek(&c->ring, &pos, head))) {
-                if (hdr->type == PERF_RECORD_SAMPLE && scan_skips(m, c, hdr, o, h, ctx, worker)) {
+                struct monitor_note note = {};
+                int v = MONITOR_SCAN_KEEP;
+
+                /* Out of room: the rest waits for the merge, unseen. */
+                if (c->n_kept == c->cap_kept && kept_grow(c) < 0)
+                        break;
+                if (hdr->type == PERF_RECORD_SAMPLE)
+                        v = scan_sample(m, c, hdr, o, h, ctx, worker, &note);
+                if (v == MONITOR_SCAN_SKIP) {
                         n++;
                         pos += hdr->size;
                         continue;
                 }
-                /* Out of room: the rest waits for the merge, unseen. */
-                if (c->n_kept == c->cap_kept && kept_grow(c) < 0)
-                        break;
+                c->kept_notes[c->n_kept] = v == MONITOR_SCAN_NOTE ? note_keep(c, &note)
+                                                                  : (struct kept_note) { NOTE_NONE, 0 };
                 c->kept[c->n_kept++] = pos;
                 pos += hdr->size;
         }

@@ -80,7 +80,7 @@ static void test_status(void **state) {
                 .events = ev, .n_events = 1, .cpus = cpus, .n_cpus = 2,
                 .ring_pages = 256, .flush_ms = 5, .busy_flush_ms = 1, .idle_flush_ms = 50,
                 .doorbell = true, .doorbell_rings = 2, .doorbell_rests = 1, .early_bells = 3, .ticks = 7, .swept = 0,
-                .ring_threads = 4, .scans = 9, .scanned = 12000,
+                .ring_threads = 4, .scans = 9, .scanned = 12000, .encoded = 7000,
                 .order_time = true, .order_hold_us = 200, .order_late = 0, .order_in_flight_max_ns = 1500,
                 .order_releases = 3,
                 .clients = cl, .n_clients = 1,
@@ -93,7 +93,7 @@ static void test_status(void **state) {
                        "\"cpus\":[{\"cpu\":0,\"lost\":3,\"malformed\":0},{\"cpu\":1,\"lost\":0,\"malformed\":2}],"
                        "\"ring\":{\"pages\":256,\"latency_ms\":5,\"flush_ms\":5,\"busy_flush_ms\":1,\"idle_flush_ms\":50,"
                        "\"doorbell\":true,\"doorbell_rings\":2,\"doorbell_rests\":1,\"early_bells\":3,\"ticks\":7,\"swept\":0,\"flushed\":0,"
-                       "\"threads\":4,\"scans\":9,\"scanned\":12000},"
+                       "\"threads\":4,\"scans\":9,\"scanned\":12000,\"encoded\":7000},"
                        "\"order\":{\"mode\":\"time\",\"hold_us\":200,\"late\":0,\"in_flight_max_us\":1.5,\"releases\":3},"
                        "\"clients\":[{\"id\":7,\"pid\":4242,\"uid\":1000,\"queued_bytes\":128,\"lines\":9,\"dropped\":5}],"
                        "\"closing\":{\"jobs\":3,\"fds\":8}}\n");

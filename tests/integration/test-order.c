@@ -7,7 +7,8 @@
  * With reader threads ("ring": {"threads": 2}) and a second event no
  * client wants, whose samples the threads count and take no further
  * (monitor-scan.c), the stream is as complete and as ordered, and the
- * count exact. Nothing here is timed. Needs root, two online CPUs and
+ * count exact; so it is with "context" off, where the threads encode the
+ * lines the client takes and the merge queues them. Nothing here is timed. Needs root, two online CPUs and
  * syscall tracepoints (else 77). */
 
 #include <setjmp.h>
@@ -33,6 +34,7 @@
 static long magic;
 static pthread_barrier_t go;
 static bool also_getsid;        /* the workers call getsid() beside each getpgid() */
+static bool context_off;        /* the config's "context": false */
 
 struct worker {
         pthread_t thread;
@@ -64,6 +66,7 @@ struct order_tally {
         int64_t cpus[2];        /* events from the workers' two CPUs */
         int cpu[2];
         int last_cpu;
+        int64_t wrong_fields;   /* getpgid lines whose fields.pid is not the calls' */
 };
 
 static void order_line(json_object *o, void *userdata) {
@@ -74,6 +77,12 @@ static void order_line(json_object *o, void *userdata) {
         itest_tally_line(o, &ot->t);
         if (strcmp(type, "event") != 0 && strcmp(type, "record") != 0)
                 return;
+        if (strcmp(type, "event") == 0 && strcmp(itest_str(o, "event"), "syscalls:sys_enter_getpgid") == 0) {
+                json_object *f;
+
+                if (!json_object_object_get_ex(o, "fields", &f) || itest_int(f, "pid") != magic)
+                        ot->wrong_fields++;
+        }
         ts = itest_int(o, "ts");
         if (ts < ot->last_ts) {
                 if (ot->inversions < 10 && getenv("DEBUG_INV"))
@@ -104,10 +113,10 @@ static void run_threads(const char *order, unsigned threads, struct order_tally 
 
         if (threads > 0)
                 snprintf(config, sizeof(config),
-                         "{\"order\": \"%s\", \"self\": true, \"ring\": {\"threads\": %u}, \"events\": ["
+                         "{\"order\": \"%s\", \"self\": true, \"ring\": {\"threads\": %u}, %s\"events\": ["
                          "{\"tracepoint\": \"syscalls:sys_enter_getpgid\", \"filter\": \"pid == %ld\"},"
                          "{\"tracepoint\": \"syscalls:sys_enter_getsid\", \"filter\": \"pid == %ld\"}]}\n",
-                         order, threads, magic, magic);
+                         order, threads, context_off ? "\"context\": false, " : "", magic, magic);
         else
                 snprintf(config, sizeof(config),
                          "{\"order\": \"%s\", \"self\": true, \"events\": [{\"tracepoint\": "
@@ -163,6 +172,7 @@ static void run_threads(const char *order, unsigned threads, struct order_tally 
         assert_true(ot->t.events + ot->t.dropped + ot->t.lost >= 2 * N_CALLS);
         /* Both CPUs' rings had a share to merge. */
         assert_true(ot->cpus[0] > 0 && ot->cpus[1] > 0);
+        assert_int_equal(ot->wrong_fields, 0);
 }
 
 static void run(const char *order, struct order_tally *ot, json_object **ret_status) {
@@ -244,6 +254,37 @@ static void test_time_order_threads(void **state) {
         itest_tally_done(&ot.t);
 }
 
+/* With "context" off a getpgid() line needs nothing the loop keeps: the
+ * reader threads encode it where they scan, and the merge matches and
+ * queues it. Every call still comes once, whole, in time order. */
+static void test_time_order_encoded(void **state) {
+        struct order_tally ot = {};
+        json_object *st, *order, *ring;
+        int64_t getsid_count;
+
+        pick_cpus(&ot);
+        context_off = true;
+        run_threads("time", 2, &ot, &st);
+        context_off = false;
+        assert_true(json_object_object_get_ex(st, "order", &order));
+        assert_true(json_object_object_get_ex(st, "ring", &ring));
+        getsid_count = status_count(st, "syscalls:sys_enter_getsid");
+        fprintf(stderr, "status ring: %s\norder: %s\n", json_object_to_json_string(ring),
+                json_object_to_json_string(order));
+        assert_true(itest_int(ring, "encoded") > 0);
+        assert_true(itest_int(ring, "encoded") <= ot.t.events);
+        assert_true(itest_int(ring, "scanned") > 0);
+        if (ot.t.lost == 0) {
+                assert_int_equal(getsid_count, 2 * N_CALLS);
+                assert_int_equal(status_count(st, "syscalls:sys_enter_getpgid"), 2 * N_CALLS);
+        }
+        assert_int_equal(itest_tally_get(&ot.t, 0, "syscalls:sys_enter_getsid"), 0);
+        assert_int_equal(ot.inversions, 0);
+        assert_int_equal(itest_int(order, "late"), 0);
+        json_object_put(st);
+        itest_tally_done(&ot.t);
+}
+
 static void test_arrival_order(void **state) {
         struct order_tally ot = {};
         json_object *st, *order;
@@ -264,6 +305,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_time_order),
                 cmocka_unit_test(test_time_order_threads),
+                cmocka_unit_test(test_time_order_encoded),
                 cmocka_unit_test(test_arrival_order),
         };
         cpu_set_t all;

@@ -375,17 +375,56 @@ static void test_ordered_quiet(void **state) {
  * records behind (held by the hold) and scan again on top of them. */
 struct scan_ctx {
         struct source *skipped;
+        struct source *noted;           /* its samples get a note: their time, tid and some bytes */
         unsigned by_worker[2];
+        unsigned noted_by_worker[2];
+        struct { uint64_t time; uint32_t tid, fill; uint8_t bytes[200]; } note[2];
+        struct ordered *o;              /* what noted() hands on to */
+        unsigned n_noted, bad_notes;
 };
 
-static bool scan_skip(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
-                      unsigned worker, void *ctx) {
+static int scan_skip(void *event, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                     unsigned worker, struct monitor_note *note, void *ctx) {
         struct scan_ctx *x = ctx;
 
+        if (event == x->noted) {
+                struct perf_sample s;
+
+                if (sample_parse(attr, h, &s) < 0)
+                        return MONITOR_SCAN_KEEP;
+                /* Lengths that differ, so that notes do not line up. */
+                x->note[worker].time = s.time;
+                x->note[worker].tid = s.tid;
+                x->note[worker].fill = (uint32_t) (s.time % 200);
+                memset(x->note[worker].bytes, (int) (s.time & 0xff), x->note[worker].fill);
+                note->data = &x->note[worker];
+                note->len = offsetof(typeof(x->note[0]), bytes) + x->note[worker].fill;
+                x->noted_by_worker[worker]++;
+                return MONITOR_SCAN_NOTE;
+        }
         if (event != x->skipped)
-                return false;
+                return MONITOR_SCAN_KEEP;
         x->by_worker[worker]++;
-        return true;
+        return MONITOR_SCAN_SKIP;
+}
+
+/* A noted sample: its note is the one its scan made of it, whole. */
+static void scan_noted(void *event, int cpu, const struct perf_event_attr *attr, const struct perf_event_header *h,
+                       const void *note, size_t len, void *ctx) {
+        struct scan_ctx *x = ctx;
+        typeof(x->note[0]) n = {};
+        struct perf_sample s;
+        bool ok;
+
+        assert_true(len <= sizeof(n));
+        memcpy(&n, note, len);
+        ok = sample_parse(attr, h, &s) >= 0 && s.time == n.time && s.tid == n.tid &&
+             len == offsetof(typeof(n), bytes) + n.fill;
+        for (uint32_t i = 0; ok && i < n.fill; i++)
+                ok = n.bytes[i] == (uint8_t) (n.time & 0xff);
+        x->bad_notes += !ok;
+        x->n_noted++;
+        on_ordered(event, cpu, &s, x->o);
 }
 
 struct scan_job {
@@ -402,12 +441,17 @@ static void scan_ring(size_t job, unsigned worker, void *userdata) {
         assert_true(monitor_scan(j->m, j->up[job], &j->o, j->h, j->x, worker) >= 0);
 }
 
-static void scan_all(struct workers *w, struct monitor *m, const struct monitor_handler *h, struct scan_ctx *x) {
+static void scan_all_opts(struct workers *w, struct monitor *m, const struct monitor_handler *h, struct scan_ctx *x,
+                          const struct monitor_scan_opts *o) {
         size_t n_up;
-        struct scan_job j = { .o = { .time_limit = UINT64_MAX }, .m = m, .h = h, .x = x };
+        struct scan_job j = { .o = *o, .m = m, .h = h, .x = x };
 
         j.up = monitor_rings_up(m, &n_up);
         workers_run(w, n_up, scan_ring, &j);
+}
+
+static void scan_all(struct workers *w, struct monitor *m, const struct monitor_handler *h, struct scan_ctx *x) {
+        scan_all_opts(w, m, h, x, &(struct monitor_scan_opts) { .time_limit = UINT64_MAX });
 }
 
 static void calls_on(int cpu, unsigned n) {
@@ -441,7 +485,7 @@ static void test_scan(void **state) {
                         cpus[n_cpus++] = c;
         if (n_cpus < 2)
                 skip();
-        h.skip = scan_skip;
+        h.scan = scan_skip;
         assert_int_equal(workers_new(2, &w), 0);
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         (void) add_mine(m, &sa);
@@ -533,7 +577,7 @@ static void test_scan_bounded(void **state) {
         int cpu = first_cpu(&all), n;
         unsigned skipped;
 
-        h.skip = scan_skip;
+        h.scan = scan_skip;
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         (void) add_mine(m, &sa);
         (void) add_mine(m, &sb);
@@ -554,6 +598,100 @@ static void test_scan_bounded(void **state) {
                 assert_int_equal(a.n, 100 - skipped);
         }
         assert_int_equal(a.broken + b.broken, 0);
+}
+
+/* Notes: with three sources on the same calls, scans on two threads skip
+ * the first's samples, note the second's (each its time, tid and bytes
+ * of a length of its own) and keep the third's. The merge hands each
+ * noted sample to noted() with its own note, in time order among the
+ * third's, none twice, none lost; scans bounded by max_kept go on from
+ * what the merge left, notes and all, in time order and in arrival
+ * order. */
+static void notes_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
+        on_ordered(event, cpu, s, ((struct scan_ctx *) ctx)->o);
+}
+
+static void notes_lost(int cpu, uint64_t count, void *ctx) {
+        on_lost(cpu, count, &((struct scan_ctx *) ctx)->o->run);
+}
+
+static void test_scan_notes(void **state) {
+        _cleanup_(monitor_freep) struct monitor *m = NULL;
+        _cleanup_(workers_freep) struct workers *w = NULL;
+        struct source a = {}, b = {}, c = {};
+        struct monitor_source sa = getppid_source(&a), sb = getppid_source(&b), sc = getppid_source(&c);
+        struct ordered o = {};
+        struct scan_ctx x = { .skipped = &a, .noted = &b, .o = &o };
+        const struct monitor_handler h = {
+                .sample = notes_sample, .lost = notes_lost, .scan = scan_skip, .noted = scan_noted,
+        };
+        const struct monitor_scan_opts so = { .max_kept = 30, .time_limit = UINT64_MAX };
+        cpu_set_t all;
+        uint64_t held;
+        int k, n_cpus = 0, cpus[2], passes = 0;
+        unsigned skipped;
+
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (int cp = 0; cp < CPU_SETSIZE && n_cpus < 2; cp++)
+                if (CPU_ISSET(cp, &all))
+                        cpus[n_cpus++] = cp;
+        if (n_cpus < 2)
+                skip();
+        assert_int_equal(workers_new(2, &w), 0);
+        assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
+        (void) add_mine(m, &sa);
+        (void) add_mine(m, &sb);
+        (void) add_mine(m, &sc);
+
+        o.run.t0 = now_ns();
+        for (int round = 0; round < 6; round++)
+                calls_on(cpus[round % 2], 50);
+        o.run.t1 = now_ns();
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        /* A scan keeps 30 a ring, the merge takes 25: each scan after the
+         * first goes on from kept records and notes the merge left. */
+        do {
+                scan_all_opts(w, m, &h, &x, &so);
+                k = monitor_drain_ordered(m, &(struct monitor_order) { .now = now_ns(), .all = true }, 25, &h, &x,
+                                          &held);
+                assert_true(k >= 0);
+                passes++;
+        } while (k > 0 || held != UINT64_MAX);
+        skipped = x.by_worker[0] + x.by_worker[1];
+        print_message("%d passes: %u skipped, %u noted (%u, %u by worker), %u handed out in time order, "
+                      "%" PRIu64 " lost\n", passes, skipped, x.n_noted, x.noted_by_worker[0], x.noted_by_worker[1], o.n,
+                      o.run.lost);
+        if (o.run.lost == 0) {
+                assert_int_equal(skipped, 300);
+                assert_int_equal(x.n_noted, 300);
+                assert_int_equal(b.n, 300);
+                assert_int_equal(c.n, 300);
+                assert_true(passes > 10);
+        }
+        assert_int_equal(x.noted_by_worker[0] + x.noted_by_worker[1], x.n_noted);
+        assert_int_equal(x.bad_notes, 0);
+        assert_int_equal(a.n + a.others, 0);
+        assert_int_equal(o.inversions, 0);
+        assert_int_equal(a.broken + b.broken + c.broken, 0);
+
+        /* Kept with their notes, then a drain in arrival order. */
+        calls_on(cpus[1], 50);
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        o.run.t1 = now_ns();
+        scan_all_opts(w, m, &h, &x, &so);
+        /* The kept come on top of the budget. */
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                while (monitor_drain(m, i, 64, &h, &x) >= 64)
+                        ;
+        if (o.run.lost == 0) {
+                /* Past the scan's 30 kept, the drain parsed them. */
+                assert_true(x.n_noted > 300 && x.n_noted < 350);
+                assert_int_equal(b.n, 350);
+                assert_int_equal(c.n, 350);
+        }
+        assert_int_equal(x.bad_notes, 0);
+        for (size_t i = 0; i < monitor_n_rings(m); i++)
+                assert_int_equal(monitor_ring_pending(m, i), 0);
 }
 
 static void test_remove(void **state) {
@@ -1470,6 +1608,7 @@ int main(void) {
                 cmocka_unit_test(test_ordered_quiet),
                 cmocka_unit_test(test_scan),
                 cmocka_unit_test(test_scan_bounded),
+                cmocka_unit_test(test_scan_notes),
                 cmocka_unit_test(test_cpu_down_up),
         };
         struct monitor *m = NULL;
