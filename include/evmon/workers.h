@@ -10,8 +10,10 @@
  * workers_new() with every signal blocked. Between batches they sleep on
  * a condition: an idle caller wakes none of them. A batch hands its jobs
  * out one at a time from a shared counter, so a worker that finishes
- * early takes the next job; each job runs exactly once. Every call is
- * made from one thread. */
+ * early takes the next job; each job runs exactly once. Once no job is
+ * left to take, the caller waits for the threads in the batch, not for
+ * those the scheduler has not run yet (every CPU busy): they pass the
+ * batch by. Every call is made from one thread. */
 
 #include <stddef.h>
 

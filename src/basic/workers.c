@@ -19,7 +19,8 @@ struct workers {
         pthread_cond_t start;           /* a batch was posted, or stop */
         pthread_cond_t done;            /* the last thread left the batch */
         uint64_t batch;                 /* under lock: the batch posted last */
-        unsigned busy;                  /* under lock: threads still in it */
+        bool closed;                    /* under lock: it takes no more threads */
+        unsigned busy;                  /* under lock: threads in it */
         bool stop;
 
         /* The batch, written before it is posted (under lock). */
@@ -53,11 +54,16 @@ static void *worker_main(void *p) {
         free(p);
         pthread_mutex_lock(&w->lock);
         for (;;) {
-                while (!w->stop && w->batch == seen)
+                /* A batch the caller closed before this thread ran (every
+                 * CPU busy) is passed by: its jobs are done. */
+                while (!w->stop && (w->batch == seen || w->closed)) {
+                        seen = w->batch;
                         pthread_cond_wait(&w->start, &w->lock);
+                }
                 if (w->stop)
                         break;
                 seen = w->batch;
+                w->busy++;
                 pthread_mutex_unlock(&w->lock);
 
                 take_jobs(w, a.worker);
@@ -151,14 +157,18 @@ void workers_run(struct workers *w, size_t n_jobs, workers_job_t fn, void *userd
         w->userdata = userdata;
         w->n_jobs = n_jobs;
         __atomic_store_n(&w->next, 0, __ATOMIC_RELAXED);
-        w->busy = w->n_started;
+        w->closed = false;
         w->batch++;
         pthread_cond_broadcast(&w->start);
         pthread_mutex_unlock(&w->lock);
 
         take_jobs(w, 0);
 
+        /* No job is left to take: threads that have not joined yet would
+         * find none, so they are not waited for (a host whose CPUs are
+         * all busy may not run them for milliseconds); those in it are. */
         pthread_mutex_lock(&w->lock);
+        w->closed = true;
         while (w->busy > 0)
                 pthread_cond_wait(&w->done, &w->lock);
         pthread_mutex_unlock(&w->lock);

@@ -2,10 +2,15 @@
 /* src/basic/workers.c: every job of a batch runs exactly once, on the
  * threads and the caller both; what the jobs wrote is there when
  * workers_run() returns; many batches in a row; a pool of one runs on
- * the caller; the threads sleep between batches. */
+ * the caller; the threads sleep between batches; a thread the scheduler
+ * cannot run holds no batch up. */
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,11 +137,142 @@ static void test_idle_threads_sleep(void **state) {
         workers_free(w);
 }
 
+/* The one thread of this process but the caller (and SKIP): its tid. */
+static pid_t other_thread(pid_t skip) {
+        DIR *dir = opendir("/proc/self/task");
+        struct dirent *de;
+        pid_t tid = 0;
+
+        assert_non_null(dir);
+        while ((de = readdir(dir)))
+                if (de->d_name[0] != '.' && atoi(de->d_name) != getpid() && atoi(de->d_name) != skip)
+                        tid = atoi(de->d_name);
+        closedir(dir);
+        assert_true(tid > 0);
+        return tid;
+}
+
+/* The timeslices thread TID has had (/proc/self/task/TID/schedstat). */
+static uint64_t timeslices(pid_t tid) {
+        char path[64];
+        unsigned long long run, wait, n = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int) tid);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_int_equal(fscanf(f, "%llu %llu %llu", &run, &wait, &n), 3);
+        fclose(f);
+        return n;
+}
+
+struct spinner {
+        int cpu;
+        bool stop, running, refused;    /* atomic */
+};
+
+/* Holds CPU S->cpu at SCHED_FIFO until told to stop (2 s at most). */
+static void *spin_main(void *p) {
+        struct spinner *s = p;
+        struct sched_param sp = { .sched_priority = 10 };
+        struct timespec t0, t;
+        cpu_set_t one;
+
+        CPU_ZERO(&one);
+        CPU_SET(s->cpu, &one);
+        if (sched_setaffinity(0, sizeof(one), &one) < 0 || pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) {
+                __atomic_store_n(&s->refused, true, __ATOMIC_RELEASE);
+                return NULL;
+        }
+        __atomic_store_n(&s->running, true, __ATOMIC_RELEASE);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do
+                clock_gettime(CLOCK_MONOTONIC, &t);
+        while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && t.tv_sec - t0.tv_sec < 2);
+        return NULL;
+}
+
+static void light_job(size_t j, unsigned worker, void *userdata) {
+        struct batch *b = userdata;
+
+        b->runs[j]++;
+        __atomic_fetch_add(&b->by_worker[worker], 1, __ATOMIC_RELAXED);
+}
+
+/* The pool's thread pinned to a CPU that a SCHED_FIFO spinner holds: it
+ * is woken for each batch and cannot run. The caller, on another CPU,
+ * takes every job of 100 batches and returns from each, while the
+ * thread has not had one timeslice: before, each batch waited for every
+ * thread to pass through it, here until the kernel's RT throttling let
+ * the thread run (most of a second). */
+static void test_unscheduled_thread_holds_nothing_up(void **state) {
+        struct workers *w = NULL;
+        struct spinner s = {};
+        cpu_set_t all, one;
+        pthread_t spin;
+        pid_t tid;
+        int cpus[2], n_cpus = 0;
+        uint64_t slices;
+
+        (void) state;
+        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+        for (int c = 0; c < CPU_SETSIZE && n_cpus < 2; c++)
+                if (CPU_ISSET(c, &all))
+                        cpus[n_cpus++] = c;
+        if (n_cpus < 2)
+                skip();
+        assert_int_equal(workers_new(2, &w), 0);
+        tid = other_thread(0);
+        CPU_ZERO(&one);
+        CPU_SET(cpus[1], &one);
+        assert_int_equal(sched_setaffinity(tid, sizeof(one), &one), 0);
+        CPU_ZERO(&one);
+        CPU_SET(cpus[0], &one);
+        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+
+        s.cpu = cpus[1];
+        assert_int_equal(pthread_create(&spin, NULL, spin_main, &s), 0);
+        while (!__atomic_load_n(&s.running, __ATOMIC_ACQUIRE) && !__atomic_load_n(&s.refused, __ATOMIC_ACQUIRE))
+                usleep(1000);
+        if (s.refused) {
+                pthread_join(spin, NULL);
+                workers_free(w);
+                assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+                skip();         /* no SCHED_FIFO here (not root) */
+        }
+        slices = timeslices(tid);
+        for (unsigned round = 0; round < 100; round++) {
+                struct batch b = { 0 };
+
+                workers_run(w, 4, light_job, &b);
+                for (size_t j = 0; j < 4; j++)
+                        assert_int_equal(b.runs[j], 1);
+                assert_int_equal(b.by_worker[0], 4);
+        }
+        print_message("100 batches while the thread had %llu timeslices\n",
+                      (unsigned long long) (timeslices(tid) - slices));
+        assert_true(timeslices(tid) == slices);
+        __atomic_store_n(&s.stop, true, __ATOMIC_RELEASE);
+        assert_int_equal(pthread_join(spin, NULL), 0);
+        assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+        assert_int_equal(sched_setaffinity(tid, sizeof(all), &all), 0);
+        /* And it takes jobs again. */
+        {
+                struct batch b = { 0 };
+
+                workers_run(w, N_JOBS, job, &b);
+                for (size_t j = 0; j < N_JOBS; j++)
+                        assert_int_equal(b.runs[j], 1);
+        }
+        workers_free(w);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_each_job_once),
                 cmocka_unit_test(test_one_worker_is_the_caller),
                 cmocka_unit_test(test_idle_threads_sleep),
+                cmocka_unit_test(test_unscheduled_thread_holds_nothing_up),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
