@@ -62,11 +62,10 @@ enum daemon_scan_mode {
                                        * thread, matched and queued by the merge (emit.c) */
 };
 
-/* A reader thread's own: the line it encodes, the lines it encoded.
- * A cache line each, so that threads do not share one. */
+/* A reader thread's own: the line it encodes. A cache line each, so
+ * that threads do not share one. */
 struct daemon_scan_worker {
         struct jbuf line;
-        uint64_t n_lines;
 } __attribute__((aligned(64)));
 
 struct daemon_scan {
@@ -78,7 +77,8 @@ struct daemon_scan {
         bool check_self;              /* evmond's own samples are no client's line (config self false) */
         struct daemon_scan_worker *workers;     /* cap_workers, of which this scan's n_workers */
         unsigned cap_workers;
-        uint64_t n_lines;             /* lines the threads encoded, all scans (status) */
+        uint64_t self_gen;            /* server_self_gen() at the scan */
+        uint64_t n_lines;             /* lines the threads encoded that the merge queued (status) */
 };
 
 struct daemon {

@@ -231,8 +231,9 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
 struct line_note {
         uint64_t cgroup;
         uint64_t schema_gen;    /* the event's definition the line was encoded by */
+        uint64_t self_gen;      /* the clients SELF was decided by (server_self_gen()) */
         int32_t pid;
-        bool self;              /* by the sample's task fields (sample_is_self()) */
+        bool self;              /* sample_is_self() */
 };
 
 /* Whether EV's lines need nothing the loop keeps, whoever takes them:
@@ -247,8 +248,9 @@ static bool line_on_thread(const struct daemon *d, const struct daemon_event *ev
 
 /* In its place in the merge, a sample a reader thread encoded: matched
  * and queued, neither parsed nor encoded again. A client that came or
- * a reload since the scan may need more of it: then it goes the way of
- * every sample (on_sample()). */
+ * went, or a reload, since the scan may need more of it (a filter, the
+ * context, evmond's own pids): then it goes the way of every sample
+ * (on_sample()). */
 static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, const struct perf_event_header *h,
                      const void *note, size_t len, void *ctx) {
         struct daemon *d = ctx;
@@ -258,7 +260,8 @@ static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, c
 
         assert(len > sizeof(n));
         memcpy(&n, note, sizeof(n));
-        if (n.schema_gen != ev->schema_gen || !line_on_thread(d, ev) || !server_event_plain(d->server, ev->index)) {
+        if (n.schema_gen != ev->schema_gen || n.self_gen != server_self_gen(d->server) || !line_on_thread(d, ev) ||
+            !server_event_plain(d->server, ev->index)) {
                 struct perf_sample s;
 
                 if (sample_parse(attr, h, &s) >= 0)
@@ -266,6 +269,7 @@ static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, c
                 return;
         }
         ev->count++;
+        d->scan.n_lines++;
         meta = (struct line_meta) {
                 .idx = ev->index,
                 .pid = n.pid,
@@ -274,8 +278,7 @@ static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, c
                 .schema_len = ev->schema.len,
                 .schema_gen = ev->schema_gen,
                 .format = ev->format,
-                /* A client that came since the scan: by its pid, here. */
-                .self = n.self || (!d->config->self && server_is_self(d->server, n.pid)),
+                .self = n.self,
         };
         if (server_match(d->server, &meta) > 0)
                 server_deliver(d->server, (const char *) note + sizeof(n), len - sizeof(n));
@@ -299,12 +302,12 @@ static bool line_encode(struct daemon *d, struct daemon_event *ev, const struct 
                 return false;
         n.cgroup = s.cgroup;
         n.schema_gen = ev->schema_gen;
+        n.self_gen = d->scan.self_gen;
         n.pid = (int32_t) s.pid;
         n.self = d->scan.check_self && sample_is_self(d, ev, &s);
         memcpy(w->line.data, &n, sizeof(n));
         note->data = w->line.data;
         note->len = w->line.len;
-        w->n_lines++;
         return true;
 }
 
@@ -424,10 +427,8 @@ static int scan_workers(struct daemon_scan *sc, unsigned n_workers) {
                 return -ENOMEM;
         for (unsigned i = 0; i < n_workers; i++)
                 w[i] = (struct daemon_scan_worker) {};
-        for (unsigned i = 0; i < sc->cap_workers; i++) {
+        for (unsigned i = 0; i < sc->cap_workers; i++)
                 w[i].line = sc->workers[i].line;
-                sc->n_lines += sc->workers[i].n_lines;
-        }
         free(sc->workers);
         sc->workers = w;
         sc->cap_workers = n_workers;
@@ -445,11 +446,13 @@ static int scan_workers(struct daemon_scan *sc, unsigned n_workers) {
 static bool scan_begin(void *ctx, unsigned n_workers) {
         struct daemon *d = ctx;
         struct daemon_scan *sc = &d->scan;
-        bool any = false, clients = server_n_clients(d->server) > 0;
+        bool any = false, clients = server_n_clients(d->server) > 0, lines;
         size_t stride = (d->n_events + 7) & ~(size_t) 7;        /* rows a cache line apart */
 
         if (d->n_events == 0)
                 return false;
+        /* Without line buffers the threads still count. */
+        lines = n_workers > 1 && clients && scan_workers(sc, n_workers) >= 0;
         if (sc->n < d->n_events || !sc->mode) {
                 uint8_t *m = realloc(sc->mode, d->n_events * sizeof(*m));
 
@@ -463,7 +466,7 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
                 /* A drop depends on no context where targets do. */
                 else if (!scope_needs_context(d) && server_event_only_dropping(d->server, i))
                         sc->mode[i] = SCAN_DROP;
-                else if (n_workers > 1 && line_on_thread(d, d->events[i]) && server_event_plain(d->server, i))
+                else if (lines && line_on_thread(d, d->events[i]) && server_event_plain(d->server, i))
                         sc->mode[i] = SCAN_LINE;
                 else
                         sc->mode[i] = SCAN_KEEP;
@@ -480,9 +483,8 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
                 sc->counts = c;
                 sc->cap = 2 * stride * n_workers;
         }
-        if (scan_workers(sc, n_workers) < 0)
-                return false;
         sc->stride = stride;
+        sc->self_gen = server_self_gen(d->server);
         sc->n_workers = n_workers;
         sc->check_self = !d->config->self;
         memset(sc->counts, 0, 2 * stride * n_workers * sizeof(*sc->counts));
@@ -509,11 +511,7 @@ static void scan_end(void *ctx) {
 }
 
 uint64_t daemon_emit_scan_lines(const struct daemon *d) {
-        uint64_t n = d->scan.n_lines;
-
-        for (unsigned i = 0; i < d->scan.cap_workers; i++)
-                n += d->scan.workers[i].n_lines;
-        return n;
+        return d->scan.n_lines;
 }
 
 const struct reader_scan daemon_emit_scan = {

@@ -25,12 +25,12 @@ struct reader_opts {
 
 struct reader;
 
-/* Time order with reader threads (opts.threads > 1): a look that finds
- * much in the rings first has them scanned by the threads
- * (monitor_scan(), with the handler's skip()), between BEGIN and END on
- * the loop's thread. BEGIN(CTX, N_WORKERS) readies the skip() for that
- * many workers and says whether it may skip anything at all (false: no
- * scan); END(CTX) takes what they counted. */
+/* Time order: a look that finds much in the rings first has them
+ * scanned by the reader threads and the loop (monitor_scan(), with the
+ * handler's scan()), between BEGIN and END on the loop's thread.
+ * BEGIN(CTX, N_WORKERS) readies the scan() for that many workers and
+ * says whether it may skip or note anything at all (false: no scan);
+ * END(CTX) takes what they counted. */
 struct reader_scan {
         bool (*begin)(void *ctx, unsigned n_workers);
         void (*end)(void *ctx);

@@ -58,6 +58,7 @@
 
 struct server {
         sd_event *event;
+        uint64_t self_gen;        /* admin clients came or went (server_self_gen()) */
         struct server_opts opts;  /* its strings point to the copies below */
         char *opts_path, *opts_admin_group;
         char *path;               /* the socket file we created, removed on free */
@@ -1057,6 +1058,7 @@ static void server_remove(struct server *s, struct client *c) {
         if (c->next)
                 c->next->prev = c->prev;
         s->n_clients--;
+        s->self_gen += c->admin;
         s->n_agg -= c->agg != NULL;
         s->dropped_total += c->queue.dropped_total;
         series_add(&s->gone, &s->n_gone, SERVER_CLIENT_SERIES_MAX, c, false);
@@ -1122,6 +1124,10 @@ void server_sweep(struct server *s) {
                         client_fail(c);
                 }
         server_log_suppressed(s);
+}
+
+uint64_t server_self_gen(const struct server *s) {
+        return s->self_gen;
 }
 
 bool server_is_self(const struct server *s, pid_t pid) {
@@ -1330,6 +1336,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 s->clients->prev = c;
         s->clients = c;
         s->n_clients++;
+        s->self_gen += c->admin;
         server_log_client(s, c->cred.uid, LOG_INFO, "Client %" PRIu64 " connected: pid %d, uid %u, gid %u",
                           c->id, (int) c->cred.pid, (unsigned) c->cred.uid, (unsigned) c->cred.gid);
         if (client_flush(c) < 0)

@@ -183,6 +183,9 @@ void server_aggregate(struct server *s, const struct line_meta *meta, const stru
  * evmond's own or one of its root or admin clients' (SO_PEERCRED): what
  * a line without "self" in its subscription leaves out. */
 bool server_is_self(const struct server *s, pid_t pid);
+/* Changes whenever what server_is_self() answers may: a root or admin
+ * client came or went. */
+uint64_t server_self_gen(const struct server *s);
 uint64_t server_dropped_total(const struct server *s);
 /* The clients (pid, uid, queued bytes, drops) for the status line, in
  * *RET (caller frees) and *RET_N. 0 or -ENOMEM. */

@@ -58,7 +58,7 @@ static int drain_sample(struct drain *d, const struct perf_event_header *hdr) {
 
         d->quiet += hd->quiet;
         /* A scan parsed it, and noted what the handler made of it. */
-        if (d->note) {
+        if (d->note && d->h && d->h->noted) {
                 d->h->noted(hd->userdata, d->c->cpu, &hd->attr, hdr, d->c->notes + d->note->off, d->note->len,
                             d->ctx);
                 return 0;

@@ -95,11 +95,16 @@ static int kept_grow(struct perf_cpu *c) {
         return 0;
 }
 
+/* A ring's notes take no more than this: a scan keeps a few thousand
+ * records (max_kept), lines of a few hundred bytes; past it a record is
+ * kept without its note, and the merge makes it again. */
+#define NOTES_MAX (4u * 1024u * 1024u)
+
 /* N's bytes kept for the record about to be kept, or none (no room). */
 static struct kept_note note_keep(struct perf_cpu *c, const struct monitor_note *n) {
         size_t need = c->notes_len + n->len;
 
-        if (n->len > MONITOR_NOTE_MAX || need > UINT32_MAX)
+        if (n->len > MONITOR_NOTE_MAX || need > NOTES_MAX)
                 return (struct kept_note) { NOTE_NONE, 0 };
         if (need > c->notes_cap) {
                 size_t cap = c->notes_cap ? 2 * c->notes_cap : 64 * 1024;

@@ -137,19 +137,51 @@ static void test_idle_threads_sleep(void **state) {
         workers_free(w);
 }
 
-/* The one thread of this process but the caller (and SKIP): its tid. */
-static pid_t other_thread(pid_t skip) {
+/* This process's threads' tids, up to MAX. */
+static size_t tids(pid_t *out, size_t max) {
         DIR *dir = opendir("/proc/self/task");
         struct dirent *de;
-        pid_t tid = 0;
+        size_t n = 0;
 
         assert_non_null(dir);
-        while ((de = readdir(dir)))
-                if (de->d_name[0] != '.' && atoi(de->d_name) != getpid() && atoi(de->d_name) != skip)
-                        tid = atoi(de->d_name);
+        while ((de = readdir(dir)) && n < max)
+                if (de->d_name[0] != '.')
+                        out[n++] = atoi(de->d_name);
         closedir(dir);
+        return n;
+}
+
+/* The one thread workers_new(2) started (not among BEFORE), once it
+ * sleeps waiting for a batch: not in the middle of taking the lock. */
+static pid_t pool_thread(const pid_t *before, size_t n_before) {
+        pid_t now[64], tid = 0;
+        size_t n = tids(now, 64);
+
+        for (size_t i = 0; i < n; i++) {
+                bool old = false;
+
+                for (size_t k = 0; k < n_before; k++)
+                        old |= now[i] == before[k];
+                if (!old)
+                        tid = now[i];
+        }
         assert_true(tid > 0);
-        return tid;
+        for (int tries = 0; tries < 1000; tries++) {
+                char path[64], buf[256], *p = NULL;
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int) tid);
+                f = fopen(path, "re");
+                assert_non_null(f);
+                if (fgets(buf, sizeof(buf), f))
+                        p = strrchr(buf, ')');
+                fclose(f);
+                if (p && p[1] == ' ' && p[2] == 'S')
+                        return tid;
+                usleep(1000);
+        }
+        fail_msg("the pool's thread %d never went to sleep", (int) tid);
+        return -1;
 }
 
 /* The timeslices thread TID has had (/proc/self/task/TID/schedstat). */
@@ -210,7 +242,8 @@ static void test_unscheduled_thread_holds_nothing_up(void **state) {
         struct spinner s = {};
         cpu_set_t all, one;
         pthread_t spin;
-        pid_t tid;
+        pid_t tid, before[64];
+        size_t n_before;
         int cpus[2], n_cpus = 0;
         uint64_t slices;
 
@@ -221,8 +254,9 @@ static void test_unscheduled_thread_holds_nothing_up(void **state) {
                         cpus[n_cpus++] = c;
         if (n_cpus < 2)
                 skip();
+        n_before = tids(before, 64);
         assert_int_equal(workers_new(2, &w), 0);
-        tid = other_thread(0);
+        tid = pool_thread(before, n_before);
         CPU_ZERO(&one);
         CPU_SET(cpus[1], &one);
         assert_int_equal(sched_setaffinity(tid, sizeof(one), &one), 0);
@@ -234,7 +268,7 @@ static void test_unscheduled_thread_holds_nothing_up(void **state) {
         assert_int_equal(pthread_create(&spin, NULL, spin_main, &s), 0);
         while (!__atomic_load_n(&s.running, __ATOMIC_ACQUIRE) && !__atomic_load_n(&s.refused, __ATOMIC_ACQUIRE))
                 usleep(1000);
-        if (s.refused) {
+        if (__atomic_load_n(&s.refused, __ATOMIC_ACQUIRE)) {
                 pthread_join(spin, NULL);
                 workers_free(w);
                 assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
