@@ -119,6 +119,17 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
 int encode_event_show(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
                       int64_t realtime_offset_ns, const struct encode_context *ctx,
                       const struct encode_frame *frames, uint64_t show_more);
+/* encode_event_ext() with no context and no frames, and in
+ * *RET_CONTEXT_AT where in the line (from its first byte) a context's
+ * keys go: the line with context C is its bytes up to there,
+ * encode_context_put(C), and the rest (encode_event_splice()). A line
+ * encoded apart from what gives its context (evmond's reader threads). */
+int encode_event_split(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                       int64_t realtime_offset_ns, size_t *ret_context_at);
+/* LINE (of LEN bytes, from encode_event_split()) with C's keys at
+ * CONTEXT_AT, appended to B. */
+int encode_event_splice(struct jbuf *b, const char *line, size_t len, size_t context_at,
+                        const struct encode_context *c);
 
 /* {"type":"lost","cpu":N,"count":N}\n */
 int encode_lost(struct jbuf *b, int cpu, uint64_t count);

@@ -3,9 +3,12 @@
  * (reader.c) drains the rings and calls these for each sample, loss and
  * side record; they count, annotate (annotate.c), match against the
  * subscriptions and encode into the daemon's one line buffer, then hand
- * the line to the server. Nothing here allocates. They live apart from
- * reader.c, which decides when rings are read (doorbells, ticks, the time
- * merge), not what a record becomes. */
+ * the line to the server. Before a busy merge, the reader threads' scan
+ * (scan_sample()) counts what no client wants and encodes the rest but
+ * its context, which the merge splices in (on_noted()). Nothing here
+ * allocates per record. They live apart from reader.c, which decides
+ * when rings are read (doorbells, ticks, the time merge), not what a
+ * record becomes. */
 
 #include <assert.h>
 #include <errno.h>
@@ -154,9 +157,19 @@ static void stack_bytes_deliver(struct daemon *d, struct daemon_event *ev, const
                                    d->line.len - plain_len);
 }
 
-static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
+/* What a reader thread encoded of a sample (SCAN_LINE): its line without
+ * context, which goes at CONTEXT_AT (encode_event_split()). */
+struct pre_line {
+        const char *data;
+        size_t len, context_at;
+};
+
+/* Sample S of EVENT to the clients that take it, its line encoded here,
+ * or, with PRE, spliced from what a reader thread encoded of it. */
+static void sample_emit(void *event, int cpu, const struct perf_sample *s, void *ctx, const struct pre_line *pre) {
         struct daemon *d = ctx;
         struct daemon_event *ev = event;
+        const struct perf_sample *s0 = s;
         struct line_meta meta;
         struct encode_context ec;
         const struct encode_frame *frames = NULL;
@@ -219,11 +232,22 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
                 stack_bytes_deliver(d, ev, s, has_ctx ? &ec : NULL, frames, n_bytes);
                 return;
         }
-        if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) < 0) {
+        /* The thread's line holds as long as the sample was not unwound
+         * and has no frames to name (what made it SCAN_LINE). */
+        if (pre && s == s0 && !frames) {
+                if (encode_event_splice(&d->line, pre->data, pre->len, pre->context_at, has_ctx ? &ec : NULL) < 0)
+                        return;
+                d->scan.n_lines++;
+        } else if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) <
+                   0) {
                 ev->bad++;
                 return;
         }
         server_deliver(d->server, d->line.data, d->line.len);
+}
+
+static void on_sample(void *event, int cpu, const struct perf_sample *s, void *ctx) {
+        sample_emit(event, cpu, s, ctx, NULL);
 }
 
 /* What a reader thread notes of a sample it encoded (SCAN_LINE), before
@@ -232,25 +256,27 @@ struct line_note {
         uint64_t cgroup;
         uint64_t schema_gen;    /* the event's definition the line was encoded by */
         uint64_t self_gen;      /* the clients SELF was decided by (server_self_gen()) */
+        uint32_t context_at;    /* encode_event_split()'s */
         int32_t pid;
         bool self;              /* sample_is_self() */
 };
 
-/* Whether EV's lines need nothing the loop keeps, whoever takes them:
- * no context (the process table, the config's scope), no frames to
- * symbolize or unwind, no user stack's bytes. */
-static bool line_on_thread(const struct daemon *d, const struct daemon_event *ev) {
+/* Whether the part of EV's lines that is the sample's alone needs nothing
+ * the loop keeps: no frames to symbolize or unwind, no user stack's
+ * bytes. The context (the process table, changed by records in time
+ * order) is the loop's, spliced in at the merge. */
+static bool line_on_thread(const struct daemon_event *ev) {
         uint64_t st = ev->attr.sample_type;
 
-        return !d->ctx.table && !scope_needs_context(d) && ev->encoder && !ev->cfg->dwarf &&
-               !(ev->cfg->symbols && (st & PERF_SAMPLE_CALLCHAIN)) && !(st & PERF_SAMPLE_STACK_USER);
+        return ev->encoder && !ev->cfg->dwarf && !(ev->cfg->symbols && (st & PERF_SAMPLE_CALLCHAIN)) &&
+               !(st & PERF_SAMPLE_STACK_USER);
 }
 
-/* In its place in the merge, a sample a reader thread encoded: matched
- * and queued, neither parsed nor encoded again. A client that came or
- * went, or a reload, since the scan may need more of it (a filter, the
- * context, evmond's own pids): then it goes the way of every sample
- * (on_sample()). */
+/* In its place in the merge, a sample a reader thread encoded. With no
+ * context, and clients that match by what the note says: matched and
+ * queued, neither parsed nor encoded again. Else parsed, annotated and
+ * matched as any sample, its context spliced into the thread's line
+ * (sample_emit()); a reload since the scan has it encoded again. */
 static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, const struct perf_event_header *h,
                      const void *note, size_t len, void *ctx) {
         struct daemon *d = ctx;
@@ -260,12 +286,15 @@ static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, c
 
         assert(len > sizeof(n));
         memcpy(&n, note, sizeof(n));
-        if (n.schema_gen != ev->schema_gen || n.self_gen != server_self_gen(d->server) || !line_on_thread(d, ev) ||
-            !server_event_plain(d->server, ev->index)) {
+        if (n.schema_gen != ev->schema_gen || n.self_gen != server_self_gen(d->server) || d->ctx.table ||
+            scope_needs_context(d) || !server_event_plain(d->server, ev->index)) {
+                const struct pre_line pre = {
+                        (const char *) note + sizeof(n), len - sizeof(n), n.context_at,
+                };
                 struct perf_sample s;
 
                 if (sample_parse(attr, h, &s) >= 0)
-                        on_sample(event, cpu, &s, ctx);
+                        sample_emit(event, cpu, &s, ctx, n.schema_gen == ev->schema_gen ? &pre : NULL);
                 return;
         }
         ev->count++;
@@ -291,6 +320,7 @@ static bool line_encode(struct daemon *d, struct daemon_event *ev, const struct 
                         const struct perf_event_header *h, struct daemon_scan_worker *w, struct monitor_note *note) {
         struct line_note n = {};
         struct perf_sample s;
+        size_t at;
 
         if (sample_parse(attr, h, &s) < 0)
                 return false;
@@ -298,8 +328,9 @@ static bool line_encode(struct daemon *d, struct daemon_event *ev, const struct 
         if (jbuf_reserve(&w->line, sizeof(n)) < 0)
                 return false;
         w->line.len = sizeof(n);
-        if (encode_event_ext(&w->line, ev->encoder, &s, d->realtime_offset, NULL, NULL) < 0)
+        if (encode_event_split(&w->line, ev->encoder, &s, d->realtime_offset, &at) < 0 || at > UINT32_MAX)
                 return false;
+        n.context_at = (uint32_t) at;
         n.cgroup = s.cgroup;
         n.schema_gen = ev->schema_gen;
         n.self_gen = d->scan.self_gen;
@@ -466,7 +497,7 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
                 /* A drop depends on no context where targets do. */
                 else if (!scope_needs_context(d) && server_event_only_dropping(d->server, i))
                         sc->mode[i] = SCAN_DROP;
-                else if (lines && line_on_thread(d, d->events[i]) && server_event_plain(d->server, i))
+                else if (lines && line_on_thread(d->events[i]) && server_event_streamed(d->server, i))
                         sc->mode[i] = SCAN_LINE;
                 else
                         sc->mode[i] = SCAN_KEEP;

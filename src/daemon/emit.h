@@ -18,9 +18,9 @@ void daemon_emit_batch(void *userdata);
 
 /* The reader threads' scan (reader_set_scan()): a sample of an event no
  * client wants is counted by the thread that reads it, and goes no
- * further, as on_sample() does with it on the loop; one whose line needs
- * nothing the loop keeps is encoded there, and matched and queued by the
- * merge. */
+ * further, as on_sample() does with it on the loop; the line of one a
+ * client takes is encoded there but its context, which the merge
+ * splices in (or, with none, queues the line as it is). */
 extern const struct reader_scan daemon_emit_scan;
 void daemon_emit_scan_done(struct daemon *d);
 /* The lines the reader threads encoded (status "ring.encoded"). */

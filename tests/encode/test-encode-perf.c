@@ -391,6 +391,28 @@ static void test_sample_context_frames(void **state) {
         b.data[b.len] = 0;
         assert_non_null(strstr(b.data, "\"tid\":43,\"cgroup\":\"/\",\"sample\""));
         assert_null(strstr(b.data, "proc"));
+
+        /* Encoded apart from its context, then spliced: the same bytes
+         * as encoded with it, for each context and none. */
+        {
+                const struct encode_context *ctxs[] = { &full, &some, &none, NULL };
+                _cleanup_(jbuf_donep) struct jbuf split = {}, whole = {};
+                size_t at = 0;
+
+                assert_int_equal(encode_event_split(&split, e, &s, 0, &at), 0);
+                assert_true(at > 0 && at < split.len);
+                for (size_t k = 0; k < sizeof(ctxs) / sizeof(ctxs[0]); k++) {
+                        whole.len = b.len = 0;
+                        assert_int_equal(encode_event_ext(&whole, e, &s, 0, ctxs[k], NULL), 0);
+                        /* Appended after what B holds. */
+                        assert_int_equal(jbuf_reserve(&b, 3), 0);
+                        memcpy(b.data, "xyz", 3);
+                        b.len = 3;
+                        assert_int_equal(encode_event_splice(&b, split.data, split.len, at, ctxs[k]), 0);
+                        assert_int_equal(b.len - 3, whole.len);
+                        assert_memory_equal(b.data + 3, whole.data, whole.len);
+                }
+        }
 }
 
 static void test_sample_callchain_empty(void **state) {

@@ -74,7 +74,10 @@ struct order_tally {
         int cpu[2];
         int last_cpu;
         int64_t wrong_fields;   /* getpgid lines whose fields.pid is not the calls' */
+        int64_t wrong_comm;     /* ... whose context does not name this program (context on) */
 };
+
+static char my_comm[32];        /* /proc/self/comm */
 
 static void order_line(json_object *o, void *userdata) {
         struct order_tally *ot = userdata;
@@ -89,6 +92,9 @@ static void order_line(json_object *o, void *userdata) {
 
                 if (!json_object_object_get_ex(o, "fields", &f) || itest_int(f, "pid") != magic)
                         ot->wrong_fields++;
+                if (!context_off && (!json_object_object_get_ex(o, "proc", &f) ||
+                                     strcmp(itest_str(f, "comm"), my_comm) != 0))
+                        ot->wrong_comm++;
         }
         ts = itest_int(o, "ts");
         if (ts < ot->last_ts) {
@@ -264,6 +270,7 @@ static void run_threads(const char *order, unsigned threads, struct order_tally 
         /* Both CPUs' rings had a share to merge. */
         assert_true(ot->cpus[0] > 0 && ot->cpus[1] > 0);
         assert_int_equal(ot->wrong_fields, 0);
+        assert_int_equal(ot->wrong_comm, 0);
 }
 
 static void run(const char *order, struct order_tally *ot, json_object **ret_status) {
@@ -315,7 +322,9 @@ static int64_t status_count(json_object *st, const char *name) {
 /* Reader threads: the getsid() samples, which no client wants, are
  * counted by the threads' scans, every one of them once; the getpgid()
  * samples between them in the same rings go to the client in time
- * order, every one delivered or reported lost. */
+ * order, every one delivered or reported lost, their lines encoded by
+ * the threads and their context (this program's comm) spliced in by
+ * the loop. */
 static void test_time_order_threads(void **state) {
         struct order_tally ot = {};
         json_object *st, *order, *ring;
@@ -330,6 +339,7 @@ static void test_time_order_threads(void **state) {
                 json_object_to_json_string(ring), json_object_to_json_string(order), getsid_count, 2 * N_CALLS);
         assert_int_equal(itest_int(ring, "threads"), 2);
         assert_true(itest_int(ring, "scans") > 0);
+        assert_true(itest_int(ring, "encoded") > 0);
         assert_true(itest_int(ring, "scanned") > 0);
         assert_true(itest_int(ring, "scanned") <= getsid_count);
         /* Counted once each: never more than were made; all of them
@@ -412,5 +422,13 @@ int main(void) {
         }
         /* Above pid_max (4194304 at most): no process has it. */
         magic = 0x7e000000L + getpid();
+        {
+                FILE *f = fopen("/proc/self/comm", "re");
+
+                if (!f || !fgets(my_comm, sizeof(my_comm), f))
+                        return 1;
+                my_comm[strcspn(my_comm, "\n")] = 0;
+                fclose(f);
+        }
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
