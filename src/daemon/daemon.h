@@ -78,6 +78,7 @@ struct daemon_scan {
         struct daemon_scan_worker *workers;     /* cap_workers, of which this scan's n_workers */
         unsigned cap_workers;
         uint64_t self_gen;            /* server_self_gen() at the scan */
+        bool merge_parses;            /* the merge parses SCAN_LINE samples too (for the context) */
         uint64_t n_lines;             /* lines the threads encoded that the merge queued (status) */
 };
 

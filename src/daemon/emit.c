@@ -235,8 +235,10 @@ static void sample_emit(void *event, int cpu, const struct perf_sample *s, void 
         /* The thread's line holds as long as the sample was not unwound
          * and has no frames to name (what made it SCAN_LINE). */
         if (pre && s == s0 && !frames) {
-                if (encode_event_splice(&d->line, pre->data, pre->len, pre->context_at, has_ctx ? &ec : NULL) < 0)
+                if (encode_event_splice(&d->line, pre->data, pre->len, pre->context_at, has_ctx ? &ec : NULL) < 0) {
+                        ev->bad++;
                         return;
+                }
                 d->scan.n_lines++;
         } else if (encode_event_ext(&d->line, ev->encoder, s, d->realtime_offset, has_ctx ? &ec : NULL, frames) <
                    0) {
@@ -255,6 +257,7 @@ static void on_sample(void *event, int cpu, const struct perf_sample *s, void *c
 struct line_note {
         uint64_t cgroup;
         uint64_t schema_gen;    /* the event's definition the line was encoded by */
+        int64_t realtime_offset; /* the "time" it wrote (the loop sets it again each second) */
         uint64_t self_gen;      /* the clients SELF was decided by (server_self_gen()) */
         uint32_t context_at;    /* encode_event_split()'s */
         int32_t pid;
@@ -283,22 +286,25 @@ static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, c
         struct daemon_event *ev = event;
         struct line_meta meta;
         struct line_note n;
+        bool fresh;
 
         assert(len > sizeof(n));
         memcpy(&n, note, sizeof(n));
-        if (n.schema_gen != ev->schema_gen || n.self_gen != server_self_gen(d->server) || d->ctx.table ||
-            scope_needs_context(d) || !server_event_plain(d->server, ev->index)) {
+        /* A held record's note may be from before a reload, or before
+         * the tick set the realtime offset again: encoded anew then. */
+        fresh = n.schema_gen == ev->schema_gen && n.realtime_offset == d->realtime_offset;
+        if (!fresh || n.self_gen != server_self_gen(d->server) || d->ctx.table || scope_needs_context(d) ||
+            !server_event_plain(d->server, ev->index)) {
                 const struct pre_line pre = {
                         (const char *) note + sizeof(n), len - sizeof(n), n.context_at,
                 };
                 struct perf_sample s;
 
                 if (sample_parse(attr, h, &s) >= 0)
-                        sample_emit(event, cpu, &s, ctx, n.schema_gen == ev->schema_gen ? &pre : NULL);
+                        sample_emit(event, cpu, &s, ctx, fresh ? &pre : NULL);
                 return;
         }
         ev->count++;
-        d->scan.n_lines++;
         meta = (struct line_meta) {
                 .idx = ev->index,
                 .pid = n.pid,
@@ -309,8 +315,10 @@ static void on_noted(void *event, int cpu, const struct perf_event_attr *attr, c
                 .format = ev->format,
                 .self = n.self,
         };
-        if (server_match(d->server, &meta) > 0)
-                server_deliver(d->server, (const char *) note + sizeof(n), len - sizeof(n));
+        if (server_match(d->server, &meta) == 0)
+                return;
+        server_deliver(d->server, (const char *) note + sizeof(n), len - sizeof(n));
+        d->scan.n_lines++;
 }
 
 /* On a reader thread: sample H of EV (SCAN_LINE) encoded behind its note
@@ -333,6 +341,7 @@ static bool line_encode(struct daemon *d, struct daemon_event *ev, const struct 
         n.context_at = (uint32_t) at;
         n.cgroup = s.cgroup;
         n.schema_gen = ev->schema_gen;
+        n.realtime_offset = d->realtime_offset;
         n.self_gen = d->scan.self_gen;
         n.pid = (int32_t) s.pid;
         n.self = d->scan.check_self && sample_is_self(d, ev, &s);
@@ -424,9 +433,15 @@ static int scan_sample(void *event, const struct perf_event_attr *attr, const st
         /* An event a reload is adding has no place in the snapshot. */
         if (ev->index >= sc->n || sc->mode[ev->index] == SCAN_KEEP)
                 return MONITOR_SCAN_KEEP;
-        if (sc->mode[ev->index] == SCAN_LINE)
+        if (sc->mode[ev->index] == SCAN_LINE) {
+                /* The loop's own share would cost it a parse at the scan
+                 * and one at the merge, which needs the sample for the
+                 * context: it leaves those lines to the merge. */
+                if (worker == 0 && sc->merge_parses)
+                        return MONITOR_SCAN_KEEP;
                 return line_encode(d, ev, attr, h, &sc->workers[worker], note) ? MONITOR_SCAN_NOTE
                                                                                 : MONITOR_SCAN_KEEP;
+        }
         row = sc->counts + (size_t) worker * 2 * sc->stride;
         if (sc->mode[ev->index] == SCAN_DROP) {
                 struct perf_sample s;
@@ -470,10 +485,10 @@ static int scan_workers(struct daemon_scan *sc, unsigned n_workers) {
  * that while the threads run: the loop waits for them), and rows of
  * counts for each worker. False when a client wants every event as the
  * loop alone can make it: then a scan would only read the rings twice.
- * With threads beside the loop, they encode what clients take of the
- * events whose lines need nothing the loop keeps (SCAN_LINE): the merge
- * matches and queues them, in time order. The loop alone would encode
- * the same lines, and read the rings twice. */
+ * With threads beside the loop, they encode the lines streaming clients
+ * take but their context (SCAN_LINE): the merge splices that in, or
+ * with none queues the line as it is, in time order. The loop alone
+ * would encode the same lines, and read the rings twice. */
 static bool scan_begin(void *ctx, unsigned n_workers) {
         struct daemon *d = ctx;
         struct daemon_scan *sc = &d->scan;
@@ -497,7 +512,7 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
                 /* A drop depends on no context where targets do. */
                 else if (!scope_needs_context(d) && server_event_only_dropping(d->server, i))
                         sc->mode[i] = SCAN_DROP;
-                else if (lines && line_on_thread(d->events[i]) && server_event_streamed(d->server, i))
+                else if (lines && line_on_thread(d->events[i]) && server_event_plain(d->server, i))
                         sc->mode[i] = SCAN_LINE;
                 else
                         sc->mode[i] = SCAN_KEEP;
@@ -516,6 +531,7 @@ static bool scan_begin(void *ctx, unsigned n_workers) {
         }
         sc->stride = stride;
         sc->self_gen = server_self_gen(d->server);
+        sc->merge_parses = d->ctx.table || scope_needs_context(d);
         sc->n_workers = n_workers;
         sc->check_self = !d->config->self;
         memset(sc->counts, 0, 2 * stride * n_workers * sizeof(*sc->counts));

@@ -1176,13 +1176,6 @@ bool server_event_only_dropping(const struct server *s, size_t idx) {
         return any;
 }
 
-bool server_event_streamed(const struct server *s, size_t idx) {
-        for (const struct client *c = s->clients; c; c = c->next)
-                if (!c->closing && !c->agg && !c->perf && subscription_has_event(&c->sub, idx))
-                        return true;
-        return false;
-}
-
 bool server_event_plain(const struct server *s, size_t idx) {
         bool any = false;
 

@@ -160,9 +160,6 @@ bool server_wants_event(const struct server *s, size_t idx);
  * namespaces or filter): a sample of it that is not evmond's own is a
  * drop for each of them, and no more (server_drop_event()). */
 bool server_event_only_dropping(const struct server *s, size_t idx);
-/* Whether a streaming client (neither aggregating nor "format":"perf")
- * subscribed to the event of index IDX: one that may take its lines. */
-bool server_event_streamed(const struct server *s, size_t idx);
 /* Whether every client subscribed to the event of index IDX (one at
  * least) is a streaming client that matches a line by its event, pid,
  * cgroup and self alone (no comms, containers, namespaces or filter)

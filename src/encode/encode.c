@@ -509,38 +509,6 @@ int encode_event_ext(struct jbuf *b, const struct encoder *e, const struct perf_
 
 static int event_put(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
                      int64_t realtime_offset_ns, const struct encode_context *ctx,
-                     const struct encode_frame *frames, uint64_t show_more, size_t *ret_context_at);
-
-int encode_event_show(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
-                      int64_t realtime_offset_ns, const struct encode_context *ctx,
-                      const struct encode_frame *frames, uint64_t show_more) {
-        return event_put(b, e, s, realtime_offset_ns, ctx, frames, show_more, NULL);
-}
-
-int encode_event_split(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
-                       int64_t realtime_offset_ns, size_t *ret_context_at) {
-        return event_put(b, e, s, realtime_offset_ns, NULL, NULL, 0, ret_context_at);
-}
-
-int encode_event_splice(struct jbuf *b, const char *line, size_t len, size_t context_at,
-                        const struct encode_context *c) {
-        char *p;
-        int r;
-
-        assert(context_at <= len);
-        r = jbuf_reserve(b, len + (c ? encode_context_max(c) : 0));
-        if (r < 0)
-                return r;
-        p = json_put_bytes(jbuf_end(b), line, context_at);
-        if (c)
-                p = encode_context_put(p, c);
-        p = json_put_bytes(p, line + context_at, len - context_at);
-        jbuf_set_end(b, p);
-        return 0;
-}
-
-static int event_put(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
-                     int64_t realtime_offset_ns, const struct encode_context *ctx,
                      const struct encode_frame *frames, uint64_t show_more, size_t *ret_context_at) {
         const void *raw = s->raw.data;
         size_t raw_size = s->raw.size;
@@ -587,6 +555,34 @@ static int event_put(struct jbuf *b, const struct encoder *e, const struct perf_
                 p = encode_sample_put_frames(p, s, show, &e->ids, frames);
         p = json_put_literal(p, LINE_END);
         assert((size_t) (p - start) <= bound);
+        jbuf_set_end(b, p);
+        return 0;
+}
+
+int encode_event_show(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                      int64_t realtime_offset_ns, const struct encode_context *ctx,
+                      const struct encode_frame *frames, uint64_t show_more) {
+        return event_put(b, e, s, realtime_offset_ns, ctx, frames, show_more, NULL);
+}
+
+int encode_event_split(struct jbuf *b, const struct encoder *e, const struct perf_sample *s,
+                       int64_t realtime_offset_ns, size_t *ret_context_at) {
+        return event_put(b, e, s, realtime_offset_ns, NULL, NULL, 0, ret_context_at);
+}
+
+int encode_event_splice(struct jbuf *b, const char *line, size_t len, size_t context_at,
+                        const struct encode_context *c) {
+        char *p;
+        int r;
+
+        assert(context_at <= len);
+        r = jbuf_reserve(b, len + (c ? encode_context_max(c) : 0));
+        if (r < 0)
+                return r;
+        p = json_put_bytes(jbuf_end(b), line, context_at);
+        if (c)
+                p = encode_context_put(p, c);
+        p = json_put_bytes(p, line + context_at, len - context_at);
         jbuf_set_end(b, p);
         return 0;
 }
