@@ -1154,42 +1154,47 @@ bool server_wants_event(const struct server *s, size_t idx) {
         return false;
 }
 
+/* C streams lines matched by event, pid, cgroup and self alone: no comm,
+ * container or namespace pattern and no filter, which need the sample
+ * or its context. */
+static bool client_matches_by_meta(const struct client *c) {
+        const struct subscription *sub = &c->sub;
+
+        return !c->agg && !c->perf && !sub->comms && !sub->containers && !sub->namespaces && !sub->filter;
+}
+
 /* C takes every line of every event it subscribed to (but evmond's own,
  * which the caller leaves out), and drops them now. */
 static bool client_drops_all(const struct client *c) {
-        const struct subscription *sub = &c->sub;
-
-        return !c->agg && !c->perf && line_queue_dropping(&c->queue) && !sub->pids && !sub->cgroups &&
-               !sub->comms && !sub->containers && !sub->namespaces && !sub->filter;
+        return client_matches_by_meta(c) && line_queue_dropping(&c->queue) && !c->sub.pids && !c->sub.cgroups;
 }
 
-bool server_event_only_dropping(const struct server *s, size_t idx) {
+/* C takes a line spliced or queued as a reader thread encoded it. */
+static bool client_plain(const struct client *c) {
+        return client_matches_by_meta(c) && !c->stack_bytes;
+}
+
+/* Whether every client subscribed to the event of index IDX, one at
+ * least, is one of WHICH. */
+static bool every_subscriber(const struct server *s, size_t idx, bool (*which)(const struct client *c)) {
         bool any = false;
 
         for (const struct client *c = s->clients; c; c = c->next) {
                 if (c->closing || !subscription_has_event(&c->sub, idx))
                         continue;
-                if (!client_drops_all(c))
+                if (!which(c))
                         return false;
                 any = true;
         }
         return any;
 }
 
+bool server_event_only_dropping(const struct server *s, size_t idx) {
+        return every_subscriber(s, idx, client_drops_all);
+}
+
 bool server_event_plain(const struct server *s, size_t idx) {
-        bool any = false;
-
-        for (const struct client *c = s->clients; c; c = c->next) {
-                const struct subscription *sub = &c->sub;
-
-                if (c->closing || !subscription_has_event(sub, idx))
-                        continue;
-                if (c->agg || c->perf || c->stack_bytes || sub->comms || sub->containers || sub->namespaces ||
-                    sub->filter)
-                        return false;
-                any = true;
-        }
-        return any;
+        return every_subscriber(s, idx, client_plain);
 }
 
 void server_drop_event(struct server *s, size_t idx, uint64_t n) {
