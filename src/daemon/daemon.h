@@ -58,8 +58,8 @@ enum daemon_scan_mode {
         SCAN_COUNT,                   /* no client wants it: counted */
         SCAN_DROP,                    /* only clients that drop every line of it now: counted, and
                                        * a drop for each of them (server_event_only_dropping()) */
-        SCAN_LINE,                    /* its line needs nothing the loop keeps: encoded on the
-                                       * thread, matched and queued by the merge (emit.c) */
+        SCAN_LINE,                    /* its line encoded on the thread but the context, which
+                                       * the merge splices in; matched and queued there (emit.c) */
 };
 
 /* A reader thread's own: the line it encodes. A cache line each, so
