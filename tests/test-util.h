@@ -86,6 +86,19 @@ static inline void test_unpin(const cpu_set_t *saved) {
                 abort();
 }
 
+/* The first N CPUs this thread may run on, ascending, into CPUS; returns
+ * how many it found (N at most). *RET_ALL gets the whole mask. */
+static inline int test_cpus(int *cpus, int n, cpu_set_t *ret_all) {
+        int k = 0;
+
+        if (sched_getaffinity(0, sizeof(*ret_all), ret_all) < 0)
+                abort();
+        for (int c = 0; c < CPU_SETSIZE && k < n; c++)
+                if (CPU_ISSET(c, ret_all))
+                        cpus[k++] = c;
+        return k;
+}
+
 /* Where the cgroup2 file system is mounted (the first such line of
  * /proc/mounts) into BUF; -ENOENT where it is not. */
 static inline int test_cgroup2_mount(char *buf, size_t size) {

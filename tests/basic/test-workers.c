@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "evmon/workers.h"
+#include "../test-util.h"
 
 #define N_JOBS 64u
 
@@ -244,15 +245,11 @@ static void test_unscheduled_thread_holds_nothing_up(void **state) {
         pthread_t spin;
         pid_t tid, before[64];
         size_t n_before;
-        int cpus[2], n_cpus = 0;
+        int cpus[2];
         uint64_t slices;
 
         (void) state;
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        for (int c = 0; c < CPU_SETSIZE && n_cpus < 2; c++)
-                if (CPU_ISSET(c, &all))
-                        cpus[n_cpus++] = c;
-        if (n_cpus < 2)
+        if (test_cpus(cpus, 2, &all) < 2)
                 skip();
         n_before = tids(before, 64);
         assert_int_equal(workers_new(2, &w), 0);

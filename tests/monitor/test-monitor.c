@@ -271,13 +271,9 @@ static void test_ordered(void **state) {
         struct ordered o = {};
         cpu_set_t all, one;
         uint64_t held, mid = 0;
-        int k, n_cpus = 0, cpus[2];
+        int k, cpus[2];
 
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        for (int c = 0; c < CPU_SETSIZE && n_cpus < 2; c++)
-                if (CPU_ISSET(c, &all))
-                        cpus[n_cpus++] = c;
-        if (n_cpus < 2)
+        if (test_cpus(cpus, 2, &all) < 2)
                 skip();
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
         /* Ours alone: another process's getppid() on CPU A after round
@@ -474,16 +470,12 @@ static void test_scan(void **state) {
         struct ordered o = {};
         cpu_set_t all;
         uint64_t held, mid = 0;
-        int k, n_cpus = 0, cpus[2];
+        int k, cpus[2];
         unsigned skipped, passed = 0;
         size_t n_up;
         const size_t *up;
 
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        for (int c = 0; c < CPU_SETSIZE && n_cpus < 2; c++)
-                if (CPU_ISSET(c, &all))
-                        cpus[n_cpus++] = c;
-        if (n_cpus < 2)
+        if (test_cpus(cpus, 2, &all) < 2)
                 skip();
         h.scan = scan_skip;
         assert_int_equal(workers_new(2, &w), 0);
@@ -628,14 +620,10 @@ static void test_scan_notes(void **state) {
         const struct monitor_scan_opts so = { .max_kept = 30, .time_limit = UINT64_MAX };
         cpu_set_t all;
         uint64_t held;
-        int k, n_cpus = 0, cpus[2], passes = 0;
+        int k, cpus[2], passes = 0;
         unsigned skipped;
 
-        assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
-        for (int cp = 0; cp < CPU_SETSIZE && n_cpus < 2; cp++)
-                if (CPU_ISSET(cp, &all))
-                        cpus[n_cpus++] = cp;
-        if (n_cpus < 2)
+        if (test_cpus(cpus, 2, &all) < 2)
                 skip();
         assert_int_equal(workers_new(2, &w), 0);
         assert_int_equal(monitor_new(&DEFAULT_OPTS, &m), 0);
