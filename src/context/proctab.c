@@ -56,6 +56,7 @@ struct cgent {
 struct context {
         struct ctx_opts o;
         char *proc_root, *cgroup2_mount;
+        int proc_fd;                    /* proc_root, opened at first use */
 
         struct pentry *pool;
         uint32_t n_pool;
@@ -358,11 +359,21 @@ static ssize_t read_at(int dfd, const char *name, char *buf, size_t size) {
         return total;
 }
 
-static void read_ids(struct context *c, struct pentry *e, int dfd) {
+/* NAME's ids, from one read of that status file: a seq_file's first read
+ * gives its start whole, and Uid: and Gid: are in its first lines. */
+static void read_ids(struct context *c, struct pentry *e, int dfd, const char *name) {
         char buf[4096];
-        ssize_t n = read_at(dfd, "status", buf, sizeof(buf));
+        int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+        ssize_t n;
 
-        if (n > 0 && ctx_parse_status(buf, (size_t) n, &e->p.uid, &e->p.gid) == 0) {
+        if (fd < 0)
+                return;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return;
+        buf[n] = 0;
+        if (ctx_parse_status(buf, (size_t) n, &e->p.uid, &e->p.gid) == 0) {
                 e->p.has_ids = true;
                 e->p.gen = ++c->gen;
         }
@@ -399,7 +410,7 @@ static int seed_one(struct context *c, int proc_fd, pid_t pid, uint64_t from, st
                 long hz = sysconf(_SC_CLK_TCK);
                 e->p.start_boot_ns = hz > 0 ? st.start_ticks * (1000000000ull / (uint64_t) hz) : 0;
         }
-        read_ids(c, e, dfd);
+        read_ids(c, e, dfd, "status");
         n = readlinkat(dfd, "exe", buf, sizeof(buf) - 1);
         if (n > 0) {
                 /* A deleted executable reads "PATH (deleted)": it is still
@@ -419,19 +430,20 @@ static int seed_one(struct context *c, int proc_fd, pid_t pid, uint64_t from, st
         return 0;
 }
 
+/* proc_root's fd, kept: an exec would otherwise open it again. */
 static int open_proc(struct context *c) {
-        return open(c->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (c->proc_fd < 0)
+                c->proc_fd = open(c->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return c->proc_fd < 0 ? -errno : c->proc_fd;
 }
 
 int context_seed_pid(struct context *c, pid_t pid, uint64_t from) {
-        int fd = open_proc(c), r;
+        int fd = open_proc(c);
 
         c->epoch++;
         if (fd < 0)
-                return -errno;
-        r = seed_one(c, fd, pid, from, NULL);
-        close(fd);
-        return r;
+                return fd;
+        return seed_one(c, fd, pid, from, NULL);
 }
 
 static struct context *walk_ctx;
@@ -588,8 +600,8 @@ void context_comm(struct context *c, pid_t pid, pid_t tid, const char *comm, boo
 
 void context_exec(struct context *c, pid_t pid, const char *filename, size_t len, uint64_t time) {
         struct pentry *e = find(c, pid, time);
-        char name[16], buf[PATH_MAX];
-        int proc_fd, dfd = -1;
+        char name[32], buf[PATH_MAX];
+        int proc_fd;
 
         c->epoch++;
         if (!e || !filename || len == 0)
@@ -599,18 +611,14 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
         if (e->exe && e->exe->len == len && memcmp(e->exe->s, filename, len) == 0)
                 return;
         proc_fd = open_proc(c);
-        if (proc_fd >= 0) {
-                snprintf(name, sizeof(name), "%d", (int) pid);
-                dfd = openat(proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                close(proc_fd);
-        }
         if (filename[0] == '/')
                 set_exe_str(c, e, str_get(c, filename, len, false));
-        else if (dfd >= 0) {
+        else if (proc_fd >= 0) {
                 /* execve() got a relative name: /proc/PID/exe says where
                  * it was, if it still ends in that name (a later exec may
                  * have changed it). */
-                ssize_t n = readlinkat(dfd, "exe", buf, sizeof(buf) - 1);
+                snprintf(name, sizeof(name), "%d/exe", (int) pid);
+                ssize_t n = readlinkat(proc_fd, name, buf, sizeof(buf) - 1);
                 const char *base = memrchr(filename, '/', len);
 
                 base = base ? base + 1 : filename;
@@ -619,11 +627,10 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
                         set_exe_str(c, e, str_get(c, buf, (size_t) n, false));
         }
         /* Set-id programs change the ids at exec. */
-        if (dfd >= 0 && e->p.to == OPEN_END) {
-                read_ids(c, e, dfd);
+        if (proc_fd >= 0 && e->p.to == OPEN_END) {
+                snprintf(name, sizeof(name), "%d/status", (int) pid);
+                read_ids(c, e, proc_fd, name);
         }
-        if (dfd >= 0)
-                close(dfd);
 }
 
 void context_record(struct context *c, const struct perf_record *r) {
@@ -743,6 +750,7 @@ int context_new(const struct ctx_opts *opts, struct context **ret) {
 
         if (!c)
                 return -ENOMEM;
+        c->proc_fd = -1;
         c->o = opts ? *opts : (struct ctx_opts) {};
         if (!c->o.max_procs)
                 c->o.max_procs = 32768;
@@ -810,6 +818,8 @@ struct context *context_free(struct context *c) {
         free(c->cgs);
         free(c->cg_heads);
         free(c->str_heads);
+        if (c->proc_fd >= 0)
+                close(c->proc_fd);
         free(c->proc_root);
         free(c->cgroup2_mount);
         free(c);

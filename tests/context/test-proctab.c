@@ -190,11 +190,14 @@ static void test_exec_rename(void **state) {
         context_comm(c, 600, 600, "rel", true, 400);
         context_exec(c, 600, "./rel", 5, 401);
         assert_null(context_lookup(c, 600, 410)->exe);
-        /* confirmed through /proc/PID/exe */
-        fake_proc("600", "rel", 100, 33, "/home/u/bin/rel", "/");
+        /* confirmed through /proc/PID/exe; a set-uid program's ids are
+         * read again at its exec */
+        fake_proc("600", "rel", 100, 0, "/home/u/bin/rel", "/");
         context_comm(c, 600, 600, "rel", true, 500);
         context_exec(c, 600, "bin/rel", 7, 501);
         assert_string_equal(context_lookup(c, 600, 510)->exe, "/home/u/bin/rel");
+        assert_int_equal(context_lookup(c, 600, 510)->uid, 0);
+        assert_int_equal(context_lookup(c, 600, 450)->uid, 33);
         rm_proc("600");
 }
 
