@@ -490,9 +490,14 @@ static int on_bell(sd_event_source *es, int fd, uint32_t revents, void *userdata
         uint64_t now;
 
         /* A targeted task and all its children exited: this doorbell can
-         * never ring again, and would poll HUP forever. */
-        if (revents & (EPOLLHUP | EPOLLERR))
+         * never ring again, and would poll HUP forever. That HUP is its
+         * last ring: perf_poll() reports a gone task's event as HUP alone,
+         * even with the wakeup of the records it wrote just before it
+         * exited still pending, and those would wait for the sweep. */
+        if (revents & (EPOLLHUP | EPOLLERR)) {
                 (void) sd_event_source_set_enabled(es, SD_EVENT_OFF);
+                revents |= EPOLLIN;
+        }
         if (!(revents & EPOLLIN))
                 return 0;
 

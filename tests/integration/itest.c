@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -222,6 +228,16 @@ int64_t itest_dropped_lost(json_object *o) {
         json_object *v;
 
         return json_object_object_get_ex(o, "lost", &v) ? json_object_get_int64(v) : 0;
+}
+
+/* EVMON_TEST_FILTER=PATTERN runs only the tests whose names match (cmocka's
+ * '*' and '?'), for chasing one that fails now and then:
+ *   EVMON_TEST_FILTER=test_enable_on_exec build/tests/integration/test-perfev */
+__attribute__((constructor)) static void filter_from_env(void) {
+        const char *f = getenv("EVMON_TEST_FILTER");
+
+        if (f && *f)
+                cmocka_set_test_filter(f);
 }
 
 pid_t itest_fork(void) {

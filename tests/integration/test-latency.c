@@ -4,7 +4,8 @@
  * the last event of a burst is never left behind, and a lone event after
  * a stream that put the doorbells to rest rings again, and a stream that
  * moves between CPUs rings none once it flows, and a spell of three calls
- * is read at their doorbells. Nothing here is
+ * is read at their doorbells, and a targeted process's last call before it
+ * exits is read at its doorbell. Nothing here is
  * timed; the timeouts only end a test that has already failed. Needs root
  * and syscall tracepoints (else 77). Built twice: as latency-race, evmond
  * waits 1 ms between a look that found a ring empty and re-arming its
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,6 +340,66 @@ static void test_spells_read_lone(void **state) {
                 fail_msg("%" PRId64 " ticks for 100 spells of three lone calls (at most 40 expected)", ticks);
 }
 
+/* A targeted process that makes one call and exits at once: its record is
+ * read at its doorbell, not left to the once-a-second sweep. Once the task
+ * is gone perf_poll() reports its doorbell as HUP alone, the wakeup its
+ * record asked for included. Reading only on EPOLLIN left the call to the
+ * sweep whenever the task was gone before evmond woke: in 1 round of 3
+ * here (and test-perfev's enable_on_exec child lost its page faults to a
+ * client that had stopped reading). Its own evmond per round: the target
+ * is the child. */
+static void test_target_exit_rings(void **state) {
+        for (unsigned round = 0; round < 8; round++) {
+                struct itest_daemon d = {};
+                struct itest_client *c = calloc(1, sizeof(*c));
+                int gate[2], status;
+                char config[512], b;
+                json_object *o, *ring;
+                pid_t child;
+
+                assert_non_null(c);
+                assert_int_equal(pipe(gate), 0);
+                child = itest_fork();
+                assert_true(child >= 0);
+                if (child == 0) {
+                        close(gate[1]);
+                        if (read(gate[0], &b, 1) != 1)
+                                _exit(1);
+                        syscall(SYS_getppid);
+                        _exit(0);
+                }
+                close(gate[0]);
+                snprintf(config, sizeof(config),
+                         "{\"targets\": {\"pids\": [%d]},\n"
+                         " \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\"}]}\n",
+                         (int) child);
+                assert_int_equal(itest_daemon_start(&d, config), 0);
+                assert_int_equal(itest_client_connect(c, d.socket), 0);
+                json_object_put(itest_client_expect(c, "hello", 5000));
+                assert_int_equal(write(gate[1], "x", 1), 1);
+                close(gate[1]);
+                assert_int_equal(waitpid(child, &status, 0), child);
+                assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+                o = itest_client_expect(c, "event", 5000);
+                if (!o)
+                        fail_msg("round %u: the target's call never came", round);
+                assert_int_equal(itest_int(o, "pid"), child);
+                json_object_put(o);
+                o = itest_client_status(c, 5000);
+                assert_non_null(o);
+                assert_true(json_object_object_get_ex(o, "ring", &ring));
+                fprintf(stderr, "round %u: doorbell rings %" PRId64 ", swept %" PRId64 "\n", round,
+                        itest_int(ring, "doorbell_rings"), itest_int(ring, "swept"));
+                assert_int_equal(itest_int(ring, "swept"), 0);
+                json_object_put(o);
+                itest_client_close(c);
+                free(c);
+                assert_int_equal(itest_daemon_stop(&d), 0);
+                itest_daemon_cleanup(&d);
+        }
+}
+
 int main(void) {
         static const char *const need[] = { "syscalls/sys_enter_getppid", NULL };
         const struct CMUnitTest tests[] = {
@@ -346,6 +408,7 @@ int main(void) {
                 cmocka_unit_test(test_rest_then_lone),
                 cmocka_unit_test(test_moving_stream_rings_no_doorbell),
                 cmocka_unit_test(test_spells_read_lone),
+                cmocka_unit_test(test_target_exit_rings),
         };
 
         itest_require(need);
