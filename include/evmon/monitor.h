@@ -418,6 +418,10 @@ int monitor_ring_arm(struct monitor *m, size_t i);
  * when that count says nothing: a doorbell whose copies sample on their
  * own (a cpu-clock's), or one near full. */
 unsigned monitor_ring_bell_copies(const struct monitor *m, size_t i);
+/* The copies in ring I's armed doorbells' rings that its next arm will
+ * count (as monitor_ring_bell_copies() counts them; 0 for a disarmed
+ * ring), left there. */
+unsigned monitor_ring_pending_copies(const struct monitor *m, size_t i);
 int monitor_ring_disarm(struct monitor *m, size_t i);
 bool monitor_ring_armed(const struct monitor *m, size_t i);
 /* Ring I flows at a rate that keeps it disarmed: its pausable doorbells'

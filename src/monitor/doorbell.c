@@ -242,6 +242,13 @@ static unsigned count_samples(const struct doorbell *b, uint64_t tail, uint64_t 
         return n;
 }
 
+unsigned doorbell_pending(const struct doorbell *b) {
+        const struct perf_event_mmap_page *page = b->base;
+
+        /* Pairs with the kernel's data_head publish. */
+        return count_samples(b, page->data_tail, __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE));
+}
+
 int doorbell_arm(struct doorbell *b) {
         struct perf_event_mmap_page *page = b->base;
         uint64_t head;

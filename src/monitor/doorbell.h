@@ -64,6 +64,9 @@ bool doorbell_fits(uint32_t type);
  * nothing. */
 int doorbell_arm(struct doorbell *b);
 int doorbell_disarm(struct doorbell *b);
+/* The samples (copies) in B's ring that the next arm will count, as it
+ * counts them (UINT_MAX: too many to count); the ring is left as it is. */
+unsigned doorbell_pending(const struct doorbell *b);
 
 /* Around enabling members of a pausable B (HOLD true, then false): its
  * leader off, then on again. A member enabled while its leader runs was

@@ -330,6 +330,28 @@ int monitor_ring_arm(struct monitor *m, size_t i) {
         return 0;
 }
 
+unsigned monitor_ring_pending_copies(const struct monitor *m, size_t i) {
+        unsigned n = 0;
+
+        if (!m || i >= m->n_cpus)
+                return UINT_MAX;
+        if (!m->cpus[i].armed)
+                return 0;
+        for (size_t k = 0; k < m->cpus[i].n_bells; k++) {
+                const struct doorbell *b = &m->cpus[i].bells[k];
+                unsigned t;
+
+                if (b->fd < 0 || !b->armed)
+                        continue;
+                t = doorbell_pending(b);
+                if (b->uncounted || t == UINT_MAX)
+                        n = UINT_MAX;
+                else if (n != UINT_MAX)
+                        n += t;
+        }
+        return n;
+}
+
 unsigned monitor_ring_bell_copies(const struct monitor *m, size_t i) {
         unsigned n = 0;
 
