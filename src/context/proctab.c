@@ -56,7 +56,7 @@ struct cgent {
 struct context {
         struct ctx_opts o;
         char *proc_root, *cgroup2_mount;
-        int proc_fd;                    /* proc_root, opened at first use */
+        int proc_fd;                    /* proc_root, opened by context_seed() or at first use */
 
         struct pentry *pool;
         uint32_t n_pool;
@@ -477,6 +477,9 @@ int context_seed(struct context *c) {
         int n = 0;
 
         c->epoch++;
+        /* Opened now, at evmond's start, not at the first exec: a count
+         * of evmond's fds then stays what it was. */
+        (void) open_proc(c);
         if (c->cgroup2_mount) {
                 walk_ctx = c;
                 (void) nftw(c->cgroup2_mount, walk_one, 16, FTW_PHYS | FTW_MOUNT);
@@ -626,7 +629,8 @@ void context_exec(struct context *c, pid_t pid, const char *filename, size_t len
                 if (n > 0 && (size_t) n > bn && memcmp(buf + n - bn, base, bn) == 0 && buf[n - bn - 1] == '/')
                         set_exe_str(c, e, str_get(c, buf, (size_t) n, false));
         }
-        /* Set-id programs change the ids at exec. */
+        /* A program that called setuid() before its exec (login, su,
+         * sshd) has new real ids. */
         if (proc_fd >= 0 && e->p.to == OPEN_END) {
                 snprintf(name, sizeof(name), "%d/status", (int) pid);
                 read_ids(c, e, proc_fd, name);

@@ -190,8 +190,8 @@ static void test_exec_rename(void **state) {
         context_comm(c, 600, 600, "rel", true, 400);
         context_exec(c, 600, "./rel", 5, 401);
         assert_null(context_lookup(c, 600, 410)->exe);
-        /* confirmed through /proc/PID/exe; a set-uid program's ids are
-         * read again at its exec */
+        /* confirmed through /proc/PID/exe; the ids are read again at the
+         * exec (a setuid() before it, as login's) */
         fake_proc("600", "rel", 100, 0, "/home/u/bin/rel", "/");
         context_comm(c, 600, 600, "rel", true, 500);
         context_exec(c, 600, "bin/rel", 7, 501);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
@@ -363,7 +364,7 @@ static void test_target_exit_rings(void **state) {
                 pid_t child;
 
                 assert_non_null(c);
-                assert_int_equal(pipe(gate), 0);
+                assert_int_equal(pipe2(gate, O_CLOEXEC), 0);
                 child = itest_fork();
                 assert_true(child >= 0);
                 if (child == 0) {
