@@ -344,8 +344,13 @@ static void test_time_order_threads(void **state) {
                 assert_int_equal(getsid_count, 2 * N_CALLS);
         /* None of them reached the client. */
         assert_int_equal(itest_tally_get(&ot.t, 0, "syscalls:sys_enter_getsid"), 0);
-        assert_int_equal(ot.inversions, 0);
-        assert_int_equal(itest_int(order, "late"), 0);
+        /* As in test_time_order_encoded: the reader thread encodes here
+         * too (since f53ec8e), five busy threads on two CPUs, and a call
+         * held off its CPU between its time and its record reaches the
+         * ring past the hold (late 1, in flight 634 and 721 us, in 2 of
+         * the last 3 suites). evmond counts each; the client sees no
+         * inversion evmond did not count. */
+        assert_true(ot.inversions <= itest_int(order, "late"));
         json_object_put(st);
         itest_tally_done(&ot.t);
 }
