@@ -330,43 +330,36 @@ int monitor_ring_arm(struct monitor *m, size_t i) {
         return 0;
 }
 
-unsigned monitor_ring_pending_copies(const struct monitor *m, size_t i) {
+/* The copies of ring I's doorbells, summed: those their last arm emptied,
+ * or with PENDING those still in the rings of the armed ones. UINT_MAX
+ * when one of them says nothing (a copy per record it is not). */
+static unsigned bells_copies(const struct monitor *m, size_t i, bool pending) {
         unsigned n = 0;
 
         if (!m || i >= m->n_cpus)
                 return UINT_MAX;
-        if (!m->cpus[i].armed)
-                return 0;
         for (size_t k = 0; k < m->cpus[i].n_bells; k++) {
                 const struct doorbell *b = &m->cpus[i].bells[k];
                 unsigned t;
 
-                if (b->fd < 0 || !b->armed)
+                if (b->fd < 0 || (pending && !b->armed))
                         continue;
-                t = doorbell_pending(b);
+                t = pending ? doorbell_pending(b) : b->copies;
                 if (b->uncounted || t == UINT_MAX)
-                        n = UINT_MAX;
-                else if (n != UINT_MAX)
-                        n += t;
+                        return UINT_MAX;
+                n += t;
         }
         return n;
 }
 
+unsigned monitor_ring_pending_copies(const struct monitor *m, size_t i) {
+        if (m && i < m->n_cpus && !m->cpus[i].armed)
+                return 0;
+        return bells_copies(m, i, true);
+}
+
 unsigned monitor_ring_bell_copies(const struct monitor *m, size_t i) {
-        unsigned n = 0;
-
-        if (!m || i >= m->n_cpus)
-                return UINT_MAX;
-        for (size_t k = 0; k < m->cpus[i].n_bells; k++) {
-                const struct doorbell *b = &m->cpus[i].bells[k];
-
-                if (b->fd < 0)
-                        continue;
-                if (b->uncounted || b->copies == UINT_MAX)
-                        return UINT_MAX;
-                n += b->copies;
-        }
-        return n;
+        return bells_copies(m, i, false);
 }
 
 int monitor_ring_disarm(struct monitor *m, size_t i) {
