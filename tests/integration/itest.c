@@ -240,6 +240,18 @@ __attribute__((constructor)) static void filter_from_env(void) {
                 cmocka_set_test_filter(f);
 }
 
+int itest_session_start(struct itest_daemon *d, struct itest_client *c, const char *config_json) {
+        json_object *o;
+
+        if (itest_daemon_start(d, config_json) < 0 || itest_client_connect(c, d->socket) < 0)
+                return -1;
+        o = itest_client_expect(c, "hello", 5000);
+        if (!o)
+                return -1;
+        json_object_put(o);
+        return 0;
+}
+
 pid_t itest_fork(void) {
         pid_t parent = getpid(), pid;
 

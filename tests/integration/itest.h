@@ -62,6 +62,9 @@ json_object *itest_client_expect(struct itest_client *c, const char *type, int t
 /* Asks evmond for its status on C and returns the line (the caller puts
  * it); NULL when none came within TIMEOUT_MS. */
 json_object *itest_client_status(struct itest_client *c, int timeout_ms);
+/* Starts D with CONFIG_JSON and connects C to it, its hello read: 0, or
+ * -1 when one of those failed. */
+int itest_session_start(struct itest_daemon *d, struct itest_client *c, const char *config_json);
 
 /* Reads raw bytes until nothing came for QUIET_MS (or MAX_MS passed), as a
  * fast client would, and returns them NUL-terminated (caller frees): whole

@@ -101,16 +101,10 @@ static int setup(void **state) {
                  "{\"self\": true, \"ring\": {\"threads\": 2},\n"
                  " \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\", \"filter\": \"common_pid == %d\"}]}\n",
                  (int) getpid());
-        if (itest_daemon_start(&daemon_, config) < 0)
-                return -1;
         client = calloc(1, sizeof(*client));
-        if (!client || itest_client_connect(client, daemon_.socket) < 0)
+        if (!client)
                 return -1;
-        json_object *o = itest_client_expect(client, "hello", 5000);
-        if (!o)
-                return -1;
-        json_object_put(o);
-        return 0;
+        return itest_session_start(&daemon_, client, config);
 }
 
 static int teardown(void **state) {
@@ -379,9 +373,7 @@ static void test_target_exit_rings(void **state) {
                          "{\"targets\": {\"pids\": [%d]},\n"
                          " \"events\": [{\"tracepoint\": \"syscalls:sys_enter_getppid\"}]}\n",
                          (int) child);
-                assert_int_equal(itest_daemon_start(&d, config), 0);
-                assert_int_equal(itest_client_connect(c, d.socket), 0);
-                json_object_put(itest_client_expect(c, "hello", 5000));
+                assert_int_equal(itest_session_start(&d, c, config), 0);
                 assert_int_equal(write(gate[1], "x", 1), 1);
                 close(gate[1]);
                 assert_int_equal(waitpid(child, &status, 0), child);

@@ -34,9 +34,7 @@
 
 /* Starts D on CONFIG and connects C to it, past the hello. */
 static void session_start(struct itest_daemon *d, struct itest_client *c, const char *config) {
-        assert_int_equal(itest_daemon_start(d, config), 0);
-        assert_int_equal(itest_client_connect(c, d->socket), 0);
-        json_object_put(itest_client_expect(c, "hello", 5000));
+        assert_int_equal(itest_session_start(d, c, config), 0);
 }
 
 /* Feeds FN with what C reads until quiet for 600 ms (at least two
